@@ -1,0 +1,3 @@
+export * from './constants'
+export * from './env'
+export * from './process-env'

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest'
+import { fromBaseUnits, InvalidAmountError, toBaseUnits } from './money'
+
+describe('money at the boundary', () => {
+  it('parses decimals into base units exactly', () => {
+    expect(toBaseUnits('1.5', 6)).toBe(1_500_000n)
+    expect(toBaseUnits('0.000001', 6)).toBe(1n)
+    expect(toBaseUnits('123', 0)).toBe(123n)
+    expect(toBaseUnits('-2.25', 2)).toBe(-225n)
+    expect(toBaseUnits('1.5000000', 6)).toBe(1_500_000n)
+  })
+
+  it('refuses more precision than the currency has unless a rounding is named', () => {
+    expect(() => toBaseUnits('0.0000001', 6)).toThrow(InvalidAmountError)
+    expect(toBaseUnits('0.0000001', 6, 'down')).toBe(0n)
+    expect(toBaseUnits('0.0000001', 6, 'up')).toBe(1n)
+    expect(toBaseUnits('0.0000025', 6, 'half-even')).toBe(2n)
+    expect(toBaseUnits('0.0000035', 6, 'half-even')).toBe(4n)
+    expect(toBaseUnits('0.00000251', 6, 'half-even')).toBe(3n)
+  })
+
+  it('refuses what is not a decimal', () => {
+    for (const bad of ['', '1e6', '0x10', '1.', '.5', 'NaN', '1,5']) {
+      expect(() => toBaseUnits(bad, 6), bad).toThrow(InvalidAmountError)
+    }
+  })
+
+  it('formats with the currency decimals and round-trips', () => {
+    expect(fromBaseUnits(1_500_000n, 6)).toBe('1.500000')
+    expect(fromBaseUnits(-1n, 6)).toBe('-0.000001')
+    expect(fromBaseUnits(42n, 0)).toBe('42')
+    for (const v of [0n, 1n, 999_999n, 10n ** 30n, -(10n ** 18n) + 7n]) {
+      expect(toBaseUnits(fromBaseUnits(v, 18), 18)).toBe(v)
+    }
+  })
+})

@@ -1,0 +1,2 @@
+export * from './nonces'
+export * from './users'

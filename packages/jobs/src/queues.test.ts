@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest'
+import { jobId, QUEUE_KEYS, selectQueues } from './queues'
+
+describe('queues', () => {
+  it('job ids never contain a colon, whatever their parts', () => {
+    const id = jobId('tx:ethereum:0xabc:0', 7)
+    expect(id).not.toContain(':')
+    expect(id).toBe('tx_ethereum_0xabc_0.7')
+  })
+
+  it('an empty WORKER_QUEUES means every queue; unknown names are refused', () => {
+    expect(selectQueues([])).toEqual(QUEUE_KEYS)
+    expect(selectQueues(['deposits', 'withdrawals'])).toEqual(['deposits', 'withdrawals'])
+    expect(() => selectQueues(['deposits', 'nope'])).toThrow(/nope/)
+  })
+})

@@ -1,0 +1,2 @@
+// The ledger's real content arrives with the ledger issue (accounts, journal, rules, balances).
+export {}

@@ -1,0 +1,49 @@
+/**
+ * A complete, valid environment for tests: the well-known development keys of the
+ * standard test mnemonic, nothing that holds real money.
+ */
+export const TEST_MNEMONIC = 'test test test test test test test test test test test junk'
+
+/** Hardhat/anvil default accounts 0..4 (from TEST_MNEMONIC); public knowledge, test-only. */
+export const TEST_PRIVATE_KEYS = [
+  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
+  '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+  '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926e',
+] as const
+
+export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
+    NODE_ENV: 'test',
+    PORT: '0',
+    TRADING_PROFILE: 'balanced',
+    DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
+    CACHE_URL: 'redis://127.0.0.1:6379',
+    EXCHANGE_HTTP_URL: 'http://127.0.0.1:7000',
+    EXCHANGE_WS_URL: 'ws://127.0.0.1:7000/ws',
+    EXCHANGE_CHAIN_RPC_URL: 'http://127.0.0.1:8545',
+    MASTER_PRIVATE_KEY: TEST_PRIVATE_KEYS[1],
+    SESSION_PRIVATE_KEY: TEST_PRIVATE_KEYS[2],
+    GAS_WALLET_PRIVATE_KEY: TEST_PRIVATE_KEYS[3],
+    SWAP_WALLET_PRIVATE_KEY: TEST_PRIVATE_KEYS[4],
+    EXCHANGE_WALLET_ADDRESS: '0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc',
+    PLATFORM_FEE_RATE: '0.1',
+    RECONCILE_EPSILON: '0.01',
+    WEB_ORIGIN: 'http://localhost:5173',
+    MASTER_MNEMONIC: TEST_MNEMONIC,
+    JWT_SECRET: 'test-jwt-secret-that-is-at-least-32-characters-long',
+    SIWE_DOMAIN: 'app.example.test',
+    EXCHANGE_CHAIN_ID: '901',
+    WEBHOOK_SECRET: 'test-webhook-secret-at-least-32-characters',
+    WITHDRAWAL_MIN_USD: '10',
+    WITHDRAWAL_MAX_USD: '100000',
+    WITHDRAWAL_STUCK_MINUTES: '30',
+    RPC_URL_ETHEREUM: 'http://127.0.0.1:8545',
+    RPC_URL_OPTIMISM: 'http://127.0.0.1:8545',
+    RPC_URL_BASE: 'http://127.0.0.1:8545',
+    RPC_URL_ARBITRUM: 'http://127.0.0.1:8545',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  }
+}

@@ -1,0 +1,4 @@
+export * from './context'
+export * from './database'
+export * from './env'
+export * from './processes'

@@ -1,0 +1,3 @@
+export * from './chains'
+export * from './hd'
+export { Lru } from './lru'

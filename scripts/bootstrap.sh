@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what the service and its tests need, on a fresh Debian machine that has Node 20 and npm:
+# pnpm, the workspace's packages, and (when missing) Postgres and Redis from the OS packages.
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  missing+=(postgresql)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]} from the OS packages"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v pnpm >/dev/null 2>&1; then
+  echo "bootstrap: installing pnpm"
+  npm install -g pnpm@12 --loglevel=error >/dev/null 2>&1 || as_root npm install -g pnpm@12 --loglevel=error
+fi
+
+pnpm install --frozen-lockfile --reporter=append-only 2>&1 | tail -n 3
