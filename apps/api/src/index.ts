@@ -1,0 +1,2 @@
+export { currentUser, requireAuth } from './plugins/auth'
+export { buildServer, type ServerDeps } from './server'

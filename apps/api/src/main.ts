@@ -1,0 +1,55 @@
+/** The API process: read config, build the server, listen, shut down gracefully. */
+import { ConfigError, loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { createDatabase } from '@wh/db'
+import { BULL_PREFIX, QUEUES } from '@wh/jobs'
+import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
+import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
+import { buildServer } from './server'
+
+loadDotEnvLocal()
+let config: ReturnType<typeof loadConfig>
+try {
+  config = loadConfig(processEnv())
+} catch (e) {
+  if (e instanceof ConfigError) {
+    console.error(e.message)
+    process.exit(1)
+  }
+  throw e
+}
+
+const database = createDatabase(config.databaseUrl, { appName: 'api' })
+const redis = new Redis(config.cacheUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false })
+redis.on('error', () => {}) // readiness reports it; ioredis reconnects by itself
+// the mnemonic's PBKDF2 runs once here; the API keeps only the extended public key
+const keyring = DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly()
+const queues = Object.values(QUEUES).map(
+  (name) => new Queue(name, { connection: redis.duplicate({ maxRetriesPerRequest: null }), prefix: BULL_PREFIX }),
+)
+const app = await buildServer({
+  config,
+  database,
+  redis,
+  keyring,
+  chains: buildChainRegistry(config),
+  queues,
+})
+
+let closing = false
+async function shutdown(signal: string) {
+  if (closing) return
+  closing = true
+  app.log.info({ signal }, 'shutting down')
+  const force = setTimeout(() => process.exit(1), 10_000)
+  force.unref()
+  await app.close()
+  await Promise.allSettled(queues.map((q) => q.close()))
+  redis.disconnect()
+  await database.close()
+  process.exit(0)
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))
+
+await app.listen({ host: config.host, port: config.port })

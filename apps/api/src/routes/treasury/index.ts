@@ -1,0 +1,82 @@
+/**
+ * The caller's deposit address (spec 2.1 rules 2–4, 4.2): JWT → user id → user → hd_index →
+ * derived address. A user's hd_index never changes, so it is cached per process; the address
+ * of an index is cached by the keyring. A warm request does no I/O.
+ */
+import { NotFoundError } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { type ChainInfo, type ChainName, type DepositKeyring, Lru } from '@wh/wallet'
+import type { FastifyInstance } from 'fastify'
+import Type from 'typebox'
+import { currentUser, requireAuth } from '../../plugins/auth'
+
+const TokenSchema = Type.Object({
+  symbol: Type.String(),
+  decimals: Type.Integer(),
+  contract: Type.Union([Type.String(), Type.Null()], { description: 'null for the native asset' }),
+  minDeposit: Type.String({ description: 'smallest credited deposit, decimal in the token unit' }),
+})
+
+const DepositAddressResponse = Type.Object({
+  address: Type.String({ description: 'EIP-55 deposit address of the caller, the same on every chain listed' }),
+  chains: Type.Array(
+    Type.Object({
+      chain: Type.String(),
+      chainId: Type.Integer(),
+      confirmations: Type.Integer({ description: 'blocks before a deposit counts' }),
+      tokens: Type.Array(TokenSchema),
+    }),
+  ),
+})
+
+export interface TreasuryRoutesOptions {
+  sql: Sql
+  keyring: DepositKeyring
+  chains: ReadonlyMap<ChainName, ChainInfo>
+}
+
+function formatUnits(units: bigint, decimals: number): string {
+  const s = units.toString().padStart(decimals + 1, '0')
+  const whole = s.slice(0, -decimals)
+  const frac = s.slice(-decimals).replace(/0+$/, '')
+  return frac ? `${whole}.${frac}` : whole
+}
+
+export default async function treasuryRoutes(app: FastifyInstance, opts: TreasuryRoutesOptions) {
+  requireAuth(app)
+  const hdIndexByUser = new Lru<string, number>(100_000)
+  // the chain part of the answer is the same for every user: build it once
+  const chains = [...opts.chains.values()].map((c) => ({
+    chain: c.name,
+    chainId: c.chainId,
+    confirmations: c.confirmations,
+    tokens: c.tokens.map((t) => ({
+      symbol: t.symbol,
+      decimals: t.decimals,
+      contract: t.contract,
+      minDeposit: formatUnits(t.minDepositBaseUnits, t.decimals),
+    })),
+  }))
+
+  app.get(
+    '/deposit-address',
+    {
+      schema: {
+        tags: ['treasury'],
+        summary: "The caller's deposit address and what it accepts",
+        response: { 200: DepositAddressResponse, 404: { $ref: 'ErrorBody#' } },
+      },
+    },
+    async (request) => {
+      const { userId } = currentUser(request)
+      let hdIndex = hdIndexByUser.get(userId)
+      if (hdIndex === undefined) {
+        const rows = await opts.sql<{ hd_index: number }[]>`select hd_index from users where id = ${userId}`
+        if (!rows[0]) throw new NotFoundError('user')
+        hdIndex = rows[0].hd_index
+        hdIndexByUser.set(userId, hdIndex)
+      }
+      return { address: opts.keyring.address(hdIndex), chains }
+    },
+  )
+}

@@ -1,0 +1,83 @@
+/**
+ * Builds the Fastify instance: plugins, then one folder per controller of the spec.
+ * No listen() here (main.ts does that), so tests and benchmarks build the same server.
+ */
+import { randomUUID } from 'node:crypto'
+import cors from '@fastify/cors'
+import rateLimit from '@fastify/rate-limit'
+import type { Config } from '@wh/config'
+import { AppError, type Clock, systemClock } from '@wh/core'
+import type { Database } from '@wh/db'
+import type { ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
+import type { Queue } from 'bullmq'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Redis } from 'ioredis'
+import { jwtPlugin } from './plugins/auth'
+import { BULL_BOARD_PATH, bullBoardRoutes } from './plugins/bull-board'
+import { registerErrorHandling } from './plugins/errors'
+import { openapiPlugin } from './plugins/openapi'
+import authRoutes from './routes/auth/index'
+import healthRoutes from './routes/health/index'
+import treasuryRoutes from './routes/treasury/index'
+
+export interface ServerDeps {
+  config: Config
+  database: Database
+  redis: Redis
+  /** public-only: the API derives addresses, it never signs */
+  keyring: DepositKeyring
+  chains: ReadonlyMap<ChainName, ChainInfo>
+  queues?: Queue[]
+  clock?: Clock
+  logger?: FastifyServerOptions['logger']
+}
+
+/** Request bodies above this are refused with 413 before any handler runs. */
+export const BODY_LIMIT_BYTES = 64 * 1024
+
+/** Headers whose values never reach a log line. */
+export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-signature"]']
+
+export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const { config } = deps
+  const clock = deps.clock ?? systemClock
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel, redact: REDACTED_PATHS },
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
+  })
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+
+  registerErrorHandling(app)
+  await app.register(openapiPlugin)
+  await app.register(cors, { origin: [...config.webOrigins], credentials: false })
+  await app.register(jwtPlugin, { secret: config.jwtSecret })
+  await app.register(rateLimit, {
+    global: false,
+    redis: deps.redis,
+    nameSpace: 'wh:ratelimit:',
+    skipOnError: true,
+    errorResponseBuilder: (_req, ctx) =>
+      new AppError({ code: 'RATE_LIMITED', statusCode: 429, message: `Rate limit exceeded, retry in ${ctx.after}` }),
+  })
+
+  const sql = deps.database.sql
+  await app.register(healthRoutes, { sql, redis: deps.redis })
+  await app.register(authRoutes, {
+    sql,
+    clock,
+    siweDomain: config.siweDomain,
+    rateLimitPerMinute: config.authRateLimitPerMinute,
+  })
+  await app.register(treasuryRoutes, { sql, keyring: deps.keyring, chains: deps.chains })
+
+  if (config.adminPassword && deps.queues && deps.queues.length > 0) {
+    await app.register(bullBoardRoutes, { queues: deps.queues, password: config.adminPassword })
+    app.log.debug(`bull board mounted at ${BULL_BOARD_PATH}`)
+  }
+  return app
+}

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Api, startApi } from './support'
+
+describe('errors, health, docs, CORS and Bull Board', () => {
+  let api: Api
+  beforeAll(async () => {
+    api = await startApi({ ADMIN_PASSWORD: 'admin-password-for-tests' })
+  })
+  afterAll(() => api.close())
+
+  it('an unknown route answers 404 in the error shape', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/nope?x=1' })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({
+      statusCode: 404,
+      code: 'NOT_FOUND',
+      error: 'Not Found',
+      message: 'Route GET /nope not found',
+    })
+  })
+
+  it('an oversized body answers 413 in the error shape and writes nothing', async () => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/auth/verify',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ message: 'x'.repeat(100_000), signature: '0x' }),
+    })
+    // /auth/verify answers every client error as SIWE_REJECTED (spec 7)
+    expect(res.statusCode).toBe(401)
+    expect(res.json().code).toBe('SIWE_REJECTED')
+  })
+
+  it('a wrong content type on a JSON route answers 4xx in the error shape, never 500', async () => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/auth/verify',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hello',
+    })
+    expect(res.statusCode).toBe(401)
+    expect(Object.keys(res.json()).sort()).toEqual(['code', 'error', 'message', 'statusCode'])
+  })
+
+  it('GET /health reports Postgres and Redis', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/health' })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ status: 'ok', checks: { postgres: 'up', redis: 'up' } })
+  })
+
+  it('serves the OpenAPI document and its UI', async () => {
+    const json = await api.app.inject({ method: 'GET', url: '/docs/json' })
+    expect(json.statusCode).toBe(200)
+    expect(json.json().components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
+    const ui = await api.app.inject({ method: 'GET', url: '/docs/' })
+    expect(ui.statusCode).toBe(200)
+  })
+
+  it('allows CORS from WEB_ORIGIN only', async () => {
+    const ok = await api.app.inject({ method: 'GET', url: '/health', headers: { origin: 'http://localhost:5173' } })
+    expect(ok.headers['access-control-allow-origin']).toBe('http://localhost:5173')
+    const other = await api.app.inject({ method: 'GET', url: '/health', headers: { origin: 'https://evil.example' } })
+    expect(other.headers['access-control-allow-origin']).toBeUndefined()
+  })
+
+  it('Bull Board lists the queues behind the admin credential', async () => {
+    const anon = await api.app.inject({ method: 'GET', url: '/admin/queues/api/queues' })
+    expect(anon.statusCode).toBe(401)
+    const wrong = await api.app.inject({
+      method: 'GET',
+      url: '/admin/queues/api/queues',
+      headers: { authorization: `Basic ${Buffer.from('admin:wrong').toString('base64')}` },
+    })
+    expect(wrong.statusCode).toBe(401)
+    const res = await api.app.inject({
+      method: 'GET',
+      url: '/admin/queues/api/queues',
+      headers: { authorization: `Basic ${Buffer.from('admin:admin-password-for-tests').toString('base64')}` },
+    })
+    expect(res.statusCode).toBe(200)
+    const names = res.json().queues.map((q: { name: string }) => q.name)
+    expect(names.sort()).toEqual([
+      '{accounting}',
+      '{conversions}',
+      '{deposits}',
+      '{trading}',
+      '{treasury}',
+      '{withdrawals}',
+    ])
+  })
+
+  it('echoes a request id on every answer', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'abc-123' } })
+    expect(res.headers['x-request-id']).toBe('abc-123')
+  })
+})

@@ -1,0 +1,90 @@
+import { ManualClock } from '@wh/core'
+import { BULL_PREFIX, QUEUES } from '@wh/jobs'
+import { integrationContext } from '@wh/testkit'
+import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
+import { Queue } from 'bullmq'
+import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import { SiweMessage } from 'siwe'
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts'
+import { buildServer } from '../src/server'
+
+export const DOMAIN = 'app.example.test'
+
+export interface Api {
+  app: FastifyInstance
+  clock: ManualClock
+  ctx: Awaited<ReturnType<typeof integrationContext>>
+  keyring: DepositKeyring
+  close(): Promise<void>
+}
+
+export async function startApi(env: Record<string, string | undefined> = {}): Promise<Api> {
+  const ctx = await integrationContext({ AUTH_RATE_LIMIT_PER_MINUTE: '100000', SIWE_DOMAIN: DOMAIN, ...env })
+  const clock = new ManualClock(Date.now())
+  const redis = new Redis(ctx.config.cacheUrl, { maxRetriesPerRequest: 1 })
+  // each test file its own rate-limit namespace: flush what this redis db holds for us
+  const keyring = DepositKeyring.fromMnemonic(ctx.config.keys.masterMnemonic)
+  const queues = Object.values(QUEUES).map((n) => new Queue(n, { connection: redis, prefix: `${BULL_PREFIX}-test` }))
+  const app = await buildServer({
+    config: ctx.config,
+    database: ctx.database,
+    redis,
+    keyring: keyring.publicOnly(),
+    chains: buildChainRegistry(ctx.config),
+    queues,
+    clock,
+    logger: process.env.TEST_LOG ? { level: 'error' } : false,
+  })
+  await app.ready()
+  return {
+    app,
+    clock,
+    ctx,
+    keyring,
+    async close() {
+      await app.close()
+      await Promise.all(queues.map((q) => q.close()))
+      redis.disconnect()
+      await ctx.database.close()
+    },
+  }
+}
+
+export const newAccount = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey())
+
+export async function getNonce(app: FastifyInstance): Promise<string> {
+  const res = await app.inject({ method: 'GET', url: '/auth/nonce' })
+  if (res.statusCode !== 200) throw new Error(`nonce: ${res.statusCode} ${res.body}`)
+  return res.json().nonce
+}
+
+export function siweMessage(
+  account: { address: string },
+  nonce: string,
+  over: Partial<ConstructorParameters<typeof SiweMessage>[0] & object> = {},
+): string {
+  return new SiweMessage({
+    domain: DOMAIN,
+    address: account.address,
+    statement: 'Sign in to Wheelhouse',
+    uri: `https://${DOMAIN}`,
+    version: '1',
+    chainId: 1,
+    nonce,
+    issuedAt: new Date().toISOString(),
+    ...over,
+  }).prepareMessage()
+}
+
+export async function verify(app: FastifyInstance, message: string, signature: string) {
+  return app.inject({ method: 'POST', url: '/auth/verify', payload: { message, signature } })
+}
+
+/** The whole flow of spec 5.1; returns the token. */
+export async function signIn(app: FastifyInstance, account: PrivateKeyAccount): Promise<string> {
+  const message = siweMessage(account, await getNonce(app))
+  const res = await verify(app, message, await account.signMessage({ message }))
+  if (res.statusCode !== 200) throw new Error(`verify: ${res.statusCode} ${res.body}`)
+  return res.json().token
+}
