@@ -1,1 +1,2 @@
+export * from './lock'
 export * from './queues'

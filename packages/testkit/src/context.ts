@@ -4,6 +4,14 @@ import { inject } from 'vitest'
 import { cloneTemplate } from './database'
 import { testEnv } from './env'
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** the integration suite's Postgres (global-setup.ts) */
+    pgAdminUrl: string
+    redisUrl: string
+  }
+}
+
 /**
  * For an integration test file: a fresh migrated database, the shared Redis,
  * and a Config pointing at both.

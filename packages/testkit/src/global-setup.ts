@@ -8,13 +8,6 @@ import { runMigrations } from '@wh/db'
 import type { TestProject } from 'vitest/node'
 import { createTemplate, type RunningServer, startPostgres, startRedis } from './index'
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    pgAdminUrl: string
-    redisUrl: string
-  }
-}
-
 export default async function setup(project: TestProject) {
   const env = processEnv()
   const started: RunningServer[] = []

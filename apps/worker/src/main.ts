@@ -1,0 +1,43 @@
+/**
+ * A worker process: consumes the queues WORKER_QUEUES names (all when empty), so ops can
+ * scale sweeps apart from trading; registers the tick schedulers; shuts down gracefully,
+ * finishing the jobs in flight (a job cut off by SIGKILL is retried by BullMQ's stall check).
+ */
+import { ConfigError, loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { selectQueues } from '@wh/jobs'
+import { Redis } from 'ioredis'
+import pino from 'pino'
+import { ticks } from './jobs/index'
+import { startRuntime } from './runtime'
+
+loadDotEnvLocal()
+let config: ReturnType<typeof loadConfig>
+try {
+  config = loadConfig(processEnv())
+} catch (e) {
+  if (e instanceof ConfigError) {
+    console.error(e.message)
+    process.exit(1)
+  }
+  throw e
+}
+
+const log = pino({ level: config.logLevel, base: { process: 'worker' } })
+const consume = selectQueues(config.workerQueues)
+const connection = new Redis(config.cacheUrl, { maxRetriesPerRequest: null })
+const runtime = await startRuntime({ connection, ticks, consume, log })
+log.info({ queues: consume, ticks: ticks.map((t) => t.name) }, 'worker started')
+
+let closing = false
+async function shutdown(signal: string) {
+  if (closing) return
+  closing = true
+  log.info({ signal }, 'worker shutting down: finishing jobs in flight')
+  const force = setTimeout(() => process.exit(1), 30_000)
+  force.unref()
+  await runtime.close()
+  connection.disconnect()
+  process.exit(0)
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))

@@ -1,0 +1,73 @@
+/**
+ * Builds the queues, upserts the job schedulers and starts one BullMQ Worker per consumed
+ * queue. Used by main.ts and by the tests (which run two of these as two "replicas").
+ */
+import { BULL_PREFIX, QUEUES, type QueueKey } from '@wh/jobs'
+import { type Job, Queue, Worker } from 'bullmq'
+import type { Redis } from 'ioredis'
+import type { TickContext, TickDefinition } from './ticks'
+
+export interface RuntimeOptions {
+  /** a connection for BullMQ (maxRetriesPerRequest must be null); duplicated per worker */
+  connection: Redis
+  ticks: readonly TickDefinition[]
+  consume: readonly QueueKey[]
+  prefix?: string
+  /** jobs processed at once per queue */
+  concurrency?: Partial<Record<QueueKey, number>>
+  log: TickContext['log']
+}
+
+export interface Runtime {
+  readonly queues: ReadonlyMap<QueueKey, Queue>
+  readonly workers: readonly Worker[]
+  /** waits for the jobs in flight, then disconnects (graceful shutdown) */
+  close(): Promise<void>
+}
+
+export const DEFAULT_CONCURRENCY = 4
+
+export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const prefix = opts.prefix ?? BULL_PREFIX
+  const queues = new Map<QueueKey, Queue>()
+  for (const key of Object.keys(QUEUES) as QueueKey[]) {
+    queues.set(key, new Queue(QUEUES[key], { connection: opts.connection, prefix }))
+  }
+  // Upsert every scheduler (idempotent by id): the same schedule whichever replica starts first.
+  for (const tick of opts.ticks) {
+    await queues
+      .get(tick.queue)
+      ?.upsertJobScheduler(
+        tick.name,
+        { every: tick.everyMs },
+        { name: tick.name, opts: { removeOnComplete: 1000, removeOnFail: 5000 } },
+      )
+  }
+  const byName = new Map(opts.ticks.map((t) => [`${t.queue}/${t.name}`, t]))
+  const ctx: TickContext = { log: opts.log }
+  const workers = opts.consume.map(
+    (key) =>
+      new Worker(
+        QUEUES[key],
+        async (job: Job) => {
+          const tick = byName.get(`${key}/${job.name}`)
+          if (!tick) throw new Error(`no processor for ${job.name} on ${key}`)
+          return tick.process(job, ctx)
+        },
+        {
+          connection: opts.connection.duplicate(),
+          prefix,
+          concurrency: opts.concurrency?.[key] ?? DEFAULT_CONCURRENCY,
+        },
+      ),
+  )
+  await Promise.all(workers.map((w) => w.waitUntilReady()))
+  return {
+    queues,
+    workers,
+    async close() {
+      await Promise.all(workers.map((w) => w.close()))
+      await Promise.all([...queues.values()].map((q) => q.close()))
+    },
+  }
+}

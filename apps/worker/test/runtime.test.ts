@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto'
+import { tryLock, withLock } from '@wh/jobs'
+import type {} from '@wh/testkit'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { startRuntime } from '../src/runtime'
+import type { TickDefinition } from '../src/ticks'
+
+const silent = { info() {}, warn() {} }
+
+describe('worker runtime', () => {
+  let redis: Redis
+  beforeAll(() => {
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null })
+  })
+  afterAll(() => redis.disconnect())
+
+  it('two replicas register one scheduler per tick and run each period once', async () => {
+    const prefix = `t-${randomUUID().slice(0, 8)}`
+    const runs: number[] = []
+    const tick: TickDefinition = {
+      name: 'probe',
+      queue: 'accounting',
+      everyMs: 300,
+      process: async (job) => {
+        runs.push(job.timestamp)
+      },
+    }
+    const a = await startRuntime({ connection: redis, ticks: [tick], consume: ['accounting'], prefix, log: silent })
+    const b = await startRuntime({ connection: redis, ticks: [tick], consume: ['accounting'], prefix, log: silent })
+    try {
+      const schedulers = await a.queues.get('accounting')?.getJobSchedulers()
+      expect(schedulers?.map((s) => s.key ?? s.id)).toEqual(['probe'])
+      const startedAt = Date.now()
+      while (runs.length < 3) await new Promise((r) => setTimeout(r, 50))
+      const periods = Math.ceil((Date.now() - startedAt) / 300) + 1
+      // one job per period, not one per replica: two replicas would double the count
+      expect(runs.length).toBeLessThanOrEqual(periods)
+      expect(new Set(runs).size).toBe(runs.length)
+    } finally {
+      await Promise.all([a.close(), b.close()])
+    }
+  })
+
+  it('a replica consumes only the queues it is told to', async () => {
+    const prefix = `t-${randomUUID().slice(0, 8)}`
+    const rt = await startRuntime({ connection: redis, ticks: [], consume: ['deposits'], prefix, log: silent })
+    try {
+      expect(rt.workers.map((w) => w.name)).toEqual(['{deposits}'])
+    } finally {
+      await rt.close()
+    }
+  })
+
+  it('graceful close waits for the job in flight', async () => {
+    const prefix = `t-${randomUUID().slice(0, 8)}`
+    let finished = false
+    let started!: () => void
+    const startedP = new Promise<void>((r) => {
+      started = r
+    })
+    const tick: TickDefinition = {
+      name: 'slow',
+      queue: 'treasury',
+      everyMs: 60_000,
+      process: async () => {
+        started()
+        await new Promise((r) => setTimeout(r, 400))
+        finished = true
+      },
+    }
+    const rt = await startRuntime({ connection: redis, ticks: [tick], consume: ['treasury'], prefix, log: silent })
+    await startedP
+    await rt.close()
+    expect(finished).toBe(true)
+  })
+
+  it('the cycle lock admits one holder until released or expired', async () => {
+    const key = `lock-${randomUUID()}`
+    const first = await tryLock(redis, key, 200)
+    expect(first).toBeDefined()
+    expect(await tryLock(redis, key, 200)).toBeUndefined()
+    expect(await withLock(redis, key, 200, async () => 'ran')).toBeUndefined()
+    await first?.release()
+    expect(await withLock(redis, key, 200, async () => 'ran')).toBe('ran')
+    const expiring = await tryLock(redis, key, 50)
+    expect(expiring).toBeDefined()
+    await new Promise((r) => setTimeout(r, 120))
+    const next = await tryLock(redis, key, 1000)
+    expect(next).toBeDefined()
+    // the expired holder's late release must not free the new holder's lock
+    await expiring?.release()
+    expect(await tryLock(redis, key, 1000)).toBeUndefined()
+    await next?.release()
+  })
+})

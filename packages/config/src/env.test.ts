@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, ENV_SPEC, loadConfig, SECRET_ENV_NAMES } from './env'
+
+// A valid environment (test-only values; the keys are the public development keys).
+const VALID: Record<string, string> = {
+  NODE_ENV: 'test',
+  PORT: '3000',
+  TRADING_PROFILE: 'balanced',
+  DATABASE_URL: 'postgres://u:pgpass-secret@127.0.0.1:5432/db',
+  CACHE_URL: 'redis://127.0.0.1:6379',
+  EXCHANGE_HTTP_URL: 'http://127.0.0.1:7000',
+  EXCHANGE_WS_URL: 'ws://127.0.0.1:7000/ws',
+  EXCHANGE_CHAIN_RPC_URL: 'http://127.0.0.1:8545',
+  MASTER_PRIVATE_KEY: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  SESSION_PRIVATE_KEY: '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
+  GAS_WALLET_PRIVATE_KEY: '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+  SWAP_WALLET_PRIVATE_KEY: '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926e',
+  EXCHANGE_WALLET_ADDRESS: '0x9965507d1a55bcc2695c58ba16fb37d819b0a4dc',
+  PLATFORM_FEE_RATE: '0.1',
+  RECONCILE_EPSILON: '0.01',
+  WEB_ORIGIN: 'http://localhost:5173,https://app.example.test',
+  MASTER_MNEMONIC: 'test test test test test test test test test test test junk',
+  JWT_SECRET: 'a-jwt-secret-that-is-long-enough-0123456789',
+  SIWE_DOMAIN: 'app.example.test',
+  EXCHANGE_CHAIN_ID: '901',
+  WEBHOOK_SECRET: 'a-webhook-secret-that-is-long-enough-012345',
+  WITHDRAWAL_MIN_USD: '10',
+  WITHDRAWAL_MAX_USD: '100000',
+  WITHDRAWAL_STUCK_MINUTES: '30',
+  RPC_URL_ETHEREUM: 'https://eth.example/key-in-url-secret',
+  RPC_URL_OPTIMISM: 'http://127.0.0.1:8545',
+  RPC_URL_BASE: 'http://127.0.0.1:8545',
+  RPC_URL_ARBITRUM: 'http://127.0.0.1:8545',
+}
+
+/** The variables of spec 8.3 that have no default and are not optional. */
+const REQUIRED = Object.entries(ENV_SPEC)
+  .filter(([, s]) => !('default' in s) && !('optional' in s && s.optional))
+  .map(([k]) => k)
+
+function problemsOf(env: Record<string, string | undefined>): ConfigError {
+  try {
+    loadConfig(env)
+  } catch (e) {
+    if (e instanceof ConfigError) return e
+    throw e
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('loadConfig (spec 8.3)', () => {
+  it('reads a valid environment, applies the defaults of the table and freezes the result', () => {
+    const c = loadConfig(VALID)
+    expect(c.port).toBe(3000)
+    expect(c.preConvertLeadMinutes).toBe(10)
+    expect(c.conversionFastTickSeconds).toBe(5)
+    expect(c.conversionStuckMinutes).toBe(30)
+    expect(c.wheelEnabled).toBe(false)
+    expect(c.reconcileMode).toBe('observe')
+    expect(c.alert).toBeUndefined()
+    expect(c.exchange.walletAddress).toBe('0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc')
+    expect(c.webOrigins).toEqual(['http://localhost:5173', 'https://app.example.test'])
+    expect(Object.isFrozen(c)).toBe(true)
+    expect(Object.isFrozen(c.keys)).toBe(true)
+  })
+
+  it('requires exactly the variables of spec 8.3 without a default; only ALERT_* are optional', () => {
+    const spec83 =
+      'NODE_ENV PORT TRADING_PROFILE DATABASE_URL CACHE_URL EXCHANGE_HTTP_URL EXCHANGE_WS_URL EXCHANGE_CHAIN_RPC_URL ' +
+      'MASTER_PRIVATE_KEY SESSION_PRIVATE_KEY GAS_WALLET_PRIVATE_KEY EXCHANGE_WALLET_ADDRESS PLATFORM_FEE_RATE ' +
+      'RECONCILE_EPSILON WEB_ORIGIN MASTER_MNEMONIC JWT_SECRET SIWE_DOMAIN EXCHANGE_CHAIN_ID WEBHOOK_SECRET ' +
+      'WITHDRAWAL_MIN_USD WITHDRAWAL_MAX_USD WITHDRAWAL_STUCK_MINUTES RPC_URL_ETHEREUM RPC_URL_OPTIMISM RPC_URL_BASE ' +
+      'RPC_URL_ARBITRUM SWAP_WALLET_PRIVATE_KEY PRE_CONVERT_LEAD_MINUTES CONVERSION_FAST_TICK_SECONDS ' +
+      'CONVERSION_STUCK_MINUTES WHEEL_ENABLED RECONCILE_MODE ALERT_BOT_TOKEN ALERT_CHAT_ID'
+    const all = spec83.split(' ')
+    const withDefault = [
+      'PRE_CONVERT_LEAD_MINUTES',
+      'CONVERSION_FAST_TICK_SECONDS',
+      'CONVERSION_STUCK_MINUTES',
+      'WHEEL_ENABLED',
+      'RECONCILE_MODE',
+    ]
+    const optional = ['ALERT_BOT_TOKEN', 'ALERT_CHAT_ID']
+    for (const name of all) expect(ENV_SPEC).toHaveProperty(name)
+    expect(REQUIRED.sort()).toEqual(all.filter((n) => !withDefault.includes(n) && !optional.includes(n)).sort())
+    expect(loadConfig({ ...VALID, ALERT_BOT_TOKEN: 't', ALERT_CHAT_ID: '1' }).alert).toEqual({
+      botToken: 't',
+      chatId: '1',
+    })
+  })
+
+  for (const name of REQUIRED) {
+    it(`fails naming ${name} when it is missing`, () => {
+      const env = { ...VALID }
+      delete env[name]
+      const err = problemsOf(env)
+      expect(err.problems.map((p) => p.name)).toEqual([name])
+      expect(err.message).toContain(`${name}: is required but missing`)
+    })
+  }
+
+  it('names every bad variable in one message', () => {
+    const err = problemsOf({ ...VALID, PORT: 'abc', JWT_SECRET: 'short', SIWE_DOMAIN: undefined })
+    expect(err.problems.map((p) => p.name).sort()).toEqual(['JWT_SECRET', 'PORT', 'SIWE_DOMAIN'])
+  })
+
+  const invalid: Record<string, string> = {
+    JWT_SECRET: 'x'.repeat(31),
+    MASTER_MNEMONIC: 'test test test test test test test test test test test test',
+    MASTER_PRIVATE_KEY: '0x1234',
+    SESSION_PRIVATE_KEY: `0x${'0'.repeat(64)}`,
+    GAS_WALLET_PRIVATE_KEY: `0x${'f'.repeat(64)}`,
+    EXCHANGE_WALLET_ADDRESS: '0x123',
+    DATABASE_URL: 'mysql://x',
+    CACHE_URL: 'not a url',
+    EXCHANGE_WS_URL: 'http://127.0.0.1:7000',
+    PORT: '70000',
+    EXCHANGE_CHAIN_ID: '0',
+    PLATFORM_FEE_RATE: '1.5',
+    RECONCILE_EPSILON: '-1',
+    RECONCILE_MODE: 'yolo',
+    WHEEL_ENABLED: 'yes',
+    NODE_ENV: 'staging',
+    WITHDRAWAL_STUCK_MINUTES: '1.5',
+    WEB_ORIGIN: 'localhost',
+    SIWE_DOMAIN: 'https://app.example.test/',
+  }
+  for (const [name, value] of Object.entries(invalid)) {
+    it(`refuses an invalid ${name}`, () => {
+      expect(problemsOf({ ...VALID, [name]: value }).problems.map((p) => p.name)).toEqual([name])
+    })
+  }
+
+  it('refuses WITHDRAWAL_MIN_USD above WITHDRAWAL_MAX_USD', () => {
+    const err = problemsOf({ ...VALID, WITHDRAWAL_MIN_USD: '100.5', WITHDRAWAL_MAX_USD: '100.25' })
+    expect(err.problems[0]?.name).toBe('WITHDRAWAL_MIN_USD')
+  })
+
+  it('never prints a secret value, even an invalid one', () => {
+    const bad = { ...VALID, JWT_SECRET: 'short-secret-value', MASTER_PRIVATE_KEY: '0xdeadbeef', RPC_URL_BASE: 'nope' }
+    const err = problemsOf(bad)
+    for (const name of SECRET_ENV_NAMES) {
+      const value = bad[name]
+      if (value && value.length > 3) expect(err.message).not.toContain(value)
+    }
+    expect(err.message).not.toContain('deadbeef')
+    expect(err.message).not.toContain('short-secret-value')
+  })
+})
