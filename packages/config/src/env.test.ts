@@ -137,7 +137,12 @@ describe('loadConfig (spec 8.3)', () => {
   })
 
   it('never prints a secret value, even an invalid one', () => {
-    const bad = { ...VALID, JWT_SECRET: 'short-secret-value', MASTER_PRIVATE_KEY: '0xdeadbeef', RPC_URL_BASE: 'nope' }
+    const bad: Record<string, string> = {
+      ...VALID,
+      JWT_SECRET: 'short-secret-value',
+      MASTER_PRIVATE_KEY: '0xdeadbeef',
+      RPC_URL_BASE: 'nope',
+    }
     const err = problemsOf(bad)
     for (const name of SECRET_ENV_NAMES) {
       const value = bad[name]

@@ -79,8 +79,10 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGINT'): Prom
  * A throwaway Postgres cluster, tuned for tests (no fsync). `durable: true` keeps
  * fsync on, for benchmarks that should not flatter the database.
  */
-export async function startPostgres(opts: { durable?: boolean; dataDir?: string } = {}): Promise<RunningServer> {
-  const port = await freePort()
+export async function startPostgres(
+  opts: { durable?: boolean; dataDir?: string; port?: number } = {},
+): Promise<RunningServer> {
+  const port = opts.port ?? (await freePort())
   const root = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'wh-pg-'))
   const dataDir = join(root, 'data')
   const sockDir = join(root, 'sock')
@@ -150,8 +152,8 @@ export async function startPostgres(opts: { durable?: boolean; dataDir?: string 
 }
 
 /** A throwaway Redis server with no persistence. */
-export async function startRedis(): Promise<RunningServer> {
-  const port = await freePort()
+export async function startRedis(opts: { port?: number } = {}): Promise<RunningServer> {
+  const port = opts.port ?? (await freePort())
   const child = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],

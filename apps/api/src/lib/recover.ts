@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import { secp256k1 as noble } from '@noble/curves/secp256k1.js'
-import { keccak_256 } from '@noble/hashes/sha3.js'
+import { keccak256 } from './keccak'
 
 type Recover = (sig64: Uint8Array, recid: number, hash32: Uint8Array) => Uint8Array | undefined
 
@@ -49,7 +49,7 @@ export function hashPersonalMessage(message: string): Uint8Array {
   const all = new Uint8Array(prefix.length + body.length)
   all.set(prefix, 0)
   all.set(body, prefix.length)
-  return keccak_256(all)
+  return keccak256(all)
 }
 
 const SIGNATURE_RE = /^0x[0-9a-fA-F]{130}$/
@@ -70,6 +70,6 @@ export function recoverPersonalSigner(message: string, signature: string, impl: 
   if (recid !== 0 && recid !== 1) return undefined
   const pub = impl(sig.subarray(0, 64), recid, hashPersonalMessage(message))
   if (pub?.length !== 65) return undefined
-  const hash = keccak_256(pub.subarray(1))
+  const hash = keccak256(pub.subarray(1))
   return `0x${Buffer.from(hash.subarray(12)).toString('hex')}`
 }

@@ -7,10 +7,10 @@ import { AppError, type Clock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { toErrorBody } from '../../plugins/errors'
-import { issueNonce, redeemNonce } from './nonces'
+import { issueNonce, NonceRedeemer } from './nonces'
 import { NonceResponse, VerifyBody, VerifyResponse } from './schemas'
 import { verifySiweSignature } from './siwe-verify'
-import { findOrCreateUser } from './users'
+import { createUser } from './users'
 
 export class SiweRejectedError extends AppError {
   constructor() {
@@ -28,6 +28,7 @@ export interface AuthRoutesOptions {
 
 export default async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions) {
   const rateLimit = { max: opts.rateLimitPerMinute, timeWindow: 60_000 }
+  const redeemer = new NonceRedeemer(opts.sql, () => opts.clock.now())
 
   app.get(
     '/auth/nonce',
@@ -68,10 +69,12 @@ export default async function authRoutes(app: FastifyInstance, opts: AuthRoutesO
       // step 1
       const fields = verifySiweSignature(message, signature, { domain: opts.siweDomain, nowMs: now.getTime() })
       if (!fields) throw new SiweRejectedError()
-      // step 2: burn the nonce before any user exists, so a replay cannot create one
-      if (!(await redeemNonce(opts.sql, fields.nonce, now))) throw new SiweRejectedError()
-      // step 3
-      const user = await findOrCreateUser(opts.sql, fields.address)
+      // step 2: burn the nonce before any user exists, so a replay cannot create one;
+      // a returning wallet's user comes back in the same round trip
+      const redemption = await redeemer.redeem(fields.nonce, fields.address)
+      if (!redemption.redeemed) throw new SiweRejectedError()
+      // step 3: find (above) or create
+      const user = redemption.user ?? (await createUser(opts.sql, fields.address))
       // step 4: sub = user id; the wallet address is deliberately not in the token
       const token = await app.jwt.sign({ sub: user.id })
       return { token, address: fields.address }

@@ -12,7 +12,7 @@
  * - the nonce is at most 64 characters (the column's size);
  * - the domain must be a DNS name, IPv4 or bracketed IPv6 literal, with optional userinfo and port.
  */
-import { getAddress } from 'viem'
+import { toChecksumAddress } from '../../lib/keccak'
 
 export interface SiweFields {
   readonly scheme: string | undefined
@@ -80,7 +80,7 @@ export function parseDateTime(s: string): number | undefined {
 function checksummed(address: string): `0x${string}` | undefined {
   if (!ADDRESS_RE.test(address)) return undefined
   const body = address.slice(2)
-  const normal = getAddress(address.toLowerCase())
+  const normal = toChecksumAddress(address)
   if (body === body.toLowerCase()) return normal
   return normal === address ? normal : undefined
 }

@@ -15,7 +15,11 @@ export interface UserRow {
 export async function findOrCreateUser(sql: Sql, walletAddress: string): Promise<UserRow> {
   const found = await sql<UserRow[]>`
     select id, hd_index as "hdIndex" from users where wallet_address = ${walletAddress}`
-  if (found[0]) return found[0]
+  return found[0] ?? createUser(sql, walletAddress)
+}
+
+/** The create half of find-or-create: insert, do nothing on conflict, re-read (spec 2.1 rule 1). */
+export async function createUser(sql: Sql, walletAddress: string): Promise<UserRow> {
   const inserted = await sql<UserRow[]>`
     insert into users (wallet_address) values (${walletAddress})
     on conflict (wallet_address) do nothing

@@ -1,0 +1,220 @@
+/**
+ * `pnpm bench` (api): sign-in throughput against the `siwe` library's own verify of the same
+ * messages, and GET /deposit-address against a bare JWT-guarded route, in the same run.
+ * Real Postgres (fsync on), real Redis, the real server in its own process, over HTTP.
+ */
+
+import { fork as _fork, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { runMigrations } from '@wh/db'
+import { freePort, startPostgres, startRedis, testEnv } from '@wh/testkit'
+import autocannon from 'autocannon'
+import postgres from 'postgres'
+import { SiweMessage } from 'siwe'
+import { privateKeyToAccount } from 'viem/accounts'
+import { hashPersonalMessage } from '../src/lib/recover'
+
+const require = createRequire(import.meta.url)
+const secp = require('secp256k1/bindings') as {
+  ecdsaSign(msg32: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
+}
+
+const SIGN_INS = 12_000
+const WALLETS = 2_000
+const BASELINE_SAMPLE = 400
+const CONNECTIONS = 32
+const READ_SECONDS = 8
+const DOMAIN = 'bench.example'
+
+function sign(message: string, key: Uint8Array): string {
+  const { signature, recid } = secp.ecdsaSign(hashPersonalMessage(message), key)
+  return `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`
+}
+
+/** CPU seconds used so far by the child (user + system). */
+function childCpu(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    child.once('message', (m: { cpu: { user: number; system: number } }) => resolve((m.cpu.user + m.cpu.system) / 1e6))
+    child.send('cpu')
+  })
+}
+
+/** CPU seconds used so far by every process whose command line contains `needle` (Linux /proc). */
+function processCpu(needle: string): number {
+  const ticks = 100
+  let total = 0
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)) continue
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+      total += (Number(fields[11]) + Number(fields[12])) / ticks
+    } catch {}
+  }
+  return total
+}
+
+async function load(opts: autocannon.Options) {
+  const result = await autocannon({ ...opts, connections: CONNECTIONS })
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
+}
+
+async function main() {
+  const pg = await startPostgres({ durable: true })
+  const redis = await startRedis()
+  const port = await freePort()
+  const sql = postgres(pg.url, { max: 4, onnotice: () => {} })
+  await sql`create database bench`
+  const dbUrl = pg.url.replace(/\/postgres$/, '/bench')
+  await runMigrations(dbUrl)
+  const db = postgres(dbUrl, { max: 4, onnotice: () => {} })
+
+  const env = testEnv({
+    DATABASE_URL: dbUrl,
+    CACHE_URL: redis.url,
+    PORT: String(port),
+    SIWE_DOMAIN: DOMAIN,
+    AUTH_RATE_LIMIT_PER_MINUTE: '100000000',
+    NODE_ENV: 'production',
+  })
+  const server = _fork(fileURLToPath(new URL('./server.ts', import.meta.url)), {
+    execArgv: ['--import', 'tsx'],
+    env: env as NodeJS.ProcessEnv,
+    stdio: 'inherit',
+  })
+  await new Promise((r) => server.once('message', r))
+  const base = `http://127.0.0.1:${port}`
+
+  // Prepare signed messages: nonces inserted directly (issuing them is not what is measured).
+  console.log(`preparing ${SIGN_INS} signed messages from ${WALLETS} wallets…`)
+  const keys = Array.from({ length: WALLETS }, () => randomBytes(32))
+  const addresses = keys.map((k) => privateKeyToAccount(`0x${k.toString('hex')}`).address)
+  const now = new Date()
+  const issuedAt = now.toISOString()
+  const items = Array.from({ length: SIGN_INS }, (_, i) => {
+    const nonce = randomBytes(16).toString('hex')
+    const w = i % WALLETS
+    const message = new SiweMessage({
+      domain: DOMAIN,
+      address: addresses[w],
+      statement: 'Sign in to Wheelhouse',
+      uri: `https://${DOMAIN}`,
+      version: '1',
+      chainId: 1,
+      nonce,
+      issuedAt,
+    }).prepareMessage()
+    return { nonce, message, signature: sign(message, keys[w] as Uint8Array) }
+  })
+  const expires = new Date(now.getTime() + 3_600_000)
+  for (let i = 0; i < items.length; i += 1000) {
+    const rows = items.slice(i, i + 1000).map((x) => ({ nonce: x.nonce, issued_at: now, expires_at: expires }))
+    await db`insert into siwe_nonces ${db(rows)}`
+  }
+
+  // Baseline: the siwe library's own verify (parse + ethers recovery), same messages, one core.
+  const t = performance.now()
+  const cpu0 = process.cpuUsage()
+  for (const x of items.slice(0, BASELINE_SAMPLE)) {
+    await new SiweMessage(x.message).verify({ signature: x.signature, domain: DOMAIN, nonce: x.nonce })
+  }
+  const siweOps = BASELINE_SAMPLE / ((performance.now() - t) / 1000)
+  const siweCpu = process.cpuUsage(cpu0)
+  const siweCpuUs = (siweCpu.user + siweCpu.system) / BASELINE_SAMPLE
+  const pgNeedle = 'postgres'
+
+  // POST /auth/verify over HTTP, each request a different message and nonce.
+  let next = 0
+  const apiCpu0 = await childCpu(server)
+  const pgCpu0 = processCpu(pgNeedle)
+  const verify = await load({
+    url: `${base}/auth/verify`,
+    amount: SIGN_INS,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => {
+          const x = items[next++ % items.length]
+          return { ...req, body: JSON.stringify({ message: x?.message, signature: x?.signature }) }
+        },
+      },
+    ],
+  })
+  const apiCpuUs = (((await childCpu(server)) - apiCpu0) * 1e6) / SIGN_INS
+  const pgCpuUs = ((processCpu(pgNeedle) - pgCpu0) * 1e6) / SIGN_INS
+  const users = (await db`select count(*)::int as n from users`)[0]?.n
+
+  // Tokens for the read routes.
+  const tokens: string[] = []
+  for (let i = 0; i < 200; i++) {
+    const nonce = (await (await fetch(`${base}/auth/nonce`)).json()).nonce
+    const key = randomBytes(32)
+    const address = privateKeyToAccount(`0x${key.toString('hex')}`).address
+    const message = new SiweMessage({
+      domain: DOMAIN,
+      address,
+      uri: `https://${DOMAIN}`,
+      version: '1',
+      chainId: 1,
+      nonce,
+      issuedAt: new Date().toISOString(),
+    }).prepareMessage()
+    const res = await fetch(`${base}/auth/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message, signature: sign(message, key) }),
+    })
+    tokens.push((await res.json()).token)
+  }
+  const authed = (path: string): autocannon.Options => {
+    let i = 0
+    return {
+      url: `${base}${path}`,
+      duration: READ_SECONDS,
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (req) => ({ ...req, headers: { authorization: `Bearer ${tokens[i++ % tokens.length]}` } }),
+        },
+      ],
+    }
+  }
+  // warm both routes (JIT, caches) before measuring, then measure them back to back
+  await load({ ...authed('/bench/bare'), duration: 2 })
+  await load({ ...authed('/deposit-address'), duration: 2 })
+  const bare = await load(authed('/bench/bare'))
+  const deposit = await load(authed('/deposit-address'))
+
+  const f = (n: number) => n.toFixed(0).padStart(8)
+  console.log('\nsign-in (POST /auth/verify), real HTTP, Postgres with fsync on')
+  console.log(`  siwe library verify (1 core)   ${f(siweOps)} /s`)
+  console.log(
+    `  POST /auth/verify              ${f(verify.rps)} /s   p50 ${verify.p50} ms  p99 ${verify.p99} ms  non-2xx ${verify.non2xx}`,
+  )
+  console.log(
+    `  ratio, wall clock               ${(verify.rps / siweOps).toFixed(1).padStart(8)} x   (2 shared cores: load generator, Postgres, API)`,
+  )
+  console.log(`  CPU per verify: siwe library   ${f(siweCpuUs)} µs  → ${f(1e6 / siweCpuUs)} /s per core`)
+  console.log(`  CPU per sign-in: API process   ${f(apiCpuUs)} µs  → ${f(1e6 / apiCpuUs)} /s per core`)
+  console.log(`  CPU per sign-in: Postgres      ${f(pgCpuUs)} µs`)
+  console.log(`  ratio, per core                ${(siweCpuUs / apiCpuUs).toFixed(1).padStart(8)} x   (goal ≥ 10x)`)
+  console.log(`  users created                  ${f(Number(users))}`)
+  console.log('\nGET /deposit-address vs a bare JWT-guarded route')
+  console.log(
+    `  bare guarded route             ${f(bare.rps)} /s   p50 ${bare.p50} ms  p99 ${bare.p99} ms  non-2xx ${bare.non2xx}`,
+  )
+  console.log(
+    `  GET /deposit-address           ${f(deposit.rps)} /s   p50 ${deposit.p50} ms  p99 ${deposit.p99} ms  non-2xx ${deposit.non2xx}`,
+  )
+  console.log(`  ratio                          ${(deposit.rps / bare.rps).toFixed(2).padStart(8)} x   (goal ≥ 0.8x)`)
+
+  server.kill('SIGINT')
+  await Promise.all([sql.end(), db.end()])
+  await redis.stop()
+  await pg.stop()
+}
+
+await main()
