@@ -1,3 +1,4 @@
+export * from './chain'
 export * from './context'
 export * from './database'
 export * from './env'

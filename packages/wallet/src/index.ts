@@ -1,3 +1,14 @@
 export * from './chains'
+export * from './clients'
+export * from './contracts/deploy'
+export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc'
 export * from './hd'
 export { Lru } from './lru'
+export * from './scan'
+export {
+  type BlockRange,
+  depositAddressLookup,
+  NATIVE_TRANSFER_LOG_INDEX,
+  parseTransferLog,
+  TRANSFER_TOPIC,
+} from './scan-parse'

@@ -1,0 +1,37 @@
+import type { Account, Address, Chain, PublicClient, Transport, WalletClient } from 'viem'
+import { testUsdcAbi, testUsdcBytecode } from './test-usdc'
+
+/** A deployment did not produce a contract (reverted, or no address in the receipt). */
+export class ContractDeployError extends Error {
+  readonly code = 'CONTRACT_DEPLOY_FAILED'
+  constructor(
+    readonly txHash: `0x${string}`,
+    readonly status: string,
+  ) {
+    super(`contract deployment ${txHash} failed (${status})`)
+    this.name = 'ContractDeployError'
+  }
+}
+
+/**
+ * Deploys TestUSDC (6 decimals, owner-mintable) from the wallet client's account, which becomes
+ * its owner, and waits for the receipt. Test and local-run only: never on a real chain.
+ *
+ * @example
+ *   const usdc = await deployTestUsdc(walletClient, publicClient)
+ *   await walletClient.writeContract({ address: usdc, abi: testUsdcAbi, functionName: 'mint', args: [to, 5_000_000n] })
+ */
+export async function deployTestUsdc(
+  walletClient: WalletClient<Transport, Chain | undefined, Account>,
+  publicClient: PublicClient,
+): Promise<Address> {
+  const hash = await walletClient.deployContract({
+    abi: testUsdcAbi,
+    bytecode: testUsdcBytecode,
+    account: walletClient.account,
+    chain: walletClient.chain,
+  })
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+  if (receipt.status !== 'success' || !receipt.contractAddress) throw new ContractDeployError(hash, receipt.status)
+  return receipt.contractAddress
+}
