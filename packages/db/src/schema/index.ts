@@ -1,2 +1,3 @@
+export * from './ledger'
 export * from './nonces'
 export * from './users'

@@ -1,0 +1,16 @@
+import { PLATFORM_FEE_REVENUE, userExpense, userIncome, userSub } from '../accounts'
+import { move, type PostingRule } from './types'
+
+/**
+ * One fill (DESIGN step 5): the premium is the user's income and lands in the subaccount; the
+ * exchange fee is the user's expense; the platform fee is the platform's revenue. Both fees are
+ * paid out of the subaccount, so the user bears them.
+ */
+export const optionSold: PostingRule<'option_sold'> = (p) => {
+  const sub = userSub(p.userId, p.subaccountId, p.currency)
+  return [
+    ...move(userIncome(p.userId, 'premium'), sub, p.currency, p.premium),
+    ...move(sub, userExpense(p.userId, 'exchange_fee'), p.currency, p.exchangeFee),
+    ...move(sub, PLATFORM_FEE_REVENUE, p.currency, p.platformFee),
+  ]
+}

@@ -1,0 +1,75 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { eventArbitrary } from '../../test/arbitraries'
+import { bearerOf, PLATFORM_FEE_REVENUE, userExpense, userSub } from '../accounts'
+import { EVENT_TYPES } from '../events'
+import { netPostings } from '../postings'
+import { POSTING_RULES } from './index'
+
+const u = '0a1b2c3d-0000-4000-8000-000000000001'
+
+describe('posting rules (spec 6)', () => {
+  it('there is a rule for every one of the 18 event types', () => {
+    expect(Object.keys(POSTING_RULES).sort()).toEqual([...EVENT_TYPES].sort())
+  })
+
+  it('every rule is zero-sum per currency for any valid payload', () => {
+    fc.assert(
+      fc.property(eventArbitrary([u]), (e) => {
+        const legs = (
+          POSTING_RULES[e.type] as unknown as (p: unknown) => readonly { currency: string; amount: bigint }[]
+        )(e.payload)
+        const sums = new Map<string, bigint>()
+        for (const l of legs) sums.set(l.currency, (sums.get(l.currency) ?? 0n) + l.amount)
+        for (const s of sums.values()) expect(s).toBe(0n)
+      }),
+    )
+  })
+
+  it('spec 6 rule 2: no postings for deposit_swept, swap_reverted, trade_rejected, out-of-the-money settlement', () => {
+    const tx = `0x${'01'.repeat(32)}`
+    expect(POSTING_RULES.deposit_swept({ userId: u, chain: 'base', txHash: tx, currency: 'USDC', amount: 5n })).toEqual(
+      [],
+    )
+    expect(POSTING_RULES.swap_reverted({ chain: 'base', txHash: tx })).toEqual([])
+    expect(POSTING_RULES.trade_rejected({ subaccountId: '1', orderId: 'o', instrument: 'i', reason: 'r' })).toEqual([])
+    expect(
+      POSTING_RULES.option_settled({ userId: u, subaccountId: '1', instrument: 'i', expirySec: 1, outcome: 'otm' }),
+    ).toEqual([])
+  })
+
+  it('a fill: the user bears the exchange fee, the platform earns its fee', () => {
+    const legs = netPostings(
+      'option_sold',
+      POSTING_RULES.option_sold({
+        userId: u,
+        subaccountId: '1',
+        tradeId: 't',
+        instrument: 'i',
+        currency: 'USDC',
+        premium: 1000n,
+        exchangeFee: 10n,
+        platformFee: 100n,
+      }),
+    )
+    const of = (a: string) => legs.find((l) => l.account === a)?.amount
+    expect(of(userSub(u, '1', 'USDC'))).toBe(890n)
+    expect(of(userExpense(u, 'exchange_fee'))).toBe(10n)
+    expect(of(PLATFORM_FEE_REVENUE)).toBe(100n)
+    expect(bearerOf(userExpense(u, 'exchange_fee'))).toBe('user')
+  })
+
+  it('gas is always borne by the platform', () => {
+    const tx = `0x${'01'.repeat(32)}`
+    for (const userId of [u, undefined]) {
+      const legs = POSTING_RULES.gas_spent({ chain: 'base', txHash: tx, slot: 1, currency: 'ETH', amount: 7n, userId })
+      for (const l of legs) expect(bearerOf(l.account)).toBe('platform')
+    }
+  })
+
+  it('netting refuses a set that does not balance', () => {
+    expect(() => netPostings('x', [{ account: PLATFORM_FEE_REVENUE, currency: 'USDC', amount: 1n }])).toThrow(
+      /sum to zero/,
+    )
+  })
+})
