@@ -4,7 +4,7 @@
  * Uses the machine's own Postgres and Redis binaries (scripts/bootstrap.sh installs them);
  * with a Docker engine, `docker compose up` runs the same stack instead.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
@@ -90,6 +90,15 @@ function listening(port: number): Promise<boolean> {
   })
 }
 
+function dockerEngineRuns(): boolean {
+  try {
+    execFileSync('docker', ['info'], { stdio: 'ignore', timeout: 5_000 })
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Where the development cluster lives: the postgres user must reach it when we are root. */
 function pgDataDir(): string {
   const isRoot = process.getuid?.() === 0
@@ -107,6 +116,11 @@ async function main() {
   const children: ChildProcess[] = []
 
   const pgPort = Number(new URL(config.databaseUrl).port)
+  const redisPort = Number(new URL(config.cacheUrl).port)
+  if (dockerEngineRuns() && !(await listening(pgPort))) {
+    console.log('Docker engine found: starting postgres and redis with docker compose')
+    execFileSync('docker', ['compose', 'up', '-d', '--wait', 'postgres', 'redis'], { cwd: ROOT, stdio: 'inherit' })
+  }
   if (!(await listening(pgPort))) {
     const dataDir = pgDataDir()
     mkdirSync(dataDir, { recursive: true })
@@ -122,7 +136,6 @@ async function main() {
   await sql.end()
   await runMigrations(config.databaseUrl)
 
-  const redisPort = Number(new URL(config.cacheUrl).port)
   if (!(await listening(redisPort))) started.push(await startRedis({ port: redisPort }))
 
   const run = (name: string, cwd: string) => {

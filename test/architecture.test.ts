@@ -1,0 +1,92 @@
+/**
+ * Checks that keep the shape (STYLE.md): the folders tell the architecture only while these hold.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const ROOT = join(import.meta.dirname, '..')
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = []
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name.startsWith('.')) continue
+    const p = join(dir, name)
+    if (statSync(p).isDirectory()) out.push(...sourceFiles(p))
+    else if (/\.(ts|mts|js)$/.test(name)) out.push(p)
+  }
+  return out
+}
+
+const workspaces = ['apps', 'packages'].flatMap((top) =>
+  readdirSync(join(ROOT, top)).map((name) => ({ top, name, dir: join(ROOT, top, name) })),
+)
+const serviceSources = workspaces.flatMap((w) => {
+  try {
+    return sourceFiles(join(w.dir, 'src')).map((file) => ({ ...w, file }))
+  } catch {
+    return []
+  }
+})
+
+describe('architecture', () => {
+  it('only packages/config reads process.env', () => {
+    const offenders = serviceSources
+      .filter((s) => !(s.top === 'packages' && s.name === 'config'))
+      .filter((s) => /process\.env\b/.test(readFileSync(s.file, 'utf8')))
+      .map((s) => relative(ROOT, s.file))
+    expect(offenders).toEqual([])
+  })
+
+  it('packages never import apps', () => {
+    const offenders = serviceSources
+      .filter((s) => s.top === 'packages')
+      .filter((s) => /from ['"](@wh\/(api|worker|web)|\.\.\/+.*apps\/)/.test(readFileSync(s.file, 'utf8')))
+      .map((s) => relative(ROOT, s.file))
+    expect(offenders).toEqual([])
+  })
+
+  it('the api never imports the worker, and the worker never imports the api', () => {
+    const offenders = serviceSources
+      .filter((s) => s.top === 'apps')
+      .filter((s) => {
+        const text = readFileSync(s.file, 'utf8')
+        return s.name === 'api' ? /@wh\/worker|apps\/worker/.test(text) : /@wh\/api|apps\/api/.test(text)
+      })
+      .map((s) => relative(ROOT, s.file))
+    expect(offenders).toEqual([])
+  })
+
+  it('workspace packages form no dependency cycle', () => {
+    const graph = new Map<string, string[]>()
+    for (const w of workspaces) {
+      const pkg = JSON.parse(readFileSync(join(w.dir, 'package.json'), 'utf8'))
+      const deps = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => d.startsWith('@wh/'))
+      graph.set(pkg.name, deps)
+    }
+    const visiting = new Set<string>()
+    const done = new Set<string>()
+    const cycles: string[] = []
+    const visit = (n: string, path: string[]) => {
+      if (done.has(n)) return
+      if (visiting.has(n)) {
+        cycles.push([...path, n].join(' -> '))
+        return
+      }
+      visiting.add(n)
+      for (const d of graph.get(n) ?? []) visit(d, [...path, n])
+      visiting.delete(n)
+      done.add(n)
+    }
+    for (const n of graph.keys()) visit(n, [])
+    expect(cycles).toEqual([])
+  })
+
+  it('every workspace package has a front door (exports) and a typecheck task', () => {
+    for (const w of workspaces) {
+      const pkg = JSON.parse(readFileSync(join(w.dir, 'package.json'), 'utf8'))
+      if (w.top === 'packages') expect(pkg.exports?.['.'], pkg.name).toBe('./src/index.ts')
+      expect(pkg.scripts?.typecheck, pkg.name).toBeDefined()
+    }
+  })
+})
