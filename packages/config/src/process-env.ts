@@ -14,7 +14,8 @@ export function processEnv(): Readonly<Record<string, string | undefined>> {
  * so an operator's environment always overrides the generated development file.
  */
 export function loadDotEnvLocal(path = ENV_LOCAL_PATH): boolean {
-  if (!existsSync(path)) return false
+  // WH_ENV_FILE=none: take the environment as given (tests of start-up, deployments)
+  if (process.env.WH_ENV_FILE === 'none' || !existsSync(path)) return false
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     const m = /^\s*([A-Z0-9_]+)\s*=\s*(.*)\s*$/.exec(line)
     if (!m) continue
