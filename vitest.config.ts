@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config'
 // packages/testkit/src/global-setup.ts starts once per run.
 export default defineConfig({
   test: {
+    reporters: ['default', './test/summary-reporter.ts'],
     projects: [
       {
         test: {

@@ -1,5 +1,5 @@
 /** The API process: read config, build the server, listen, shut down gracefully. */
-import { ConfigError, loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { BULL_PREFIX, QUEUES } from '@wh/jobs'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
@@ -8,16 +8,7 @@ import { Redis } from 'ioredis'
 import { buildServer } from './server'
 
 loadDotEnvLocal()
-let config: ReturnType<typeof loadConfig>
-try {
-  config = loadConfig(processEnv())
-} catch (e) {
-  if (e instanceof ConfigError) {
-    console.error(e.message)
-    process.exit(1)
-  }
-  throw e
-}
+const config = loadConfigOrExit(processEnv)
 
 const database = createDatabase(config.databaseUrl, { appName: 'api' })
 const redis = new Redis(config.cacheUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false })

@@ -3,7 +3,7 @@
  * scale sweeps apart from trading; registers the tick schedulers; shuts down gracefully,
  * finishing the jobs in flight (a job cut off by SIGKILL is retried by BullMQ's stall check).
  */
-import { ConfigError, loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { selectQueues } from '@wh/jobs'
 import { Redis } from 'ioredis'
 import pino from 'pino'
@@ -11,16 +11,7 @@ import { ticks } from './jobs/index'
 import { startRuntime } from './runtime'
 
 loadDotEnvLocal()
-let config: ReturnType<typeof loadConfig>
-try {
-  config = loadConfig(processEnv())
-} catch (e) {
-  if (e instanceof ConfigError) {
-    console.error(e.message)
-    process.exit(1)
-  }
-  throw e
-}
+const config = loadConfigOrExit(processEnv)
 
 const log = pino({ level: config.logLevel, base: { process: 'worker' } })
 const consume = selectQueues(config.workerQueues)

@@ -318,3 +318,19 @@ function deepFreeze<T>(o: T): T {
   }
   return o
 }
+
+/**
+ * For a process's main.ts: fills unset variables from .env.local, reads the environment, and on a
+ * bad one prints the ConfigError (names, never values) and exits non-zero.
+ */
+export function loadConfigOrExit(read: () => Readonly<Record<string, string | undefined>>): Config {
+  try {
+    return loadConfig(read())
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message)
+      process.exit(1)
+    }
+    throw e
+  }
+}

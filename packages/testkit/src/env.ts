@@ -13,7 +13,12 @@ export const TEST_PRIVATE_KEYS = [
   '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926e',
 ] as const
 
-export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+/**
+ * The settings every local stack shares (tests, benchmarks, the local run): one local EVM node
+ * standing in for every chain, the local chain's funded development keys, loopback services.
+ * Callers override what differs (secrets, ports, database).
+ */
+export function localStackEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {
     NODE_ENV: 'test',
     PORT: '0',
@@ -43,7 +48,10 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
     RPC_URL_OPTIMISM: 'http://127.0.0.1:8545',
     RPC_URL_BASE: 'http://127.0.0.1:8545',
     RPC_URL_ARBITRUM: 'http://127.0.0.1:8545',
-    LOG_LEVEL: 'silent',
     ...overrides,
   }
+}
+
+export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return localStackEnv({ LOG_LEVEL: 'silent', ...overrides })
 }
