@@ -48,8 +48,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   })
-  app.addHook('onSend', async (request, reply) => {
+  // a callback hook: an async one costs a promise on every response
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id)
+    done(null, payload)
   })
 
   registerErrorHandling(app)
@@ -62,6 +64,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(rateLimit, {
     global: false,
     cache: 10_000,
+    // x-ratelimit-* only once the limit bites (and retry-after then): no cost on the happy path
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     errorResponseBuilder: (_req, ctx) =>
       new AppError({ code: 'RATE_LIMITED', statusCode: 429, message: `Rate limit exceeded, retry in ${ctx.after}` }),
   })
