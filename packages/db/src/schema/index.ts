@@ -1,3 +1,5 @@
+export * from './chain'
 export * from './ledger'
 export * from './nonces'
 export * from './users'
+export * from './withdrawals'

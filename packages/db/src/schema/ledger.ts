@@ -87,23 +87,5 @@ export const ledgerBalances = pgTable(
   ],
 )
 
-/**
- * Minimal withdrawal requests, enough for the reserve (spec 3.2, 8.1 ACTIVE): the free balance is
- * the transit balance minus the amounts in state 'requested'. The withdrawals issue extends it.
- */
-export const withdrawals = pgTable(
-  'withdrawals',
-  {
-    id: uuid('id').primaryKey().defaultRandom(),
-    userId: uuid('user_id').notNull(),
-    state: text('state').notNull(),
-    currency: text('currency').notNull(),
-    amount: numeric('amount', { precision: 78, scale: 0 }).notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  },
-  (t) => [index('withdrawals_active_idx').on(t.userId, t.currency).where(sql`${t.state} = 'requested'`)],
-)
-
 export type LedgerEventRow = typeof ledgerEvents.$inferSelect
 export type LedgerPostingRow = typeof ledgerPostings.$inferSelect
-export type WithdrawalRow = typeof withdrawals.$inferSelect

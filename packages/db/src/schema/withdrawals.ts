@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm'
+import { index, numeric, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core'
+
+/**
+ * Withdrawals (spec 3.2, 4.2). 'requested' is the only ACTIVE state: such a row counts against
+ * the user's free balance (transit minus requested withdrawals). A request is created by
+ * @wh/ledger reserveWithdrawal (which locks the user's transit balance), and its chain,
+ * destination and idempotency key are set in the same transaction.
+ * Later states (sending, sent, failed) are the withdrawals tick's (docs/chains.md).
+ */
+export const withdrawals = pgTable(
+  'withdrawals',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id').notNull(),
+    state: text('state').notNull(),
+    /** the ledger currency (USDC, ETH) */
+    currency: text('currency').notNull(),
+    amount: numeric('amount', { precision: 78, scale: 0 }).notNull(),
+    chain: text('chain'),
+    destination: varchar('destination', { length: 42 }),
+    /** network fee paid, base units of the chain's native asset */
+    networkFee: numeric('network_fee', { precision: 78, scale: 0 }),
+    txHash: varchar('tx_hash', { length: 66 }),
+    /** the client's Idempotency-Key header: a retried request returns the same withdrawal */
+    idempotencyKey: varchar('idempotency_key', { length: 128 }),
+    failureReason: text('failure_reason'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    sentAt: timestamp('sent_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('withdrawals_active_idx').on(t.userId, t.currency).where(sql`${t.state} = 'requested'`),
+    uniqueIndex('withdrawals_user_idempotency_key')
+      .on(t.userId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
+    index('withdrawals_user_created_idx').on(t.userId, t.createdAt),
+    index('withdrawals_state_idx').on(t.state, t.createdAt).where(sql`${t.state} <> 'sent'`),
+  ],
+)
+
+export type WithdrawalRow = typeof withdrawals.$inferSelect
