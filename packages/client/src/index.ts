@@ -1,1 +1,3 @@
+export * from './errors'
+export * from './sign-in'
 export * from './token-store'

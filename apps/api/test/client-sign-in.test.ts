@@ -1,0 +1,75 @@
+import { ApiError, type Eip1193Provider, type KeyValueStorage, readJson, signIn, TokenStore } from '@wh/client'
+import { hexToString } from 'viem'
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Api, DOMAIN, startApi } from './support'
+
+class MemoryStorage implements KeyValueStorage {
+  readonly map = new Map<string, string>()
+  getItem = (k: string) => this.map.get(k) ?? null
+  setItem = (k: string, v: string) => void this.map.set(k, v)
+  removeItem = (k: string) => void this.map.delete(k)
+}
+
+/** An injected wallet backed by a test key, as a browser extension would answer. */
+function walletOf(account: PrivateKeyAccount, chainId = 8453): Eip1193Provider & { account: PrivateKeyAccount } {
+  return {
+    account,
+    async request({ method, params }) {
+      if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [account.address.toLowerCase()]
+      if (method === 'eth_chainId') return `0x${chainId.toString(16)}`
+      if (method === 'personal_sign') {
+        const [hex] = params as [`0x${string}`]
+        return account.signMessage({ message: hexToString(hex) })
+      }
+      throw new Error(`unsupported ${method}`)
+    },
+  }
+}
+
+describe('the client SIWE flow against the API over HTTP (spec 5.1, 5.3)', () => {
+  let api: Api
+  let base: string
+  beforeAll(async () => {
+    api = await startApi()
+    await api.app.listen({ host: '127.0.0.1', port: 0 })
+    const addr = api.app.server.address()
+    base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`
+  })
+  afterAll(() => api.close())
+
+  it('signs in with an injected wallet, stores the token for that address, and reads the deposit address', async () => {
+    const wallet = walletOf(privateKeyToAccount(generatePrivateKey()))
+    const store = new TokenStore(new MemoryStorage())
+    const session = await signIn({
+      apiBaseUrl: base,
+      provider: wallet,
+      store,
+      domain: DOMAIN,
+      uri: `https://${DOMAIN}`,
+    })
+    expect(session.address).toBe(wallet.account.address)
+    const token = store.read(wallet.account.address)
+    expect(token).toBe(session.token)
+    const res = await fetch(`${base}/deposit-address`, { headers: { authorization: `Bearer ${token}` } })
+    const body = await readJson<{ address: string }>(res)
+    expect(body.address).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    // switching the wallet to another account hides the token (spec 5.3)
+    expect(store.read(privateKeyToAccount(generatePrivateKey()).address)).toBeUndefined()
+  })
+
+  it('surfaces a rejection as a typed ApiError with the API code', async () => {
+    const wallet = walletOf(privateKeyToAccount(generatePrivateKey()))
+    const store = new TokenStore(new MemoryStorage())
+    const err = await signIn({
+      apiBaseUrl: base,
+      provider: wallet,
+      store,
+      domain: 'wrong.example',
+      uri: 'https://wrong.example',
+    }).catch((e) => e)
+    expect(err).toBeInstanceOf(ApiError)
+    expect(err).toMatchObject({ statusCode: 401, code: 'SIWE_REJECTED' })
+    expect(store.read(wallet.account.address)).toBeUndefined()
+  })
+})

@@ -1,0 +1,38 @@
+/** The API's one error shape, as a typed error the frontend can branch on by `code`. */
+export interface ApiErrorBody {
+  statusCode: number
+  code: string
+  error: string
+  message: string
+}
+
+export class ApiError extends Error {
+  readonly statusCode: number
+  readonly code: string
+  constructor(body: ApiErrorBody) {
+    super(body.message)
+    this.name = 'ApiError'
+    this.statusCode = body.statusCode
+    this.code = body.code
+  }
+}
+
+export async function readJson<T>(res: Response): Promise<T> {
+  const text = await res.text()
+  let body: unknown
+  try {
+    body = text ? JSON.parse(text) : undefined
+  } catch {
+    body = undefined
+  }
+  if (!res.ok) {
+    const b = body as Partial<ApiErrorBody> | undefined
+    throw new ApiError({
+      statusCode: res.status,
+      code: typeof b?.code === 'string' ? b.code : 'HTTP_ERROR',
+      error: typeof b?.error === 'string' ? b.error : res.statusText,
+      message: typeof b?.message === 'string' ? b.message : `HTTP ${res.status}`,
+    })
+  }
+  return body as T
+}
