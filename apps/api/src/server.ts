@@ -18,6 +18,7 @@ import { registerErrorHandling } from './plugins/errors'
 import { openapiPlugin } from './plugins/openapi'
 import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
+import portfolioRoutes from './routes/portfolio/index'
 import treasuryRoutes from './routes/treasury/index'
 
 export interface ServerDeps {
@@ -79,6 +80,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     rateLimitPerMinute: config.authRateLimitPerMinute,
   })
   await app.register(treasuryRoutes, { sql, keyring: deps.keyring, chains: deps.chains })
+  await app.register(portfolioRoutes, { sql, clock })
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {
     await app.register(bullBoardRoutes, { queues: deps.queues, password: config.adminPassword })

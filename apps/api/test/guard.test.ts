@@ -4,7 +4,11 @@ import { currentUser } from '../src/plugins/auth'
 import { type Api, newAccount, signIn, startApi } from './support'
 
 /** Every route behind the combined mark; grows with the controllers of spec 5.2 rule 4. */
-const PROTECTED = [{ method: 'GET', url: '/deposit-address', path: '/deposit-address' }] as const
+const PROTECTED = [
+  { method: 'GET', url: '/deposit-address', path: '/deposit-address' },
+  { method: 'GET', url: '/portfolio/summary', path: '/portfolio/summary' },
+  { method: 'GET', url: '/portfolio/statement', path: '/portfolio/statement' },
+] as const
 
 const UNAUTHORIZED = {
   statusCode: 401,

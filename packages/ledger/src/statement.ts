@@ -70,6 +70,10 @@ function decodeCursor(cursor: string): { occurredAt: Date; id: string } {
   const [iso, id, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
   const occurredAt = new Date(iso ?? '')
   if (extra !== undefined || !id || !UUID.test(id) || Number.isNaN(occurredAt.getTime())) throw new InvalidCursorError()
+  // only the form encodeCursor writes, years 1..9999: a forged time outside Postgres' range
+  // (year 0, ±6-digit years) would otherwise fail in the query as a 500
+  if (occurredAt.toISOString() !== iso || !/^\d{4}-/.test(iso) || iso.startsWith('0000-'))
+    throw new InvalidCursorError()
   return { occurredAt, id }
 }
 
