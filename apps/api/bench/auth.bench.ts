@@ -216,7 +216,7 @@ async function main() {
   console.log(`  users created                  ${f(Number(users))}`)
   console.log('\nGET /deposit-address vs a bare JWT-guarded route')
   console.log(
-    `  bare guarded route             ${f(bare.rps)} /s   p50 ${bare.p50} ms  p99 ${bare.p99} ms  non-2xx ${bare.non2xx}`,
+    `  bare guarded route             ${f(bare.rps)} /s   p50 ${bare.p50} ms  p99 ${bare.p99} ms  non-2xx ${bare.non2xx}  API CPU ${f(bare.apiCpuUs)} µs/req`,
   )
   console.log(
     `  GET /deposit-address           ${f(deposit.rps)} /s   p50 ${deposit.p50} ms  p99 ${deposit.p99} ms  non-2xx ${deposit.non2xx}  API CPU ${f(deposit.apiCpuUs)} µs/req`,
