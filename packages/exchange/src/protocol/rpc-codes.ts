@@ -1,0 +1,37 @@
+/**
+ * Derive's JSON-RPC error codes we produce or react to (docs.derive.xyz/reference/error-codes).
+ * Negative codes are JSON-RPC/transport level, positive ones are application errors.
+ */
+export const RPC = {
+  RATE_LIMITED: -32000,
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL: -32603,
+  ORDER_CONFIRMATION_TIMEOUT: 9000,
+  ENGINE_CONFIRMATION_TIMEOUT: 9001,
+  INSUFFICIENT_FUNDS: 11000,
+  ORDER_DOES_NOT_EXIST: 11006,
+  POST_ONLY_REJECT: 11008,
+  ZERO_LIQUIDITY: 11009,
+  INVALID_SIGNATURE_EXPIRY: 11011,
+  INVALID_AMOUNT: 11012,
+  INVALID_LIMIT_PRICE: 11013,
+  FOK_NOT_FILLED: 11014,
+  NONCE_NOT_UNIQUE: 11017,
+  INSTRUMENT_NOT_LIVE: 11021,
+  MAX_FEE_TOO_LOW: 11023,
+  ASSET_NOT_FOUND: 12001,
+  INSTRUMENT_NOT_FOUND: 13000,
+  ACCOUNT_NOT_FOUND: 14000,
+  SUBACCOUNT_NOT_FOUND: 14001,
+  SIGNATURE_INVALID: 14014,
+  NOT_AUTHORIZED: 14020,
+} as const
+
+export interface RpcErrorBody {
+  code: number
+  message: string
+  data?: string | null
+}

@@ -1,0 +1,63 @@
+/**
+ * The simulator's control surface, for tests and the local run: move the clock, set prices,
+ * register wallets and session keys, fund wallets, force a balance (a divergence for
+ * reconciliation tests), and inject failures. Also served over HTTP under /_sim/.
+ */
+import type { Address } from 'viem'
+import { fromE18, toE18 } from '../protocol/decimal'
+import { isCollateralName, type Underlying } from './assets'
+import type { SimEngine } from './engine'
+
+export interface SimControl {
+  nowMs(): number
+  /** Moves simulated time forward by `ms`, running every hourly tick and 08:00 UTC expiry on the way. */
+  advance(ms: number): number
+  advanceTo(ms: number): number
+  setPrice(currency: Underlying, price: string): void
+  registerWallet(p: { wallet: Address; owner?: Address; sessionKeys?: Address[] }): void
+  /** Credits the wallet's on-chain balance that deposits draw from. */
+  fundWallet(wallet: Address, asset: string, amount: string): void
+  walletBalance(wallet: Address, asset: string): string
+  /** Overwrites a subaccount balance (simulates a divergence the journal does not know about). */
+  setBalance(subaccountId: number, asset: string, amount: string): void
+  /** The next `count` calls (of `method`, or any) fail with a JSON-RPC `code` or an HTTP status. */
+  failNext(p: { method?: string; code?: number; httpStatus?: number; count?: number }): void
+}
+
+export function createControl(engine: SimEngine, wallClockOffset?: { offsetMs: number }): SimControl {
+  const asset = (a: string) => {
+    if (!isCollateralName(a)) throw new Error(`unknown asset ${a}`)
+    return a
+  }
+  return {
+    nowMs: () => engine.now(),
+    advance(ms) {
+      if (wallClockOffset) wallClockOffset.offsetMs += ms
+      engine.advanceTo(engine.now() + ms)
+      return engine.now()
+    },
+    advanceTo(ms) {
+      if (wallClockOffset) wallClockOffset.offsetMs += Math.max(ms - engine.now(), 0)
+      engine.advanceTo(ms)
+      return engine.now()
+    },
+    setPrice: (currency, price) => engine.setIndex(currency, toE18(price)),
+    registerWallet: (p) => {
+      engine.registerWallet(p.wallet, p.owner, p.sessionKeys)
+    },
+    fundWallet(wallet, a, amount) {
+      const w = engine.wallet(wallet) ?? engine.registerWallet(wallet)
+      const n = asset(a)
+      w.walletBalances.set(n, (w.walletBalances.get(n) ?? 0n) + toE18(amount))
+    },
+    walletBalance: (wallet, a) => fromE18(engine.wallet(wallet)?.walletBalances.get(asset(a)) ?? 0n),
+    setBalance(subaccountId, a, amount) {
+      const sub = engine.subaccounts.get(subaccountId)
+      if (!sub) throw new Error(`unknown subaccount ${subaccountId}`)
+      sub.balances.set(asset(a), toE18(amount))
+    },
+    failNext: (p) => {
+      engine.failures.push({ method: p.method, code: p.code, httpStatus: p.httpStatus, remaining: p.count ?? 1 })
+    },
+  }
+}

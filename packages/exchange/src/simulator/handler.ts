@@ -1,0 +1,42 @@
+/** What a simulated JSON-RPC method gets: the engine, the authenticated wallet (private methods) and params. */
+import type { TSchema } from 'typebox'
+import Value from 'typebox/value'
+import type { SimEngine } from './engine'
+import { rpcErr } from './rpc-error'
+import type { SimSubaccount, SimWallet } from './sim-types'
+
+export interface Ctx {
+  engine: SimEngine
+  wallet: SimWallet | null
+}
+
+export type Handler = (ctx: Ctx, params: Record<string, unknown>) => unknown | Promise<unknown>
+
+/** Validates params against a schema, answering Derive's -32602 on failure. */
+export function check<T>(schema: TSchema, params: unknown): T {
+  if (!Value.Check(schema, params)) {
+    const first = Value.Errors(schema, params)[0]
+    throw rpcErr.params(first ? `${first.instancePath || '/'} ${first.message}` : 'invalid params')
+  }
+  return params as T
+}
+
+/** The caller's own subaccount, or Derive's "subaccount not found". */
+export function ownSubaccount(ctx: Ctx, id: unknown): SimSubaccount {
+  const sub = ctx.engine.subaccounts.get(Number(id))
+  if (!sub || !ctx.wallet || sub.wallet.toLowerCase() !== ctx.wallet.wallet.toLowerCase())
+    throw rpcErr.subaccount(Number(id))
+  return sub
+}
+
+export function requireWallet(ctx: Ctx): SimWallet {
+  if (!ctx.wallet) throw rpcErr.auth('authentication required')
+  return ctx.wallet
+}
+
+/** A [start, end] window in ms from Derive's optional start/end (or from/to) timestamps. */
+export function window(params: Record<string, unknown>): [number, number] {
+  const start = Number(params.start_timestamp ?? params.from_timestamp ?? 0)
+  const end = Number(params.end_timestamp ?? params.to_timestamp ?? Number.MAX_SAFE_INTEGER)
+  return [start, end]
+}

@@ -1,0 +1,246 @@
+/** Subaccounts and collateral movements: create, deposit, withdraw, transfer between subaccounts. */
+import { randomUUID } from 'node:crypto'
+import { type Address, type Hex, keccak256, toHex } from 'viem'
+import { toE18, toUnits } from '../protocol/decimal'
+import { EMPTY_MODULE_DATA, encodeDepositData, encodeTransferData, encodeWithdrawalData } from '../protocol/module-data'
+import { RPC } from '../protocol/rpc-codes'
+import { CreateSubaccountParams, DepositParams, TransferErc20Params, WithdrawParams } from '../protocol/schemas'
+import { COLLATERALS, type CollateralName, collateralByAddress, isCollateralName } from './assets'
+import type { SimEngine } from './engine'
+import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from './handler'
+import { marginOk } from './margin'
+import { rpcErr, SimRpcError } from './rpc-error'
+import type { SimSubaccount, SimWallet } from './sim-types'
+import { verifyAction } from './verify'
+import { subaccountView } from './views'
+
+function collateral(name: string) {
+  if (!isCollateralName(name)) throw rpcErr.asset(name)
+  return COLLATERALS[name]
+}
+
+function positiveAmount(amount: string, decimals: number): bigint {
+  let units: bigint
+  try {
+    units = toUnits(amount, decimals)
+  } catch {
+    throw new SimRpcError(RPC.INVALID_AMOUNT, 'Invalid amount', `more than ${decimals} decimals`)
+  }
+  if (units <= 0n) throw new SimRpcError(RPC.INVALID_AMOUNT, 'Invalid amount', 'amount must be positive')
+  return units
+}
+
+function txRecord(
+  engine: SimEngine,
+  kind: 'deposit' | 'withdrawal' | 'transfer' | 'create_subaccount',
+  data: Record<string, unknown>,
+) {
+  const id = randomUUID()
+  engine.transactions.set(id, { id, status: 'settled', kind, data })
+  return { id, txHash: keccak256(toHex(id)) as Hex }
+}
+
+/** Moves wallet funds into a subaccount; shared by deposit and create_subaccount. */
+function creditFromWallet(
+  engine: SimEngine,
+  w: SimWallet,
+  sub: SimSubaccount,
+  asset: CollateralName,
+  amountE18: bigint,
+  txId: string,
+  txHash: Hex,
+) {
+  const have = w.walletBalances.get(asset) ?? 0n
+  if (have < amountE18) throw rpcErr.funds(`wallet holds ${have} of ${asset}`)
+  w.walletBalances.set(asset, have - amountE18)
+  sub.balances.set(asset, (sub.balances.get(asset) ?? 0n) + amountE18)
+  engine.history.deposits.push({
+    subaccountId: sub.id,
+    timestampMs: engine.now(),
+    asset,
+    amountE18,
+    transactionId: txId,
+    txHash,
+  })
+}
+
+export function newSubaccount(
+  engine: SimEngine,
+  wallet: Address,
+  marginType: SimSubaccount['marginType'],
+): SimSubaccount {
+  const sub: SimSubaccount = {
+    id: engine.nextSubaccountId++,
+    wallet,
+    label: '',
+    marginType,
+    manager: engine.contracts.standardManager,
+    balances: new Map(),
+    cumulativeInterestE18: 0n,
+    positions: new Map(),
+    usedNonces: new Set(),
+  }
+  engine.subaccounts.set(sub.id, sub)
+  return sub
+}
+
+export const accountMethods: Record<string, Handler> = {
+  'private/get_subaccounts': (ctx) => {
+    const w = requireWallet(ctx)
+    const ids = [...ctx.engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id)
+    return { wallet: w.wallet, subaccount_ids: ids }
+  },
+
+  'private/get_subaccount': (ctx, p) => subaccountView(ctx.engine, ownSubaccount(ctx, p.subaccount_id)),
+
+  'private/create_subaccount': async (ctx, raw) => {
+    const w = requireWallet(ctx)
+    const p = check<CreateSubaccountParams>(CreateSubaccountParams, raw)
+    if (p.wallet.toLowerCase() !== w.wallet.toLowerCase())
+      throw rpcErr.auth('wallet does not match the authenticated wallet')
+    const c = collateral(p.asset_name)
+    const units = positiveAmount(p.amount, c.decimals)
+    const data = encodeDepositData(units, c.address, ctx.engine.contracts.standardManager)
+    await verifyAction(ctx.engine, w, w, actionOf(ctx, 0, ctx.engine.contracts.depositModule, data, p), p.signature)
+    const sub = newSubaccount(ctx.engine, w.wallet, p.margin_type)
+    const tx = txRecord(ctx.engine, 'create_subaccount', { subaccount_id: sub.id })
+    creditFromWallet(ctx.engine, w, sub, c.name, toE18(p.amount), tx.id, tx.txHash)
+    return { status: 'requested', transaction_id: tx.id }
+  },
+
+  'private/deposit': async (ctx, raw) => {
+    const w = requireWallet(ctx)
+    const p = check<DepositParams>(DepositParams, raw)
+    const sub = ownSubaccount(ctx, p.subaccount_id)
+    const c = collateral(p.asset_name)
+    const units = positiveAmount(p.amount, c.decimals)
+    const data = encodeDepositData(units, c.address, sub.manager)
+    await verifyAction(
+      ctx.engine,
+      w,
+      sub,
+      actionOf(ctx, sub.id, ctx.engine.contracts.depositModule, data, p),
+      p.signature,
+    )
+    const tx = txRecord(ctx.engine, 'deposit', { subaccount_id: sub.id, asset_name: c.name, amount: p.amount })
+    creditFromWallet(ctx.engine, w, sub, c.name, toE18(p.amount), tx.id, tx.txHash)
+    return { status: 'requested', transaction_id: tx.id }
+  },
+
+  'private/withdraw': async (ctx, raw) => {
+    const w = requireWallet(ctx)
+    const p = check<WithdrawParams>(WithdrawParams, raw)
+    const sub = ownSubaccount(ctx, p.subaccount_id)
+    const c = collateral(p.asset_name)
+    const units = positiveAmount(p.amount, c.decimals)
+    const data = encodeWithdrawalData(c.address, units)
+    await verifyAction(
+      ctx.engine,
+      w,
+      sub,
+      actionOf(ctx, sub.id, ctx.engine.contracts.withdrawalModule, data, p),
+      p.signature,
+    )
+    const amountE18 = toE18(p.amount)
+    if (
+      (sub.balances.get(c.name) ?? 0n) < amountE18 ||
+      !marginOk(ctx.engine, sub, { asset: { name: c.name, delta: -amountE18 } })
+    )
+      throw rpcErr.funds('withdrawal exceeds free collateral')
+    sub.balances.set(c.name, (sub.balances.get(c.name) ?? 0n) - amountE18)
+    w.walletBalances.set(c.name, (w.walletBalances.get(c.name) ?? 0n) + amountE18)
+    const tx = txRecord(ctx.engine, 'withdrawal', { subaccount_id: sub.id, asset_name: c.name, amount: p.amount })
+    ctx.engine.history.withdrawals.push({
+      subaccountId: sub.id,
+      timestampMs: ctx.engine.now(),
+      asset: c.name,
+      amountE18,
+      txHash: tx.txHash,
+    })
+    return { status: 'requested', transaction_id: tx.id }
+  },
+
+  'private/transfer_erc20': async (ctx, raw) => {
+    const w = requireWallet(ctx)
+    const p = check<TransferErc20Params>(TransferErc20Params, raw)
+    const from = ownSubaccount(ctx, p.subaccount_id)
+    const to = ctx.engine.subaccounts.get(p.recipient_subaccount_id)
+    if (!to) throw rpcErr.subaccount(p.recipient_subaccount_id)
+    if (to.wallet !== from.wallet) throw new SimRpcError(10002, 'Sender and recipient wallet do not match', null)
+    if (to.id === from.id) throw new SimRpcError(10003, 'Sender and recipient subaccount IDs are the same', null)
+    const c = collateralByAddress(p.transfer.address)
+    if (!c) throw rpcErr.asset(p.transfer.address)
+    const amountE18 = toE18(p.transfer.amount)
+    if (amountE18 <= 0n) throw new SimRpcError(RPC.INVALID_AMOUNT, 'Invalid amount', 'amount must be positive')
+    const module = ctx.engine.contracts.transferModule
+    const senderData = encodeTransferData(BigInt(to.id), ctx.engine.contracts.standardManager, [
+      { asset: c.address, subId: BigInt(p.transfer.sub_id), amountE18 },
+    ])
+    await verifyAction(
+      ctx.engine,
+      w,
+      from,
+      actionOf(ctx, from.id, module, senderData, p.sender_details),
+      p.sender_details.signature,
+    )
+    await verifyAction(
+      ctx.engine,
+      w,
+      to,
+      actionOf(ctx, to.id, module, EMPTY_MODULE_DATA, p.recipient_details),
+      p.recipient_details.signature,
+    )
+    if (
+      (from.balances.get(c.name) ?? 0n) < amountE18 ||
+      !marginOk(ctx.engine, from, { asset: { name: c.name, delta: -amountE18 } })
+    )
+      throw rpcErr.funds('transfer exceeds free collateral')
+    from.balances.set(c.name, (from.balances.get(c.name) ?? 0n) - amountE18)
+    to.balances.set(c.name, (to.balances.get(c.name) ?? 0n) + amountE18)
+    const tx = txRecord(ctx.engine, 'transfer', {
+      from: from.id,
+      to: to.id,
+      asset_name: c.name,
+      amount: p.transfer.amount,
+    })
+    const now = ctx.engine.now()
+    ctx.engine.history.transfers.push(
+      {
+        subaccountId: from.id,
+        timestampMs: now,
+        asset: c.name,
+        amountE18,
+        counterparty: to.id,
+        outgoing: true,
+        txHash: tx.txHash,
+      },
+      {
+        subaccountId: to.id,
+        timestampMs: now,
+        asset: c.name,
+        amountE18,
+        counterparty: from.id,
+        outgoing: false,
+        txHash: tx.txHash,
+      },
+    )
+    return { status: 'requested', transaction_id: tx.id }
+  },
+}
+
+interface Signed {
+  nonce: number | string
+  signer: string
+  signature_expiry_sec: number
+}
+
+export function actionOf(_ctx: Ctx, subaccountId: number, module: Address, data: Hex, s: Signed) {
+  return {
+    subaccountId: BigInt(subaccountId),
+    nonce: BigInt(s.nonce),
+    module,
+    data,
+    expirySec: BigInt(s.signature_expiry_sec),
+    signer: s.signer as Address,
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * The Derive simulator's server: JSON-RPC over HTTP (POST /public/*, /private/*), JSON-RPC over
+ * a WebSocket at /ws (login, subscriptions, any method), and the control API under /_sim/.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Address } from 'viem'
+import { type WebSocket, WebSocketServer } from 'ws'
+import { RPC } from '../protocol/rpc-codes'
+import { LoginParams } from '../protocol/schemas'
+import type { Underlying } from './assets'
+import { createControl, type SimControl } from './control'
+import { type EngineConfig, SimEngine } from './engine'
+import { check } from './handler'
+import { dispatch, isPrivate, type RpcOutcome, takeFailure } from './router'
+import { SimRpcError } from './rpc-error'
+import type { SimWallet } from './sim-types'
+import { readAuthHeaders, verifyAuth } from './verify'
+import { tickerView } from './views'
+
+const MAX_BODY_BYTES = 1_000_000
+
+export interface SimulatorOptions extends Partial<Omit<EngineConfig, 'chainId'>> {
+  chainId: number
+  port?: number
+  host?: string
+  /** `manual` (default): time moves only through the control API. `wall`: it also follows the wall clock. */
+  clock?: 'manual' | 'wall'
+  wallets?: { wallet: Address; owner?: Address; sessionKeys?: Address[] }[]
+}
+
+export interface RunningSimulator {
+  httpUrl: string
+  wsUrl: string
+  control: SimControl
+  engine: SimEngine
+  close(): Promise<void>
+}
+
+/** Starts the simulator; resolves once it listens. */
+export async function startDeriveSimulator(opts: SimulatorOptions): Promise<RunningSimulator> {
+  const wall = opts.clock === 'wall' ? { offsetMs: 0 } : undefined
+  const engine = new SimEngine({ ...opts, startMs: opts.startMs ?? Date.now() })
+  const control = createControl(engine, wall)
+  for (const w of opts.wallets ?? []) control.registerWallet(w)
+  const sync = () => {
+    if (wall) engine.advanceTo(Date.now() + wall.offsetMs)
+  }
+
+  const server = createServer((req, res) => {
+    handleHttp(engine, control, sync, req, res).catch((err) => send(res, 500, { error: String(err) }))
+  })
+  const wss = new WebSocketServer({ server, path: '/ws' })
+  const clients = new Set<WsConn>()
+  wss.on('connection', (ws) => {
+    const conn: WsConn = { ws, wallet: null, channels: new Set() }
+    clients.add(conn)
+    ws.on('close', () => clients.delete(conn))
+    ws.on('message', (raw) => {
+      sync()
+      handleWs(engine, conn, String(raw)).catch(() => {})
+    })
+  })
+  engine.onMarketChange(() => {
+    for (const c of clients) pushTickers(engine, c)
+  })
+
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  const host = opts.host ?? '127.0.0.1'
+  return {
+    httpUrl: `http://${host}:${port}`,
+    wsUrl: `ws://${host}:${port}/ws`,
+    control,
+    engine,
+    close: async () => {
+      for (const c of clients) c.ws.terminate()
+      await new Promise<void>((resolve) => wss.close(() => resolve()))
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+interface WsConn {
+  ws: WebSocket
+  wallet: SimWallet | null
+  channels: Set<string>
+}
+
+async function handleHttp(
+  engine: SimEngine,
+  control: SimControl,
+  sync: () => void,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://x').pathname
+  if (path.startsWith('/_sim/')) return handleControl(engine, control, path.slice(6), req, res)
+  if (req.method !== 'POST') return send(res, 405, { error: 'POST only' })
+  const method = path.replace(/^\/+/, '')
+  let params: unknown
+  try {
+    params = JSON.parse((await readBody(req)) || '{}')
+  } catch {
+    return send(res, 400, { id: null, error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } })
+  }
+  sync()
+  const injected = takeFailure(engine, method)
+  if (injected?.httpStatus) return send(res, injected.httpStatus, { message: 'injected transport failure' })
+  if (injected?.code !== undefined)
+    return reply(res, { error: { code: injected.code, message: 'Injected failure', data: null } })
+  let wallet: SimWallet | null = null
+  if (isPrivate(method)) {
+    try {
+      wallet = await verifyAuth(engine, readAuthHeaders(req.headers))
+    } catch (err) {
+      if (err instanceof SimRpcError)
+        return reply(res, { error: { code: err.code, message: err.message, data: err.data } })
+      throw err
+    }
+  }
+  reply(res, await dispatch(engine, method, params, wallet))
+}
+
+async function handleWs(engine: SimEngine, conn: WsConn, text: string): Promise<void> {
+  let msg: { id?: unknown; method?: string; params?: Record<string, unknown> }
+  try {
+    msg = JSON.parse(text)
+  } catch {
+    conn.ws.send(JSON.stringify({ id: null, error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } }))
+    return
+  }
+  const id = msg.id ?? null
+  const method = String(msg.method ?? '')
+  const params = msg.params ?? {}
+  const out = (o: RpcOutcome) => conn.ws.send(JSON.stringify({ id, ...o }))
+  try {
+    if (method === 'public/login') {
+      const p = check<{ wallet: string; timestamp: string | number; signature: string }>(LoginParams, params)
+      conn.wallet = await verifyAuth(engine, p)
+      const w = conn.wallet
+      return out({ result: [...engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id) })
+    }
+    if (method === 'subscribe' || method === 'unsubscribe') {
+      const channels = Array.isArray(params.channels) ? params.channels.map(String) : []
+      const status: Record<string, string> = {}
+      for (const c of channels) {
+        if (method === 'unsubscribe') conn.channels.delete(c)
+        else if (tickerInstrument(engine, c)) conn.channels.add(c)
+        status[c] = method === 'unsubscribe' || conn.channels.has(c) ? 'ok' : 'invalid channel'
+      }
+      out({ result: { status, current_subscriptions: [...conn.channels] } })
+      if (method === 'subscribe') pushTickers(engine, conn)
+      return
+    }
+    if (isPrivate(method) && !conn.wallet)
+      throw new SimRpcError(RPC.NOT_AUTHORIZED, 'Authentication failed', 'login first')
+    out(await dispatch(engine, method, params, conn.wallet))
+  } catch (err) {
+    if (err instanceof SimRpcError) out({ error: { code: err.code, message: err.message, data: err.data } })
+    else out({ error: { code: RPC.INTERNAL, message: 'Internal error', data: String(err) } })
+  }
+}
+
+/** `ticker.{instrument_name}.{interval_ms}`, interval 100 or 1000 as on Derive. */
+function tickerInstrument(engine: SimEngine, channel: string) {
+  const m = /^ticker\.(.+)\.(100|1000)$/.exec(channel)
+  return m ? engine.catalog.get(m[1] ?? '') : undefined
+}
+
+function pushTickers(engine: SimEngine, conn: WsConn): void {
+  for (const channel of conn.channels) {
+    const inst = tickerInstrument(engine, channel)
+    if (!inst) continue
+    const data = { timestamp: engine.now(), instrument_ticker: tickerView(engine, inst) }
+    conn.ws.send(JSON.stringify({ method: 'subscription', params: { channel, data } }))
+  }
+}
+
+async function handleControl(
+  engine: SimEngine,
+  control: SimControl,
+  op: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
+  try {
+    const body = req.method === 'POST' ? JSON.parse((await readBody(req)) || '{}') : {}
+    switch (op) {
+      case 'state':
+        return send(res, 200, {
+          now: engine.now(),
+          prices: Object.fromEntries([...engine.market.index].map(([k, v]) => [k, v.toString()])),
+        })
+      case 'advance':
+        return send(res, 200, {
+          now: body.to !== undefined ? control.advanceTo(Number(body.to)) : control.advance(Number(body.ms ?? 0)),
+        })
+      case 'set_price':
+        control.setPrice(body.currency as Underlying, String(body.price))
+        return send(res, 200, { ok: true })
+      case 'register_wallet':
+        control.registerWallet({ wallet: body.wallet, owner: body.owner, sessionKeys: body.session_keys ?? [] })
+        return send(res, 200, { ok: true })
+      case 'fund_wallet':
+        control.fundWallet(body.wallet, String(body.asset_name), String(body.amount))
+        return send(res, 200, { ok: true })
+      case 'set_balance':
+        control.setBalance(Number(body.subaccount_id), String(body.asset_name), String(body.amount))
+        return send(res, 200, { ok: true })
+      case 'fail_next':
+        control.failNext({ method: body.method, code: body.code, httpStatus: body.http_status, count: body.count })
+        return send(res, 200, { ok: true })
+      default:
+        return send(res, 404, { error: `unknown control ${op}` })
+    }
+  } catch (err) {
+    return send(res, 400, { error: String(err) })
+  }
+}
+
+function reply(res: ServerResponse, o: RpcOutcome): void {
+  send(res, 200, { id: null, ...o })
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(body))
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => {
+      size += c.length
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('body too large'))
+        req.destroy()
+      } else chunks.push(c)
+    })
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
+}

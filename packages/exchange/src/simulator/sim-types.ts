@@ -1,0 +1,151 @@
+/** The simulator's in-memory state. Every amount and price is an e18 bigint. */
+import type { Address, Hex } from 'viem'
+import type { Direction, OrderStatus, TxStatus } from '../protocol/types'
+import type { CollateralName, Underlying } from './assets'
+
+export interface SimInstrument {
+  name: string
+  type: 'option' | 'perp' | 'erc20'
+  currency: Underlying
+  assetAddress: Address
+  subId: bigint
+  tickE18: bigint
+  amountStepE18: bigint
+  minAmountE18: bigint
+  maxAmountE18: bigint
+  makerFeeRateE18: bigint
+  takerFeeRateE18: bigint
+  baseFeeE18: bigint
+  /** Options: fees are capped at this fraction of the option's value. */
+  feeCapRateE18: bigint | null
+  option: { expirySec: number; strikeE18: bigint; type: 'C' | 'P'; settlementPriceE18: bigint | null } | null
+}
+
+export interface SimWallet {
+  wallet: Address
+  owner: Address
+  sessionKeys: Set<string>
+  /** On-chain balances of the wallet, what deposits draw from and withdrawals pay to. */
+  walletBalances: Map<CollateralName, bigint>
+}
+
+export interface SimPosition {
+  amountE18: bigint
+  averagePriceE18: bigint
+  cumulativeFundingE18: bigint
+  realizedPnlE18: bigint
+  createdMs: number
+}
+
+export interface SimSubaccount {
+  id: number
+  wallet: Address
+  label: string
+  marginType: 'SM' | 'PM' | 'PM2'
+  manager: Address
+  balances: Map<CollateralName, bigint>
+  cumulativeInterestE18: bigint
+  positions: Map<string, SimPosition>
+  usedNonces: Set<string>
+}
+
+export interface SimOrder {
+  orderId: string
+  subaccountId: number
+  instrument: string
+  direction: Direction
+  amountE18: bigint
+  filledE18: bigint
+  limitPriceE18: bigint
+  maxFeeE18: bigint
+  feeE18: bigint
+  notionalFilledE18: bigint
+  status: OrderStatus
+  timeInForce: 'gtc' | 'post_only' | 'fok' | 'ioc'
+  cancelReason: string
+  label: string
+  mmp: boolean
+  nonce: string
+  signer: Address
+  signature: Hex
+  expirySec: number
+  createdMs: number
+  updatedMs: number
+}
+
+export interface SimTrade {
+  tradeId: string
+  orderId: string
+  subaccountId: number
+  instrument: string
+  direction: Direction
+  amountE18: bigint
+  priceE18: bigint
+  feeE18: bigint
+  role: 'maker' | 'taker'
+  indexE18: bigint
+  markE18: bigint
+  timestampMs: number
+  transactionId: string
+  label: string
+}
+
+export interface SimTransaction {
+  id: string
+  status: TxStatus
+  kind: 'deposit' | 'withdrawal' | 'transfer' | 'create_subaccount'
+  data: Record<string, unknown>
+}
+
+export interface CashEvent {
+  subaccountId: number
+  timestampMs: number
+}
+
+export interface DepositRecord extends CashEvent {
+  asset: CollateralName
+  amountE18: bigint
+  transactionId: string
+  txHash: Hex
+}
+
+export interface WithdrawalRecord extends CashEvent {
+  asset: CollateralName
+  amountE18: bigint
+  txHash: Hex
+}
+
+export interface TransferRecord extends CashEvent {
+  asset: CollateralName
+  amountE18: bigint
+  counterparty: number
+  outgoing: boolean
+  txHash: Hex
+}
+
+export interface InterestRecord extends CashEvent {
+  interestE18: bigint
+}
+
+export interface FundingRecord extends CashEvent {
+  instrument: string
+  fundingE18: bigint
+}
+
+export interface SettlementRecord extends CashEvent {
+  instrument: string
+  expirySec: number
+  amountE18: bigint
+  settlementPriceE18: bigint
+  pnlE18: bigint
+}
+
+export interface SimHistories {
+  deposits: DepositRecord[]
+  withdrawals: WithdrawalRecord[]
+  transfers: TransferRecord[]
+  interest: InterestRecord[]
+  funding: FundingRecord[]
+  settlements: SettlementRecord[]
+  trades: SimTrade[]
+}
