@@ -14,7 +14,7 @@ import { generateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import { ENV_LOCAL_PATH, loadConfig } from '@wh/config'
 import { runMigrations } from '@wh/db'
-import { localStackEnv, type RunningServer, startPostgres, startRedis } from '@wh/testkit'
+import { localStackEnv, type RunningServer, startChain, startPostgres, startRedis } from '@wh/testkit'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const PG_PORT = 54329
@@ -126,8 +126,15 @@ async function main() {
 
   if (!(await listening(redisPort))) started.push(await startRedis({ port: redisPort }))
 
-  const run = (name: string, cwd: string) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // one local EVM node stands in for every chain (and the exchange chain), as in the tests
+  const rpc = new URL(config.rpcUrls.ethereum)
+  if (!(await listening(Number(rpc.port)))) {
+    const chain = await startChain({ port: Number(rpc.port), chainId: config.exchange.chainId })
+    started.push({ url: chain.rpcUrl, port: chain.port, stop: chain.stop })
+  }
+
+  const run = (name: string, cwd: string, args = ['src/main.ts']) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
       cwd: join(ROOT, cwd),
       stdio: 'inherit',
       env: { ...process.env, ...env },
@@ -139,6 +146,15 @@ async function main() {
       }
     })
     children.push(child)
+  }
+  // the Derive simulator, on the port of EXCHANGE_HTTP_URL (it speaks Derive's JSON-RPC and WebSocket)
+  const exchangePort = new URL(config.exchange.httpUrl).port
+  if (!(await listening(Number(exchangePort)))) {
+    run('derive-simulator', 'packages/exchange', [
+      'src/simulator/main.ts',
+      exchangePort,
+      String(config.exchange.chainId),
+    ])
   }
   run('api', 'apps/api')
   run('worker', 'apps/worker')
@@ -163,6 +179,8 @@ async function main() {
     OpenAPI UI     ${base}/docs
     Bull Board     ${base}/admin/queues   (user admin, password ADMIN_PASSWORD in .env.local)
     Health         ${base}/health
+    Local chain    ${config.rpcUrls.ethereum} (chain id ${config.exchange.chainId}; every chain's RPC points here)
+    Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/)
 
   Try it:
     curl ${base}/auth/nonce

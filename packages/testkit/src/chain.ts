@@ -29,6 +29,8 @@ export interface StartChainOptions {
   blockTimeSeconds?: number
   /** dev accounts derived from TEST_MNEMONIC; default 10 */
   accounts?: number
+  /** a fixed port (the local run); default: one the node picks */
+  port?: number
 }
 
 /** The anvil binary inside the platform package that `@foundry-rs/anvil` depends on. */
@@ -67,7 +69,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
     '--host',
     '127.0.0.1',
     '--port',
-    '0',
+    String(opts.port ?? 0),
     '--chain-id',
     String(chainId),
     '--mnemonic',
