@@ -20,6 +20,7 @@ import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
 import portfolioRoutes from './routes/portfolio/index'
 import treasuryRoutes from './routes/treasury/index'
+import withdrawalRoutes from './routes/withdrawals/index'
 
 export interface ServerDeps {
   config: Config
@@ -80,6 +81,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     rateLimitPerMinute: config.authRateLimitPerMinute,
   })
   await app.register(treasuryRoutes, { sql, keyring: deps.keyring, chains: deps.chains })
+  await app.register(withdrawalRoutes, {
+    sql,
+    keyring: deps.keyring,
+    chains: deps.chains,
+    limits: config.withdrawal,
+    clock,
+  })
   await app.register(portfolioRoutes, { sql, clock })
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {

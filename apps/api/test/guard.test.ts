@@ -8,6 +8,9 @@ const PROTECTED = [
   { method: 'GET', url: '/deposit-address', path: '/deposit-address' },
   { method: 'GET', url: '/portfolio/summary', path: '/portfolio/summary' },
   { method: 'GET', url: '/portfolio/statement', path: '/portfolio/statement' },
+  { method: 'GET', url: '/withdrawals/routes', path: '/withdrawals/routes' },
+  { method: 'POST', url: '/withdrawals', path: '/withdrawals' },
+  { method: 'GET', url: '/withdrawals', path: '/withdrawals' },
 ] as const
 
 const UNAUTHORIZED = {

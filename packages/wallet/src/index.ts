@@ -1,3 +1,4 @@
+export * from './alerts'
 export * from './chains'
 export * from './clients'
 export * from './contracts/deploy'

@@ -1,0 +1,50 @@
+/** The withdrawals controller's failures, each with a stable code (DESIGN: 400 input, 422 rules). */
+import { AppError, BusinessRuleError } from '@wh/core'
+
+export class InvalidDestinationError extends AppError {
+  constructor(message: string) {
+    super({ code: 'INVALID_DESTINATION', statusCode: 400, message })
+  }
+}
+export class UnknownRouteError extends AppError {
+  constructor(chain: string, asset: string) {
+    super({ code: 'UNKNOWN_ROUTE', statusCode: 400, message: `no withdrawal route for ${asset} on ${chain}` })
+  }
+}
+export class InvalidCursorError extends AppError {
+  constructor() {
+    super({ code: 'INVALID_CURSOR', statusCode: 400, message: 'cursor is not one this API issued' })
+  }
+}
+/** spec 8.2: below WITHDRAWAL_MIN_USD. */
+export class WithdrawalBelowMinimumError extends BusinessRuleError {
+  constructor(minAmount: string, asset: string, minUsd: string) {
+    super('WITHDRAWAL_BELOW_MINIMUM', `amount is below the minimum of ${minAmount} ${asset} (${minUsd} USD)`, {
+      minAmount,
+      asset,
+      minUsd,
+    })
+  }
+}
+/** spec 8.2: above WITHDRAWAL_MAX_USD. */
+export class WithdrawalAboveMaximumError extends BusinessRuleError {
+  constructor(maxAmount: string, asset: string, maxUsd: string) {
+    super('WITHDRAWAL_ABOVE_MAXIMUM', `amount is above the maximum of ${maxAmount} ${asset} (${maxUsd} USD)`, {
+      maxAmount,
+      asset,
+      maxUsd,
+    })
+  }
+}
+/** The Idempotency-Key was used before for a different request. */
+export class IdempotencyKeyReusedError extends BusinessRuleError {
+  constructor() {
+    super('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different withdrawal request')
+  }
+}
+/** A JSON number where a decimal string is required (a float cannot carry an amount exactly). */
+export class AmountNotStringError extends AppError {
+  constructor() {
+    super({ code: 'VALIDATION_ERROR', statusCode: 400, message: 'body/amount must be a decimal string' })
+  }
+}
