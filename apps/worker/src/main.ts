@@ -4,11 +4,15 @@
  * finishing the jobs in flight (a job cut off by SIGKILL is retried by BullMQ's stall check).
  */
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
+import { createDatabase } from '@wh/db'
 import { selectQueues } from '@wh/jobs'
+import { buildChainClients, buildChainRegistry, configuredChainOverrides, DepositKeyring } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import pino from 'pino'
+import { privateKeyToAccount } from 'viem/accounts'
 import { ticks } from './jobs/index'
 import { startRuntime } from './runtime'
+import type { WorkerDeps } from './ticks'
 
 loadDotEnvLocal()
 const config = loadConfigOrExit(processEnv)
@@ -16,7 +20,23 @@ const config = loadConfigOrExit(processEnv)
 const log = pino({ level: config.logLevel, base: { process: 'worker' } })
 const consume = selectQueues(config.workerQueues)
 const connection = new Redis(config.cacheUrl, { maxRetriesPerRequest: null })
-const runtime = await startRuntime({ connection, ticks, consume, log })
+const redis = new Redis(config.cacheUrl)
+const database = createDatabase(config.databaseUrl, { appName: 'wheelhouse-worker' })
+// built once: the keyring's PBKDF2 and hardened steps, one client set per chain
+const registry = buildChainRegistry(config, configuredChainOverrides(config))
+// the hot wallet is MASTER_PRIVATE_KEY's account on every chain (docs/chains.md "Hot wallet")
+const hotWallet = privateKeyToAccount(config.keys.masterPrivateKey)
+const deps: WorkerDeps = {
+  config,
+  sql: database.sql,
+  redis,
+  keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic),
+  registry,
+  clients: buildChainClients(registry),
+  gasWallet: privateKeyToAccount(config.keys.gasWalletPrivateKey),
+  hotWallet: () => hotWallet,
+}
+const runtime = await startRuntime({ connection, ticks, consume, log, deps })
 log.info({ queues: consume, ticks: ticks.map((t) => t.name) }, 'worker started')
 
 let closing = false
@@ -28,6 +48,8 @@ async function shutdown(signal: string) {
   force.unref()
   await runtime.close()
   connection.disconnect()
+  redis.disconnect()
+  await database.close()
   process.exit(0)
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'))

@@ -5,7 +5,7 @@
 import { BULL_PREFIX, QUEUES, type QueueKey } from '@wh/jobs'
 import { type Job, Queue, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
-import type { TickContext, TickDefinition } from './ticks'
+import type { TickContext, TickDefinition, WorkerDeps } from './ticks'
 
 export interface RuntimeOptions {
   /** a connection for BullMQ (maxRetriesPerRequest must be null); duplicated per worker */
@@ -16,6 +16,8 @@ export interface RuntimeOptions {
   /** jobs processed at once per queue */
   concurrency?: Partial<Record<QueueKey, number>>
   log: TickContext['log']
+  /** what processors act through (main.ts builds it once); a runtime without it runs only ticks that need none */
+  deps?: WorkerDeps
 }
 
 export interface Runtime {
@@ -27,6 +29,15 @@ export interface Runtime {
 
 export const DEFAULT_CONCURRENCY = 4
 
+/** Stands in for absent deps: a processor that reaches for one fails loudly, naming it. */
+function missingDeps(): WorkerDeps {
+  return new Proxy({} as WorkerDeps, {
+    get(_target, key) {
+      throw new Error(`this runtime was started without deps, but a processor needs deps.${String(key)}`)
+    },
+  })
+}
+
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const prefix = opts.prefix ?? BULL_PREFIX
   const queues = new Map<QueueKey, Queue>()
@@ -35,6 +46,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   }
   // Upsert every scheduler (idempotent by id): the same schedule whichever replica starts first.
   for (const tick of opts.ticks) {
+    if (tick.everyMs === undefined) continue // a fan-out target: runs the jobs a tick adds
     await queues
       .get(tick.queue)
       ?.upsertJobScheduler(
@@ -44,7 +56,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       )
   }
   const byName = new Map(opts.ticks.map((t) => [`${t.queue}/${t.name}`, t]))
-  const ctx: TickContext = { log: opts.log }
+  const ctx: TickContext = { log: opts.log, deps: opts.deps ?? missingDeps(), queues }
   const workers = opts.consume.map(
     (key) =>
       new Worker(

@@ -3,17 +3,48 @@
  * scheduler (upserted by id), so N replicas agree on one schedule and each period runs once.
  * Later issues add their ticks here (deposit scans, sweeps, funding, withdrawals, …).
  */
+import type { Config } from '@wh/config'
+import type { Sql } from '@wh/db'
 import type { QueueKey } from '@wh/jobs'
-import type { Job } from 'bullmq'
+import type { ChainClients, ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
+import type { Job, Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
+import type { LocalAccount } from 'viem'
+
+/**
+ * What processors share, built ONCE per process in main.ts (never at import time) and passed down:
+ * a processor reloads its state from Postgres by id and acts through these.
+ */
+export interface WorkerDeps {
+  readonly config: Config
+  readonly sql: Sql
+  /** a plain connection (locks, caches); BullMQ has its own */
+  readonly redis: Redis
+  /** the private keyring: signs a deposit address's own sweep (spec 2.1 rule 4) */
+  readonly keyring: DepositKeyring
+  readonly registry: ReadonlyMap<ChainName, ChainInfo>
+  readonly clients: ReadonlyMap<ChainName, ChainClients>
+  /** GAS_WALLET_PRIVATE_KEY's account: tops deposit addresses up with gas */
+  readonly gasWallet: LocalAccount
+  /** the platform's hot wallet on `chain`: receives sweeps, sends withdrawals (docs/chains.md) */
+  readonly hotWallet: (chain: ChainName) => LocalAccount
+}
 
 export interface TickContext {
   readonly log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void }
+  readonly deps: WorkerDeps
+  /** every domain queue, for ticks that fan out one job per entity */
+  readonly queues: ReadonlyMap<QueueKey, Queue>
 }
 
 export interface TickDefinition {
   /** job scheduler id and job name; stable across deployments */
   readonly name: string
   readonly queue: QueueKey
-  readonly everyMs: number
+  /**
+   * the period of the job scheduler; omitted for a processor that only runs the jobs a tick fans
+   * out (e.g. one sweep per deposit), which has no schedule of its own
+   */
+  readonly everyMs?: number
   readonly process: (job: Job, ctx: TickContext) => Promise<unknown>
 }

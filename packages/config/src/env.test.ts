@@ -152,3 +152,18 @@ describe('loadConfig (spec 8.3)', () => {
     expect(err.message).not.toContain('short-secret-value')
   })
 })
+
+describe('USDC_ADDRESS_LOCAL (local run and tests)', () => {
+  it('is optional, and normalised to EIP-55 when set', () => {
+    expect(loadConfig(VALID).usdcAddressLocal).toBeUndefined()
+    const c = loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: '0x5fbdb2315678afecb367f032d93f642f64180aa3' })
+    expect(c.usdcAddressLocal).toBe('0x5FbDB2315678afecb367f032d93F642f64180aa3')
+  })
+  it('is refused in production and when not an address', () => {
+    const prod = () =>
+      loadConfig({ ...VALID, NODE_ENV: 'production', USDC_ADDRESS_LOCAL: '0x5FbDB2315678afecb367f032d93F642f64180aa3' })
+    expect(prod).toThrow(ConfigError)
+    expect(prod).toThrow(/USDC_ADDRESS_LOCAL: must not be set when NODE_ENV=production/)
+    expect(() => loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: 'nope' })).toThrow(/USDC_ADDRESS_LOCAL/)
+  })
+})

@@ -117,6 +117,11 @@ export const ENV_SPEC = {
   ADMIN_PASSWORD: { schema: str({ minLength: 16 }), secret: true, optional: true },
   /** sign-in attempts per IP per minute on /auth/* */
   AUTH_RATE_LIMIT_PER_MINUTE: { schema: str({ pattern: INT }), default: '120', check: positiveInt },
+  /**
+   * the local run and tests: the TestUSDC deployed on the one local node that stands in for every
+   * chain; when set, every chain's registry entry points at that node (docs/chains.md)
+   */
+  USDC_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
 } satisfies Record<string, VarSpec>
 
 export type EnvName = keyof typeof ENV_SPEC
@@ -165,6 +170,8 @@ export interface Config {
   readonly workerQueues: readonly string[]
   readonly adminPassword: string | undefined
   readonly authRateLimitPerMinute: number
+  /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
+  readonly usdcAddressLocal: `0x${string}` | undefined
 }
 
 /** Thrown by loadConfig; names every bad variable, never a value. */
@@ -216,6 +223,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   if ((v.ALERT_BOT_TOKEN === undefined) !== (v.ALERT_CHAT_ID === undefined)) {
     // spec 6.2: alerts need both; one alone is almost certainly a mistake, but not fatal
+  }
+  if (v.USDC_ADDRESS_LOCAL !== undefined && v.NODE_ENV === 'production') {
+    // a local override would point every chain's USDC at a test contract: never with real money
+    problems.push({ name: 'USDC_ADDRESS_LOCAL', reason: 'must not be set when NODE_ENV=production' })
   }
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -277,6 +288,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       .filter(Boolean),
     adminPassword: v.ADMIN_PASSWORD,
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
+    usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
   } satisfies Config)
 }
 

@@ -73,3 +73,17 @@ export function buildChainRegistry(
   }
   return registry
 }
+
+/**
+ * The overrides of this deployment: none in production; with USDC_ADDRESS_LOCAL (local run and
+ * tests) the one local node stands in for every chain, so each takes its USDC contract, its chain
+ * id (the local run starts the node with EXCHANGE_CHAIN_ID) and 0 confirmations (an automining
+ * node only makes blocks for transactions, so any deeper depth would never be reached).
+ */
+export function configuredChainOverrides(
+  config: Pick<Config, 'usdcAddressLocal' | 'exchange'>,
+): Partial<Record<ChainName, ChainOverride>> {
+  if (config.usdcAddressLocal === undefined) return {}
+  const local: ChainOverride = { usdc: config.usdcAddressLocal, chainId: config.exchange.chainId, confirmations: 0 }
+  return Object.fromEntries(CHAIN_NAMES.map((name) => [name, local]))
+}

@@ -5,6 +5,7 @@ export * from './contracts/deploy'
 export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc'
 export * from './hd'
 export { Lru } from './lru'
+export * from './outbox'
 export * from './scan'
 export {
   type BlockRange,

@@ -1,0 +1,158 @@
+/**
+ * The outbox against a real anvil node and a real Postgres: exactly one transaction per
+ * (purpose, refId, step), distinct nonces under concurrency, the stored bytes re-broadcast after
+ * a crash, and finality by the chain's confirmations.
+ */
+import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
+import { createPublicClient, createTestClient, createWalletClient, getAddress, http, parseEther } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  buildChainClients,
+  buildChainRegistry,
+  type ChainClients,
+  confirmOutbound,
+  deployTestUsdc,
+  feePaidWei,
+  type OutboxDeps,
+  OutboxMismatchError,
+  sendOnce,
+  testUsdcAbi,
+} from '../src/index'
+
+const CONFIRMATIONS = 2
+const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
+const sender = privateKeyToAccount(TEST_PRIVATE_KEYS[2])
+const RECIPIENT = getAddress('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')
+
+describe('outbox (crash-safe sender) on a real chain', () => {
+  let chain: RunningChain
+  let ctx: Awaited<ReturnType<typeof integrationContext>>
+  let deps: OutboxDeps
+  let base: ChainClients
+  let mine: (blocks?: number) => Promise<void>
+  let ref = 0
+  const nextRef = () => `test-${Date.now()}-${ref++}`
+
+  beforeAll(async () => {
+    chain = await startChain({ chainId: 8453 })
+    ctx = await integrationContext({ RPC_URL_BASE: chain.rpcUrl })
+    const transport = http(chain.rpcUrl)
+    const usdc = await deployTestUsdc(
+      createWalletClient({ account: deployer, transport }),
+      createPublicClient({ transport }),
+    )
+    const registry = buildChainRegistry(ctx.config, {
+      base: { chainId: chain.chainId, usdc, confirmations: CONFIRMATIONS },
+    })
+    const clients = buildChainClients(registry)
+    deps = { sql: ctx.database.sql, clients, registry }
+    base = clients.get('base') as ChainClients
+    const mint = await base.walletClient.writeContract({
+      account: deployer,
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'mint',
+      args: [sender.address, 1_000_000_000n],
+    })
+    await base.publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
+    const anvil = createTestClient({ mode: 'anvil', transport })
+    mine = (blocks = CONFIRMATIONS) => anvil.mine({ blocks })
+  })
+  afterAll(async () => {
+    await ctx?.database.close()
+    await chain?.stop()
+  })
+
+  const transfer = (refId: string, amountBaseUnits = 1_000_000n) =>
+    ({
+      chain: 'base',
+      purpose: 'withdrawal',
+      refId,
+      signer: sender,
+      to: RECIPIENT,
+      token: 'USDC',
+      amountBaseUnits,
+    }) as const
+
+  it('ten concurrent sends of one (purpose, refId, step) make one row and one transaction', async () => {
+    const refId = nextRef()
+    const records = await Promise.all(Array.from({ length: 10 }, () => sendOnce(deps, transfer(refId))))
+    expect(new Set(records.map((r) => r.id)).size).toBe(1)
+    expect(new Set(records.map((r) => r.txHash)).size).toBe(1)
+    const rows = await ctx.database.sql`select 1 from outbound_txs where ref_id = ${refId}`
+    expect(rows).toHaveLength(1)
+    const again = await sendOnce(deps, { ...transfer(refId), amountBaseUnits: 5n })
+    expect(again.txHash).toBe(records[0]?.txHash) // the first signed amount is the one
+  })
+
+  it('concurrent sends of different refs from one sender get distinct, gapless nonces and all mine', async () => {
+    const refs = Array.from({ length: 8 }, nextRef)
+    const records = await Promise.all(refs.map((r) => sendOnce(deps, transfer(r))))
+    const nonces = records.map((r) => r.nonce).sort((a, b) => a - b)
+    expect(new Set(nonces).size).toBe(8)
+    expect((nonces.at(-1) ?? 0) - (nonces[0] ?? 0)).toBe(7)
+    await mine()
+    for (const r of records) expect((await confirmOutbound(deps, r.id)).state).toBe('confirmed')
+  })
+
+  it('a row is final only with the chain confirmations, then carries its fee', async () => {
+    const rec = await sendOnce(deps, { ...transfer(nextRef()), token: 'ETH', amountBaseUnits: parseEther('0.001') })
+    const mined = await confirmOutbound(deps, rec.id)
+    expect(mined.state).toBe('broadcast')
+    expect(mined.blockNumber).toBeTypeOf('bigint')
+    await mine()
+    const done = await confirmOutbound(deps, rec.id)
+    expect(done.state).toBe('confirmed')
+    expect(feePaidWei(done)).toBeGreaterThan(0n)
+  })
+
+  it('a crash after recording and before the broadcast: the retry sends the same stored bytes', async () => {
+    const refId = nextRef()
+    const crashing: OutboxDeps = {
+      ...deps,
+      hooks: {
+        afterSigned: () => {
+          throw new Error('killed')
+        },
+      },
+    }
+    await expect(sendOnce(crashing, transfer(refId))).rejects.toThrow('killed')
+    const [row] = await ctx.database.sql<{ state: string; tx_hash: string }[]>`
+      select state, tx_hash from outbound_txs where ref_id = ${refId}`
+    expect(row?.state).toBe('signed')
+    const retry = await sendOnce(deps, transfer(refId))
+    expect(retry.txHash).toBe(row?.tx_hash)
+    await mine()
+    expect((await confirmOutbound(deps, retry.id)).state).toBe('confirmed')
+  })
+
+  it('a row whose nonce another transaction used is failed, and the next send skips past it', async () => {
+    const refId = nextRef()
+    const crashing: OutboxDeps = { ...deps, hooks: { afterSigned: () => Promise.reject(new Error('killed')) } }
+    await expect(sendOnce(crashing, transfer(refId))).rejects.toThrow('killed')
+    const [row] = await ctx.database.sql<{ id: string; nonce: string }[]>`
+      select id, nonce from outbound_txs where ref_id = ${refId}`
+    // someone sends from the same key outside the outbox, taking that nonce
+    const hash = await base.walletClient.sendTransaction({
+      account: sender,
+      to: RECIPIENT,
+      value: 1n,
+      nonce: Number(row?.nonce),
+    })
+    await base.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
+    expect((await confirmOutbound(deps, row?.id ?? '')).state).toBe('failed')
+    const next = await sendOnce(deps, transfer(nextRef()))
+    expect(next.nonce).toBe(Number(row?.nonce) + 1)
+    await mine()
+    expect((await confirmOutbound(deps, next.id)).state).toBe('confirmed')
+  })
+
+  it('the same (purpose, refId, step) with another recipient is refused', async () => {
+    const refId = nextRef()
+    await sendOnce(deps, transfer(refId))
+    await expect(sendOnce(deps, { ...transfer(refId), to: deployer.address })).rejects.toBeInstanceOf(
+      OutboxMismatchError,
+    )
+  })
+})
