@@ -29,33 +29,14 @@
 import type { Clock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { appendBatch, type EventInput } from '@wh/ledger'
-import type { Alerter, AlertFields, ChainInfo, ChainName } from '@wh/wallet'
-import type { Address, Hex, LocalAccount } from 'viem'
+import type { Alerter, AlertFields, ChainInfo, ChainName, OutboundRecord, OutboundTransfer } from '@wh/wallet'
 
 /**
  * The outbox contract of packages/wallet/src/outbox.ts (sendOnce / confirmOutbound, written
  * alongside this tick). Injected, so this processor compiles and is tested on its own; the tick
  * wiring passes `(t) => sendOnce(outboxDeps, t)` and `(id) => confirmOutbound(outboxDeps, id)`.
  */
-export interface OutboundTransfer {
-  chain: ChainName
-  purpose: 'gas_topup' | 'sweep' | 'withdrawal' | 'bridge'
-  refId: string
-  step?: number
-  signer: LocalAccount
-  to: Address
-  token: 'ETH' | 'USDC'
-  amountBaseUnits: bigint
-}
-export interface OutboundRecord {
-  id: string
-  txHash: Hex
-  nonce: number
-  state: 'signed' | 'broadcast' | 'confirmed' | 'failed'
-  gasUsed?: bigint
-  effectiveGasPrice?: bigint
-  blockNumber?: bigint
-}
+export type { OutboundRecord, OutboundTransfer }
 export interface OutboxPort {
   readonly registry: ReadonlyMap<ChainName, ChainInfo>
   /** exactly once per (purpose, refId, step), crash-safe */
