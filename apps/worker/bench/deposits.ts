@@ -11,7 +11,16 @@
  */
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
-import { localStackEnv, startChain, startPostgres, startRedis, TEST_MNEMONIC } from '@wh/testkit'
+import {
+  localStackEnv,
+  prng,
+  randomAddressFrom,
+  rpcBatch,
+  startChain,
+  startPostgres,
+  startRedis,
+  TEST_MNEMONIC,
+} from '@wh/testkit'
 import { buildChainClients, buildChainRegistry, DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createWalletClient, type Hex, http, numberToHex } from 'viem'
@@ -32,34 +41,8 @@ const SENDERS = 10
 const SWEEP_CONCURRENCY = 4 // the worker's DEFAULT_CONCURRENCY per queue
 const TICK_BLOCKS = 100
 
-function prng(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const random = prng(7)
-const randomAddress = (): Address =>
-  `0x${Array.from({ length: 5 }, () =>
-    Math.floor(random() * 2 ** 32)
-      .toString(16)
-      .padStart(8, '0'),
-  ).join('')}`
-
-async function rpcBatch(url: string, calls: { method: string; params: unknown[] }[]): Promise<unknown[]> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: '2.0', id, ...c }))),
-  })
-  const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[]
-  const failed = body.find((r) => r.error)
-  if (failed) throw new Error(`${calls[failed.id]?.method}: ${failed.error?.message}`)
-  return body.sort((a, b) => a.id - b.id).map((r) => r.result)
-}
+const randomAddress = () => randomAddressFrom(random)
 
 const ms = (t: number) => `${Math.round(performance.now() - t).toLocaleString('en-US')}`
 const rows: string[][] = []

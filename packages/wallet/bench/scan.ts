@@ -7,7 +7,7 @@
  *   pnpm --filter @wh/wallet bench                 1,000 blocks, 100,000 addresses (about 50 s)
  *   pnpm --filter @wh/wallet bench 200 10000       smaller: blocks, then addresses
  */
-import { startChain, TEST_MNEMONIC } from '@wh/testkit'
+import { prng, randomAddressFrom, rpcBatch, startChain, TEST_MNEMONIC } from '@wh/testkit'
 import { type Address, createWalletClient, type Hex, http, numberToHex } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import {
@@ -30,35 +30,8 @@ const MAX_TRANSFERS_PER_KIND_PER_BLOCK = 20 // uniform 0..20 ETH and 0..20 USDC 
 const DEPOSIT_SHARE = 0.05
 const SENDERS = 10 // anvil's unlocked dev accounts
 
-/** a small seeded PRNG (mulberry32): the same chain every run */
-function prng(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const random = prng(4)
-const randomAddress = (): Address =>
-  `0x${Array.from({ length: 5 }, () =>
-    Math.floor(random() * 2 ** 32)
-      .toString(16)
-      .padStart(8, '0'),
-  ).join('')}`
-
-async function rpcBatch(url: string, calls: { method: string; params: unknown[] }[]): Promise<unknown[]> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: '2.0', id, ...c }))),
-  })
-  const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[]
-  const failed = body.find((r) => r.error)
-  if (failed) throw new Error(`${calls[failed.id]?.method}: ${failed.error?.message}`)
-  return body.sort((a, b) => a.id - b.id).map((r) => r.result)
-}
+const randomAddress = () => randomAddressFrom(random)
 
 const t0 = performance.now()
 const chain = await startChain({ accounts: SENDERS })
