@@ -21,14 +21,14 @@ import {
   startRedis,
   TEST_MNEMONIC,
 } from '@wh/testkit'
-import { buildChainClients, buildChainRegistry, DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import { DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createWalletClient, type Hex, http, numberToHex } from 'viem'
-import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts'
+import { mnemonicToAccount } from 'viem/accounts'
+import { buildWorkerDeps } from '../src/deps'
 import { DepositAddressBook, syncDepositAddresses } from '../src/jobs/deposits/address-book'
 import { scanChainDeposits } from '../src/jobs/deposits/scan'
 import { sweepDeposit } from '../src/jobs/deposits/sweep'
-import type { WorkerDeps } from '../src/ticks'
 
 const BLOCKS = Number(process.argv[2] ?? 1_000)
 const ADDRESSES = Number(process.argv[3] ?? 100_000)
@@ -73,22 +73,18 @@ try {
     }),
   )
   let httpRequests = 0
-  const registry = buildChainRegistry(config, { base: { chainId: chain.chainId, usdc, confirmations: 0 } })
-  const hot = privateKeyToAccount(config.keys.masterPrivateKey)
-  const deps: WorkerDeps = {
+  const deps = buildWorkerDeps(
     config,
-    sql: database.sql,
-    redis,
-    keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic),
-    registry,
-    clients: buildChainClients(registry, {
-      onFetchRequest: () => {
-        httpRequests++
+    { sql: database.sql, redis, log: { info() {}, warn() {} } },
+    {
+      chains: { base: { chainId: chain.chainId, usdc, confirmations: 0 } },
+      clientOptions: {
+        onFetchRequest: () => {
+          httpRequests++
+        },
       },
-    }),
-    gasWallet: privateKeyToAccount(config.keys.gasWalletPrivateKey),
-    hotWallet: () => hot,
-  }
+    },
+  )
   const sql = database.sql
 
   // --- users: RECEIVERS real ones (the tick derives and stores their addresses), the rest

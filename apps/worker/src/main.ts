@@ -6,13 +6,11 @@
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { selectQueues } from '@wh/jobs'
-import { buildChainClients, buildChainRegistry, configuredChainOverrides, DepositKeyring } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import pino from 'pino'
-import { privateKeyToAccount } from 'viem/accounts'
+import { buildWorkerDeps } from './deps'
 import { ticks } from './jobs/index'
 import { startRuntime } from './runtime'
-import type { WorkerDeps } from './ticks'
 
 loadDotEnvLocal()
 const config = loadConfigOrExit(processEnv)
@@ -22,20 +20,8 @@ const consume = selectQueues(config.workerQueues)
 const connection = new Redis(config.cacheUrl, { maxRetriesPerRequest: null })
 const redis = new Redis(config.cacheUrl)
 const database = createDatabase(config.databaseUrl, { appName: 'wheelhouse-worker' })
-// built once: the keyring's PBKDF2 and hardened steps, one client set per chain
-const registry = buildChainRegistry(config, configuredChainOverrides(config))
-// the hot wallet is MASTER_PRIVATE_KEY's account on every chain (docs/chains.md "Hot wallet")
-const hotWallet = privateKeyToAccount(config.keys.masterPrivateKey)
-const deps: WorkerDeps = {
-  config,
-  sql: database.sql,
-  redis,
-  keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic),
-  registry,
-  clients: buildChainClients(registry),
-  gasWallet: privateKeyToAccount(config.keys.gasWalletPrivateKey),
-  hotWallet: () => hotWallet,
-}
+// built once: the keyring's PBKDF2 and hardened steps, one client set per chain, one exchange client
+const deps = buildWorkerDeps(config, { sql: database.sql, redis, log })
 const runtime = await startRuntime({ connection, ticks, consume, log, deps })
 log.info({ queues: consume, ticks: ticks.map((t) => t.name) }, 'worker started')
 

@@ -4,9 +4,11 @@
  * Later issues add their ticks here (deposit scans, sweeps, funding, withdrawals, …).
  */
 import type { Config } from '@wh/config'
+import type { Clock } from '@wh/core'
 import type { Sql } from '@wh/db'
+import type { DeriveClient } from '@wh/exchange'
 import type { QueueKey } from '@wh/jobs'
-import type { ChainClients, ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
+import type { Alerter, ChainClients, ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
 import type { Job, Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
 import type { LocalAccount } from 'viem'
@@ -28,6 +30,12 @@ export interface WorkerDeps {
   readonly gasWallet: LocalAccount
   /** the platform's hot wallet on `chain`: receives sweeps, sends withdrawals (docs/chains.md) */
   readonly hotWallet: (chain: ChainName) => LocalAccount
+  /** the time source of every tick (tests pass the simulator's or a manual one) */
+  readonly clock: Clock
+  /** spec 6.2: the chat channel, or a warn line when it is not configured */
+  readonly alerter: Alerter
+  /** the Derive client for EXCHANGE_WALLET_ADDRESS, signing with SESSION_PRIVATE_KEY */
+  readonly exchange: DeriveClient
 }
 
 export interface TickContext {

@@ -1,0 +1,74 @@
+/**
+ * Builds WorkerDeps once per process: main.ts, the tests and the benchmarks all go through here,
+ * so what a tick acts through in a test is what it acts through in production. Overrides only
+ * re-point parts at the local stand-ins (a local node's chain id and USDC, the simulator's clock).
+ */
+import type { Config } from '@wh/config'
+import { type Clock, systemClock } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { DeriveClient, type ExchangeLogger } from '@wh/exchange'
+import {
+  buildChainClients,
+  buildChainRegistry,
+  type ChainName,
+  type ChainOverride,
+  type ClientOptions,
+  configuredChainOverrides,
+  createAlerter,
+  DepositKeyring,
+} from '@wh/wallet'
+import type { Redis } from 'ioredis'
+import { privateKeyToAccount } from 'viem/accounts'
+import type { WorkerDeps } from './ticks'
+
+export interface DepsIo {
+  readonly sql: Sql
+  readonly redis: Redis
+  readonly log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void }
+}
+
+export interface DepsOverrides {
+  /** per-chain stand-ins; defaults to what the config names (USDC_ADDRESS_LOCAL on a local chain id) */
+  readonly chains?: Partial<Record<ChainName, ChainOverride>>
+  readonly clientOptions?: ClientOptions
+  /** the time source of ticks and of the exchange client (tests pass the simulator's) */
+  readonly clock?: Clock
+  /** the Bot API origin (tests point it at a capture server) */
+  readonly alertApiBaseUrl?: string
+  readonly exchangeLogger?: ExchangeLogger
+  /** an already-derived keyring (PBKDF2 takes a while; tests share one) */
+  readonly keyring?: DepositKeyring
+}
+
+export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {}): WorkerDeps {
+  const registry = buildChainRegistry(config, o.chains ?? configuredChainOverrides(config))
+  // the hot wallet is MASTER_PRIVATE_KEY's account on every chain (docs/chains.md "Hot wallet")
+  const hot = privateKeyToAccount(config.keys.masterPrivateKey)
+  const clock = o.clock ?? systemClock
+  return {
+    config,
+    sql: io.sql,
+    redis: io.redis,
+    keyring: o.keyring ?? DepositKeyring.fromMnemonic(config.keys.masterMnemonic),
+    registry,
+    clients: buildChainClients(registry, o.clientOptions),
+    gasWallet: privateKeyToAccount(config.keys.gasWalletPrivateKey),
+    hotWallet: () => hot,
+    clock,
+    alerter: createAlerter({
+      botToken: config.alert?.botToken,
+      chatId: config.alert?.chatId,
+      log: io.log,
+      ...(o.alertApiBaseUrl !== undefined && { apiBaseUrl: o.alertApiBaseUrl }),
+    }),
+    exchange: new DeriveClient({
+      httpUrl: config.exchange.httpUrl,
+      wsUrl: config.exchange.wsUrl,
+      wallet: config.exchange.walletAddress,
+      sessionKey: config.keys.sessionPrivateKey,
+      chainId: config.exchange.chainId,
+      clock,
+      ...(o.exchangeLogger && { logger: o.exchangeLogger }),
+    }),
+  }
+}
