@@ -150,6 +150,7 @@ describe('GET /portfolio/summary and /portfolio/statement (spec 4.2, issue 3)', 
           freeBalance: '1.500000000000000000',
           inSubaccounts: '0.000000000000000000',
           pendingWithdrawals: '0.000000000000000000',
+          pendingFundings: '0.000000000000000000',
           income: {
             premium: '0.000000000000000000',
             interest: '0.000000000000000000',
@@ -172,6 +173,7 @@ describe('GET /portfolio/summary and /portfolio/statement (spec 4.2, issue 3)', 
           // 600 + 50 - 2 - 5 + 3 - 20 - 1
           inSubaccounts: '625.000000',
           pendingWithdrawals: '100.000000',
+          pendingFundings: '0.000000',
           income: { premium: '50.000000', interest: '3.000000', funding: '-1.000000' },
           expenses: { exchangeFee: '2.000000', settlement: '20.000000', swap: '0.000000', borrow: '0.000000' },
           // the deposit of 40 days ago is outside the period

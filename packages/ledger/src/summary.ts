@@ -18,13 +18,15 @@ import { type Queryable, toBigInt } from './sql'
 
 export interface AssetSummary {
   readonly currency: string
-  /** transit minus pending withdrawals: what the user may withdraw or fund with now */
+  /** transit minus pending withdrawals and fundings in flight: what the user may withdraw or fund with now */
   readonly freeBalance: bigint
   readonly transit: bigint
   /** the sum of the user's subaccounts in this currency */
   readonly inSubaccounts: bigint
   /** withdrawals in state 'requested' (spec 3.2) */
   readonly pendingWithdrawals: bigint
+  /** fundings of a subaccount reserved or sent but not yet confirmed by the exchange */
+  readonly pendingFundings: bigint
   /** over the period, positive = earned (funding may be negative: paid) */
   readonly income: Readonly<Record<IncomeKind, bigint>>
   /** over the period, positive = paid */
@@ -50,6 +52,7 @@ interface Acc {
   transit: bigint
   inSubaccounts: bigint
   pendingWithdrawals: bigint
+  pendingFundings: bigint
   income: Record<IncomeKind, bigint>
   expenses: Record<ExpenseKind, bigint>
   externalFlow: bigint
@@ -65,13 +68,17 @@ const zeros = <K extends string>(keys: readonly K[]) =>
 export async function portfolioSummary(sql: Queryable, userId: string, period: Period): Promise<PortfolioSummary> {
   assertPeriod(period)
   const prefix = userAccountPrefix(userId)
-  const [balances, reserved, flows] = await Promise.all([
+  const [balances, reserved, funding, flows] = await Promise.all([
     sql<{ account: string; currency: string; v: string }[]>`
       select account, currency, sum(balance) as v from ledger_balances where user_id = ${userId}
       group by account, currency`,
     sql<{ currency: string; v: string }[]>`
       select currency, sum(amount) as v from withdrawals
       where user_id = ${userId} and state = 'requested' group by currency`,
+    sql<{ currency: string; v: string }[]>`
+      select currency, sum(amount) as v from subaccount_transfers
+      where user_id = ${userId} and kind = 'fund' and state in ('reserved', 'submitted', 'accepted')
+      group by currency`,
     sql<{ account: string; currency: string; v: string }[]>`
       select p.account, p.currency, sum(p.amount) as v
       from ledger_events e join ledger_postings p on p.event_id = e.id
@@ -87,6 +94,7 @@ export async function portfolioSummary(sql: Queryable, userId: string, period: P
         transit: 0n,
         inSubaccounts: 0n,
         pendingWithdrawals: 0n,
+        pendingFundings: 0n,
         income: zeros(INCOME_KINDS),
         expenses: zeros(EXPENSE_KINDS),
         externalFlow: 0n,
@@ -102,6 +110,7 @@ export async function portfolioSummary(sql: Queryable, userId: string, period: P
     if (parsed?.family === 'sub') acc(b.currency).inSubaccounts += toBigInt(b.v)
   }
   for (const r of reserved) acc(r.currency).pendingWithdrawals += toBigInt(r.v)
+  for (const r of funding) acc(r.currency).pendingFundings += toBigInt(r.v)
   for (const f of flows) {
     const parsed = parseAccount(f.account)
     const a = acc(f.currency)
@@ -116,10 +125,11 @@ export async function portfolioSummary(sql: Queryable, userId: string, period: P
     .sort(([x], [y]) => (x < y ? -1 : 1))
     .map(([currency, a]) => ({
       currency,
-      freeBalance: a.transit - a.pendingWithdrawals,
+      freeBalance: a.transit - a.pendingWithdrawals - a.pendingFundings,
       transit: a.transit,
       inSubaccounts: a.inSubaccounts,
       pendingWithdrawals: a.pendingWithdrawals,
+      pendingFundings: a.pendingFundings,
       income: a.income,
       expenses: a.expenses,
       netDeposits: -a.externalFlow,

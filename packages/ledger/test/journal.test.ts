@@ -11,6 +11,7 @@ import {
   InvalidEventError,
   PLATFORM_FEE_REVENUE,
   platformGas,
+  reserveFunding,
   reserveWithdrawal,
   userExternal,
   userSub,
@@ -136,6 +137,45 @@ describe('journal append (spec 6)', () => {
     expect(ok).toBe(10)
     for (const a of attempts) if (a.status === 'rejected') expect(a.reason).toBeInstanceOf(InsufficientFreeBalanceError)
     expect(await freeBalance(sql, u, 'USDC')).toBe(0n)
+  })
+
+  it('a funding reservation counts against the free balance until its event moves the money', async () => {
+    const { sql } = ctx.database
+    const u = randomUUID()
+    await append(sql, deposit(u, 100n))
+    const r = await reserveFunding(sql, { userId: u, asset: 'ETH', currency: 'USDC', amount: 60n })
+    expect(r.freeBalanceAfter).toBe(40n)
+    expect(await freeBalance(sql, u, 'USDC')).toBe(40n)
+    // neither a withdrawal nor a second funding may take the reserved money
+    await expect(reserveWithdrawal(sql, { userId: u, currency: 'USDC', amount: 41n })).rejects.toBeInstanceOf(
+      InsufficientFreeBalanceError,
+    )
+    await expect(
+      reserveFunding(sql, { userId: u, asset: 'ETH', currency: 'USDC', amount: 41n }),
+    ).rejects.toBeInstanceOf(InsufficientFreeBalanceError)
+    // one subaccount row per user and asset, reused by the next funding
+    const again = await reserveFunding(sql, { userId: u, asset: 'ETH', currency: 'USDC', amount: 40n })
+    expect(again.subaccountRowId).toBe(r.subaccountRowId)
+    expect(await freeBalance(sql, u, 'USDC')).toBe(0n)
+    // the worker records the event in the transaction that takes the row out of flight
+    await sql.begin(async (tx) => {
+      await tx`update subaccount_transfers set state = 'funded' where id = ${r.transferId}`
+      await append(tx, funding(u, 60n))
+    })
+    expect(await freeBalance(sql, u, 'USDC')).toBe(0n)
+    expect(await balanceOf(sql, userTransit(u), 'USDC')).toBe(40n)
+    // a failed funding releases its reservation
+    await sql`update subaccount_transfers set state = 'failed' where id = ${again.transferId}`
+    expect(await freeBalance(sql, u, 'USDC')).toBe(40n)
+  })
+
+  it('an event recorded while its own funding row is still in flight is refused: no double count', async () => {
+    const { sql } = ctx.database
+    const u = randomUUID()
+    await append(sql, deposit(u, 100n))
+    await reserveFunding(sql, { userId: u, asset: 'ETH', currency: 'USDC', amount: 100n })
+    await expect(append(sql, funding(u, 100n))).rejects.toBeInstanceOf(InsufficientFreeBalanceError)
+    expect(await balanceOf(sql, userTransit(u), 'USDC')).toBe(100n)
   })
 
   it('recording events always post, even past the free balance', async () => {

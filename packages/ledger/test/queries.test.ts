@@ -90,6 +90,7 @@ describe('portfolio queries', () => {
       transit: 500n,
       freeBalance: 460n,
       pendingWithdrawals: 40n,
+      pendingFundings: 0n,
       inSubaccounts: 526n, // 600 + 50 - 2 - 5 - 20 + 3 - 100
       income: { premium: 50n, interest: 3n, funding: 0n },
       expenses: { exchange_fee: 2n, settlement: 20n, swap: 0n, borrow: 0n },

@@ -1,4 +1,5 @@
 export * from './chain'
+export * from './exchange'
 export * from './ledger'
 export * from './nonces'
 export * from './users'

@@ -105,6 +105,7 @@ export default async function portfolioRoutes(app: FastifyInstance, opts: Portfo
             freeBalance: f(a.freeBalance),
             inSubaccounts: f(a.inSubaccounts),
             pendingWithdrawals: f(a.pendingWithdrawals),
+            pendingFundings: f(a.pendingFundings),
             income: { premium: f(a.income.premium), interest: f(a.income.interest), funding: f(a.income.funding) },
             expenses: {
               exchangeFee: f(a.expenses.exchange_fee),

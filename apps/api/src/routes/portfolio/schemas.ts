@@ -24,9 +24,12 @@ export type SummaryQueryValue = Type.Static<typeof SummaryQuery>
 const AssetSummary = Type.Object({
   currency: Type.String(),
   decimals: Type.Integer({ description: 'places of every amount of this asset' }),
-  freeBalance: Amount('transit minus pending withdrawals: what may be withdrawn or put to work now'),
+  freeBalance: Amount(
+    'transit minus pending withdrawals and fundings in flight: what may be withdrawn or put to work now',
+  ),
   inSubaccounts: Amount('held at the exchange, all subaccounts together'),
   pendingWithdrawals: Amount("withdrawals in state 'requested'"),
+  pendingFundings: Amount('fundings of a subaccount sent to the exchange but not yet confirmed'),
   income: Type.Object(
     {
       premium: Amount('option premium received over the period'),
