@@ -1,3 +1,4 @@
+export * from './assets'
 export * from './clock'
 export * from './errors'
 export * from './money'
