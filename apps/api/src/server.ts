@@ -8,6 +8,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { Config } from '@wh/config'
 import { AppError, type Clock, systemClock } from '@wh/core'
 import type { Database } from '@wh/db'
+import { tradingProfile } from '@wh/trading'
 import type { ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
 import type { Queue } from 'bullmq'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -19,6 +20,8 @@ import { openapiPlugin } from './plugins/openapi'
 import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
 import portfolioRoutes from './routes/portfolio/index'
+import signalRoutes from './routes/signals/index'
+import tradingConfigRoutes from './routes/trading/index'
 import treasuryRoutes from './routes/treasury/index'
 import withdrawalRoutes from './routes/withdrawals/index'
 
@@ -38,7 +41,12 @@ export interface ServerDeps {
 export const BODY_LIMIT_BYTES = 64 * 1024
 
 /** Headers whose values never reach a log line. */
-export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-signature"]']
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-signature"]',
+  'req.headers["x-signal-signature"]',
+]
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config } = deps
@@ -89,6 +97,17 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     clock,
   })
   await app.register(portfolioRoutes, { sql, clock })
+  await app.register(signalRoutes, { sql, secret: config.webhookSecret, clock })
+  await app.register(tradingConfigRoutes, {
+    profile: tradingProfile(config.tradingProfile),
+    wheelEnabled: config.wheelEnabled,
+    platformFeeRate: config.platformFeeRate,
+    conversions: {
+      preConvertLeadMinutes: config.preConvertLeadMinutes,
+      fastTickSeconds: config.conversionFastTickSeconds,
+      stuckMinutes: config.conversionStuckMinutes,
+    },
+  })
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {
     await app.register(bullBoardRoutes, { queues: deps.queues, password: config.adminPassword })

@@ -1,0 +1,3 @@
+/** @wh/trading: the trading parameter sets and the signal protocol, shared by the api and the worker. */
+export * from './profiles'
+export * from './signals'
