@@ -54,6 +54,8 @@ function ensureEnvLocal(): Record<string, string> {
         SIWE_DOMAIN: `localhost:${API_PORT}`,
         WEBHOOK_SECRET: secret(),
         ADMIN_PASSWORD: secret(18),
+        // the bridge tick leaves this much USDC in the hot wallet for withdrawals (docs/chains.md)
+        BRIDGE_RETAIN_USDC: '100',
       }),
     ).filter((e): e is [string, string] => e[1] !== undefined),
   )
@@ -65,6 +67,31 @@ function ensureEnvLocal(): Record<string, string> {
     { mode: 0o600 },
   )
   return env
+}
+
+/** Rewrites (or adds) one KEY=VALUE line of .env.local, keeping the rest as it is. */
+function setEnvLocal(key: string, value: string): void {
+  const lines = readFileSync(ENV_LOCAL_PATH, 'utf8').split('\n')
+  const at = lines.findIndex((l) => l.startsWith(`${key}=`))
+  if (at >= 0) lines[at] = `${key}=${value}`
+  else lines.splice(lines.at(-1) === '' ? -1 : lines.length, 0, `${key}=${value}`)
+  writeFileSync(ENV_LOCAL_PATH, lines.join('\n'), { mode: 0o600 })
+}
+
+/** Runs packages/wallet/scripts/local-stack.ts with the services' environment; its one JSON line. */
+function localStack(env: Record<string, string>): {
+  usdcAddress: string
+  deployed: boolean
+  exchangeWallet: string
+} {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/local-stack.ts'], {
+    cwd: join(ROOT, 'packages/wallet'),
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 60_000,
+  })
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}')
 }
 
 function listening(port: number): Promise<boolean> {
@@ -133,6 +160,18 @@ async function main() {
     started.push({ url: chain.rpcUrl, port: chain.port, stop: chain.stop })
   }
 
+  let stopping = false
+  async function stop(code = 0) {
+    if (stopping) return
+    stopping = true
+    for (const c of children) c.kill('SIGTERM')
+    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))))
+    for (const s of started.reverse()) await s.stop()
+    process.exit(code)
+  }
+  process.on('SIGINT', () => void stop())
+  process.on('SIGTERM', () => void stop())
+
   const run = (name: string, cwd: string, args = ['src/main.ts']) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
       cwd: join(ROOT, cwd),
@@ -156,20 +195,23 @@ async function main() {
       String(config.exchange.chainId),
     ])
   }
+  for (let i = 0; i < 200 && !(await listening(Number(exchangePort))); i++) await new Promise((r) => setTimeout(r, 50))
+  // TestUSDC on the local node (USDC_ADDRESS_LOCAL: every chain's USDC, so sweeps work locally)
+  // and EXCHANGE_WALLET_ADDRESS registered with the simulator, SESSION_PRIVATE_KEY's address as
+  // its session key (so the worker's Derive client is accepted): packages/wallet/scripts/local-stack.ts
+  let local: ReturnType<typeof localStack>
+  try {
+    local = localStack(env)
+  } catch (e) {
+    console.error(`local chain and simulator setup failed: ${(e as Error).message}`)
+    return stop(1)
+  }
+  if (env.USDC_ADDRESS_LOCAL !== local.usdcAddress) {
+    env.USDC_ADDRESS_LOCAL = local.usdcAddress
+    setEnvLocal('USDC_ADDRESS_LOCAL', local.usdcAddress)
+  }
   run('api', 'apps/api')
   run('worker', 'apps/worker')
-
-  let stopping = false
-  async function stop(code = 0) {
-    if (stopping) return
-    stopping = true
-    for (const c of children) c.kill('SIGTERM')
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))))
-    for (const s of started.reverse()) await s.stop()
-    process.exit(code)
-  }
-  process.on('SIGINT', () => void stop())
-  process.on('SIGTERM', () => void stop())
 
   const base = `http://${config.host}:${config.port}`
   for (let i = 0; i < 100 && !(await listening(config.port)); i++) await new Promise((r) => setTimeout(r, 100))
@@ -180,7 +222,8 @@ async function main() {
     Bull Board     ${base}/admin/queues   (user admin, password ADMIN_PASSWORD in .env.local)
     Health         ${base}/health
     Local chain    ${config.rpcUrls.ethereum} (chain id ${config.exchange.chainId}; every chain's RPC points here)
-    Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/)
+    Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)
+    Test USDC      ${local.usdcAddress} (${local.deployed ? 'deployed now; dev account 0 holds 1,000,000' : 'already deployed'})
 
   Try it:
     curl ${base}/auth/nonce

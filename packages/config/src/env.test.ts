@@ -153,6 +153,25 @@ describe('loadConfig (spec 8.3)', () => {
   })
 })
 
+describe('RECONCILE_EPSILON (docs/exchange.md "Accruals and reconciliation")', () => {
+  it('takes a non-negative decimal amount in the currency units, zero included, kept as written', () => {
+    for (const v of ['0', '0.01', '5', '0.000001', `0.${'0'.repeat(17)}1`])
+      expect(loadConfig({ ...VALID, RECONCILE_EPSILON: v }).reconcileEpsilon).toBe(v)
+  })
+  it('refuses a negative, exponent, bare-point or finer-than-18-decimals value with one clear reason', () => {
+    for (const v of ['-0.01', '1e-3', '.5', '1.', '0,01', `0.${'0'.repeat(18)}1`, 'abc']) {
+      const err = problemsOf({ ...VALID, RECONCILE_EPSILON: v })
+      expect(err.problems).toEqual([
+        {
+          name: 'RECONCILE_EPSILON',
+          reason:
+            "must be a non-negative decimal amount in the currency's own units (e.g. 0.01), with at most 18 decimals",
+        },
+      ])
+    }
+  })
+})
+
 describe('USDC_ADDRESS_LOCAL (local run and tests)', () => {
   it('is optional, and normalised to EIP-55 when set', () => {
     expect(loadConfig(VALID).usdcAddressLocal).toBeUndefined()
@@ -165,5 +184,17 @@ describe('USDC_ADDRESS_LOCAL (local run and tests)', () => {
     expect(prod).toThrow(ConfigError)
     expect(prod).toThrow(/USDC_ADDRESS_LOCAL: must not be set when NODE_ENV=production/)
     expect(() => loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: 'nope' })).toThrow(/USDC_ADDRESS_LOCAL/)
+  })
+})
+
+describe('BRIDGE_RETAIN_USDC (the bridge tick)', () => {
+  it('defaults to 1000 USDC and is read exactly in base units', () => {
+    expect(loadConfig(VALID).bridgeRetainUsdcBaseUnits).toBe(1_000_000_000n)
+    expect(loadConfig({ ...VALID, BRIDGE_RETAIN_USDC: '12.000001' }).bridgeRetainUsdcBaseUnits).toBe(12_000_001n)
+    expect(loadConfig({ ...VALID, BRIDGE_RETAIN_USDC: '0' }).bridgeRetainUsdcBaseUnits).toBe(0n)
+  })
+  it('refuses more decimals than USDC has, and non-numbers', () => {
+    expect(() => loadConfig({ ...VALID, BRIDGE_RETAIN_USDC: '1.0000001' })).toThrow(/BRIDGE_RETAIN_USDC/)
+    expect(() => loadConfig({ ...VALID, BRIDGE_RETAIN_USDC: '-5' })).toThrow(/BRIDGE_RETAIN_USDC/)
   })
 })

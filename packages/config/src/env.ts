@@ -48,6 +48,12 @@ const privateKey: Check = (v) => {
   const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
   return k > 0n && k < n ? undefined : 'is not a valid secp256k1 private key'
 }
+/** At most 18 decimals: the finest currency held at the exchange (ETH) has 18, so more could never matter. */
+const EPSILON = /^[0-9]{1,30}(\.[0-9]{1,18})?$/
+const reconcileEpsilon: Check = (v) =>
+  EPSILON.test(v)
+    ? undefined
+    : "must be a non-negative decimal amount in the currency's own units (e.g. 0.01), with at most 18 decimals"
 const positiveInt: Check = (v) => (/^[0-9]+$/.test(v) && Number(v) > 0 ? undefined : 'must be a positive integer')
 const rate: Check = (v) => (Number(v) <= 1 ? undefined : 'must be between 0 and 1')
 
@@ -66,7 +72,11 @@ export const ENV_SPEC = {
   GAS_WALLET_PRIVATE_KEY: { schema: str(), secret: true, check: privateKey },
   EXCHANGE_WALLET_ADDRESS: { schema: str(), check: address },
   PLATFORM_FEE_RATE: { schema: str({ pattern: DECIMAL }), check: rate },
-  RECONCILE_EPSILON: { schema: str({ pattern: DECIMAL }) },
+  /**
+   * the largest |journal − exchange| difference reconciliation tolerates, as a decimal amount in
+   * each currency's own units (0.01 = 0.01 USDC, 0.01 ETH, 0.01 BTC); docs/exchange.md
+   */
+  RECONCILE_EPSILON: { schema: str(), check: reconcileEpsilon },
   WEB_ORIGIN: {
     schema: str(),
     check: (v) => {
@@ -122,6 +132,15 @@ export const ENV_SPEC = {
    * chain; when set, every chain's registry entry points at that node (docs/chains.md)
    */
   USDC_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
+  /**
+   * USDC (a decimal amount) the bridge tick leaves in each chain's hot wallet, above the requested
+   * withdrawals there; only the surplus crosses to the exchange chain (docs/chains.md "Bridge")
+   */
+  BRIDGE_RETAIN_USDC: {
+    schema: str({ pattern: DECIMAL }),
+    default: '1000',
+    check: (v) => ((v.split('.')[1] ?? '').length <= 6 ? undefined : 'must have at most 6 decimals (USDC)'),
+  },
 } satisfies Record<string, VarSpec>
 
 export type EnvName = keyof typeof ENV_SPEC
@@ -172,6 +191,8 @@ export interface Config {
   readonly authRateLimitPerMinute: number
   /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
   readonly usdcAddressLocal: `0x${string}` | undefined
+  /** BRIDGE_RETAIN_USDC: USDC kept in each hot wallet, in base units (6 decimals) */
+  readonly bridgeRetainUsdcBaseUnits: bigint
 }
 
 /** Thrown by loadConfig; names every bad variable, never a value. */
@@ -289,6 +310,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     adminPassword: v.ADMIN_PASSWORD,
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
     usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
+    bridgeRetainUsdcBaseUnits: usdcBaseUnits(s('BRIDGE_RETAIN_USDC')),
   } satisfies Config)
 }
 
@@ -312,6 +334,12 @@ function describeSchemaFailure(schema: TSchema): string {
   if (s.minLength && s.minLength > 1) return `must be at least ${s.minLength} characters`
   if (s.pattern) return 'has an invalid format'
   return 'is invalid'
+}
+
+/** A checked decimal USDC amount ('1000', '12.5') in base units (6 decimals), exactly. */
+function usdcBaseUnits(v: string): bigint {
+  const [int = '0', frac = ''] = v.split('.')
+  return BigInt(int) * 1_000_000n + BigInt(frac.padEnd(6, '0') || '0')
 }
 
 function compareDecimal(a: string, b: string): number {

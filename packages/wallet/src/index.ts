@@ -1,4 +1,5 @@
 export * from './alerts'
+export * from './bridge/index'
 export * from './chains'
 export * from './clients'
 export * from './contracts/deploy'

@@ -7,7 +7,7 @@
  */
 import { jobId, QUEUES } from '@wh/jobs'
 import type { TickDefinition } from '../../ticks'
-import { DEPOSIT_SWEEP_JOB } from './sweep'
+import { DEPOSIT_SWEEP_JOB, SWEEPABLE_STATES } from './sweep'
 
 export const DEPOSIT_SWEEP_EVERY_MS = 10_000
 /** Deposits fanned out per tick. */
@@ -21,7 +21,8 @@ export const depositSweepTick: TickDefinition = {
   everyMs: DEPOSIT_SWEEP_EVERY_MS,
   process: async (_job, ctx) => {
     const rows = await ctx.deps.sql<{ id: string }[]>`
-      select id from deposits where state <> 'swept' order by created_at limit ${DEPOSIT_SWEEP_BATCH}
+      select id from deposits where state in ${ctx.deps.sql([...SWEEPABLE_STATES])}
+      order by created_at limit ${DEPOSIT_SWEEP_BATCH}
     `
     const queue = ctx.queues.get('deposits')
     if (!queue) throw new Error(`queue ${QUEUES.deposits} missing`)

@@ -31,22 +31,46 @@ export const DEPOSIT_SWEEP_JOB = 'deposit-sweep'
  * the sweep is signed with fresh fees: keep this multiple of the estimated maximum fee available.
  */
 export const SWEEP_FEE_HEADROOM = 2n
+/**
+ * Gas top-ups per sweep attempt (TIGER_STYLE: a bound). The second covers fees that rose between
+ * the first top-up and the sweep; past it the deposit waits ('short-of-gas') and an operator is
+ * alerted, so a fee spike cannot drain the gas wallet into one address.
+ */
+export const SWEEP_MAX_TOPUPS = 2
+/**
+ * Outbox step numbers of one sweep attempt: attempt `a` uses `a × SWEEP_STEPS_PER_ATTEMPT +`
+ * TOPUP_STEPS[i] for its i-th top-up and `+ SWEEP_STEP` for the sweep. Attempt 0 is steps 0
+ * (top-up), 1 (sweep), 2 (second top-up); an operator's retry after a failed sweep is attempt 1
+ * (10, 11, 12), and so on: every transaction keeps its own (purpose, deposit id, step) row.
+ */
+export const SWEEP_STEPS_PER_ATTEMPT = 10
+export const SWEEP_STEP = 1
+export const TOPUP_STEPS = [0, 2] as const
 
 export type SweepDeps = Pick<
   WorkerDeps,
-  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'hotWallet'
+  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'hotWallet' | 'alerter'
 > & { readonly outboxHooks?: OutboxDeps['hooks'] }
 
 /**
  * 'swept': done (now or before); 'pending': a transaction is not final yet, run again later;
- * 'busy': another job holds this deposit address; 'short-of-gas': see the log, an operator decides.
+ * 'busy': another job holds this deposit address; 'short-of-gas': fees rose past both top-ups (an
+ * operator is alerted); 'failed': a transaction of the sweep failed on chain, its gas is journaled,
+ * the deposit is `failed` until an operator retries it (`retryFailedSweep`).
  */
-export type SweepOutcome = 'swept' | 'pending' | 'busy' | 'short-of-gas' | 'not-found'
+export type SweepOutcome = 'swept' | 'pending' | 'busy' | 'short-of-gas' | 'failed' | 'not-found'
 
-/** A top-up or sweep failed on chain: the deposit needs an operator (its gas is recorded). */
+/** A top-up or sweep failed on chain (kept for callers that name it; the sweep now returns 'failed'). */
 export class SweepFailedError extends AppError {
   constructor(details: Record<string, unknown>) {
     super({ code: 'SWEEP_FAILED', message: 'a sweep transaction failed on chain', details })
+  }
+}
+
+/** `retryFailedSweep` was asked about a deposit that is not in state `failed`. */
+export class SweepNotFailedError extends AppError {
+  constructor(details: Record<string, unknown>) {
+    super({ code: 'SWEEP_NOT_FAILED', statusCode: 409, message: 'only a failed sweep can be retried', details })
   }
 }
 
@@ -61,26 +85,27 @@ interface DepositRow {
   state: string
 }
 
-async function outboundOf(
-  deps: SweepDeps,
-  purpose: 'gas_topup' | 'sweep',
-  depositId: string,
-  step: number,
-): Promise<{ id: string; amount: bigint } | undefined> {
-  const [row] = await deps.sql<{ id: string; amount: string }[]>`
-    select id, amount from outbound_txs where purpose = ${purpose} and ref_id = ${depositId} and step = ${step}
-  `
-  return row ? { id: row.id, amount: BigInt(row.amount) } : undefined
+interface OutboundRef {
+  id: string
+  step: number
+  amount: bigint
+  state: string
 }
 
-async function failure(deps: SweepDeps, d: DepositRow, step: number, r: OutboundRecord): Promise<SweepFailedError> {
-  const [row] = await deps.sql<{ error: string | null }[]>`select error from outbound_txs where id = ${r.id}`
-  return new SweepFailedError({ depositId: d.id, step, txHash: r.txHash, reason: row?.error ?? null })
+/** The outbox rows of this deposit's sweep (top-ups and sweeps of every attempt), by step. */
+async function outboundRows(deps: SweepDeps, depositId: string): Promise<OutboundRef[]> {
+  const rows = await deps.sql<{ id: string; step: number; amount: string; state: string; purpose: string }[]>`
+    select id, step, amount, state, purpose from outbound_txs
+    where ref_id = ${depositId} and purpose in ('gas_topup', 'sweep') order by step
+  `
+  return rows.map((r) => ({ id: r.id, step: Number(r.step), amount: BigInt(r.amount), state: r.state }))
 }
 
 function mined(r: OutboundRecord): boolean {
   return r.blockNumber !== undefined && r.state !== 'failed'
 }
+
+const attemptOf = (step: number) => Math.floor(step / SWEEP_STEPS_PER_ATTEMPT)
 
 /**
  * Advances the sweep of deposit `depositId` as far as the chain allows now.
@@ -94,11 +119,25 @@ export async function sweepDeposit(deps: SweepDeps, depositId: string): Promise<
   `
   if (!d) return 'not-found'
   if (d.state === 'swept') return 'swept'
+  if (d.state === 'failed') return 'failed'
   // one sweep at a time per deposit address: two deposits to one address share its gas and nonces
   const outcome = await withLock(deps.redis, `lock:sweep:${d.chain}:${d.address.toLowerCase()}`, LOCK_TTL_MS, () =>
     advance(deps, d),
   )
   return outcome ?? 'busy'
+}
+
+/** Deposit states the sweep tick picks up (not 'swept', not 'failed': a failed sweep waits for an operator). */
+export const SWEEPABLE_STATES = ['detected', 'sweeping', 'retry'] as const
+
+/**
+ * An operator's retry of a `failed` sweep: state 'retry', and the next run starts a new attempt
+ * (new outbox steps; the failed attempt's transactions and gas stay recorded as they are).
+ */
+export async function retryFailedSweep(deps: Pick<SweepDeps, 'sql'>, depositId: string): Promise<void> {
+  const rows = await deps.sql`
+    update deposits set state = 'retry', updated_at = now() where id = ${depositId} and state = 'failed' returning id`
+  if (rows.length === 0) throw new SweepNotFailedError({ depositId })
 }
 
 async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
@@ -118,14 +157,32 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
   const hot: Address = deps.hotWallet(d.chain).address
   const amount = BigInt(d.amount)
 
-  let topup = await outboundOf(deps, 'gas_topup', d.id, 0)
-  let sweep = await outboundOf(deps, 'sweep', d.id, 1)
+  // the current attempt: the last one; after an operator's retry (state 'retry') of a failed
+  // attempt, the next one. A failed transaction in the current attempt without a retry is a
+  // failure not processed yet (a crash between the outbox's verdict and fail()): process it.
+  const rows = await outboundRows(deps, d.id)
+  const last = rows.at(-1)
+  let attempt = last ? attemptOf(last.step) : 0
+  const failedNow = rows.some((r) => attemptOf(r.step) === attempt && r.state === 'failed')
+  if (d.state === 'retry') {
+    if (failedNow) attempt++
+    else await markRetryStarted(deps, d)
+  } else if (failedNow) {
+    return fail(deps, outbox, d, attempt)
+  }
+  const base = attempt * SWEEP_STEPS_PER_ATTEMPT
+  const mine = rows.filter((r) => attemptOf(r.step) === attempt)
+  const topups = TOPUP_STEPS.map((s) => mine.find((r) => r.step === base + s)).filter(
+    (r): r is OutboundRef => r !== undefined,
+  )
+  let sweep = mine.find((r) => r.step === base + SWEEP_STEP)
 
   if (!sweep) {
-    if (topup) {
-      const t = await confirmOutbound(outbox, topup.id)
-      if (t.state === 'failed') throw await failure(deps, d, 0, t)
-      if (!mined(t)) return 'pending'
+    // every top-up already sent must be mined before the balance says anything
+    for (const t of topups) {
+      const r = await confirmOutbound(outbox, t.id)
+      if (r.state === 'failed') return fail(deps, outbox, d, attempt)
+      if (!mined(r)) return 'pending'
     }
     const balanceWei = await clients.publicClient.getBalance({ address: signer.address })
     const fee = await estimateTransferFee(outbox, {
@@ -146,52 +203,135 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
     } else {
       const needWei = reserveWei > SWEEP_GAS_FLOOR_WEI ? reserveWei : SWEEP_GAS_FLOOR_WEI
       if (balanceWei < needWei) {
-        if (topup) return 'short-of-gas' // fees rose past the top-up already sent: an operator decides
+        if (topups.length >= SWEEP_MAX_TOPUPS) {
+          // fees rose past every top-up this attempt may send: an operator decides
+          await deps.alerter.alert('deposit sweep short of gas after the last top-up', {
+            depositId: d.id,
+            chain: d.chain,
+            address: d.address,
+            balanceWei: balanceWei.toString(),
+            needWei: needWei.toString(),
+          })
+          return 'short-of-gas'
+        }
+        // the first top-up, or a second one when fees rose between the first and the sweep
+        const step = base + (TOPUP_STEPS[topups.length] as number)
         const rec = await sendOnce(outbox, {
           chain: d.chain,
           purpose: 'gas_topup',
           refId: d.id,
-          step: 0,
+          step,
           signer: deps.gasWallet,
           to: signer.address,
           token: 'ETH',
           amountBaseUnits: needWei - balanceWei,
         })
-        topup = { id: rec.id, amount: needWei - balanceWei }
+        await markRetryStarted(deps, d)
         const t = await confirmOutbound(outbox, rec.id)
-        if (t.state === 'failed') throw await failure(deps, d, 0, t)
+        if (t.state === 'failed') return fail(deps, outbox, d, attempt)
         if (!mined(t)) return 'pending'
+        // mined: the balance now covers the sweep at the fees that sized this top-up, unless they
+        // rose again; the next run re-checks before signing (never signs a sweep it cannot pay)
+        if (topups.length + 1 < SWEEP_MAX_TOPUPS) {
+          const after = await clients.publicClient.getBalance({ address: signer.address })
+          if (after < needWei) return 'pending'
+        }
       }
     }
     const rec = await sendOnce(outbox, {
       chain: d.chain,
       purpose: 'sweep',
       refId: d.id,
-      step: 1,
+      step: base + SWEEP_STEP,
       signer: signer.account,
       to: hot,
       token: d.token,
       amountBaseUnits: sweepAmount,
     })
-    sweep = { id: rec.id, amount: sweepAmount }
-    await deps.sql`update deposits set state = 'sweeping', updated_at = now() where id = ${d.id} and state = 'detected'`
+    sweep = { id: rec.id, step: base + SWEEP_STEP, amount: sweepAmount, state: rec.state }
+    await deps.sql`update deposits set state = 'sweeping', updated_at = now() where id = ${d.id} and state in ('detected', 'retry')`
   }
 
   const s = await confirmOutbound(outbox, sweep.id)
-  if (s.state === 'failed') throw await failure(deps, d, 1, s)
+  if (s.state === 'failed') return fail(deps, outbox, d, attempt)
   if (s.state !== 'confirmed') return 'pending'
-  let t: OutboundRecord | undefined
-  if (topup) {
-    t = await confirmOutbound(outbox, topup.id)
-    if (t.state !== 'confirmed') return 'pending'
+  const paid: OutboundRecord[] = []
+  for (const t of await topupsOf(deps, d.id, attempt)) {
+    const r = await confirmOutbound(outbox, t.id)
+    if (r.state !== 'confirmed') return 'pending'
+    paid.push(r)
   }
-  await record(deps, d, s, sweep.amount, t)
+  await record(deps, d, s, sweep.amount, paid)
   return 'swept'
 }
 
 /**
+ * A retried deposit leaves 'retry' once its new attempt has a transaction: from then on a failed
+ * transaction of that attempt is a new failure to process, not the reason for another attempt.
+ */
+async function markRetryStarted(deps: SweepDeps, d: DepositRow): Promise<void> {
+  if (d.state !== 'retry') return
+  await deps.sql`update deposits set state = 'detected', updated_at = now() where id = ${d.id} and state = 'retry'`
+  d.state = 'detected'
+}
+
+async function topupsOf(deps: SweepDeps, depositId: string, attempt: number): Promise<OutboundRef[]> {
+  const base = attempt * SWEEP_STEPS_PER_ATTEMPT
+  return (await outboundRows(deps, depositId)).filter((r) => TOPUP_STEPS.some((s) => r.step === base + s))
+}
+
+const gasEvent = (d: DepositRow, r: OutboundRecord, slot: 0 | 1, occurredAt: Date): EventInput => ({
+  type: 'gas_spent',
+  payload: { chain: d.chain, txHash: r.txHash, slot, currency: 'ETH', amount: feePaidWei(r), userId: d.user_id },
+  occurredAt,
+})
+
+/**
+ * A transaction of this attempt failed on chain (reverted, or its nonce was taken by another
+ * transaction). Nothing reached the hot wallet, so there is no `deposit_swept`; gas that was burnt
+ * is still spent: each mined transaction of the attempt gets its `gas_spent` at slot 0, its only
+ * event (a reverted sweep's gas included). One commit with the deposit's move to `failed`, then
+ * one alert. The funds stay at the deposit address; `retryFailedSweep` starts a new attempt.
+ */
+async function fail(deps: SweepDeps, outbox: OutboxDeps, d: DepositRow, attempt: number): Promise<SweepOutcome> {
+  const base = attempt * SWEEP_STEPS_PER_ATTEMPT
+  const rows = (await outboundRows(deps, d.id)).filter((r) => attemptOf(r.step) === attempt)
+  const occurredAt = new Date()
+  const events: EventInput[] = []
+  const failedTx: Array<{ step: number; txHash: string; reason: string | null }> = []
+  for (const row of rows) {
+    const r = await confirmOutbound(outbox, row.id)
+    if (r.state === 'failed') {
+      const [e] = await deps.sql<{ error: string | null }[]>`select error from outbound_txs where id = ${r.id}`
+      failedTx.push({ step: row.step - base, txHash: r.txHash, reason: e?.error ?? null })
+    }
+    // a mined transaction paid its fee, reverted or not; one never mined paid nothing
+    if (r.gasUsed !== undefined && (r.state === 'failed' || r.state === 'confirmed')) {
+      events.push(gasEvent(d, r, 0, occurredAt))
+    } else if (r.state !== 'failed') {
+      return 'pending' // another transaction of the attempt is not final yet
+    }
+  }
+  const moved = await deps.sql.begin(async (tx) => {
+    if (events.length > 0) await appendBatch(tx, events)
+    return tx`update deposits set state = 'failed', updated_at = now() where id = ${d.id} and state <> 'failed' returning id`
+  })
+  if (moved.length > 0) {
+    await deps.alerter.alert('deposit sweep failed on chain; the funds stay at the deposit address', {
+      depositId: d.id,
+      chain: d.chain,
+      address: d.address,
+      token: d.token,
+      amountBaseUnits: d.amount,
+      failed: failedTx.map((f) => `${f.step === SWEEP_STEP ? 'sweep' : 'top-up'} ${f.txHash} (${f.reason})`).join('; '),
+    })
+  }
+  return 'failed'
+}
+
+/**
  * The journal side, with the deposit's state, in one commit: `deposit_swept` (no postings, slot 0
- * of the sweep), the sweep's fee as `gas_spent` (slot 1 of the same transaction) and the top-up's
+ * of the sweep), the sweep's fee as `gas_spent` (slot 1 of the same transaction) and each top-up's
  * fee as `gas_spent` (slot 0 of the top-up: its only event). Gas is attributed to the user and
  * borne by the platform (platform:expense:gas:{chain}).
  */
@@ -200,7 +340,7 @@ async function record(
   d: DepositRow,
   sweep: OutboundRecord,
   sweptAmount: bigint,
-  topup: OutboundRecord | undefined,
+  topups: readonly OutboundRecord[],
 ): Promise<void> {
   const occurredAt = new Date()
   const events: EventInput[] = [
@@ -209,33 +349,9 @@ async function record(
       payload: { userId: d.user_id, chain: d.chain, txHash: sweep.txHash, currency: d.token, amount: sweptAmount },
       occurredAt,
     },
-    {
-      type: 'gas_spent',
-      payload: {
-        chain: d.chain,
-        txHash: sweep.txHash,
-        slot: 1,
-        currency: 'ETH',
-        amount: feePaidWei(sweep),
-        userId: d.user_id,
-      },
-      occurredAt,
-    },
+    gasEvent(d, sweep, 1, occurredAt),
+    ...topups.map((t) => gasEvent(d, t, 0, occurredAt)),
   ]
-  if (topup) {
-    events.push({
-      type: 'gas_spent',
-      payload: {
-        chain: d.chain,
-        txHash: topup.txHash,
-        slot: 0,
-        currency: 'ETH',
-        amount: feePaidWei(topup),
-        userId: d.user_id,
-      },
-      occurredAt,
-    })
-  }
   await deps.sql.begin(async (tx) => {
     await appendBatch(tx, events)
     await tx`update deposits set state = 'swept', updated_at = now() where id = ${d.id}`
@@ -253,6 +369,7 @@ export const depositSweepProcessor: TickDefinition = {
     }
     const outcome = await sweepDeposit(ctx.deps, depositId)
     if (outcome === 'short-of-gas') ctx.log.warn({ depositId }, 'deposit sweep waits for gas')
+    if (outcome === 'failed') ctx.log.warn({ depositId }, 'deposit sweep failed on chain; an operator retries it')
     return { depositId, outcome }
   },
 }

@@ -1,0 +1,145 @@
+/**
+ * Withdrawal benchmark (issue 4), on a real anvil node, a throwaway Postgres and Redis:
+ * withdrawals sent per minute by the `withdrawals-send` tick on the real outbox. N users each
+ * hold a USDC deposit and have one `requested` withdrawal (reserved through the ledger, as the
+ * API does); the tick runs until every one is `sent` (journaled: withdrawal_sent + gas_spent).
+ * The hot wallet is one key per chain, so its sends queue on the outbox's (chain, from) nonce
+ * lock: that, not the node, bounds withdrawals per chain.
+ *
+ *   pnpm --filter @wh/worker bench                 (runs deposits.ts, then this: 500 withdrawals)
+ *   tsx bench/withdrawals.ts 100                   fewer
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { loadConfig } from '@wh/config'
+import { createDatabase, runMigrations } from '@wh/db'
+import { appendBatch, type EventInput, reserveWithdrawal } from '@wh/ledger'
+import {
+  localStackEnv,
+  prng,
+  randomAddressFrom,
+  startChain,
+  startPostgres,
+  startRedis,
+  TEST_MNEMONIC,
+} from '@wh/testkit'
+import { deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import { Redis } from 'ioredis'
+import { createPublicClient, createWalletClient, http } from 'viem'
+import { mnemonicToAccount } from 'viem/accounts'
+import { buildWorkerDeps } from '../src/deps'
+import { sendWithdrawals, WITHDRAWAL_SEND_BATCH } from '../src/jobs/withdrawals/send'
+import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
+
+const WITHDRAWALS = Number(process.argv[2] ?? 500)
+/** overlapping tick runs, like a slow run and the next period's or two replicas (SKIP LOCKED splits rows) */
+const CONCURRENT_TICKS = 2
+const AMOUNT = 12_000_000n // 12 USDC each
+
+const random = prng(11)
+const pg = await startPostgres({ durable: true })
+const redisServer = await startRedis()
+const chain = await startChain({ chainId: 8453 })
+try {
+  await runMigrations(pg.url)
+  const database = createDatabase(pg.url, { max: 12, appName: 'withdrawals-bench' })
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
+  const transport = http(chain.rpcUrl)
+  const deployer = mnemonicToAccount(TEST_MNEMONIC)
+  const usdc = await deployTestUsdc(
+    createWalletClient({ account: deployer, transport }),
+    createPublicClient({ transport }),
+  )
+  const config = loadConfig(
+    localStackEnv({
+      DATABASE_URL: pg.url,
+      CACHE_URL: redisServer.url,
+      LOG_LEVEL: 'silent',
+      RPC_URL_ETHEREUM: chain.rpcUrl,
+      RPC_URL_OPTIMISM: chain.rpcUrl,
+      RPC_URL_BASE: chain.rpcUrl,
+      RPC_URL_ARBITRUM: chain.rpcUrl,
+    }),
+  )
+  let httpRequests = 0
+  const silent = { info() {}, warn() {} }
+  const deps = buildWorkerDeps(
+    config,
+    { sql: database.sql, redis, log: silent },
+    {
+      chains: { base: { chainId: chain.chainId, usdc, confirmations: 0 } },
+      clientOptions: {
+        onFetchRequest: () => {
+          httpRequests++
+        },
+      },
+    },
+  )
+  const base = deps.clients.get('base')
+  if (!base) throw new Error('no base clients')
+  const mint = await base.walletClient.writeContract({
+    account: deployer,
+    address: usdc,
+    abi: testUsdcAbi,
+    functionName: 'mint',
+    args: [deps.hotWallet('base').address, AMOUNT * BigInt(WITHDRAWALS)],
+    chain: null,
+  })
+  await base.publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
+
+  // users with a deposit and one requested withdrawal each, as POST /withdrawals leaves them
+  const users = Array.from({ length: WITHDRAWALS }, () => randomUUID())
+  const deposits: EventInput[] = users.map((userId) => ({
+    type: 'deposit_detected',
+    payload: {
+      userId,
+      chain: 'base',
+      txHash: `0x${randomBytes(32).toString('hex')}`,
+      logIndex: 0,
+      currency: 'USDC',
+      amount: AMOUNT,
+    },
+    occurredAt: new Date(),
+  }))
+  await appendBatch(database.sql, deposits)
+  for (const userId of users) {
+    await database.sql.begin(async (tx) => {
+      const r = await reserveWithdrawal(tx, { userId, currency: 'USDC', amount: AMOUNT })
+      await tx`update withdrawals set chain = 'base', destination = ${randomAddressFrom(random)} where id = ${r.withdrawalId}`
+    })
+  }
+
+  const sendDeps = withdrawalSendDeps(deps, silent)
+  httpRequests = 0
+  let ticks = 0
+  const t0 = performance.now()
+  for (;;) {
+    const runs = await Promise.all(Array.from({ length: CONCURRENT_TICKS }, () => sendWithdrawals(sendDeps)))
+    ticks += runs.length
+    const errors = runs.reduce((s, r) => s + r.errors + r.failed, 0)
+    if (errors > 0) throw new Error(`a tick reported ${errors} errors or failures`)
+    const [{ left } = { left: 0 }] = await database.sql<{ left: number }[]>`
+      select count(*)::int as left from withdrawals where state = 'requested'`
+    if (left === 0) break
+    if (performance.now() - t0 > 600_000) throw new Error(`${left} withdrawals still requested after 10 minutes`)
+  }
+  const elapsedMs = performance.now() - t0
+  const [{ sent, events } = { sent: 0, events: 0 }] = await database.sql<{ sent: number; events: number }[]>`
+    select (select count(*)::int from withdrawals where state = 'sent') as sent,
+           (select count(*)::int from ledger_events where type in ('withdrawal_sent', 'gas_spent')) as events`
+  if (sent !== WITHDRAWALS || events !== 2 * WITHDRAWALS) throw new Error(`sent ${sent}, events ${events}`)
+  const perMinute = Math.round((WITHDRAWALS / elapsedMs) * 60_000)
+  console.log(`
+Withdrawals sent by the withdrawals-send tick on the real outbox (anvil, confirmations 0,
+${CONCURRENT_TICKS} overlapping tick runs of up to ${WITHDRAWAL_SEND_BATCH} rows each, one hot wallet)
+
+| withdrawals | tick runs | HTTP requests | ms per withdrawal | withdrawals per minute |
+| ----------: | --------: | ------------: | ----------------: | ---------------------: |
+| ${sent.toLocaleString('en-US')} | ${ticks} | ${httpRequests.toLocaleString('en-US')} | ${(elapsedMs / WITHDRAWALS).toFixed(1)} | ${perMinute.toLocaleString('en-US')} |
+`)
+  redis.disconnect()
+  await database.close()
+} finally {
+  await chain.stop()
+  await redisServer.stop()
+  await pg.stop()
+}

@@ -1,0 +1,262 @@
+/**
+ * The bridge tick (queue `treasury`, one per source chain, every BRIDGE_EVERY_MS): moves the
+ * surplus of a chain's hot wallet to the platform's wallet on the exchange chain through a
+ * BridgeAdapter (@wh/wallet), and journals it: `bridged` (ownTxKey slot 0 of the source
+ * transaction: platform:hot:{chain} → platform:hot:derive, the bridge's fee as overhead) and the
+ * source transaction's `gas_spent` (slot 1, platform overhead: no user). docs/chains.md "Bridge".
+ *
+ * Surplus = the hot wallet's USDC − BRIDGE_RETAIN_USDC − the chain's `requested` USDC withdrawals
+ * (they leave from this wallet and must not be bridged away from under them).
+ *
+ * Crash safety, as for sweeps: the source transaction goes through the outbox (signed and recorded
+ * before broadcast, purpose 'bridge', refId a fresh transfer id). At most one transfer per chain is
+ * open: a run first resumes the chain's newest bridge row if it is not journaled yet, and only a
+ * run that finds it journaled (or none) may start another, under a Redis lock per chain. So a crash
+ * anywhere resumes the same transaction, and its events land once (the journal's keys).
+ */
+import { randomUUID } from 'node:crypto'
+import { LOCK_TTL_MS } from '@wh/config'
+import { withLock } from '@wh/jobs'
+import { appendBatch, type EventInput, ownTxKey } from '@wh/ledger'
+import {
+  type BridgeAdapter,
+  type BridgeTransfer,
+  CHAIN_NAMES,
+  type ChainName,
+  DeriveBridgeAdapter,
+  LocalBridgeAdapter,
+  type OutboundRecord,
+  type OutboxDeps,
+  testUsdcAbi,
+} from '@wh/wallet'
+import type { Address } from 'viem'
+import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
+import { isWatchedChain } from '../deposits/scan'
+
+export const BRIDGE_EVERY_MS = 60_000
+/** Below this surplus (1 USDC) a bridge is not worth its gas: wait for more. */
+export const BRIDGE_MIN_BASE_UNITS = 1_000_000n
+export const bridgeTickName = (chain: ChainName) => `bridge-${chain}`
+
+export type BridgeDeps = Pick<
+  WorkerDeps,
+  'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config'
+>
+
+export interface BridgeRunOptions {
+  /** test hook: runs after the adapter reports 'delivered' and before the journal's commit */
+  readonly beforeRecord?: () => Promise<void> | void
+}
+
+export type BridgeRunResult =
+  | { readonly status: 'idle'; readonly surplusBaseUnits: bigint }
+  | { readonly status: 'pending'; readonly transferId: string; readonly txHash: string }
+  | {
+      readonly status: 'bridged'
+      readonly transferId: string
+      readonly txHash: string
+      readonly amountBaseUnits: bigint
+      readonly feeBaseUnits: bigint
+    }
+  | { readonly status: 'failed'; readonly transferId: string; readonly txHash: string }
+
+interface BridgeRow {
+  id: string
+  ref_id: string
+  amount: string
+  tx_hash: string
+  nonce: string
+  state: OutboundRecord['state']
+  gas_used: string | null
+  effective_gas_price: string | null
+  block_number: string | null
+}
+
+const toRecord = (r: BridgeRow): OutboundRecord => ({
+  id: r.id,
+  txHash: r.tx_hash as OutboundRecord['txHash'],
+  nonce: Number(r.nonce),
+  state: r.state,
+  ...(r.gas_used !== null && { gasUsed: BigInt(r.gas_used) }),
+  ...(r.effective_gas_price !== null && { effectiveGasPrice: BigInt(r.effective_gas_price) }),
+  ...(r.block_number !== null && { blockNumber: BigInt(r.block_number) }),
+})
+
+const feeOf = (r: OutboundRecord): bigint =>
+  r.gasUsed !== undefined && r.effectiveGasPrice !== undefined ? r.gasUsed * r.effectiveGasPrice : 0n
+
+/** The native token of a chain (pays the gas), from the registry. */
+function nativeSymbol(deps: BridgeDeps, chain: ChainName): string {
+  const native = deps.registry.get(chain)?.tokens.find((t) => t.contract === null)
+  if (!native) throw new Error(`no native token for ${chain} in the registry`)
+  return native.symbol
+}
+
+/** Has the journal closed this bridge transaction (bridged, or the gas of a failed one)? */
+async function journaled(deps: BridgeDeps, chain: ChainName, row: BridgeRow): Promise<boolean> {
+  if (row.state === 'signed' || row.state === 'broadcast') return false
+  // a failed row that was never mined burnt nothing: nothing to journal
+  if (row.state === 'failed' && row.gas_used === null) return true
+  const [hit] = await deps.sql<{ n: number }[]>`
+    select count(*)::int as n from ledger_events
+    where idempotency_key = ${ownTxKey({ chain, txHash: row.tx_hash, slot: 0 })}`
+  return (hit?.n ?? 0) > 0
+}
+
+/** The USDC the chain's hot wallet may send to the exchange chain now, in base units. */
+export async function bridgeSurplus(deps: BridgeDeps, chain: ChainName): Promise<bigint> {
+  const c = deps.clients.get(chain)
+  const usdc = c?.info.tokens.find((t) => t.symbol === 'USDC')?.contract
+  if (!c || !usdc) throw new Error(`no USDC on ${chain} in the registry`)
+  const balance = await c.publicClient.readContract({
+    address: usdc,
+    abi: testUsdcAbi, // the ERC-20 balanceOf; any ERC-20 answers it
+    functionName: 'balanceOf',
+    args: [deps.hotWallet(chain).address as Address],
+  })
+  const [reserved] = await deps.sql<{ v: string }[]>`
+    select coalesce(sum(amount), 0)::text as v from withdrawals
+    where state = 'requested' and chain = ${chain} and currency = 'USDC'`
+  return balance - deps.config.bridgeRetainUsdcBaseUnits - BigInt(reserved?.v ?? '0')
+}
+
+/**
+ * One run for `chain`: resume the open transfer, or start one for the surplus. Call it under the
+ * chain's bridge lock (the tick does).
+ */
+export async function runBridge(
+  deps: BridgeDeps,
+  adapter: BridgeAdapter,
+  chain: ChainName,
+  opts: BridgeRunOptions = {},
+): Promise<BridgeRunResult> {
+  adapter.assertReady(chain)
+  const hot = deps.hotWallet(chain)
+  const [open] = await deps.sql<BridgeRow[]>`
+    select id, ref_id, amount, tx_hash, nonce, state, gas_used, effective_gas_price, block_number
+    from outbound_txs where purpose = 'bridge' and chain = ${chain}
+    order by created_at desc, id desc limit 1`
+  let transfer: BridgeTransfer
+  let record: OutboundRecord
+  if (open && !(await journaled(deps, chain, open))) {
+    transfer = {
+      transferId: open.ref_id,
+      fromChain: chain,
+      token: 'USDC',
+      amountBaseUnits: BigInt(open.amount),
+      signer: hot,
+    }
+    // the same (purpose, refId) again: the outbox returns the stored transaction, re-broadcasting
+    // its bytes if the chain has not seen them (a crash between signing and broadcast)
+    record = open.state === 'signed' || open.state === 'broadcast' ? await adapter.send(transfer) : toRecord(open)
+  } else {
+    const surplus = await bridgeSurplus(deps, chain)
+    if (surplus < BRIDGE_MIN_BASE_UNITS) return { status: 'idle', surplusBaseUnits: surplus }
+    transfer = { transferId: randomUUID(), fromChain: chain, token: 'USDC', amountBaseUnits: surplus, signer: hot }
+    record = await adapter.send(transfer)
+  }
+
+  const status = await adapter.status(transfer, record)
+  const txHash = status.record.txHash
+  if (status.state === 'pending') return { status: 'pending', transferId: transfer.transferId, txHash }
+  const now = deps.clock.now()
+  const gas = feeOf(status.record)
+  const gasCurrency = nativeSymbol(deps, chain)
+  if (status.state === 'failed') {
+    // nothing crossed; the burnt gas is the transaction's only event: slot 0
+    if (gas > 0n)
+      await appendBatch(deps.sql, [
+        {
+          type: 'gas_spent',
+          payload: { chain, txHash, slot: 0, currency: gasCurrency, amount: gas },
+          occurredAt: now,
+        },
+      ])
+    await deps.alerter.alert('bridge transfer failed on chain; the funds stay in the hot wallet', {
+      chain,
+      adapter: adapter.name,
+      transferId: transfer.transferId,
+      txHash,
+      reason: status.reason,
+    })
+    return { status: 'failed', transferId: transfer.transferId, txHash }
+  }
+  await opts.beforeRecord?.()
+  const events: EventInput[] = [
+    {
+      type: 'bridged',
+      // key tx:{chain}:{txHash}:0 (ownTxKey slot 0 of the source transaction)
+      payload: {
+        fromChain: chain,
+        toChain: adapter.toChain,
+        txHash,
+        currency: transfer.token,
+        amount: transfer.amountBaseUnits,
+        feeAmount: status.feeBaseUnits,
+      },
+      occurredAt: now,
+    },
+  ]
+  // a second event about the same transaction: slot 1 (spec 6.1)
+  if (gas > 0n)
+    events.push({
+      type: 'gas_spent',
+      payload: { chain, txHash, slot: 1, currency: gasCurrency, amount: gas },
+      occurredAt: now,
+    })
+  await appendBatch(deps.sql, events)
+  return {
+    status: 'bridged',
+    transferId: transfer.transferId,
+    txHash,
+    amountBaseUnits: transfer.amountBaseUnits,
+    feeBaseUnits: status.feeBaseUnits,
+  }
+}
+
+const adapters = new WeakMap<object, BridgeAdapter>()
+
+/**
+ * The adapter of this deployment, built once per process: the local one when the config names a
+ * local USDC deployment (USDC_ADDRESS_LOCAL: the local run and tests, where the simulator is the
+ * exchange), else Derive's live bridge, which refuses to run until its route is verified.
+ */
+export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']): BridgeAdapter {
+  const cached = hooks ? undefined : adapters.get(deps)
+  if (cached) return cached
+  const adapter: BridgeAdapter =
+    deps.config.usdcAddressLocal !== undefined
+      ? new LocalBridgeAdapter({
+          outbox: { sql: deps.sql, clients: deps.clients, registry: deps.registry, ...(hooks ? { hooks } : {}) },
+          exchangeWallet: deps.config.exchange.walletAddress,
+          simulatorUrl: deps.config.exchange.httpUrl,
+          claimCredit: async (key) => (await deps.redis.set(key, '1', 'NX')) === 'OK',
+        })
+      : new DeriveBridgeAdapter()
+  if (!hooks) adapters.set(deps, adapter)
+  return adapter
+}
+
+async function bridgeTick(chain: ChainName, ctx: TickContext) {
+  // one node standing in for several chains holds one hot wallet: bridge it once (docs/chains.md)
+  if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-node-as-another-chain' }
+  const adapter = bridgeAdapterFor(ctx.deps)
+  const result = await withLock(ctx.deps.redis, `lock:${bridgeTickName(chain)}`, LOCK_TTL_MS, () =>
+    runBridge(ctx.deps, adapter, chain),
+  )
+  if (!result) return { chain, status: 'locked' }
+  // bigints as decimal strings: BullMQ stores the return value as JSON
+  const summary = Object.fromEntries(
+    Object.entries(result).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
+  )
+  if (result.status !== 'idle') ctx.log.info({ chain, adapter: adapter.name, ...summary }, 'bridge tick')
+  return { chain, ...summary }
+}
+
+/** One bridge tick per source chain. */
+export const bridgeTicks: readonly TickDefinition[] = CHAIN_NAMES.map((chain) => ({
+  name: bridgeTickName(chain),
+  queue: 'treasury',
+  everyMs: BRIDGE_EVERY_MS,
+  process: (_job, ctx) => bridgeTick(chain, ctx),
+}))

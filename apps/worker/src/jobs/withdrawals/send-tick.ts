@@ -1,0 +1,67 @@
+/**
+ * The withdrawal tick (queue `withdrawals`, every WITHDRAWAL_SEND_EVERY_MS): `sendWithdrawals`
+ * (send.ts) wired to the real crash-safe outbox of @wh/wallet, the chain's hot wallet, the
+ * process's alerter and a Redis claim for the once-per-period stuck alerts.
+ *
+ * No Redis lock around the run: each withdrawal row is taken FOR UPDATE SKIP LOCKED, so two
+ * overlapping runs (a slow one and the next period's, or two replicas) split the rows between
+ * them, and the outbox keeps one transaction per withdrawal whoever sends it.
+ */
+import { confirmOutbound, type OutboxDeps, sendOnce } from '@wh/wallet'
+import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
+import {
+  sendWithdrawals,
+  WITHDRAWAL_SEND_EVERY_MS,
+  WITHDRAWAL_SEND_TICK,
+  type WithdrawalSendDeps,
+  type WithdrawalSendSummary,
+} from './send'
+
+/** Redis key prefix of the stuck-alert claims (one key per withdrawal and period). */
+export const WITHDRAWAL_ALERT_KEY_PREFIX = 'alert:'
+
+/**
+ * The send's dependencies from the worker's: the outbox port on the real outbox (`sendOnce` /
+ * `confirmOutbound` over the deps' Postgres, clients and registry).
+ *
+ * @example
+ *   const summary = await sendWithdrawals(withdrawalSendDeps(ctx.deps, ctx.log))
+ */
+export function withdrawalSendDeps(
+  deps: Pick<WorkerDeps, 'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config'>,
+  log: TickContext['log'],
+  hooks?: OutboxDeps['hooks'],
+): WithdrawalSendDeps {
+  const outbox: OutboxDeps = {
+    sql: deps.sql,
+    clients: deps.clients,
+    registry: deps.registry,
+    ...(hooks ? { hooks } : {}),
+  }
+  return {
+    sql: deps.sql,
+    outbox: {
+      registry: deps.registry,
+      sendOnce: (t) => sendOnce(outbox, t),
+      confirmOutbound: (id) => confirmOutbound(outbox, id),
+    },
+    hotWallet: deps.hotWallet,
+    alerter: deps.alerter,
+    stuckMinutes: deps.config.withdrawal.stuckMinutes,
+    claimAlert: async (key, ttlMs) =>
+      (await deps.redis.set(`${WITHDRAWAL_ALERT_KEY_PREFIX}${key}`, '1', 'PX', ttlMs, 'NX')) === 'OK',
+    clock: deps.clock,
+    log,
+  }
+}
+
+export const withdrawalSendTick: TickDefinition = {
+  name: WITHDRAWAL_SEND_TICK,
+  queue: 'withdrawals',
+  everyMs: WITHDRAWAL_SEND_EVERY_MS,
+  process: async (_job, ctx): Promise<WithdrawalSendSummary> => {
+    const summary = await sendWithdrawals(withdrawalSendDeps(ctx.deps, ctx.log))
+    if (summary.sent + summary.failed + summary.errors > 0) ctx.log.info({ ...summary }, 'withdrawals tick')
+    return summary
+  },
+}
