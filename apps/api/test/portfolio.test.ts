@@ -213,6 +213,49 @@ describe('GET /portfolio/summary and /portfolio/statement (spec 4.2, issue 3)', 
       const res = await get('/portfolio/summary', await signIn(api.app, newAccount()))
       expect(res.statusCode).toBe(200)
       expect(res.json().assets).toEqual([])
+      expect(res.json().subaccounts).toEqual([])
+    })
+
+    it("lists the user's subaccounts with exchange id, state and journal balances", async () => {
+      const t = await signIn(api.app, newAccount())
+      const u = userOf(t)
+      const sql = api.ctx.database.sql
+      const exchangeId = String(100_000 + Math.floor(Math.random() * 1_000_000))
+      await sql`insert into subaccounts (user_id, asset, exchange_id) values (${u}, 'ETH', ${exchangeId})`
+      await sql`insert into subaccounts (user_id, asset, stopped_at, stop_reason) values (${u}, 'BTC', now(), 'operator')`
+      await appendBatch(sql, [
+        {
+          type: 'deposit_detected',
+          payload: { userId: u, chain: 'base', txHash: txHash(), logIndex: 0, currency: 'USDC', amount: usdc(500) },
+          occurredAt: at(2),
+        },
+        {
+          type: 'subaccount_funded',
+          payload: {
+            userId: u,
+            subaccountId: exchangeId,
+            transactionId: `f-${u}`,
+            currency: 'USDC',
+            amount: usdc(200),
+          },
+          occurredAt: at(1),
+        },
+      ])
+      const res = await get('/portfolio/summary', t)
+      expect(res.statusCode).toBe(200)
+      expect(res.json().subaccounts).toEqual([
+        { asset: 'BTC', exchangeId: null, state: 'stopped', stopReason: 'operator', balances: [] },
+        {
+          asset: 'ETH',
+          exchangeId,
+          state: 'active',
+          stopReason: null,
+          balances: [{ currency: 'USDC', decimals: 6, amount: '200.000000' }],
+        },
+      ])
+      expect(res.json().assets.find((a: { currency: string }) => a.currency === 'USDC').inSubaccounts).toBe(
+        '200.000000',
+      )
     })
   })
 

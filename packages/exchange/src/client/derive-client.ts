@@ -34,7 +34,7 @@ import type {
   TxResult,
   WithdrawalEvent,
 } from '../protocol/types'
-import { ActionSigner } from './action-signer'
+import { ActionSigner, type SignedFields } from './action-signer'
 import { HttpTransport } from './http-transport'
 import type { ExchangeLogger } from './logger'
 import type { RetryPolicy, Sleep } from './retry'
@@ -76,6 +76,25 @@ export interface OrderRequest {
   reduce_only?: boolean
   mmp?: boolean
   signature_expiry_sec?: number
+}
+
+/** A collateral movement to sign (see `DeriveClient.signTransfer`). */
+export type TransferRequest = (
+  | { method: 'create_subaccount'; margin_type?: 'SM' | 'PM' | 'PM2'; currency?: string }
+  | { method: 'deposit'; subaccount_id: number }
+  | { method: 'withdraw'; subaccount_id: number }
+) & {
+  asset_name: string
+  /** decimal string in the asset (at most its ERC20 decimals) */
+  amount: string
+  /** defaults to now + the client's signature TTL; the exchange wants more than five minutes ahead */
+  signature_expiry_sec?: number
+}
+
+/** The method and signed params of a movement, as sent: plain JSON, safe to store (never to log). */
+export interface SignedTransfer {
+  method: 'create_subaccount' | 'deposit' | 'withdraw'
+  params: Record<string, unknown> & SignedFields
 }
 
 export interface HistoryWindow {
@@ -256,35 +275,65 @@ export class DeriveClient {
     margin_type?: 'SM' | 'PM' | 'PM2'
     currency?: string
   }): Promise<TxResult> {
-    const { asset, decimals } = await this.#asset(p.asset_name)
-    const contracts = this.signer.contracts
-    const data = encodeDepositData(toUnits(p.amount, decimals), asset, contracts.standardManager)
-    const signed = await this.signer.sign(0, contracts.depositModule, data)
-    return this.privateCall('create_subaccount', {
-      wallet: this.wallet,
-      asset_name: p.asset_name,
-      amount: p.amount,
-      margin_type: p.margin_type ?? 'SM',
-      ...(p.currency && { currency: p.currency }),
-      ...signed,
-    })
+    return this.sendSigned(await this.signTransfer({ method: 'create_subaccount', ...p }))
   }
 
   /** Moves `amount` of an asset from the wallet into a subaccount. */
   async deposit(p: { subaccount_id: number; asset_name: string; amount: string }): Promise<TxResult> {
-    const { asset, decimals } = await this.#asset(p.asset_name)
-    const contracts = this.signer.contracts
-    const data = encodeDepositData(toUnits(p.amount, decimals), asset, contracts.standardManager)
-    const signed = await this.signer.sign(p.subaccount_id, contracts.depositModule, data)
-    return this.privateCall('deposit', { ...p, ...signed })
+    return this.sendSigned(await this.signTransfer({ method: 'deposit', ...p }))
   }
 
   /** Moves `amount` of an asset from a subaccount back to the wallet. */
   async withdraw(p: { subaccount_id: number; asset_name: string; amount: string }): Promise<TxResult> {
-    const { asset, decimals } = await this.#asset(p.asset_name)
-    const data = encodeWithdrawalData(asset, toUnits(p.amount, decimals))
-    const signed = await this.signer.sign(p.subaccount_id, this.signer.contracts.withdrawalModule, data)
-    return this.privateCall('withdraw', { ...p, ...signed })
+    return this.sendSigned(await this.signTransfer({ method: 'withdraw', ...p }))
+  }
+
+  /**
+   * Builds and signs the params of a collateral movement (create_subaccount, deposit, withdraw)
+   * WITHOUT sending them, so a caller can store the signed action (nonce, expiry, signature)
+   * before it leaves: a restarted process then re-sends that same action (`sendSigned`), which
+   * the exchange accepts once at most (the nonce is single-use), never a second, different one.
+   * The result is plain JSON; it holds a signature and must never be logged or shown.
+   *
+   * @example
+   *   const action = await client.signTransfer({ method: 'deposit', subaccount_id: 7, asset_name: 'USDC', amount: '250' })
+   *   await store(action) // commit first
+   *   const tx = await client.sendSigned(action)
+   */
+  async signTransfer(r: TransferRequest): Promise<SignedTransfer> {
+    const { asset, decimals } = await this.#asset(r.asset_name)
+    const contracts = this.signer.contracts
+    const units = toUnits(r.amount, decimals)
+    if (r.method === 'withdraw') {
+      const data = encodeWithdrawalData(asset, units)
+      const signed = await this.signer.sign(r.subaccount_id, contracts.withdrawalModule, data, r.signature_expiry_sec)
+      const params = { subaccount_id: r.subaccount_id, asset_name: r.asset_name, amount: r.amount, ...signed }
+      return { method: 'withdraw', params }
+    }
+    const data = encodeDepositData(units, asset, contracts.standardManager)
+    if (r.method === 'deposit') {
+      const signed = await this.signer.sign(r.subaccount_id, contracts.depositModule, data, r.signature_expiry_sec)
+      const params = { subaccount_id: r.subaccount_id, asset_name: r.asset_name, amount: r.amount, ...signed }
+      return { method: 'deposit', params }
+    }
+    const signed = await this.signer.sign(0, contracts.depositModule, data, r.signature_expiry_sec)
+    const params = {
+      wallet: this.wallet,
+      asset_name: r.asset_name,
+      amount: r.amount,
+      margin_type: r.margin_type ?? 'SM',
+      ...(r.currency && { currency: r.currency }),
+      ...signed,
+    }
+    return { method: 'create_subaccount', params }
+  }
+
+  /**
+   * Sends a signed movement exactly as it was built (and stored). Never retried here: it may have
+   * landed; a caller that lost the answer re-sends the same params and reads the histories.
+   */
+  sendSigned(action: SignedTransfer): Promise<TxResult> {
+    return this.privateCall<TxResult>(action.method, action.params)
   }
 
   /** Transfers collateral between two subaccounts of the wallet; both sides sign. */

@@ -9,6 +9,8 @@ import type { Sql } from '@wh/db'
 import { InvalidPeriodError, portfolioSummary, statement, statementToCsv } from '@wh/ledger'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { currentUser, requireAuth } from '../../plugins/auth'
+import { balanceOut } from '../subaccounts/index'
+import { listSubaccounts } from '../subaccounts/read'
 import { decimalsOf } from './currencies'
 import {
   StatementCsv,
@@ -92,7 +94,10 @@ export default async function portfolioRoutes(app: FastifyInstance, opts: Portfo
       if (to.getTime() - from.getTime() > SUMMARY_MAX_SPAN_DAYS * DAY_MS)
         throw new InvalidPeriodError(`the period may span at most ${SUMMARY_MAX_SPAN_DAYS} days`)
 
-      const summary = await portfolioSummary(opts.sql, userId, { from, to })
+      const [summary, subaccounts] = await Promise.all([
+        portfolioSummary(opts.sql, userId, { from, to }),
+        listSubaccounts(opts.sql, userId),
+      ])
       const { decimals, format } = amountFormatter(request.log)
       return {
         from: summary.from.toISOString(),
@@ -117,6 +122,13 @@ export default async function portfolioRoutes(app: FastifyInstance, opts: Portfo
             periodReturn: f(a.periodReturn),
           }
         }),
+        subaccounts: subaccounts.map((s) => ({
+          asset: s.asset,
+          exchangeId: s.exchangeId,
+          state: s.state,
+          stopReason: s.stopReason,
+          balances: s.balances.map(balanceOut),
+        })),
       }
     },
   )

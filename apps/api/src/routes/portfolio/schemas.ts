@@ -1,6 +1,7 @@
 /** Query and response schemas of GET /portfolio/summary and GET /portfolio/statement. */
 import { STATEMENT_DEFAULT_LIMIT, STATEMENT_MAX_LIMIT } from '@wh/ledger'
 import Type from 'typebox'
+import { SubaccountSummary } from '../subaccounts/schemas'
 
 /** A summary period may span at most this many days. */
 export const SUMMARY_MAX_SPAN_DAYS = 366
@@ -57,6 +58,9 @@ export const SummaryResponse = Type.Object({
   from: Type.String({ format: 'date-time' }),
   to: Type.String({ format: 'date-time' }),
   assets: Type.Array(AssetSummary, { description: 'one entry per currency the user holds or moved, by currency' }),
+  subaccounts: Type.Array(SubaccountSummary, {
+    description: "the user's subaccounts at the exchange, by asset: exchange id, state and journal balances now",
+  }),
 })
 
 export const StatementQuery = Type.Object(

@@ -1,0 +1,116 @@
+/**
+ * Exchange funding benchmark (issue 5 "Subaccounts"): fundings per second through the funding
+ * tick (runFunding, as the worker runs it, cycle lock included) against the Derive simulator over
+ * real HTTP, on a durable throwaway Postgres and Redis.
+ *   1. first fundings: N users, each a create_subaccount (sign, store, send, get_transaction,
+ *      journal), run to completion;
+ *   2. second fundings: a deposit into each existing subaccount.
+ * Every row costs three commits (submitted, accepted, funded + subaccount_funded) and three
+ * exchange calls (the action, get_transaction, plus get_currency once).
+ *
+ *   pnpm --filter @wh/worker exec tsx bench/exchange.ts          200 users
+ *   pnpm --filter @wh/worker exec tsx bench/exchange.ts 1000     more users
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { loadConfig } from '@wh/config'
+import { createDatabase, runMigrations } from '@wh/db'
+import { startDeriveSimulator } from '@wh/exchange'
+import { appendBatch, type EventInput, reserveFunding } from '@wh/ledger'
+import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
+import { Redis } from 'ioredis'
+import { privateKeyToAccount } from 'viem/accounts'
+import { buildWorkerDeps } from '../src/deps'
+import { FUND_CONCURRENCY, runFunding } from '../src/jobs/exchange/fund'
+
+const USERS = Number(process.argv[2] ?? 200)
+const USDC = (n: number) => BigInt(n) * 1_000_000n
+const silent = { info() {}, warn() {} }
+
+const pg = await startPostgres({ durable: true })
+const redisServer = await startRedis()
+const sim = await startDeriveSimulator({ chainId: 901, clock: 'wall' })
+try {
+  await runMigrations(pg.url)
+  const database = createDatabase(pg.url, { max: 24, appName: 'exchange-bench' })
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
+  const config = loadConfig(
+    localStackEnv({
+      DATABASE_URL: pg.url,
+      CACHE_URL: redisServer.url,
+      LOG_LEVEL: 'silent',
+      EXCHANGE_HTTP_URL: sim.httpUrl,
+      EXCHANGE_WS_URL: sim.wsUrl,
+    }),
+  )
+  let exchangeCalls = 0
+  const deps = buildWorkerDeps(
+    config,
+    { sql: database.sql, redis, log: silent },
+    { exchangeLogger: { info: () => void exchangeCalls++, warn: () => void exchangeCalls++ } },
+  )
+  sim.control.registerWallet({
+    wallet: config.exchange.walletAddress,
+    sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address],
+  })
+  sim.control.fundWallet(config.exchange.walletAddress, 'USDC', String(USERS * 1_000))
+
+  const users = Array.from({ length: USERS }, () => randomUUID())
+  const deposits: EventInput[] = users.map((userId) => ({
+    type: 'deposit_detected',
+    payload: {
+      userId,
+      chain: 'base',
+      txHash: `0x${randomBytes(32).toString('hex')}`,
+      logIndex: 0,
+      currency: 'USDC',
+      amount: USDC(1_000),
+    },
+    occurredAt: new Date(),
+  }))
+  await appendBatch(database.sql, deposits)
+
+  const rows: string[][] = []
+  async function round(name: string, amount: bigint) {
+    for (const userId of users) await reserveFunding(database.sql, { userId, asset: 'ETH', currency: 'USDC', amount })
+    exchangeCalls = 0
+    const t0 = performance.now()
+    let funded = 0
+    let runs = 0
+    while (funded < USERS) {
+      const s = await runFunding({ ...deps, log: silent })
+      funded += s.funded
+      runs++
+      if (s.failed > 0 || runs > 20) throw new Error(`${name}: ${JSON.stringify(s)}`)
+    }
+    const ms = performance.now() - t0
+    rows.push([
+      name,
+      String(USERS),
+      String(runs),
+      String(exchangeCalls),
+      Math.round(ms).toLocaleString('en-US'),
+      (USERS / (ms / 1000)).toFixed(0),
+    ])
+  }
+  await round('first funding (create_subaccount)', USDC(300))
+  await round('second funding (deposit)', USDC(200))
+
+  const [check] = await database.sql<{ n: number }[]>`
+    select count(*)::int as n from ledger_events where type = 'subaccount_funded'`
+  if (check?.n !== USERS * 2) throw new Error(`expected ${USERS * 2} subaccount_funded, found ${check?.n}`)
+
+  const header = ['scenario', 'fundings', 'tick runs', 'exchange calls', 'ms', 'fundings/s']
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`
+  console.log(`\nfunding tick against the Derive simulator over HTTP, ${FUND_CONCURRENCY} subaccounts at once`)
+  console.log(line(header))
+  console.log(`| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`)
+  for (const r of rows) console.log(line(r))
+  redis.disconnect()
+  await database.close()
+} finally {
+  await sim.close()
+  await redisServer.stop()
+  await pg.stop()
+}

@@ -1,0 +1,264 @@
+/**
+ * The funding tick (queue `treasury`, under the exchange cycle lock): moves reserved free balance
+ * into the user's subaccount at the exchange and records `subaccount_funded` (key
+ * `subaccount_funded:{transactionId}`, spec 6.1) once the exchange reports the deposit settled.
+ *
+ * A row (subaccount_transfers, kind 'fund') walks:
+ *   reserved   → sign create_subaccount (no exchange id yet) or deposit; store method, params,
+ *                nonce and submitted_at; COMMIT → submitted
+ *   submitted  → send the stored params as they are → accepted with the transaction id
+ *   accepted   → get_transaction settled → ONE transaction: row funded (out of the in-flight
+ *                states first, so the authorizing check does not count it twice), the subaccount's
+ *                exchange id for a create, and the append
+ *   failed     ← refused (wallet short of funds, bad action), reverted, or the signature expired
+ *                with nothing landed: the reservation is released, an alert goes out.
+ * Crash rules (a submitted row found by a later run) live in transfers.ts `sendStored`; the doc
+ * section "Subaccounts: funding and release" in docs/exchange.md states them.
+ */
+import type { Sql } from '@wh/db'
+import { append } from '@wh/ledger'
+import type { TickDefinition } from '../../ticks'
+import { withCycleLock } from './cycle-lock'
+import {
+  createdSubaccountId,
+  exchangeAmount,
+  type Landed,
+  mapLimit,
+  sendStored,
+  settlementOf,
+  signMovement,
+  TRANSFER_COLUMNS,
+  type TransferDeps,
+  type TransferRow,
+} from './transfers'
+
+export const FUND_TICK = 'exchange-fund'
+export const FUND_EVERY_MS = 5_000
+/** Open funding rows taken per run (TIGER_STYLE: a bound on everything). */
+export const FUND_BATCH = 500
+/** Subaccounts worked on at once; rows of one subaccount go one after another. */
+export const FUND_CONCURRENCY = 16
+
+export interface FundSummary {
+  funded: number
+  failed: number
+  /** reserved rows not sent: subaccount stopped, a release open, or a create still in flight */
+  held: number
+  /** sent or accepted, waiting for the exchange; or a retryable error */
+  pending: number
+  /** another run holds the cycle lock */
+  locked: boolean
+}
+
+/** Test seam: a crash test stops the process at one of these points. */
+export interface FundHooks {
+  /** the signed params are committed ('submitted'), nothing sent yet */
+  afterStored?: (row: TransferRow) => Promise<void>
+  /** the exchange accepted the action, its answer not yet stored */
+  afterSent?: (row: TransferRow, transactionId: string) => Promise<void>
+}
+
+interface SubaccountState {
+  id: string
+  asset: string
+  exchange_id: string | null
+  stopped_at: Date | null
+  stop_reason: string | null
+  open_release: boolean
+}
+
+type Outcome = 'funded' | 'failed' | 'held' | 'pending'
+
+/** One run of the funding tick; takes the cycle lock (a run already holding it passes `locked`). */
+export async function runFunding(
+  deps: TransferDeps & { redis: import('ioredis').Redis },
+  hooks: FundHooks = {},
+): Promise<FundSummary> {
+  const r = await withCycleLock(deps.redis, () => fundOpenTransfers(deps, hooks))
+  return r.ran ? r.value : { funded: 0, failed: 0, held: 0, pending: 0, locked: true }
+}
+
+/** Works through the open funding rows, oldest first; the caller holds the cycle lock. */
+export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {}): Promise<FundSummary> {
+  const rows = await deps.sql.unsafe<TransferRow[]>(
+    `select ${TRANSFER_COLUMNS} from subaccount_transfers
+     where kind = 'fund' and state in ('reserved', 'submitted', 'accepted')
+     order by created_at, id limit ${FUND_BATCH}`,
+  )
+  const bySubaccount = new Map<string, TransferRow[]>()
+  for (const row of rows) bySubaccount.set(row.subaccount_id, [...(bySubaccount.get(row.subaccount_id) ?? []), row])
+  const summary: FundSummary = { funded: 0, failed: 0, held: 0, pending: 0, locked: false }
+  await mapLimit([...bySubaccount.values()], FUND_CONCURRENCY, async (group) => {
+    for (const row of group) {
+      let outcome: Outcome
+      try {
+        outcome = await fundOne(deps, row, hooks)
+      } catch (err) {
+        deps.log.warn({ transferId: row.id, err: (err as Error).message }, 'funding: error, retried next run')
+        outcome = 'pending'
+      }
+      summary[outcome]++
+      // a subaccount without an exchange id is created by its first row; the others wait for it
+      if (outcome !== 'funded' && outcome !== 'failed') {
+        const sub = await subaccountOf(deps.sql, row.subaccount_id)
+        if (!sub?.exchange_id) {
+          summary.held += group.length - group.indexOf(row) - 1
+          break
+        }
+      }
+    }
+  })
+  return summary
+}
+
+async function subaccountOf(sql: Sql, id: string): Promise<SubaccountState | undefined> {
+  const [s] = await sql<SubaccountState[]>`
+    select s.id, s.asset, s.exchange_id::text as exchange_id, s.stopped_at, s.stop_reason,
+      exists (select 1 from subaccount_releases r
+        where r.subaccount_id = s.id and r.state in ('requested', 'waiting', 'withdrawing')) as open_release
+    from subaccounts s where s.id = ${id}`
+  return s
+}
+
+async function fundOne(deps: TransferDeps, loaded: TransferRow, hooks: FundHooks): Promise<Outcome> {
+  const sub = await subaccountOf(deps.sql, loaded.subaccount_id)
+  if (!sub) throw new Error(`transfer ${loaded.id}: subaccount ${loaded.subaccount_id} missing`)
+  let row = loaded
+  let firstSend = false
+
+  if (row.state === 'reserved') {
+    // nothing has left yet: a stop or an open release holds the row (still reserved), see docs
+    const hold = sub.stopped_at
+      ? `subaccount stopped: ${sub.stop_reason ?? 'no reason given'}`
+      : sub.open_release
+        ? 'a release of this subaccount is open'
+        : null
+    if (hold) {
+      if (row.reason !== hold)
+        await deps.sql`update subaccount_transfers set reason = ${hold}, updated_at = now()
+          where id = ${row.id} and state = 'reserved'`
+      return 'held'
+    }
+    const exchangeId = sub.exchange_id === null ? null : Number(sub.exchange_id)
+    const amount = await exchangeAmount(deps.exchange, row.currency, BigInt(row.amount))
+    const action =
+      exchangeId === null
+        ? await signMovement(deps, { method: 'create_subaccount', currency: row.currency, amount })
+        : await signMovement(deps, { method: 'deposit', subaccountId: exchangeId, currency: row.currency, amount })
+    const submittedAt = deps.clock.now()
+    const [stored] = await deps.sql.unsafe<TransferRow[]>(
+      `update subaccount_transfers set state = 'submitted', method = $1, params = $2::text::jsonb, nonce = $3,
+         submitted_at = $4, reason = null, updated_at = now()
+       where id = $5 and state = 'reserved'
+       returning ${TRANSFER_COLUMNS}`,
+      [action.method, JSON.stringify(action.params), String(action.params.nonce), submittedAt, row.id],
+    )
+    if (!stored) return 'pending' // another run moved it
+    row = stored
+    firstSend = true
+    await hooks.afterStored?.(row)
+  }
+
+  if (row.state === 'submitted') {
+    const exchangeId = sub.exchange_id === null ? null : Number(sub.exchange_id)
+    const sent = await sendStored(deps, row, { exchangeSubaccountId: exchangeId, firstSend })
+    if (sent.kind === 'retry') {
+      deps.log.warn({ transferId: row.id, reason: sent.reason }, 'funding: send not confirmed, retried next run')
+      return 'pending'
+    }
+    if (sent.kind === 'refused' || sent.kind === 'expired') {
+      const reason =
+        sent.kind === 'expired' ? 'signature expired and the deposit never reached the exchange' : sent.reason
+      return fail(deps, row, reason)
+    }
+    if (sent.kind === 'accepted') await hooks.afterSent?.(row, sent.result.transaction_id)
+    const landed: Landed =
+      sent.kind === 'accepted' ? { transactionId: sent.result.transaction_id, settled: false } : sent.landed
+    const [accepted] = await deps.sql.unsafe<TransferRow[]>(
+      `update subaccount_transfers set state = 'accepted', transaction_id = $1, updated_at = now()
+       where id = $2 and state = 'submitted'
+       returning ${TRANSFER_COLUMNS}`,
+      [landed.transactionId, row.id],
+    )
+    if (!accepted) return 'pending'
+    row = accepted
+    if (landed.exchangeSubaccountId !== undefined && sub.exchange_id === null)
+      await setExchangeId(deps.sql, sub.id, landed.exchangeSubaccountId)
+  }
+
+  if (row.state === 'accepted') return settle(deps, row)
+  return 'pending'
+}
+
+async function setExchangeId(sql: Sql, subaccountRowId: string, exchangeId: number): Promise<void> {
+  await sql`update subaccounts set exchange_id = ${exchangeId}, updated_at = now()
+    where id = ${subaccountRowId} and exchange_id is null`
+}
+
+/** accepted → funded once the exchange settled it: one transaction, row first, then the event. */
+async function settle(deps: TransferDeps, row: TransferRow): Promise<Outcome> {
+  const txId = row.transaction_id as string
+  const tx = await deps.exchange.getTransaction(txId)
+  const status = settlementOf(tx.status)
+  if (status === 'pending') return 'pending'
+  if (status === 'failed') return fail(deps, row, `exchange transaction ${txId} ${tx.status}`)
+
+  const sub = await subaccountOf(deps.sql, row.subaccount_id)
+  let exchangeId = sub?.exchange_id === null || sub === undefined ? null : Number(sub.exchange_id)
+  if (exchangeId === null) {
+    if (row.method !== 'create_subaccount') throw new Error(`transfer ${row.id}: deposit without an exchange id`)
+    exchangeId = await createdSubaccountId(deps, txId, tx.data)
+  }
+  const now = deps.clock.now()
+  const done = await deps.sql.begin(async (t) => {
+    const [locked] = await t`
+      update subaccount_transfers set state = 'funded', completed_at = ${now}, reason = null, updated_at = now()
+      where id = ${row.id} and state = 'accepted' returning id`
+    if (!locked) return false
+    await t`update subaccounts set exchange_id = ${exchangeId}, updated_at = now()
+      where id = ${row.subaccount_id} and exchange_id is null`
+    await append(t, {
+      type: 'subaccount_funded',
+      payload: {
+        userId: row.user_id,
+        subaccountId: String(exchangeId),
+        transactionId: txId,
+        currency: row.currency,
+        amount: BigInt(row.amount),
+      },
+      occurredAt: now,
+    })
+    return true
+  })
+  if (!done) return 'pending'
+  deps.log.info({ transferId: row.id, subaccountId: exchangeId, transactionId: txId }, 'subaccount funded')
+  return 'funded'
+}
+
+/** The row fails and its reservation is released (it leaves the in-flight states); an alert follows. */
+async function fail(deps: TransferDeps, row: TransferRow, reason: string): Promise<Outcome> {
+  const [updated] = await deps.sql`
+    update subaccount_transfers set state = 'failed', reason = ${reason}, completed_at = ${deps.clock.now()},
+      updated_at = now()
+    where id = ${row.id} and state in ('reserved', 'submitted', 'accepted') returning id`
+  if (!updated) return 'pending'
+  await deps.alerter.alert('subaccount funding failed; reservation released', {
+    transferId: row.id,
+    userId: row.user_id,
+    currency: row.currency,
+    amount: row.amount,
+    reason,
+  })
+  return 'failed'
+}
+
+export const fundTick: TickDefinition = {
+  name: FUND_TICK,
+  queue: 'treasury',
+  everyMs: FUND_EVERY_MS,
+  process: async (_job, ctx): Promise<FundSummary> => {
+    const summary = await runFunding({ ...ctx.deps, log: ctx.log })
+    if (summary.funded + summary.failed > 0) ctx.log.info({ ...summary }, 'funding tick')
+    return summary
+  },
+}

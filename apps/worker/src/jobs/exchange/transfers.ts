@@ -1,0 +1,283 @@
+/**
+ * What funding (fund.ts) and release legs (release.ts) share: a `subaccount_transfers` row carries
+ * one signed collateral movement between the platform's exchange wallet and a subaccount. The
+ * signed params are committed BEFORE they are sent, so a restarted worker re-sends that same
+ * action (the exchange takes a nonce once) or finds it in the exchange's histories; it never signs
+ * a second one for the same row. docs/exchange.md "Subaccounts: funding and release" has the rules.
+ */
+import { fromBaseUnits, toBaseUnits } from '@wh/core'
+import type { Sql } from '@wh/db'
+import {
+  type DeriveClient,
+  ExchangeError,
+  ExchangeInsufficientMarginError,
+  RPC,
+  type SignedTransfer,
+  type TxResult,
+} from '@wh/exchange'
+import type { Alerter } from '@wh/wallet'
+
+/**
+ * Expiry of a movement's signature. Derive refuses less than five minutes ahead; a short life
+ * bounds how long an unanswered send can keep its reservation before it is known to be dead.
+ */
+export const TRANSFER_SIGNATURE_TTL_SEC = 15 * 60
+/** After its expiry, how long an action not found in the histories may still show up there. */
+export const LANDED_GRACE_SEC = 5 * 60
+/** History entries may carry the exchange's clock, a little behind ours. */
+export const HISTORY_SKEW_MS = 5_000
+/** Unknown subaccounts of the wallet searched for a lost create_subaccount, per attempt. */
+export const CREATE_SEARCH_MAX_SUBACCOUNTS = 50
+
+export type TransferKind = 'fund' | 'release'
+export type TransferState = 'reserved' | 'submitted' | 'accepted' | 'funded' | 'released' | 'failed'
+
+/** A subaccount_transfers row as the ticks read it (amount and ids as Postgres returns them). */
+export interface TransferRow {
+  id: string
+  user_id: string
+  subaccount_id: string
+  kind: TransferKind
+  release_id: string | null
+  state: TransferState
+  currency: string
+  amount: string
+  method: SignedTransfer['method'] | null
+  params: SignedTransfer['params'] | null
+  transaction_id: string | null
+  reason: string | null
+  submitted_at: Date | null
+  created_at: Date
+}
+
+export const TRANSFER_COLUMNS = `id, user_id, subaccount_id, kind, release_id, state, currency, amount::text as amount,
+  method, params, transaction_id, reason, submitted_at, created_at`
+
+/** What a tick acts through. */
+export interface TransferDeps {
+  readonly sql: Sql
+  readonly exchange: DeriveClient
+  readonly clock: { now(): Date }
+  readonly alerter: Alerter
+  readonly log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void }
+}
+
+/** The ERC20 decimals of an exchange collateral (cached by the client). */
+export async function decimalsOf(exchange: DeriveClient, currency: string): Promise<number> {
+  const c = await exchange.getCurrency(currency)
+  if (!c.erc20_details) throw new Error(`${currency} is not an ERC20 collateral at the exchange`)
+  return c.erc20_details.decimals
+}
+
+/** Base units as the decimal string the exchange signs and reads. */
+export async function exchangeAmount(exchange: DeriveClient, currency: string, units: bigint): Promise<string> {
+  return fromBaseUnits(units, await decimalsOf(exchange, currency))
+}
+
+/** A decimal string from the exchange as base units; a value finer than the currency's unit is null. */
+export function unitsOf(decimal: string, decimals: number): bigint | null {
+  try {
+    return toBaseUnits(decimal.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, ''), decimals, 'exact')
+  } catch {
+    return null
+  }
+}
+
+/** Signs a movement with the transfer TTL; nothing is sent. */
+export function signMovement(
+  deps: TransferDeps,
+  r:
+    | { method: 'create_subaccount'; currency: string; amount: string }
+    | { method: 'deposit' | 'withdraw'; subaccountId: number; currency: string; amount: string },
+): Promise<SignedTransfer> {
+  const signature_expiry_sec = Math.floor(deps.clock.now().getTime() / 1000) + TRANSFER_SIGNATURE_TTL_SEC
+  if (r.method === 'create_subaccount')
+    return deps.exchange.signTransfer({
+      method: 'create_subaccount',
+      asset_name: r.currency,
+      amount: r.amount,
+      signature_expiry_sec,
+    })
+  return deps.exchange.signTransfer({
+    method: r.method,
+    subaccount_id: r.subaccountId,
+    asset_name: r.currency,
+    amount: r.amount,
+    signature_expiry_sec,
+  })
+}
+
+/** Found in the exchange's histories: the stored action landed. */
+export interface Landed {
+  /** the exchange's transaction id (deposits), or the tx hash where the history has no id (withdrawals) */
+  transactionId: string
+  settled: boolean
+  /** the new subaccount, for a create_subaccount */
+  exchangeSubaccountId?: number
+}
+
+export type SendOutcome =
+  | { kind: 'accepted'; result: TxResult }
+  | { kind: 'landed'; landed: Landed }
+  /** refused and nothing landed: the row fails; `margin` when the refusal was for funds or margin */
+  | { kind: 'refused'; reason: string; margin: boolean }
+  /** signature expired past the grace period and nothing landed: the row fails */
+  | { kind: 'expired' }
+  /** transport failure, or landed-but-not-yet-visible: try again next tick */
+  | { kind: 'retry'; reason: string }
+
+/**
+ * Sends a row's stored action as it is. `firstSend` is true only when this process signed it a
+ * moment ago (so a refusal proves nothing landed); a row found 'submitted' may have been sent by a
+ * process that died, so a refusal is checked against the histories before the row fails.
+ */
+export async function sendStored(
+  deps: TransferDeps,
+  row: TransferRow,
+  ctx: { exchangeSubaccountId: number | null; firstSend: boolean },
+): Promise<SendOutcome> {
+  if (!row.method || !row.params) throw new Error(`transfer ${row.id} has no stored action`)
+  let refusal: ExchangeError
+  try {
+    return { kind: 'accepted', result: await deps.exchange.sendSigned({ method: row.method, params: row.params }) }
+  } catch (err) {
+    if (!(err instanceof ExchangeError) || err.retryable)
+      return { kind: 'retry', reason: err instanceof Error ? err.message : String(err) }
+    refusal = err
+  }
+  const replayRefusal = refusal.rpcCode === RPC.NONCE_NOT_UNIQUE || refusal.rpcCode === RPC.INVALID_SIGNATURE_EXPIRY
+  if (ctx.firstSend && !replayRefusal)
+    return { kind: 'refused', reason: refusal.message, margin: refusal instanceof ExchangeInsufficientMarginError }
+  let landed: Landed | null
+  try {
+    landed = await findLanded(deps, row, ctx.exchangeSubaccountId)
+  } catch (err) {
+    return { kind: 'retry', reason: `history lookup failed: ${err instanceof Error ? err.message : String(err)}` }
+  }
+  if (landed) return { kind: 'landed', landed }
+  if (isPastGrace(deps, row)) return { kind: 'expired' }
+  if (replayRefusal) return { kind: 'retry', reason: `${refusal.message}; not in the histories yet` }
+  return { kind: 'refused', reason: refusal.message, margin: refusal instanceof ExchangeInsufficientMarginError }
+}
+
+function isPastGrace(deps: TransferDeps, row: TransferRow): boolean {
+  const expirySec = Number(row.params?.signature_expiry_sec ?? 0)
+  return deps.clock.now().getTime() / 1000 > expirySec + LANDED_GRACE_SEC
+}
+
+/**
+ * Looks for a row's action in the exchange's histories: an entry of the same subaccount, asset
+ * and amount, no earlier than the row was submitted, whose id no other row has claimed. Deposits
+ * carry the exchange's transaction id; withdrawal history only a tx hash, which then stands in
+ * for it. A lost create_subaccount is searched in the wallet's subaccounts no row knows yet.
+ */
+export async function findLanded(
+  deps: TransferDeps,
+  row: TransferRow,
+  exchangeSubaccountId: number | null,
+): Promise<Landed | null> {
+  if (!row.submitted_at) return null
+  const since = row.submitted_at.getTime() - HISTORY_SKEW_MS
+  const decimals = await decimalsOf(deps.exchange, row.currency)
+  const amount = BigInt(row.amount)
+  const matches = (e: { asset: string; amount: string; timestamp: number }) =>
+    e.asset === row.currency && e.timestamp >= since && unitsOf(e.amount, decimals) === amount
+
+  if (row.method === 'withdraw') {
+    if (exchangeSubaccountId === null) return null
+    const { events } = await deps.exchange.getWithdrawalHistory({
+      subaccount_id: exchangeSubaccountId,
+      start_timestamp: since,
+    })
+    const hit = await firstUnclaimed(
+      deps.sql,
+      events.filter(matches).map((e) => ({ id: e.tx_hash, settled: e.tx_status === 'settled' })),
+    )
+    return hit ? { transactionId: hit.id, settled: hit.settled } : null
+  }
+
+  const inSubaccount = async (sub: number) => {
+    const { events } = await deps.exchange.getDepositHistory({ subaccount_id: sub, start_timestamp: since })
+    return firstUnclaimed(
+      deps.sql,
+      events.filter(matches).map((e) => ({ id: e.transaction_id, settled: e.tx_status === 'settled' })),
+    )
+  }
+  if (row.method === 'deposit') {
+    if (exchangeSubaccountId === null) return null
+    const hit = await inSubaccount(exchangeSubaccountId)
+    return hit ? { transactionId: hit.id, settled: hit.settled } : null
+  }
+  // create_subaccount: the new subaccount is one of the wallet's that no subaccounts row holds
+  const { subaccount_ids } = await deps.exchange.getSubaccounts()
+  const known = new Set(
+    (
+      await deps.sql<{ exchange_id: string }[]>`
+        select exchange_id::text as exchange_id from subaccounts
+        where exchange_id = any(${subaccount_ids.map(String)}::bigint[])`
+    ).map((r) => Number(r.exchange_id)),
+  )
+  const unknown = subaccount_ids
+    .filter((id) => !known.has(id))
+    .sort((a, b) => b - a)
+    .slice(0, CREATE_SEARCH_MAX_SUBACCOUNTS)
+  for (const sub of unknown) {
+    const hit = await inSubaccount(sub)
+    if (hit) return { transactionId: hit.id, settled: hit.settled, exchangeSubaccountId: sub }
+  }
+  return null
+}
+
+async function firstUnclaimed<T extends { id: string }>(sql: Sql, candidates: T[]): Promise<T | null> {
+  if (candidates.length === 0) return null
+  const claimed = new Set(
+    (
+      await sql<{ transaction_id: string }[]>`
+        select transaction_id from subaccount_transfers where transaction_id = any(${candidates.map((c) => c.id)})`
+    ).map((r) => r.transaction_id),
+  )
+  return candidates.find((c) => !claimed.has(c.id)) ?? null
+}
+
+/**
+ * The subaccount a settled create_subaccount made: from get_transaction's data where the exchange
+ * reports it, else the unknown subaccount whose deposit history holds the transaction.
+ */
+export async function createdSubaccountId(deps: TransferDeps, transactionId: string, data: unknown): Promise<number> {
+  const fromData = (data as { subaccount_id?: unknown } | null)?.subaccount_id
+  if (typeof fromData === 'number' && Number.isSafeInteger(fromData)) return fromData
+  const { subaccount_ids } = await deps.exchange.getSubaccounts()
+  const known = new Set(
+    (
+      await deps.sql<{ exchange_id: string }[]>`
+        select exchange_id::text as exchange_id from subaccounts
+        where exchange_id = any(${subaccount_ids.map(String)}::bigint[])`
+    ).map((r) => Number(r.exchange_id)),
+  )
+  for (const sub of subaccount_ids.filter((id) => !known.has(id)).slice(-CREATE_SEARCH_MAX_SUBACCOUNTS)) {
+    const { events } = await deps.exchange.getDepositHistory({ subaccount_id: sub })
+    if (events.some((e) => e.transaction_id === transactionId)) return sub
+  }
+  throw new Error(`create_subaccount ${transactionId} settled but its subaccount was not found`)
+}
+
+/** Derive's transaction statuses as three outcomes. */
+export function settlementOf(status: string): 'settled' | 'pending' | 'failed' {
+  if (status === 'settled') return 'settled'
+  if (status === 'reverted' || status === 'ignored' || status === 'timed_out') return 'failed'
+  return 'pending'
+}
+
+/** Runs `fn` over `items` with at most `limit` at once. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await fn(items[i] as T)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return out
+}

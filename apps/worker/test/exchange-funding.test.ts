@@ -1,0 +1,317 @@
+/**
+ * The funding tick against the Derive simulator over real HTTP, a real Postgres and Redis: a
+ * reserved funding becomes a signed, stored, sent and settled deposit (create_subaccount the first
+ * time), recorded once as subaccount_funded; failures release the reservation; a worker killed
+ * mid-funding and restarted funds exactly once.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import { type DeriveClient, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { append, balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
+import { integrationContext } from '@wh/testkit'
+import type { AlertFields } from '@wh/wallet'
+import type { Job } from 'bullmq'
+import { Redis } from 'ioredis'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { buildWorkerDeps } from '../src/deps'
+import { EXCHANGE_CYCLE_LOCK } from '../src/jobs/exchange/cycle-lock'
+import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
+import { LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
+import { ticks } from '../src/jobs/index'
+import type { TickContext, WorkerDeps } from '../src/ticks'
+
+const silent = { info() {}, warn() {} }
+const USDC = (n: number) => BigInt(n) * 1_000_000n
+const ETH = (n: number) => BigInt(n) * 10n ** 18n
+const REDIS_PREFIX = `fund-test-${randomUUID()}:`
+
+describe('funding tick against the simulator (issue 5 "Subaccounts")', () => {
+  let sim: RunningSimulator
+  let ctx: Awaited<ReturnType<typeof integrationContext>>
+  let redis: Redis
+  let deps: WorkerDeps
+  let exchange: DeriveClient
+  let tickCtx: TickContext
+  const alerts: Array<{ text: string; fields: AlertFields | undefined }> = []
+
+  beforeAll(async () => {
+    // the wall clock: the crash test's child process signs with its own system clock
+    sim = await startDeriveSimulator({ chainId: 901, clock: 'wall' })
+    ctx = await integrationContext({ EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl })
+    const wallet = ctx.config.exchange.walletAddress
+    sim.control.registerWallet({
+      wallet,
+      sessionKeys: [privateKeyToAccount(ctx.config.keys.sessionPrivateKey).address],
+    })
+    sim.control.fundWallet(wallet, 'USDC', '1000000')
+    sim.control.fundWallet(wallet, 'ETH', '1')
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, keyPrefix: REDIS_PREFIX })
+    const built = buildWorkerDeps(
+      ctx.config,
+      { sql: ctx.database.sql, redis, log: silent },
+      { clock: { now: () => new Date(sim.control.nowMs()) } },
+    )
+    deps = {
+      ...built,
+      alerter: { channel: 'log', alert: async (text, fields) => void alerts.push({ text, fields }) },
+    }
+    exchange = deps.exchange
+    tickCtx = { log: silent, deps, queues: new Map() }
+  })
+  afterAll(async () => {
+    redis?.disconnect()
+    await ctx?.database.close()
+    await sim?.close()
+  })
+
+  const sql = () => ctx.database.sql
+  const runTick = () => fundTick.process({} as Job, tickCtx) as Promise<FundSummary>
+
+  async function userWith(currency: 'USDC' | 'ETH', amount: bigint): Promise<string> {
+    const userId = randomUUID()
+    await append(sql(), {
+      type: 'deposit_detected',
+      payload: {
+        userId,
+        chain: 'base',
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        logIndex: 0,
+        currency,
+        amount,
+      },
+      occurredAt: new Date(),
+    })
+    return userId
+  }
+  const transfer = async (id: string) =>
+    (
+      await sql()<
+        { state: string; method: string | null; transaction_id: string | null; reason: string | null; nonce: string }[]
+      >`select state, method, transaction_id, reason, nonce::text as nonce from subaccount_transfers where id = ${id}`
+    )[0]
+  const exchangeIdOf = async (subaccountRowId: string) => {
+    const [s] = await sql()<{ exchange_id: string | null }[]>`
+      select exchange_id::text as exchange_id from subaccounts where id = ${subaccountRowId}`
+    return s?.exchange_id ?? null
+  }
+  const eventCount = async (userId?: string) => {
+    const [r] = userId
+      ? await sql()<{ n: number }[]>`select count(*)::int as n from ledger_events where user_id = ${userId}`
+      : await sql()<{ n: number }[]>`select count(*)::int as n from ledger_events`
+    return r?.n ?? 0
+  }
+  const exchangeUsdc = async (exchangeId: string) =>
+    (await exchange.getSubaccount(Number(exchangeId))).collaterals.find((c) => c.asset_name === 'USDC')?.amount ?? '0'
+  const depositsAt = async (exchangeId: string) =>
+    (await exchange.getDepositHistory({ subaccount_id: Number(exchangeId) })).events
+
+  it('is registered on the treasury queue', () => {
+    const t = ticks.find((x) => x.name === 'exchange-fund')
+    expect(t).toBe(fundTick)
+    expect(t?.queue).toBe('treasury')
+    expect(t?.everyMs).toBeGreaterThan(0)
+  })
+
+  it('first funding creates the subaccount, the second deposits into it; balances agree; re-runs add nothing', async () => {
+    const userId = await userWith('USDC', USDC(1_000))
+    const first = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: USDC(600) })
+    expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(400))
+
+    expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
+    const row = await transfer(first.transferId)
+    expect(row).toMatchObject({ state: 'funded', method: 'create_subaccount' })
+    const exchangeId = await exchangeIdOf(first.subaccountRowId)
+    expect(exchangeId).not.toBeNull()
+    const sub = exchangeId as string
+    expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(600))
+    expect(await balanceOf(sql(), userTransit(userId), 'USDC')).toBe(USDC(400))
+    expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(400))
+    expect(await exchangeUsdc(sub)).toBe('600')
+    const [evt] = await sql()<{ idempotency_key: string }[]>`
+      select idempotency_key from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
+    expect(evt?.idempotency_key).toBe(`subaccount_funded:${row?.transaction_id}`)
+
+    const second = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: USDC(150) })
+    expect(second.subaccountRowId).toBe(first.subaccountRowId)
+    expect(await runTick()).toMatchObject({ funded: 1 })
+    expect(await transfer(second.transferId)).toMatchObject({ state: 'funded', method: 'deposit' })
+    expect(await exchangeIdOf(first.subaccountRowId)).toBe(sub)
+    expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(750))
+    expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(250))
+    expect(await exchangeUsdc(sub)).toBe('750')
+    expect(await depositsAt(sub)).toHaveLength(2)
+
+    const events = await eventCount()
+    const walletUsdc = sim.control.walletBalance(ctx.config.exchange.walletAddress, 'USDC')
+    expect(await runTick()).toMatchObject({ funded: 0, failed: 0, pending: 0 })
+    expect(await runTick()).toMatchObject({ funded: 0, failed: 0, pending: 0 })
+    expect(await eventCount()).toBe(events)
+    expect(sim.control.walletBalance(ctx.config.exchange.walletAddress, 'USDC')).toBe(walletUsdc)
+    expect(await depositsAt(sub)).toHaveLength(2)
+  })
+
+  it('several users in one run: each gets its own subaccount, and rows of one subaccount wait for its creation', async () => {
+    const users = await Promise.all([1, 2, 3].map(() => userWith('USDC', USDC(100))))
+    const reserved = []
+    for (const userId of users) {
+      reserved.push(await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(30) }))
+      reserved.push(await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(20) }))
+    }
+    expect(await runTick()).toMatchObject({ funded: 6, failed: 0 })
+    const ids = new Set<string>()
+    for (const [i, userId] of users.entries()) {
+      const sub = (await exchangeIdOf(reserved[i * 2]?.subaccountRowId as string)) as string
+      ids.add(sub)
+      expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(50))
+      expect(await exchangeUsdc(sub)).toBe('50')
+    }
+    expect(ids.size).toBe(3)
+  })
+
+  it('a wallet short of funds: the row fails with the reason, the reservation is released, an alert goes out', async () => {
+    const userId = await userWith('ETH', ETH(10))
+    alerts.length = 0
+    const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(5) })
+    expect(await freeBalance(sql(), userId, 'ETH')).toBe(ETH(5))
+    expect(await runTick()).toMatchObject({ funded: 0, failed: 1 })
+    const row = await transfer(r.transferId)
+    expect(row?.state).toBe('failed')
+    expect(row?.reason).toMatch(/insufficient|funds/i)
+    expect(await freeBalance(sql(), userId, 'ETH')).toBe(ETH(10))
+    expect(await eventCount(userId)).toBe(1) // the deposit only
+    expect(alerts).toHaveLength(1)
+    expect(alerts[0]?.text).toMatch(/funding failed/)
+    expect(alerts[0]?.fields).toMatchObject({ transferId: r.transferId })
+    expect(JSON.stringify(alerts)).not.toMatch(/signature|0x[0-9a-f]{130}/i)
+    // a later run leaves it alone
+    expect(await runTick()).toMatchObject({ failed: 0 })
+  })
+
+  it('a transport failure leaves the row for the next run; the retry sends the same stored action once', async () => {
+    const userId = await userWith('USDC', USDC(100))
+    const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: USDC(10) })
+    sim.control.failNext({ method: 'private/create_subaccount', httpStatus: 503 })
+    expect(await runTick()).toMatchObject({ funded: 0, failed: 0, pending: 1 })
+    const stored = await transfer(r.transferId)
+    expect(stored?.state).toBe('submitted')
+    expect(await runTick()).toMatchObject({ funded: 1 })
+    expect(await transfer(r.transferId)).toMatchObject({ state: 'funded', nonce: stored?.nonce })
+  })
+
+  it('a stopped subaccount is not funded: the row stays reserved with the reason, and goes once the stop clears', async () => {
+    const userId = await userWith('USDC', USDC(100))
+    const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: USDC(40) })
+    await sql()`update subaccounts set stopped_at = now(), stop_reason = 'reconciliation divergence'
+      where id = ${r.subaccountRowId}`
+    expect(await runTick()).toMatchObject({ funded: 0, held: 1 })
+    expect(await transfer(r.transferId)).toMatchObject({
+      state: 'reserved',
+      reason: 'subaccount stopped: reconciliation divergence',
+    })
+    expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(60))
+    await sql()`update subaccounts set stopped_at = null, stop_reason = null where id = ${r.subaccountRowId}`
+    expect(await runTick()).toMatchObject({ funded: 1 })
+    expect(await transfer(r.transferId)).toMatchObject({ state: 'funded', reason: null })
+  })
+
+  async function killChildAt(killAt: 'stored' | 'sent'): Promise<string> {
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(import.meta.dirname, 'fixtures/fund-child.ts'),
+        JSON.stringify({ env: ctx.env, redisUrl: inject('redisUrl'), redisPrefix: REDIS_PREFIX, killAt }),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    const transferId = await new Promise<string>((resolve, reject) => {
+      let out = ''
+      child.stdout?.on('data', (b: Buffer) => {
+        out += b.toString()
+        const m = /AT \S+ ([0-9a-f-]{36})/.exec(out)
+        if (m?.[1]) resolve(m[1])
+      })
+      child.once('exit', (code) => reject(new Error(`child exited (${code}) before ${killAt}: ${out}`)))
+    })
+    child.kill('SIGKILL')
+    await new Promise((r) => child.once('exit', r))
+    return transferId
+  }
+
+  describe.each([
+    ['sent', 'the exchange accepted the deposit, nothing about it stored'],
+    ['stored', 'the signed params are committed, nothing sent'],
+  ] as const)('SIGKILL at %s: %s', (killAt, _when) => {
+    it('the restarted worker funds exactly once: one deposit at the exchange, one event', async () => {
+      const userId = await userWith('USDC', USDC(500))
+      const first = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: USDC(100) })
+      expect(await runTick()).toMatchObject({ funded: 1 }) // the subaccount exists: the crash hits a deposit
+      const sub = (await exchangeIdOf(first.subaccountRowId)) as string
+      const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: USDC(250) })
+
+      expect(await killChildAt(killAt)).toBe(r.transferId)
+      const stored = await transfer(r.transferId)
+      expect(stored).toMatchObject({ state: 'submitted', transaction_id: null })
+      expect(await depositsAt(sub)).toHaveLength(killAt === 'sent' ? 2 : 1)
+      expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(150)) // still reserved
+
+      // the dead process still holds the cycle lock until LOCK_TTL_MS: nothing runs beside it
+      expect(await runTick()).toMatchObject({ locked: true })
+      await redis.del(EXCHANGE_CYCLE_LOCK) // the TTL running out, without waiting two minutes
+
+      expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
+      const done = await transfer(r.transferId)
+      expect(done).toMatchObject({ state: 'funded', nonce: stored?.nonce })
+      const deposits = await depositsAt(sub)
+      expect(deposits).toHaveLength(2)
+      expect(done?.transaction_id).toBe(deposits[1]?.transaction_id)
+      const funded = await sql()<{ n: number }[]>`
+        select count(*)::int as n from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
+      expect(funded[0]?.n).toBe(2)
+      expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(350))
+      expect(await exchangeUsdc(sub)).toBe('350')
+      expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(150))
+      expect(await runTick()).toMatchObject({ funded: 0, pending: 0 })
+      expect(await depositsAt(sub)).toHaveLength(2)
+    })
+  })
+
+  it('SIGKILL during the first funding (create_subaccount sent): the restart finds the new subaccount', async () => {
+    const userId = await userWith('USDC', USDC(90))
+    const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(90) })
+    const before = (await exchange.getSubaccounts()).subaccount_ids.length
+    expect(await killChildAt('sent')).toBe(r.transferId)
+    await redis.del(EXCHANGE_CYCLE_LOCK)
+    expect((await exchange.getSubaccounts()).subaccount_ids).toHaveLength(before + 1)
+    expect(await runTick()).toMatchObject({ funded: 1 })
+    const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+    expect(sub).not.toBeNull()
+    expect(await exchangeUsdc(sub)).toBe('90')
+    expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(90))
+    expect((await exchange.getSubaccounts()).subaccount_ids).toHaveLength(before + 1)
+  })
+
+  // last: it moves the simulator's clock past the signature's life
+  it('stored but never sent, found after its signature expired: the row fails and the reservation is released', async () => {
+    const userId = await userWith('USDC', USDC(70))
+    const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: USDC(70) })
+    expect(await killChildAt('stored')).toBe(r.transferId)
+    await redis.del(EXCHANGE_CYCLE_LOCK)
+    expect(await freeBalance(sql(), userId, 'USDC')).toBe(0n)
+    // inside the grace period the row keeps waiting (it might still show up in the histories)
+    sim.control.advance((TRANSFER_SIGNATURE_TTL_SEC + 60) * 1000)
+    expect(await runTick()).toMatchObject({ funded: 0, failed: 0, pending: 1 })
+    expect((await transfer(r.transferId))?.state).toBe('submitted')
+    sim.control.advance(LANDED_GRACE_SEC * 1000)
+    alerts.length = 0
+    expect(await runTick()).toMatchObject({ failed: 1 })
+    expect(await transfer(r.transferId)).toMatchObject({ state: 'failed' })
+    expect((await transfer(r.transferId))?.reason).toMatch(/expired/)
+    expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(70))
+    expect(alerts).toHaveLength(1)
+    expect(await eventCount(userId)).toBe(1)
+  })
+})
