@@ -1,0 +1,81 @@
+/**
+ * Ops entry point for stops (docs/exchange.md "Stops and clearing"): lists stopped subaccounts, or
+ * clears one stop once the divergence behind it is explained. Clearing appends `stop_cleared` and
+ * clears `stopped_at` in one transaction (stops.ts `clearStop`).
+ *
+ *   pnpm --filter @wh/worker exec tsx src/cli/clear-stop.ts --list
+ *   pnpm --filter @wh/worker exec tsx src/cli/clear-stop.ts <subaccount> --reason "<why it is safe>"
+ *
+ * `<subaccount>` is the subaccounts row id (uuid) or Derive's subaccount id (digits). Reads the
+ * same environment as the worker (.env.local filled in); prints one JSON line and nothing of the
+ * configuration. Exit code 0 on success (also when the subaccount was not stopped), 1 when
+ * refused, 2 on bad usage.
+ */
+import { parseArgs } from 'node:util'
+import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
+import { AppError, systemClock } from '@wh/core'
+import { createDatabase, type Sql } from '@wh/db'
+import { clearStop } from '../jobs/exchange/stops'
+
+const USAGE = 'usage: clear-stop.ts --list | clear-stop.ts <subaccount row id | exchange id> --reason "<text>"'
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function usage(message: string): never {
+  console.error(`${message}\n${USAGE}`)
+  process.exit(2)
+}
+
+async function rowIdOf(sql: Sql, ref: string): Promise<string | undefined> {
+  if (UUID.test(ref)) return ref.toLowerCase()
+  if (!/^[0-9]{1,19}$/.test(ref)) usage(`not a subaccount id: ${ref}`)
+  const [row] = await sql<{ id: string }[]>`select id from subaccounts where exchange_id = ${ref}`
+  return row?.id
+}
+
+const { values, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: { reason: { type: 'string' }, list: { type: 'boolean', default: false } },
+    })
+  } catch (e) {
+    return usage((e as Error).message)
+  }
+})()
+
+loadDotEnvLocal()
+const config = loadConfigOrExit(processEnv)
+const database = createDatabase(config.databaseUrl, { max: 2, appName: 'wheelhouse-clear-stop' })
+let code = 0
+try {
+  if (values.list) {
+    const rows = await database.sql<
+      { id: string; user_id: string; asset: string; exchange_id: string; stopped_at: Date; stop_reason: string }[]
+    >`
+      select id, user_id, asset, exchange_id::text as exchange_id, stopped_at, stop_reason from subaccounts
+      where stopped_at is not null order by stopped_at limit 1000`
+    console.log(JSON.stringify({ stopped: rows }))
+  } else {
+    const [ref] = positionals
+    if (!ref || positionals.length !== 1) usage('one subaccount is required')
+    if (!values.reason?.trim()) usage('--reason is required: say what explained the divergence')
+    const rowId = await rowIdOf(database.sql, ref)
+    if (!rowId) {
+      console.log(JSON.stringify({ error: 'NOT_FOUND', message: 'no such subaccount' }))
+      code = 1
+    } else {
+      const result = await clearStop(
+        { sql: database.sql, clock: systemClock },
+        { subaccountRowId: rowId, reason: values.reason },
+      )
+      console.log(JSON.stringify(result))
+    }
+  }
+} catch (e) {
+  if (!(e instanceof AppError)) throw e
+  console.log(JSON.stringify({ error: e.code, message: e.message }))
+  code = 1
+} finally {
+  await database.close()
+}
+process.exit(code)

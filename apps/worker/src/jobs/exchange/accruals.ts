@@ -1,0 +1,273 @@
+/**
+ * Accruals (issue 5, spec 6 and 6.1, DESIGN step 7): the exchange's interest and perp-funding
+ * histories become `interest_accrued` and `funding_paid`, one event per subaccount, type and UTC
+ * hour (key `accrual:{sub}:{type}:{bucketTs}`), so a re-run adds nothing.
+ *
+ * Per subaccount, under the exchange cycle lock (cycle-lock.ts):
+ *   1. read both histories from the cursor (`accrued_to_ms`) minus one hour of overlap up to now;
+ *   2. sum them per hour (accrual-buckets.ts) and record only the complete hours, those that ended
+ *      at least ACCRUAL_SETTLE_MS ago: a bucket recorded from a partial read would keep its wrong
+ *      amount forever, since a later, complete read deduplicates against it (spec 6 rule 3);
+ *   3. append the events and move the cursor to the end of the complete hours in ONE transaction,
+ *      so a crash leaves either both or neither.
+ * The overlap re-reads the last recorded hour: the same sum deduplicates silently; a different one
+ * means the exchange wrote an entry late, which is logged (reconciliation then sees the gap).
+ *
+ * The currency: Derive pays interest on the cash balance only and settles perp funding in cash,
+ * and its history entries carry no currency, so every accrual is in USDC. That is also why the
+ * spec's key (no currency part) is enough: one event per (subaccount, type, hour) in one currency.
+ * If the exchange ever paid interest in a second currency, the key would need a currency part
+ * (a spec change); docs/exchange.md says so.
+ */
+import { CASH_CURRENCY } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { type DeriveClient, type FundingEvent, type Pagination, toE18 } from '@wh/exchange'
+import { appendBatch, type EventInput } from '@wh/ledger'
+import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
+import {
+  currencyDecimals,
+  type ExchangeSubaccount,
+  runBounded,
+  type SubaccountDbRow,
+  toExchangeSubaccount,
+} from './accounting-subaccounts'
+import { type AccrualEntry, closedBeforeMs, e18ToBaseUnits, HOUR_MS, sumByBucket } from './accrual-buckets'
+import { withCycleLock } from './cycle-lock'
+
+export const ACCRUALS_TICK = 'exchange-accruals'
+/** Buckets close hourly; a quarter-hour period records each at most ~20 minutes after it ends. */
+export const ACCRUALS_EVERY_MS = 15 * 60_000
+/** An hour is recorded only this long after it ended: room for the exchange to write its entries. */
+export const ACCRUAL_SETTLE_MS = 5 * 60_000
+/** The recorded hour re-read on every run (a whole bucket, so its sum is complete again). */
+export const ACCRUAL_OVERLAP_MS = HOUR_MS
+/** Subaccounts per tick (the least recently advanced first). */
+export const ACCRUALS_BATCH = 2_000
+export const FUNDING_PAGE_SIZE = 1_000
+/** 100 pages of 1,000: years of hourly funding on two perps; beyond that something is wrong. */
+export const MAX_FUNDING_PAGES = 100
+
+/** What accruals act through (a WorkerDeps subset, so tests and the bench can build it). */
+export type AccountingDeps = Pick<WorkerDeps, 'sql' | 'redis' | 'exchange' | 'clock' | 'alerter' | 'config'>
+export type AccountingLog = TickContext['log']
+
+export interface AccrualIngest {
+  /** false when nothing could have closed since the cursor and no pending sums were asked for */
+  readonly read: boolean
+  /** events appended now */
+  readonly recorded: number
+  /** events that already existed with the same payload (the overlap, a re-run) */
+  readonly duplicates: number
+  /** events that already existed with another amount: the exchange wrote an entry late */
+  readonly late: number
+  readonly cursorMs: number | null
+  /**
+   * Per currency, base units seen in hours not complete yet: already in the exchange's balance,
+   * not yet in the journal. Reconciliation adds them to the journal side.
+   */
+  readonly pending: ReadonlyMap<string, bigint>
+}
+
+interface Histories {
+  readonly interest: AccrualEntry[]
+  readonly funding: AccrualEntry[]
+}
+
+/** Derive's funding history is paged; the typed method has no page params, so the call is spelled out. */
+async function fundingHistory(
+  exchange: DeriveClient,
+  subaccountId: number,
+  startMs: number,
+  endMs: number,
+): Promise<FundingEvent[]> {
+  const events: FundingEvent[] = []
+  for (let page = 1; page <= MAX_FUNDING_PAGES; page++) {
+    const r = await exchange.privateCall<{ events: FundingEvent[]; pagination: Pagination }>('get_funding_history', {
+      subaccount_id: subaccountId,
+      start_timestamp: startMs,
+      end_timestamp: endMs,
+      page,
+      page_size: FUNDING_PAGE_SIZE,
+    })
+    events.push(...r.events)
+    if (page >= r.pagination.num_pages) return events
+  }
+  throw new Error(`funding history of subaccount ${subaccountId} exceeds ${MAX_FUNDING_PAGES} pages`)
+}
+
+async function readHistories(
+  exchange: DeriveClient,
+  subaccountId: number,
+  startMs: number,
+  endMs: number,
+): Promise<Histories> {
+  const [interest, funding] = await Promise.all([
+    exchange.getInterestHistory({ subaccount_id: subaccountId, start_timestamp: startMs, end_timestamp: endMs }),
+    fundingHistory(exchange, subaccountId, startMs, endMs),
+  ])
+  const inWindow = (e: AccrualEntry) => e.timestampMs >= startMs && e.timestampMs <= endMs
+  return {
+    interest: interest.events.map((e) => ({ timestampMs: e.timestamp, amountE18: toE18(e.interest) })).filter(inWindow),
+    funding: funding.map((e) => ({ timestampMs: e.timestamp, amountE18: toE18(e.funding) })).filter(inWindow),
+  }
+}
+
+/**
+ * Records the complete hours of one subaccount's interest and funding and advances its cursor, in
+ * one transaction; returns what is pending in the incomplete hours. Run under the cycle lock.
+ *
+ * @example
+ *   const r = await ingestAccruals(deps, sub, { nowMs: deps.clock.now().getTime(), needPending: false }, log)
+ */
+export async function ingestAccruals(
+  deps: Pick<AccountingDeps, 'sql' | 'exchange'>,
+  sub: ExchangeSubaccount,
+  opts: { nowMs: number; needPending: boolean },
+  log: AccountingLog,
+): Promise<AccrualIngest> {
+  const closedBefore = closedBeforeMs(opts.nowMs, ACCRUAL_SETTLE_MS)
+  const nothingNew = sub.accruedToMs !== null && closedBefore <= sub.accruedToMs
+  if (nothingNew && !opts.needPending)
+    return { read: false, recorded: 0, duplicates: 0, late: 0, cursorMs: sub.accruedToMs, pending: new Map() }
+
+  const startMs = sub.accruedToMs === null ? 0 : Math.max(0, sub.accruedToMs - ACCRUAL_OVERLAP_MS)
+  const histories = await readHistories(deps.exchange, sub.exchangeId, startMs, opts.nowMs)
+  const currency = CASH_CURRENCY
+  const decimals = await currencyDecimals(deps.exchange, currency)
+
+  const events: EventInput[] = []
+  let pending = 0n
+  for (const type of ['interest', 'funding'] as const) {
+    for (const b of sumByBucket(histories[type])) {
+      const amount = e18ToBaseUnits(b.amountE18, decimals)
+      if (b.bucketTs * 1000 + HOUR_MS > closedBefore) {
+        pending += amount
+        continue
+      }
+      if (amount === 0n) continue // nothing to post; a late entry would still be recorded later
+      const payload = { userId: sub.userId, subaccountId: sub.ledgerId, currency, bucketTs: b.bucketTs, amount }
+      const occurredAt = new Date(b.lastMs)
+      events.push(
+        type === 'interest'
+          ? { type: 'interest_accrued', payload, occurredAt }
+          : { type: 'funding_paid', payload, occurredAt },
+      )
+    }
+  }
+
+  const advance = sub.accruedToMs === null || closedBefore > sub.accruedToMs
+  const results =
+    events.length === 0 && !advance
+      ? []
+      : await deps.sql.begin(async (tx) => {
+          const appended = events.length > 0 ? await appendBatch(tx, events) : []
+          if (advance)
+            await tx`
+              update subaccounts set accrued_to_ms = greatest(coalesce(accrued_to_ms, 0), ${closedBefore}),
+                updated_at = now()
+              where id = ${sub.id}`
+          return appended
+        })
+
+  let recorded = 0
+  let duplicates = 0
+  let late = 0
+  for (const r of results) {
+    if (!r.duplicate) recorded++
+    else if (r.payloadMismatch) {
+      late++
+      log.warn(
+        { subaccountId: sub.ledgerId, key: r.event.idempotencyKey, recordedPayload: r.event.payload },
+        'accrual bucket re-read with another amount: the exchange wrote an entry after the bucket was recorded',
+      )
+    } else duplicates++
+  }
+  return {
+    read: true,
+    recorded,
+    duplicates,
+    late,
+    cursorMs: advance ? Math.max(sub.accruedToMs ?? 0, closedBefore) : sub.accruedToMs,
+    pending: new Map(pending === 0n ? [] : [[currency, pending]]),
+  }
+}
+
+/** The subaccounts at the exchange whose cursor is furthest behind, at most `limit`. */
+export async function subaccountsForAccruals(sql: Sql, limit: number): Promise<ExchangeSubaccount[]> {
+  const rows = await sql<SubaccountDbRow[]>`
+    select id, user_id, asset, exchange_id, accrued_to_ms, stopped_at from subaccounts
+    where exchange_id is not null
+    order by accrued_to_ms asc nulls first, id
+    limit ${limit}`
+  return rows.map(toExchangeSubaccount)
+}
+
+export interface AccrualsSummary {
+  /** false: another exchange tick held the cycle lock; nothing was done */
+  ran: boolean
+  subaccounts: number
+  /** subaccounts whose histories were read */
+  read: number
+  recorded: number
+  duplicates: number
+  late: number
+  errors: number
+  /** left for the next tick (the time budget ran out) */
+  deferred: number
+}
+
+/**
+ * The accruals tick: every subaccount at the exchange (bounded batch, bounded time), under the
+ * cycle lock. A subaccount that fails is logged and retried next tick; the others go on.
+ */
+export async function runAccruals(deps: AccountingDeps, log: AccountingLog): Promise<AccrualsSummary> {
+  const summary: AccrualsSummary = {
+    ran: false,
+    subaccounts: 0,
+    read: 0,
+    recorded: 0,
+    duplicates: 0,
+    late: 0,
+    errors: 0,
+    deferred: 0,
+  }
+  const outcome = await withCycleLock(deps.redis, async () => {
+    summary.ran = true
+    const subs = await subaccountsForAccruals(deps.sql, ACCRUALS_BATCH)
+    summary.subaccounts = subs.length
+    const nowMs = deps.clock.now().getTime()
+    const started = await runBounded(subs, async (sub) => {
+      try {
+        const r = await ingestAccruals(deps, sub, { nowMs, needPending: false }, log)
+        if (r.read) summary.read++
+        summary.recorded += r.recorded
+        summary.duplicates += r.duplicates
+        summary.late += r.late
+      } catch (err) {
+        summary.errors++
+        log.warn({ subaccountId: sub.ledgerId, err: errorInfo(err) }, 'accruals failed for a subaccount')
+      }
+    })
+    summary.deferred = subs.length - started
+  })
+  if (!outcome.ran) log.info({}, 'accruals skipped: the exchange cycle lock is held')
+  return summary
+}
+
+/** An error for a log line: name, code and message only (never params, headers or a signature). */
+export function errorInfo(err: unknown): Record<string, unknown> {
+  if (err instanceof Error)
+    return { name: err.name, message: err.message, ...('code' in err ? { code: (err as { code: unknown }).code } : {}) }
+  return { message: String(err) }
+}
+
+export const accrualsTick: TickDefinition = {
+  name: ACCRUALS_TICK,
+  queue: 'accounting',
+  everyMs: ACCRUALS_EVERY_MS,
+  process: async (_job, ctx): Promise<AccrualsSummary> => {
+    const summary = await runAccruals(ctx.deps, ctx.log)
+    if (summary.recorded + summary.late + summary.errors > 0) ctx.log.info({ ...summary }, 'accruals tick')
+    return summary
+  },
+}

@@ -1,0 +1,267 @@
+/**
+ * Reconciliation (issue 5 "Reconciliation", spec 2.4, 6, 6.1, 8.3) against the Derive simulator
+ * over real HTTP, a real Postgres and Redis, with alerts caught by a Telegram capture server: no
+ * divergence records nothing; a divergence injected at the simulator alerts in `observe` mode and
+ * records nothing, and in `enforce` mode records an adjustment and a stop and stops the subaccount;
+ * re-runs deduplicate; a different divergence leaves a second pair; the ops CLI clears the stop;
+ * a transfer in flight is not compared; the cycle lock makes a concurrent run skip.
+ * The tests run in order on one simulator and its manual clock.
+ */
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { fromBaseUnits, systemClock } from '@wh/core'
+import { fromE18, toE18 } from '@wh/exchange'
+import {
+  balanceOf,
+  minuteBucket,
+  PLATFORM_EXPENSE_RECONCILIATION,
+  reconcileAdjustmentKey,
+  reconcileStopKey,
+  userSub,
+} from '@wh/ledger'
+import type { Job } from 'bullmq'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runAccruals } from '../src/jobs/exchange/accruals'
+import { withCycleLock } from '../src/jobs/exchange/cycle-lock'
+import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/exchange/reconcile'
+import { assertNotStopped, clearStop, isTradingStopped, SubaccountStoppedError } from '../src/jobs/exchange/stops'
+import { ticks } from '../src/jobs/index'
+import { type AccountingStack, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
+
+const START = Date.UTC(2026, 0, 5, 0, 30)
+const at = (h: number, m = 0) => Date.UTC(2026, 0, 5, h, m)
+const CLI = fileURLToPath(new URL('../src/cli/clear-stop.ts', import.meta.url))
+
+function runCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...env } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += String(d)
+    })
+    child.stderr.on('data', (d) => {
+      out += String(d)
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      resolve({ code, out })
+    })
+  })
+}
+
+describe('reconciliation against the simulator (issue 5 "Reconciliation")', () => {
+  let stack: AccountingStack
+  let c: OpenedSubaccount // a million USDC: an hour of interest (~5.7 USDC) is far above epsilon
+  let d: OpenedSubaccount
+
+  beforeAll(async () => {
+    stack = await startAccountingStack({ startMs: START })
+    c = await stack.openSubaccount({ asset: 'ETH', usdc: '1000000' })
+    d = await stack.openSubaccount({ asset: 'BTC', usdc: '2500' })
+  })
+  afterAll(async () => {
+    await stack?.close()
+  })
+
+  const sql = () => stack.ctx.database.sql
+  const observe = () => runReconcile(stack.deps, silent, { mode: 'observe' })
+  const enforce = () => runReconcile(stack.deps, silent, { mode: 'enforce' })
+  const alerts = () => stack.capture.requests.map((r) => r.body.text)
+  const events = async (s: OpenedSubaccount, types: string[]) =>
+    sql()<{ type: string; idempotency_key: string; payload: Record<string, unknown> }[]>`
+      select type, idempotency_key, payload from ledger_events
+      where user_id = ${s.userId} and type in ${sql()(types)}
+      order by recorded_at, type`
+  const reconcileEvents = (s: OpenedSubaccount) => events(s, ['reconciliation_adjustment', 'stop_raised'])
+  const eventCount = async () => (await sql()<{ n: number }[]>`select count(*)::int as n from ledger_events`)[0]?.n ?? 0
+  const stoppedAt = async (s: OpenedSubaccount) =>
+    (await sql()<{ stopped_at: Date | null }[]>`select stopped_at from subaccounts where id = ${s.rowId}`)[0]
+      ?.stopped_at ?? null
+  const exchangeUsdcE18 = async (s: OpenedSubaccount) =>
+    toE18(
+      (await stack.deps.exchange.getSubaccount(s.exchangeId)).collaterals.find((x) => x.asset_name === 'USDC')
+        ?.amount ?? '0',
+    )
+  /** Injects a divergence: the exchange balance moves by `delta` (a USDC decimal) without any event. */
+  const shift = async (s: OpenedSubaccount, delta: string) =>
+    stack.sim.control.setBalance(s.exchangeId, 'USDC', fromE18((await exchangeUsdcE18(s)) + toE18(delta)))
+
+  it('is registered on the accounting queue', () => {
+    const t = ticks.find((x) => x.name === 'exchange-reconcile')
+    expect(t).toBe(reconcileTick)
+    expect(t?.queue).toBe('accounting')
+  })
+
+  it('no divergence records nothing and alerts nobody, with interest of a running hour not yet journaled', async () => {
+    stack.sim.control.advanceTo(at(3, 0)) // hour marks 01:00, 02:00, 03:00; only 01:00 is complete
+    const before = await eventCount()
+    const s = await enforce()
+    expect(s).toMatchObject({ ran: true, subaccounts: 2, clean: 2, observed: 0, stopped: 0, errors: 0 })
+    // the ingestion recorded the complete hour (one per subaccount); the running ones are pending
+    expect(await eventCount()).toBe(before + 2)
+    expect(await reconcileEvents(c)).toEqual([])
+    expect(alerts()).toEqual([])
+    expect(await stoppedAt(c)).toBeNull()
+    // without the pending hours the journal would be ~11 USDC short of the exchange
+    const journal = await balanceOf(sql(), userSub(c.userId, c.ledgerId, 'USDC'), 'USDC')
+    expect((await exchangeUsdcE18(c)) / 10n ** 12n - journal).toBeGreaterThan(10_000_000n)
+  })
+
+  it('observe mode: a divergence injected at the exchange alerts once and records nothing', async () => {
+    await shift(c, '12.5')
+    const before = await eventCount()
+    const s = await observe()
+    expect(s).toMatchObject({ clean: 1, observed: 1, stopped: 0, errors: 0 })
+    expect(alerts()).toHaveLength(1)
+    expect(alerts()[0]).toContain('reconciliation divergence (observe mode: nothing recorded)')
+    expect(alerts()[0]).toContain(`subaccount: ${c.ledgerId}`)
+    expect(alerts()[0]).toMatch(/USDC: journal .*, exchange .*, delta \+12\.(49999[89]|50000[012])$/)
+    expect(alerts()[0]).not.toContain('42:test-token')
+    expect(await eventCount()).toBe(before)
+    expect(await stoppedAt(c)).toBeNull()
+    // the same divergence again: no second alert within the hour, still nothing recorded
+    expect(await observe()).toMatchObject({ observed: 1 })
+    expect(alerts()).toHaveLength(1)
+    expect(await eventCount()).toBe(before)
+  })
+
+  it('the tick reads the mode from RECONCILE_MODE (observe by default)', async () => {
+    expect(stack.ctx.config.reconcileMode).toBe('observe')
+    const before = await eventCount()
+    const s = (await reconcileTick.process({} as Job, {
+      log: silent,
+      deps: stack.deps,
+      queues: new Map(),
+    })) as ReconcileSummary
+    expect(s).toMatchObject({ ran: true, observed: 1, stopped: 0 })
+    expect(await eventCount()).toBe(before)
+  })
+
+  /** the delta of the run: the injected amount give or take the half-unit roundings of the open hours */
+  let firstDelta = 0n
+
+  it('enforce mode: one adjustment and one stop_raised, the subaccount stopped, one alert', async () => {
+    const bucket = minuteBucket(new Date(stack.sim.control.nowMs()))
+    const account = userSub(c.userId, c.ledgerId, 'USDC')
+    const journalBefore = await balanceOf(sql(), account, 'USDC')
+    const s = await enforce()
+    expect(s).toMatchObject({ clean: 1, stopped: 1, errors: 0 })
+    const recorded = await reconcileEvents(c)
+    firstDelta = BigInt(String(recorded[0]?.payload.delta))
+    expect(firstDelta - 12_500_000n).toBeGreaterThanOrEqual(-2n) // two open hours, half a unit each
+    expect(firstDelta - 12_500_000n).toBeLessThanOrEqual(2n)
+    const divergences = [{ account, delta: firstDelta }]
+    expect(recorded).toEqual([
+      expect.objectContaining({
+        type: 'reconciliation_adjustment',
+        idempotency_key: reconcileAdjustmentKey({ subaccountId: c.ledgerId, account, bucket, delta: firstDelta }),
+        payload: expect.objectContaining({ currency: 'USDC', bucket, delta: String(firstDelta) }),
+      }),
+      expect.objectContaining({
+        type: 'stop_raised',
+        idempotency_key: reconcileStopKey({ subaccountId: c.ledgerId, bucket, divergences }),
+        payload: expect.objectContaining({
+          source: 'reconciliation',
+          divergences: [{ account, delta: String(firstDelta) }],
+        }),
+      }),
+    ])
+    // the difference sits with the platform (spec 2.4 platform:expense:reconciliation)
+    expect(await balanceOf(sql(), account, 'USDC')).toBe(journalBefore + firstDelta)
+    expect(await balanceOf(sql(), PLATFORM_EXPENSE_RECONCILIATION, 'USDC')).toBe(-firstDelta)
+    expect(await stoppedAt(c)).toEqual(new Date(stack.sim.control.nowMs()))
+    expect(await isTradingStopped(sql(), c.rowId)).toBe(true)
+    await expect(assertNotStopped(sql(), c.rowId)).rejects.toBeInstanceOf(SubaccountStoppedError)
+    await expect(assertNotStopped(sql(), d.rowId)).resolves.toBeUndefined()
+    expect(alerts().at(-1)).toContain('subaccount stopped, adjustment recorded (enforce mode)')
+    // the journal mirrors the exchange now: a re-run finds nothing
+    expect(await enforce()).toMatchObject({ clean: 2, stopped: 0, alreadyRecorded: 0 })
+  })
+
+  it('the same divergence again within the minute adds nothing; a different one adds a second pair', async () => {
+    const account = userSub(c.userId, c.ledgerId, 'USDC')
+    const bucket = minuteBucket(new Date(stack.sim.control.nowMs()))
+    const alertsBefore = alerts().length
+    // exactly the first delta again, same minute: the same keys (a whole base-unit shift adds no rounding)
+    await shift(c, fromBaseUnits(firstDelta, 6))
+    const before = await eventCount()
+    expect(await enforce()).toMatchObject({ alreadyRecorded: 1, stopped: 0 })
+    expect(await eventCount()).toBe(before)
+    expect(alerts()).toHaveLength(alertsBefore)
+    expect(await stoppedAt(c)).not.toBeNull()
+
+    // 3 USDC more: the exchange is now firstDelta + 3 ahead of the journal, different contents
+    await shift(c, '3')
+    const second = firstDelta + 3_000_000n
+    expect(await enforce()).toMatchObject({ stopped: 1 })
+    const recorded = await reconcileEvents(c)
+    expect(recorded.map((e) => e.type)).toEqual([
+      'reconciliation_adjustment',
+      'stop_raised',
+      'reconciliation_adjustment',
+      'stop_raised',
+    ])
+    expect(recorded[2]?.idempotency_key).toBe(
+      reconcileAdjustmentKey({ subaccountId: c.ledgerId, account, bucket, delta: second }),
+    )
+    expect(recorded[3]?.idempotency_key).toBe(
+      reconcileStopKey({ subaccountId: c.ledgerId, bucket, divergences: [{ account, delta: second }] }),
+    )
+    expect(recorded[3]?.idempotency_key).not.toBe(recorded[1]?.idempotency_key)
+    expect(await balanceOf(sql(), PLATFORM_EXPENSE_RECONCILIATION, 'USDC')).toBe(-(firstDelta + second))
+    expect(alerts()).toHaveLength(alertsBefore + 1)
+    expect(await enforce()).toMatchObject({ clean: 2, stopped: 0 })
+  })
+
+  it('the ops CLI clears the stop with stop_cleared in one transaction; clearing again is a no-op', async () => {
+    const env = stack.ctx.env
+    const first = await runCli([c.ledgerId, '--reason', 'injected in a test'], env)
+    expect(first.code).toBe(0)
+    const result = JSON.parse(first.out.trim().split('\n').at(-1) ?? '{}')
+    expect(result).toMatchObject({ cleared: true, subaccountRowId: c.rowId })
+    expect(result.idempotencyKey).toMatch(new RegExp(`^stop_cleared:${c.ledgerId}:[0-9]+$`))
+    expect(await stoppedAt(c)).toBeNull()
+    expect(await isTradingStopped(sql(), c.rowId)).toBe(false)
+    const cleared = await events(c, ['stop_cleared'])
+    expect(cleared).toEqual([
+      expect.objectContaining({ payload: expect.objectContaining({ reason: 'injected in a test', userId: c.userId }) }),
+    ])
+    // by the row id this time, straight through the function the CLI calls
+    const again = await clearStop({ sql: sql(), clock: systemClock }, { subaccountRowId: c.rowId, reason: 'again' })
+    expect(again).toEqual({ cleared: false, subaccountRowId: c.rowId })
+    expect(await events(c, ['stop_cleared'])).toHaveLength(1)
+  })
+
+  it('a subaccount with a transfer in flight is not compared', async () => {
+    await shift(d, '-1')
+    await sql()`
+      insert into subaccount_transfers (user_id, subaccount_id, kind, state, currency, amount)
+      values (${d.userId}, ${d.rowId}, 'fund', 'submitted', 'USDC', 1000000)`
+    const before = await eventCount()
+    expect(await enforce()).toMatchObject({ inFlight: 1, clean: 1, stopped: 0 })
+    expect(await eventCount()).toBe(before)
+    await sql()`update subaccount_transfers set state = 'failed' where subaccount_id = ${d.rowId}`
+    expect(await enforce()).toMatchObject({ inFlight: 0, stopped: 1 })
+    const [adjustment] = await reconcileEvents(d)
+    const delta = BigInt(String(adjustment?.payload.delta))
+    expect(delta + 1_000_000n).toBeGreaterThanOrEqual(-2n)
+    expect(delta + 1_000_000n).toBeLessThanOrEqual(2n)
+  })
+
+  it('the cycle lock: of two concurrent runs one skips; a run while another exchange tick holds it skips', async () => {
+    const [x, y] = await Promise.all([observe(), observe()])
+    expect([x.ran, y.ran].sort()).toEqual([false, true])
+    const skipped = await withCycleLock(stack.redis, async () => ({
+      reconcile: await observe(),
+      accruals: await runAccruals(stack.deps, silent),
+    }))
+    expect(skipped).toMatchObject({ ran: true, value: { reconcile: { ran: false }, accruals: { ran: false } } })
+  })
+})
