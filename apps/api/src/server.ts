@@ -20,7 +20,9 @@ import { openapiPlugin } from './plugins/openapi'
 import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
 import portfolioRoutes from './routes/portfolio/index'
+import positionRoutes from './routes/positions/index'
 import signalRoutes from './routes/signals/index'
+import subaccountRoutes from './routes/subaccounts/index'
 import tradingConfigRoutes from './routes/trading/index'
 import treasuryRoutes from './routes/treasury/index'
 import withdrawalRoutes from './routes/withdrawals/index'
@@ -97,6 +99,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     clock,
   })
   await app.register(portfolioRoutes, { sql, clock })
+  await app.register(positionRoutes, { sql })
+  await app.register(subaccountRoutes, { sql })
   await app.register(signalRoutes, { sql, secret: config.webhookSecret, clock })
   await app.register(tradingConfigRoutes, {
     profile: tradingProfile(config.tradingProfile),
@@ -108,6 +112,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       stuckMinutes: config.conversionStuckMinutes,
     },
   })
+
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {
     await app.register(bullBoardRoutes, { queues: deps.queues, password: config.adminPassword })

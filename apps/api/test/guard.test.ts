@@ -11,6 +11,11 @@ const PROTECTED = [
   { method: 'GET', url: '/withdrawals/routes', path: '/withdrawals/routes' },
   { method: 'POST', url: '/withdrawals', path: '/withdrawals' },
   { method: 'GET', url: '/withdrawals', path: '/withdrawals' },
+  { method: 'POST', url: '/positions', path: '/positions' },
+  { method: 'GET', url: '/positions', path: '/positions' },
+  { method: 'DELETE', url: '/positions/00000000-0000-4000-8000-000000000000', path: '/positions/{id}' },
+  { method: 'GET', url: '/subaccounts', path: '/subaccounts' },
+  { method: 'POST', url: '/subaccounts/ETH/release', path: '/subaccounts/{asset}/release' },
 ] as const
 
 const UNAUTHORIZED = {

@@ -55,3 +55,12 @@ export function fromBaseUnits(units: bigint, decimals: number): string {
 export function isDecimalString(s: string): boolean {
   return /^\d+(\.\d+)?$/.test(s)
 }
+
+/** The smaller of two bigints (Math.min takes numbers only). */
+export function minBigint(a: bigint, b: bigint): bigint {
+  return a < b ? a : b
+}
+/** The larger of two bigints. */
+export function maxBigint(a: bigint, b: bigint): bigint {
+  return a > b ? a : b
+}

@@ -76,7 +76,7 @@ export const TRADING_PROFILES: Readonly<Record<string, TradingProfile>> = Object
     repriceEveryMs: 60_000,
     makerStartAboveMarkBps: 200,
     endOfWindow: 'cross',
-    maxCrossBelowMarkBps: 300,
+    maxCrossBelowMarkBps: 500,
   },
   aggressive: {
     name: 'aggressive',
@@ -92,7 +92,7 @@ export const TRADING_PROFILES: Readonly<Record<string, TradingProfile>> = Object
     repriceEveryMs: 30_000,
     makerStartAboveMarkBps: 150,
     endOfWindow: 'cross',
-    maxCrossBelowMarkBps: 600,
+    maxCrossBelowMarkBps: 800,
   },
 })
 

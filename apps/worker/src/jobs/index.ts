@@ -1,7 +1,14 @@
 import type { TickDefinition } from '../ticks'
+import { bridgeTicks } from './bridge/bridge'
 import { depositScanTicks } from './deposits/scan'
 import { depositSweepProcessor } from './deposits/sweep'
 import { depositSweepTick } from './deposits/sweep-tick'
+import { accrualsTick } from './exchange/accruals'
+import { fundTick } from './exchange/fund'
+import { reconcileTick } from './exchange/reconcile'
+import { releaseTick } from './exchange/release'
+import { placeTick } from './trading/place'
+import { withdrawalSendTick } from './withdrawals/send-tick'
 
 /**
  * Every tick of the service, one processor per file under jobs/<area>/. The on-chain,
@@ -12,4 +19,17 @@ export const ticks: readonly TickDefinition[] = [
   ...depositScanTicks,
   depositSweepTick,
   depositSweepProcessor,
+  // requested withdrawals sent through the outbox (every 15 s)
+  withdrawalSendTick,
+  // one bridge per chain: the hot wallet's surplus to the exchange chain (every 60 s)
+  ...bridgeTicks,
+  // subaccount funding (every 5 s) and releases (every 10 s), both under the exchange cycle lock
+  fundTick,
+  releaseTick,
+  // accruals (every 15 min) and reconciliation (every 5 min), queue accounting, under the cycle lock
+  accrualsTick,
+  reconcileTick,
+  // positions one step further: funding done, instrument chosen, orders placed and repriced,
+  // fills and settlements recorded (every 10 s, under the cycle lock)
+  placeTick,
 ]

@@ -123,6 +123,11 @@ async function plan(deps: TransferDeps, rel: ReleaseRow): Promise<Plan> {
     select count(*)::int as n from subaccount_transfers
     where subaccount_id = ${rel.subaccount_id} and kind = 'fund' and state in ('submitted', 'accepted')`
   if ((inFlight?.n ?? 0) > 0) return { kind: 'wait', reason: 'a funding of this subaccount is in flight' }
+  // a position of ours claims collateral before anything shows at the exchange (docs/trading.md)
+  const [live] = await deps.sql<{ n: number }[]>`
+    select count(*)::int as n from positions
+    where subaccount_id = ${rel.subaccount_id} and state in ('requested', 'funding', 'placing', 'open', 'closing')`
+  if ((live?.n ?? 0) > 0) return { kind: 'wait', reason: `positions still live: ${live?.n}` }
   if (rel.exchange_id === null) return { kind: 'legs', legs: [] } // never created: nothing to withdraw
   const exchangeId = rel.exchange_id
 

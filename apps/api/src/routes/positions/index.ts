@@ -1,0 +1,205 @@
+/**
+ * Positions (spec 4.2; docs/trading.md): a request to sell an option leg (202; the placing tick
+ * works it), the caller's positions, and cancelling or closing one.
+ */
+import { AppError, decimalsOf, fromBaseUnits, toBaseUnits } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { cancelPosition, collateralCurrencyOf, type PositionState, requestPosition } from '@wh/trading'
+import type { FastifyInstance } from 'fastify'
+import type Type from 'typebox'
+import { currentUser, requireAuth } from '../../plugins/auth'
+import {
+  CancelResponse,
+  CreatedPosition,
+  CreatePositionBody,
+  IdempotencyHeaders,
+  ListQuery,
+  ListResponse,
+  PAGE_LIMIT_DEFAULT,
+  PositionParams,
+} from './schemas'
+
+export interface PositionRoutesOptions {
+  sql: Sql
+}
+
+class InvalidCursorError extends AppError {
+  constructor() {
+    super({ code: 'INVALID_CURSOR', statusCode: 400, message: 'cursor is not one this API issued' })
+  }
+}
+class AmountNotStringError extends AppError {
+  constructor() {
+    super({ code: 'INVALID_AMOUNT', statusCode: 400, message: 'amount must be a decimal string' })
+  }
+}
+
+interface Row {
+  id: string
+  asset: string
+  side: 'put' | 'call'
+  state: PositionState
+  collateral_currency: string
+  collateral_amount: string
+  instrument: string | null
+  strike_e18: string | null
+  expiry_sec: number | null
+  size_e18: string | null
+  filled_e18: string
+  premium: string
+  fees: string
+  settlement_cost: string | null
+  outcome: 'itm' | 'otm' | null
+  fills: number
+  cancel_requested_at: Date | null
+  reason: string | null
+  created_at: Date
+  updated_at: Date
+  closed_at: Date | null
+  created_at_text: string
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const PG_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/
+const USDC = 6
+const E18 = 18
+
+const encodeCursor = (r: Row) => Buffer.from(`${r.created_at_text}|${r.id}`).toString('base64url')
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  const [createdAt, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  if (rest.length > 0 || !createdAt || !id || !PG_TIMESTAMP_RE.test(createdAt) || !UUID_RE.test(id))
+    throw new InvalidCursorError()
+  return { createdAt, id }
+}
+const e18 = (v: string | null) => (v === null ? null : fromBaseUnits(BigInt(v), E18))
+
+function item(r: Row) {
+  const collateralDecimals = decimalsOf(r.collateral_currency) ?? 0
+  const premium = BigInt(r.premium)
+  const fees = BigInt(r.fees)
+  const settlement = r.settlement_cost === null ? 0n : BigInt(r.settlement_cost)
+  return {
+    id: r.id,
+    asset: r.asset,
+    side: r.side,
+    state: r.state,
+    collateralCurrency: r.collateral_currency,
+    collateral: fromBaseUnits(BigInt(r.collateral_amount), collateralDecimals),
+    instrument: r.instrument,
+    strike: e18(r.strike_e18),
+    expiry: r.expiry_sec === null ? null : new Date(r.expiry_sec * 1000).toISOString(),
+    size: e18(r.size_e18),
+    filled: fromBaseUnits(BigInt(r.filled_e18), E18),
+    premium: fromBaseUnits(premium, USDC),
+    fees: fromBaseUnits(fees, USDC),
+    settlementCost: r.settlement_cost === null ? null : fromBaseUnits(settlement, USDC),
+    outcome: r.outcome,
+    realizedPnl: fromBaseUnits(premium - fees - settlement, USDC),
+    fills: r.fills,
+    cancelRequested: r.cancel_requested_at !== null,
+    reason: r.reason,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    closedAt: r.closed_at?.toISOString() ?? null,
+  }
+}
+
+export default async function positionRoutes(app: FastifyInstance, opts: PositionRoutesOptions) {
+  requireAuth(app)
+  const { sql } = opts
+
+  app.post<{ Body: Type.Static<typeof CreatePositionBody>; Headers: Type.Static<typeof IdempotencyHeaders> }>(
+    '/positions',
+    {
+      schema: {
+        tags: ['positions'],
+        summary: 'Sell an option leg: a cash-secured put or a covered call (202; a background tick places it)',
+        description:
+          'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
+          'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +
+          'signal pauses that side, 422 SUBACCOUNT_STOPPED while reconciliation stopped the subaccount. An ' +
+          'Idempotency-Key header makes a retried request answer the same position.',
+        body: CreatePositionBody,
+        headers: IdempotencyHeaders,
+        response: { 202: CreatedPosition, 400: { $ref: 'ErrorBody#' }, 422: { $ref: 'ErrorBody#' } },
+      },
+      preValidation: async (request) => {
+        const amount = (request.body as { amount?: unknown } | undefined)?.amount
+        if (amount !== undefined && typeof amount !== 'string') throw new AmountNotStringError()
+      },
+    },
+    async (request, reply) => {
+      const { userId } = currentUser(request)
+      const { asset, side } = request.body
+      const currency = collateralCurrencyOf(asset, side)
+      // more decimals than the collateral has is a 400, never silently rounded
+      const amount = toBaseUnits(request.body.amount, decimalsOf(currency) ?? 0, 'exact')
+      const key = request.headers['idempotency-key']
+      const p = await requestPosition(sql, { userId, asset, side, amount, ...(key && { idempotencyKey: key }) })
+      const decimals = decimalsOf(p.collateralCurrency) ?? 0
+      return reply.code(202).send({
+        id: p.id,
+        state: p.state,
+        asset,
+        side,
+        collateralCurrency: p.collateralCurrency,
+        collateral: fromBaseUnits(p.collateralAmount, decimals),
+        funded: fromBaseUnits(p.funded, decimals),
+      })
+    },
+  )
+
+  app.get<{ Querystring: Type.Static<typeof ListQuery> }>(
+    '/positions',
+    {
+      schema: {
+        tags: ['positions'],
+        summary: "The caller's positions, newest first, with fills, premium, fees and realised P&L",
+        querystring: ListQuery,
+        response: { 200: ListResponse, 400: { $ref: 'ErrorBody#' } },
+      },
+    },
+    async (request) => {
+      const { userId } = currentUser(request)
+      const limit = request.query.limit ?? PAGE_LIMIT_DEFAULT
+      const after = request.query.cursor ? decodeCursor(request.query.cursor) : undefined
+      const rows = await sql<Row[]>`
+        select p.id, p.asset, p.side, p.state, p.collateral_currency, p.collateral_amount, p.instrument,
+          p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
+          (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
+          p.cancel_requested_at, p.reason, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
+        from positions p
+        where p.user_id = ${userId}
+          ${request.query.state ? sql`and p.state = ${request.query.state}` : sql``}
+          ${after ? sql`and (p.created_at, p.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : sql``}
+        order by p.created_at desc, p.id desc
+        limit ${limit + 1}`
+      const page = rows.slice(0, limit)
+      const last = page.at(-1)
+      return { positions: page.map(item), nextCursor: rows.length > limit && last ? encodeCursor(last) : null }
+    },
+  )
+
+  app.delete<{ Params: Type.Static<typeof PositionParams> }>(
+    '/positions/:id',
+    {
+      schema: {
+        tags: ['positions'],
+        summary: 'Cancel a position: at once when nothing is at the exchange, else its resting orders (202)',
+        params: PositionParams,
+        response: {
+          200: CancelResponse,
+          202: CancelResponse,
+          400: { $ref: 'ErrorBody#' },
+          404: { $ref: 'ErrorBody#' },
+          409: { $ref: 'ErrorBody#' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { userId } = currentUser(request)
+      const r = await cancelPosition(sql, userId, request.params.id)
+      return reply.code(r.outcome === 'cancelled' ? 200 : 202).send({ id: request.params.id, ...r })
+    },
+  )
+}

@@ -1,0 +1,97 @@
+/** TypeBox schemas of the positions controller (spec 4.2; docs/trading.md). */
+import { UNDERLYINGS } from '@wh/core'
+import { POSITION_STATES } from '@wh/trading'
+import Type from 'typebox'
+
+export const PAGE_LIMIT_MAX = 100
+export const PAGE_LIMIT_DEFAULT = 20
+
+const Timestamp = Type.String({ format: 'date-time' })
+const Nullable = <T extends Type.TSchema>(t: T) => Type.Union([t, Type.Null()])
+const Amount = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description })
+
+export const Asset = Type.Union(
+  UNDERLYINGS.map((a) => Type.Literal(a)),
+  { description: 'the underlying' },
+)
+export const Side = Type.Union([Type.Literal('put'), Type.Literal('call')], {
+  description: 'put: cash-secured by USDC; call: covered by the underlying',
+})
+export const State = Type.Union(
+  POSITION_STATES.map((s) => Type.Literal(s)),
+  { description: 'docs/trading.md "Position states"' },
+)
+
+export const CreatePositionBody = Type.Object(
+  {
+    asset: Asset,
+    side: Side,
+    amount: Type.String({
+      pattern: '^[0-9]{1,40}(\\.[0-9]{1,18})?$',
+      description: 'collateral to commit, a decimal string: USDC for a put, the underlying for a call',
+    }),
+  },
+  { additionalProperties: false },
+)
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$' })),
+})
+
+export const CreatedPosition = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  state: State,
+  asset: Asset,
+  side: Side,
+  collateralCurrency: Type.String(),
+  collateral: Amount('collateral committed'),
+  funded: Amount('the part moved from the free balance into the subaccount (the rest was already there)'),
+})
+
+export const PositionItem = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  asset: Type.String(),
+  side: Side,
+  state: State,
+  collateralCurrency: Type.String(),
+  collateral: Amount('collateral committed'),
+  instrument: Nullable(Type.String({ description: 'the option sold, once chosen' })),
+  strike: Nullable(Amount('strike price in USD')),
+  expiry: Nullable(Timestamp),
+  size: Nullable(Amount('contracts to sell, in the underlying')),
+  filled: Amount('contracts sold so far'),
+  premium: Amount('premium received, USDC, before fees'),
+  fees: Amount('exchange and platform fees, USDC'),
+  settlementCost: Nullable(Amount('paid at an in-the-money expiry, USDC')),
+  outcome: Nullable(Type.Union([Type.Literal('itm'), Type.Literal('otm')])),
+  realizedPnl: Amount('premium − fees − settlement cost, USDC'),
+  fills: Type.Integer({ description: 'number of fills' }),
+  cancelRequested: Type.Boolean(),
+  reason: Nullable(Type.String({ description: 'why it waits, failed or was cancelled' })),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  closedAt: Nullable(Timestamp),
+})
+
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'nextCursor of the previous page' })),
+    state: Type.Optional(State),
+  },
+  { additionalProperties: false },
+)
+export const ListResponse = Type.Object({
+  positions: Type.Array(PositionItem, { description: 'newest first' }),
+  nextCursor: Nullable(Type.String()),
+})
+
+export const PositionParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+export const CancelResponse = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  outcome: Type.Union([Type.Literal('cancelled'), Type.Literal('cancel_requested')], {
+    description:
+      'cancelled: nothing was at the exchange; cancel_requested: resting orders are being cancelled, what ' +
+      'filled stays open until expiry (an open leg answers 409 CLOSE_UNAVAILABLE: buying back is not built yet)',
+  }),
+  state: State,
+})

@@ -1,0 +1,134 @@
+/**
+ * Placing benchmark (issue 6 "Positions"): the placing tick (runPlacing, cycle lock included)
+ * against the Derive simulator over real HTTP, on a durable throwaway Postgres and Redis.
+ *   1. choose: N funded positions get their expiry, strike (delta from the tickers) and size;
+ *   2. place: each gets its post-only order (open orders read, order signed and sent);
+ *   3. cross: the window ends, each rest is sold at the bid and its fills recorded (option_sold).
+ * Figures: positions per second per phase, exchange calls, tick runs.
+ *
+ *   pnpm --filter @wh/worker exec tsx bench/trading.ts          200 positions
+ *   pnpm --filter @wh/worker exec tsx bench/trading.ts 500      more
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { loadConfig } from '@wh/config'
+import { createDatabase, runMigrations } from '@wh/db'
+import { startDeriveSimulator } from '@wh/exchange'
+import { appendBatch, type EventInput } from '@wh/ledger'
+import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
+import { requestPosition, tradingProfile } from '@wh/trading'
+import { Redis } from 'ioredis'
+import { privateKeyToAccount } from 'viem/accounts'
+import { buildWorkerDeps } from '../src/deps'
+import { runFunding } from '../src/jobs/exchange/fund'
+import { PLACE_BATCH, runPlacing } from '../src/jobs/trading/place'
+
+const N = Number(process.argv[2] ?? 200)
+const USDC = (n: number) => BigInt(n) * 1_000_000n
+const silent = { info() {}, warn() {} }
+const START = Date.UTC(2026, 10, 23, 9, 0, 0)
+
+const pg = await startPostgres({ durable: true })
+const redisServer = await startRedis()
+const sim = await startDeriveSimulator({ chainId: 901, startMs: START })
+try {
+  sim.control.setPrice('ETH', '3000')
+  await runMigrations(pg.url)
+  const database = createDatabase(pg.url, { max: 16, appName: 'trading-bench' })
+  const sql = database.sql
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
+  const config = loadConfig(
+    localStackEnv({
+      DATABASE_URL: pg.url,
+      CACHE_URL: redisServer.url,
+      LOG_LEVEL: 'silent',
+      EXCHANGE_HTTP_URL: sim.httpUrl,
+      EXCHANGE_WS_URL: sim.wsUrl,
+      TRADING_PROFILE: 'balanced',
+    }),
+  )
+  let exchangeCalls = 0
+  const clock = { now: () => new Date(sim.control.nowMs()) }
+  const deps = buildWorkerDeps(
+    config,
+    { sql, redis, log: silent },
+    { clock, exchangeLogger: { info: () => void exchangeCalls++, warn: () => void exchangeCalls++ } },
+  )
+  sim.control.registerWallet({
+    wallet: config.exchange.walletAddress,
+    sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address],
+  })
+  sim.control.fundWallet(config.exchange.walletAddress, 'USDC', String(N * 10_000))
+  const profile = tradingProfile('balanced')
+  const place = { sql, exchange: deps.exchange, redis, clock, platformFeeRate: config.platformFeeRate, profile }
+
+  const users = Array.from({ length: N }, () => randomUUID())
+  const deposits: EventInput[] = users.map((userId) => ({
+    type: 'deposit_detected',
+    payload: {
+      userId,
+      chain: 'base',
+      txHash: `0x${randomBytes(32).toString('hex')}`,
+      logIndex: 0,
+      currency: 'USDC',
+      amount: USDC(10_000),
+    },
+    occurredAt: new Date(START),
+  }))
+  await appendBatch(sql, deposits)
+  for (const userId of users) await requestPosition(sql, { userId, asset: 'ETH', side: 'put', amount: USDC(5_000) })
+  // funding is the funding tick's work (bench/exchange.ts measures it): done before the clock starts
+  for (let i = 0; i < 40; i++) {
+    const s = await runFunding({ ...deps, log: silent })
+    if (s.funded + s.pending + s.held === 0) break
+  }
+
+  const count = async (state: string) =>
+    ((await sql<{ n: number }[]>`select count(*)::int as n from positions where state = ${state}`)[0]?.n ?? 0) as number
+  const rows: string[][] = []
+  async function phase(name: string, done: () => Promise<boolean>) {
+    exchangeCalls = 0
+    let runs = 0
+    const t0 = performance.now()
+    while (!(await done())) {
+      const s = await runPlacing(place)
+      runs++
+      if (runs > 50 || (s.steps.error ?? 0) > 0) throw new Error(`${name}: ${JSON.stringify(s)}`)
+    }
+    const ms = performance.now() - t0
+    rows.push([
+      name,
+      String(N),
+      String(runs),
+      String(exchangeCalls),
+      Math.round(ms).toLocaleString('en-US'),
+      (N / (ms / 1000)).toFixed(0),
+    ])
+  }
+  // funded → requested → placing (instrument chosen)
+  await phase('choose (expiry, strike by delta, size)', async () => (await count('placing')) === N)
+  await phase('place (post-only order per position)', async () => {
+    const [r] = await sql<{ n: number }[]>`select count(*)::int as n from positions where order_id is not null`
+    return r?.n === N
+  })
+  sim.control.advance(profile.makerWindowMs + 60_000)
+  await phase('cross at window end + fills recorded', async () => (await count('open')) === N)
+
+  const [sold] = await sql<{ n: number }[]>`select count(*)::int as n from ledger_events where type = 'option_sold'`
+  if ((sold?.n ?? 0) < N) throw new Error(`expected at least ${N} option_sold, found ${sold?.n}`)
+
+  const header = ['phase', 'positions', 'tick runs', 'exchange calls', 'ms', 'positions/s']
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`
+  console.log(`\nplacing tick against the Derive simulator over HTTP (batch ${PLACE_BATCH} per run)`)
+  console.log(line(header))
+  console.log(`| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`)
+  for (const r of rows) console.log(line(r))
+  console.log(`option_sold recorded: ${sold?.n}`)
+  redis.disconnect()
+  await database.close()
+} finally {
+  await sim.close()
+  await redisServer.stop()
+  await pg.stop()
+}

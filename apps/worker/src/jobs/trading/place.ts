@@ -1,0 +1,368 @@
+/**
+ * The placing tick (queue `trading`, under the exchange cycle lock; docs/trading.md "Position
+ * states", "Placing"): moves each live position one step. Every step is a conditional update of
+ * the position's own state, and every order carries the position id as its label, so a repeated
+ * run or a crash between sending an order and storing its id sends no second order: the next run
+ * finds the first one among the subaccount's open orders and cancels or keeps it.
+ */
+import { type Clock, decimalsOf } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { type DeriveClient, type Instrument, type Order, toE18 } from '@wh/exchange'
+import {
+  annualisedYieldBps,
+  askPrice,
+  chooseExpiry,
+  chooseStrike,
+  crossFloor,
+  E18,
+  type OptionQuote,
+  sizeFor,
+  type TradingProfile,
+  tradingProfile,
+} from '@wh/trading'
+import type { TickDefinition } from '../../ticks'
+import { withCycleLock } from '../exchange/cycle-lock'
+import { mapLimit } from '../exchange/transfers'
+import { type FillDeps, ingestFills, ingestSettlements } from './fills'
+
+export const PLACE_TICK = 'trading-place'
+export const PLACE_EVERY_MS = 10_000
+/** live positions worked per run (TIGER_STYLE: a bound on everything) */
+export const PLACE_BATCH = 500
+/** subaccounts worked on at once */
+export const PLACE_CONCURRENCY = 16
+
+export interface PlaceDeps extends FillDeps {
+  readonly redis: import('ioredis').Redis
+  readonly clock: Clock
+  readonly profile: TradingProfile
+}
+
+interface Live {
+  id: string
+  user_id: string
+  asset: string
+  side: 'put' | 'call'
+  state: 'requested' | 'funding' | 'placing' | 'open'
+  subaccount_id: string
+  exchange_id: string | null
+  stopped_at: Date | null
+  collateral_amount: string
+  collateral_currency: string
+  funding_state: string | null
+  funding_reason: string | null
+  instrument: string | null
+  size_e18: string | null
+  filled_e18: string
+  window_ends_at: Date | null
+  next_reprice_at: Date | null
+  cancel_requested_at: Date | null
+  created_at: Date
+  paused: boolean
+}
+
+export interface PlaceSummary {
+  locked: boolean
+  steps: Record<string, number>
+}
+
+const BPS = 10_000n
+
+/** One run: every live position one step further. */
+export async function runPlacing(deps: PlaceDeps): Promise<PlaceSummary> {
+  const r = await withCycleLock(deps.redis, () => placeAll(deps))
+  return r.ran ? { locked: false, steps: r.value } : { locked: true, steps: {} }
+}
+
+async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
+  const { sql } = deps
+  const now = deps.clock.now()
+  const live = await sql<Live[]>`
+    select p.id, p.user_id, p.asset, p.side, p.state, p.subaccount_id, s.exchange_id::text, s.stopped_at,
+      p.collateral_amount::text, p.collateral_currency, f.state as funding_state, f.reason as funding_reason,
+      p.instrument, p.size_e18::text, p.filled_e18::text, p.window_ends_at, p.next_reprice_at,
+      p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused
+    from positions p
+    join subaccounts s on s.id = p.subaccount_id
+    left join subaccount_transfers f on f.id = p.funding_transfer_id
+    left join signal_state g on g.asset = p.asset and g.side = p.side
+    where p.state in ('requested', 'funding', 'placing', 'open')
+    order by p.updated_at
+    limit ${PLACE_BATCH}`
+  const steps: Record<string, number> = {}
+  const count = (k: string) => {
+    steps[k] = (steps[k] ?? 0) + 1
+  }
+  const market = new MarketCache(deps.exchange)
+  // positions of one subaccount one after another (they share its histories and open orders),
+  // subaccounts side by side: a run's time grows with positions / PLACE_CONCURRENCY
+  const bySub = new Map<string, Live[]>()
+  for (const p of live) bySub.set(p.subaccount_id, [...(bySub.get(p.subaccount_id) ?? []), p])
+  await mapLimit([...bySub.values()], PLACE_CONCURRENCY, async (group) => {
+    const first = group[0] as Live
+    if (first.exchange_id !== null && group.some((p) => p.state === 'placing' || p.state === 'open')) {
+      const sub = { id: first.subaccount_id, userId: first.user_id, exchangeId: Number(first.exchange_id) }
+      try {
+        await ingestFills(deps, sub)
+        if ((await ingestSettlements(deps, sub, now.getTime())) > 0) count('settled')
+      } catch {
+        count('error')
+        return
+      }
+    }
+    for (const p of group) {
+      try {
+        count(await step(deps, market, p, now))
+      } catch (e) {
+        // one position's trouble (an exchange refusal, a timeout) must not stop the others
+        count('error')
+        await sql`update positions set reason = ${`placing step failed: ${(e as Error).message}`.slice(0, 500)},
+          updated_at = now() where id = ${p.id}`
+      }
+    }
+  })
+  return steps
+}
+
+async function step(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): Promise<string> {
+  const { sql } = deps
+  switch (p.state) {
+    case 'funding':
+      if (p.funding_state === 'funded') {
+        await sql`update positions set state = 'requested', reason = null, updated_at = now()
+          where id = ${p.id} and state = 'funding'`
+        return 'funded'
+      }
+      if (p.funding_state === 'failed') {
+        await sql`update positions set state = 'failed', closed_at = now(), updated_at = now(),
+          reason = ${`funding the subaccount failed: ${p.funding_reason ?? 'unknown'}`}
+          where id = ${p.id} and state = 'funding'`
+        return 'failed'
+      }
+      return 'waiting_funding'
+    case 'requested':
+      return choose(deps, market, p, now)
+    case 'placing':
+      return work(deps, market, p, now)
+    default:
+      return 'open'
+  }
+}
+
+async function wait(sql: Sql, id: string, reason: string): Promise<string> {
+  await sql`update positions set reason = ${reason}, updated_at = now() where id = ${id}`
+  return 'waiting'
+}
+
+/** requested → placing: the instrument, the size and the window (docs/trading.md "Placing" 1–2). */
+async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): Promise<string> {
+  const { sql, profile } = deps
+  if (p.cancel_requested_at) return 'cancel_requested'
+  if (p.exchange_id === null) return wait(sql, p.id, 'waiting for the subaccount to be created')
+  if (p.stopped_at) return wait(sql, p.id, 'the subaccount is stopped by reconciliation')
+  if (p.paused) return wait(sql, p.id, `selling ${p.side}s on ${p.asset} is paused by a signal`)
+  const instruments = await market.options(p.asset)
+  const expiry = chooseExpiry(
+    instruments.map((i) => i.option_details?.expiry ?? 0),
+    now.getTime(),
+    profile,
+  )
+  if (expiry === undefined) return wait(sql, p.id, 'no expiry inside the profile tenor window')
+  const type = p.side === 'put' ? 'P' : 'C'
+  const candidates = instruments.filter(
+    (i) => i.option_details?.expiry === expiry && i.option_details.option_type === type,
+  )
+  const quotes: OptionQuote[] = []
+  for (const i of candidates) {
+    const t = await market.ticker(i.instrument_name)
+    if (!t.option_pricing) continue
+    quotes.push({
+      instrument: i.instrument_name,
+      expirySec: expiry,
+      strikeE18: toE18(i.option_details?.strike ?? '0'),
+      type,
+      deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
+      markE18: toE18(t.mark_price),
+    })
+  }
+  const pick = chooseStrike(quotes, p.side, profile)
+  if (!pick) return wait(sql, p.id, 'no strike near the target delta')
+  const inst = candidates.find((i) => i.instrument_name === pick.instrument) as Instrument
+  const size = sizeFor(
+    p.side,
+    BigInt(p.collateral_amount),
+    decimalsOf(p.collateral_currency) ?? 18,
+    pick.strikeE18,
+    toE18(inst.amount_step),
+  )
+  const min = maxBig(toE18(inst.minimum_amount), toE18(profile.sizes[p.asset as 'ETH' | 'BTC']?.min ?? '0'))
+  if (size < min) {
+    await sql`update positions set state = 'failed', closed_at = now(), updated_at = now(),
+      reason = ${`the collateral secures ${fmt(size)} contracts at strike ${fmt(pick.strikeE18)}, below the minimum ${fmt(min)}`}
+      where id = ${p.id} and state = 'requested'`
+    return 'failed'
+  }
+  const index = toE18((await market.ticker(pick.instrument)).index_price)
+  const perContract = p.side === 'put' ? pick.strikeE18 : index
+  const yieldBps = annualisedYieldBps(pick.markE18, perContract, expiry * 1000 - now.getTime())
+  if (yieldBps < BigInt(profile.minAnnualisedYieldBps))
+    return wait(sql, p.id, `premium yields ${yieldBps} bps a year, below the profile minimum`)
+  const windowEnds = new Date(now.getTime() + profile.makerWindowMs)
+  await sql`update positions set state = 'placing', instrument = ${pick.instrument},
+    strike_e18 = ${pick.strikeE18.toString()}, expiry_sec = ${expiry}, size_e18 = ${size.toString()},
+    window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
+    where id = ${p.id} and state = 'requested'`
+  return 'chosen'
+}
+
+/** placing: keep one order resting at the window's price; end the window (docs/trading.md 3–4). */
+async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): Promise<string> {
+  const { sql, profile, exchange } = deps
+  const subId = Number(p.exchange_id)
+  const instrument = p.instrument as string
+  const size = BigInt(p.size_e18 ?? '0')
+  const [fresh] = await sql<{ filled_e18: string }[]>`select filled_e18::text from positions where id = ${p.id}`
+  const filled = BigInt(fresh?.filled_e18 ?? p.filled_e18)
+  const remaining = size - filled
+  const resting = await ourOrders(exchange, subId, p.id)
+  const over = now >= (p.window_ends_at ?? now)
+  const halt = p.cancel_requested_at !== null || p.paused || p.stopped_at !== null
+  if (remaining <= 0n || over || halt) {
+    for (const o of resting) await cancelQuietly(exchange, subId, o)
+    if (remaining > 0n && over && !halt && profile.endOfWindow === 'cross') {
+      const t = await market.ticker(instrument, true)
+      const bid = toE18(t.best_bid_price)
+      if (bid > 0n && bid >= crossFloor(toE18(t.mark_price), profile)) {
+        await exchange.order({
+          subaccount_id: subId,
+          instrument_name: instrument,
+          direction: 'sell',
+          amount: fmt(remaining),
+          limit_price: fmt(bid),
+          max_fee: maxFee(t.index_price),
+          time_in_force: 'ioc',
+          label: p.id,
+        })
+        await ingestFills(deps, { id: p.subaccount_id, userId: p.user_id, exchangeId: subId })
+      }
+    }
+    const [after] = await sql<{ filled_e18: string }[]>`select filled_e18::text from positions where id = ${p.id}`
+    const done = BigInt(after?.filled_e18 ?? '0')
+    const why = p.cancel_requested_at
+      ? 'cancelled by the user'
+      : p.paused
+        ? 'paused by a signal'
+        : p.stopped_at
+          ? 'the subaccount was stopped'
+          : remaining <= 0n
+            ? null
+            : 'the maker window ended'
+    await sql`update positions set state = ${done > 0n ? 'open' : 'cancelled'}, order_id = null,
+      next_reprice_at = null, reason = ${why}, updated_at = now(),
+      closed_at = ${done > 0n ? null : now}
+      where id = ${p.id} and state = 'placing'`
+    return done > 0n ? 'opened' : 'cancelled'
+  }
+  if (resting.length > 0 && p.next_reprice_at && now < p.next_reprice_at) return 'resting'
+  const t = await market.ticker(instrument, true)
+  const windowStart = (p.window_ends_at?.getTime() ?? now.getTime()) - profile.makerWindowMs
+  const price = askPrice(toE18(t.mark_price), now.getTime() - windowStart, profile, toE18(t.tick_size))
+  if (resting.length === 1 && toE18(resting[0]?.limit_price ?? '0') === price) {
+    await sql`update positions set next_reprice_at = ${new Date(now.getTime() + profile.repriceEveryMs)},
+      updated_at = now() where id = ${p.id}`
+    return 'resting'
+  }
+  for (const o of resting) await cancelQuietly(exchange, subId, o)
+  try {
+    const { order } = await exchange.order({
+      subaccount_id: subId,
+      instrument_name: instrument,
+      direction: 'sell',
+      amount: fmt(remaining),
+      limit_price: fmt(price),
+      max_fee: maxFee(t.index_price),
+      time_in_force: 'post_only',
+      label: p.id,
+    })
+    await sql`update positions set order_id = ${order.order_id},
+      next_reprice_at = ${new Date(now.getTime() + profile.repriceEveryMs)}, reason = null, updated_at = now()
+      where id = ${p.id} and state = 'placing'`
+    return 'placed'
+  } catch (e) {
+    if ((e as { code?: string }).code === 'EXCHANGE_ORDER_REJECTED')
+      return wait(sql, p.id, `the exchange refused the order: ${(e as Error).message}`)
+    throw e
+  }
+}
+
+async function ourOrders(exchange: DeriveClient, subId: number, positionId: string): Promise<Order[]> {
+  const { orders } = await exchange.getOpenOrders(subId)
+  return orders.filter((o) => o.label === positionId)
+}
+
+async function cancelQuietly(exchange: DeriveClient, subId: number, o: Order): Promise<void> {
+  try {
+    await exchange.cancel({ subaccount_id: subId, instrument_name: o.instrument_name, order_id: o.order_id })
+  } catch (e) {
+    // filled or expired meanwhile: nothing rests any more, which is what we wanted
+    if ((e as { code?: string }).code !== 'EXCHANGE_ORDER_REJECTED') throw e
+  }
+}
+
+/** The most fee we accept per contract: the taker fee's base plus 0.1 % of the index, in USD. */
+function maxFee(index: string): string {
+  return fmt(E18 + (toE18(index) * 10n) / BPS)
+}
+
+function maxBig(a: bigint, b: bigint): bigint {
+  return a > b ? a : b
+}
+
+function fmt(e18: bigint): string {
+  const neg = e18 < 0n
+  const abs = neg ? -e18 : e18
+  const int = abs / E18
+  const frac = (abs % E18).toString().padStart(18, '0').replace(/0+$/, '')
+  return `${neg ? '-' : ''}${int}${frac ? `.${frac}` : ''}`
+}
+
+/** The run's view of the market: instruments and tickers read once per run. */
+class MarketCache {
+  readonly #options = new Map<string, Promise<Instrument[]>>()
+  readonly #tickers = new Map<string, ReturnType<DeriveClient['getTicker']>>()
+  constructor(private readonly exchange: DeriveClient) {}
+  options(asset: string): Promise<Instrument[]> {
+    let v = this.#options.get(asset)
+    if (!v) {
+      v = this.exchange.getInstruments({ currency: asset, instrument_type: 'option' })
+      this.#options.set(asset, v)
+    }
+    return v
+  }
+  /** `fresh`: read again (a price to send an order at must not be a run old) */
+  ticker(name: string, fresh = false): ReturnType<DeriveClient['getTicker']> {
+    let v = fresh ? undefined : this.#tickers.get(name)
+    if (!v) {
+      v = this.exchange.getTicker(name)
+      this.#tickers.set(name, v)
+    }
+    return v
+  }
+}
+
+export const placeTick: TickDefinition = {
+  name: PLACE_TICK,
+  queue: 'trading',
+  everyMs: PLACE_EVERY_MS,
+  process: async (_job, ctx) => {
+    const d = ctx.deps
+    return runPlacing({
+      sql: d.sql,
+      exchange: d.exchange,
+      redis: d.redis,
+      clock: d.clock,
+      platformFeeRate: d.config.platformFeeRate,
+      profile: tradingProfile(d.config.tradingProfile),
+    })
+  },
+}

@@ -1,0 +1,264 @@
+/**
+ * Positions end to end against the Derive simulator over real HTTP, a real Postgres and Redis:
+ * request → funding (the funding tick) → instrument chosen → maker order placed and repriced →
+ * end of window crossed → fills recorded as option_sold → expiry recorded as option_settled; the
+ * journal agrees with the exchange; cancelling and a paused signal leave no order resting.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { toBaseUnits } from '@wh/core'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { append, balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
+import { integrationContext } from '@wh/testkit'
+import { cancelPosition, requestPosition, tradingProfile } from '@wh/trading'
+import { Redis } from 'ioredis'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { buildWorkerDeps } from '../src/deps'
+import { runFunding } from '../src/jobs/exchange/fund'
+import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
+import { runReleases } from '../src/jobs/exchange/release'
+import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
+import type { WorkerDeps } from '../src/ticks'
+
+const silent = { info() {}, warn() {} }
+const USDC = (n: number) => BigInt(n) * 1_000_000n
+const MIN = 60_000
+// a Monday 09:00 UTC: daily expiries at 08:00, the balanced profile's first one is Wednesday's
+const START = Date.UTC(2026, 10, 23, 9, 0, 0)
+
+describe('positions: placing, fills and settlement against the simulator (issue 6)', () => {
+  let sim: RunningSimulator
+  let ctx: Awaited<ReturnType<typeof integrationContext>>
+  let redis: Redis
+  let deps: WorkerDeps
+  let place: PlaceDeps
+  const profile = tradingProfile('balanced')
+
+  beforeAll(async () => {
+    sim = await startDeriveSimulator({ chainId: 901, startMs: START })
+    sim.control.setPrice('ETH', '3000')
+    ctx = await integrationContext({
+      EXCHANGE_HTTP_URL: sim.httpUrl,
+      EXCHANGE_WS_URL: sim.wsUrl,
+      TRADING_PROFILE: 'balanced',
+      PLATFORM_FEE_RATE: '0.1',
+    })
+    const wallet = ctx.config.exchange.walletAddress
+    sim.control.registerWallet({
+      wallet,
+      sessionKeys: [privateKeyToAccount(ctx.config.keys.sessionPrivateKey).address],
+    })
+    sim.control.fundWallet(wallet, 'USDC', '10000000')
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, keyPrefix: `trading-${randomUUID()}:` })
+    deps = buildWorkerDeps(
+      ctx.config,
+      { sql: ctx.database.sql, redis, log: silent },
+      { clock: { now: () => new Date(sim.control.nowMs()) } },
+    )
+    place = {
+      sql: ctx.database.sql,
+      exchange: deps.exchange,
+      redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      profile,
+    }
+  })
+  afterAll(async () => {
+    redis?.disconnect()
+    await ctx?.database.close()
+    await sim?.close()
+  })
+
+  const sql = () => ctx.database.sql
+  async function userWith(amount: bigint): Promise<string> {
+    const userId = randomUUID()
+    await append(sql(), {
+      type: 'deposit_detected',
+      payload: {
+        userId,
+        chain: 'base',
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        logIndex: 0,
+        currency: 'USDC',
+        amount,
+      },
+      occurredAt: new Date(sim.control.nowMs()),
+    })
+    return userId
+  }
+  const position = async (id: string) =>
+    (
+      await sql()<
+        {
+          state: string
+          instrument: string | null
+          size_e18: string | null
+          filled_e18: string
+          premium: string
+          fees: string
+          reason: string | null
+          outcome: string | null
+          settlement_cost: string | null
+          expiry_sec: number | null
+          exchange_id: string | null
+        }[]
+      >`select p.state, p.instrument, p.size_e18::text, p.filled_e18::text, p.premium::text, p.fees::text, p.reason,
+          p.outcome, p.settlement_cost::text, p.expiry_sec::float8 as expiry_sec, s.exchange_id::text
+        from positions p join subaccounts s on s.id = p.subaccount_id where p.id = ${id}`
+    )[0]
+  const ours = async (exchangeId: string, id: string) =>
+    (await deps.exchange.getOpenOrders(Number(exchangeId))).orders.filter((o) => o.label === id)
+  const eventsOf = async (userId: string, type: string) =>
+    sql()`select idempotency_key from ledger_events where user_id = ${userId} and type = ${type}`
+
+  /** Runs funding and placing until the position leaves `from` (bounded). */
+  async function until(id: string, wanted: string) {
+    for (let i = 0; i < 8; i++) {
+      const p = await position(id)
+      if (p?.state === wanted) return p
+      await runFunding({ ...deps, redis, log: silent })
+      await runPlacing(place)
+    }
+    throw new Error(`position never reached ${wanted}: ${JSON.stringify(await position(id))}`)
+  }
+
+  it('sells a put through the maker window, records each fill, settles at expiry, and agrees with the exchange', async () => {
+    const userId = await userWith(USDC(10_000))
+    const req = await requestPosition(sql(), { userId, asset: 'ETH', side: 'put', amount: USDC(5_000) })
+    expect(req.state).toBe('funding')
+
+    const placing = await until(req.id, 'placing')
+    expect(placing.instrument).toMatch(/^ETH-\d{8}-\d+-P$/)
+    // Wednesday 08:00: the nearest expiry at least 40 h away
+    expect(placing.expiry_sec).toBe(Date.UTC(2026, 10, 25, 8) / 1000)
+    const exchangeId = placing.exchange_id as string
+    await runPlacing(place)
+    const [first] = await ours(exchangeId, req.id)
+    expect(first).toMatchObject({ direction: 'sell', time_in_force: 'post_only' })
+    const ticker = await deps.exchange.getTicker(placing.instrument as string)
+    expect(Number(first?.limit_price)).toBeGreaterThan(Number(ticker.mark_price))
+
+    // a reprice a minute later: still exactly one order of ours, a lower ask
+    sim.control.advance(MIN)
+    await runPlacing(place)
+    const resting = await ours(exchangeId, req.id)
+    expect(resting).toHaveLength(1)
+    expect(Number(resting[0]?.limit_price)).toBeLessThan(Number(first?.limit_price))
+    // re-running inside the reprice period sends nothing new
+    await runPlacing(place)
+    expect((await ours(exchangeId, req.id))[0]?.order_id).toBe(resting[0]?.order_id)
+
+    // the window ends: the rest is crossed at the bid (balanced profile), the position is open
+    sim.control.advance(profile.makerWindowMs)
+    await runPlacing(place)
+    const open = await position(req.id)
+    expect(open?.state).toBe('open')
+    expect(open?.filled_e18).toBe(open?.size_e18)
+    expect(await ours(exchangeId, req.id)).toHaveLength(0)
+    const sold = await eventsOf(userId, 'option_sold')
+    const trades = (await deps.exchange.getTradeHistory({ subaccount_id: Number(exchangeId) })).trades
+    expect(sold.map((e) => e.idempotency_key).sort()).toEqual(trades.map((t) => t.trade_id).sort())
+    const premium = BigInt(open?.premium ?? '0')
+    expect(premium).toBeGreaterThan(0n)
+    expect(await balanceOf(sql(), userIncome(userId, 'premium'), 'USDC')).toBe(-premium)
+
+    // reconciliation agrees: fills, fees and accruals accounted for, nothing diverges
+    const [row] = await sql()<{ id: string }[]>`select subaccount_id as id from positions where id = ${req.id}`
+    const sub = {
+      id: row?.id as string,
+      userId,
+      asset: 'ETH',
+      exchangeId: Number(exchangeId),
+      ledgerId: exchangeId,
+      accruedToMs: null,
+      stoppedAt: null,
+    }
+    const nowMs = sim.control.nowMs()
+    const rec = await reconcileSubaccount(
+      { ...deps, redis },
+      sub,
+      { mode: 'enforce', epsilon: '0.01', nowMs, at: new Date(nowMs) },
+      silent,
+    )
+    expect(rec.outcome).toBe('clean')
+
+    // re-running records nothing new
+    await runPlacing(place)
+    await runPlacing(place)
+    expect(await eventsOf(userId, 'option_sold')).toHaveLength(sold.length)
+
+    // the journal's subaccount plus the platform's fees not yet collected = the exchange's USDC
+    const [fees] = await sql()<{ v: string }[]>`
+      select coalesce(sum(platform_fee), 0)::text as v from position_fills where position_id = ${req.id}`
+    const journal = await balanceOf(sql(), userSub(userId, exchangeId, 'USDC'), 'USDC')
+    const exchangeUsdc = (await deps.exchange.getSubaccount(Number(exchangeId))).collaterals.find(
+      (c) => c.asset_name === 'USDC',
+    )?.amount as string
+    const atExchange = toBaseUnits(exchangeUsdc, 6, 'down')
+    const diff = atExchange - (journal + BigInt(fees?.v ?? '0'))
+    // the exchange keeps 18 decimals, the journal 6: premium rounded down and fees up per fill, so
+    // the journal never shows more than the exchange holds, and less by under a unit per fill
+    expect(diff >= 0n && diff <= BigInt(sold.length) * 2n).toBe(true)
+
+    // expiry in the money: ETH falls far below the strike; the settlement is recorded once
+    sim.control.setPrice('ETH', '1500')
+    sim.control.advanceTo(((open?.expiry_sec as number) + 60) * 1000)
+    await runPlacing(place)
+    const settled = await position(req.id)
+    expect(settled).toMatchObject({ state: 'settled', outcome: 'itm' })
+    const cost = BigInt(settled?.settlement_cost ?? '0')
+    expect(cost).toBeGreaterThan(0n)
+    expect(await balanceOf(sql(), userExpense(userId, 'settlement'), 'USDC')).toBe(cost)
+    await runPlacing(place)
+    expect(await eventsOf(userId, 'option_settled')).toHaveLength(1)
+  })
+
+  it('a position cancelled while placing leaves no order resting and ends cancelled', async () => {
+    sim.control.setPrice('ETH', '3000')
+    const userId = await userWith(USDC(10_000))
+    const req = await requestPosition(sql(), { userId, asset: 'ETH', side: 'put', amount: USDC(3_000) })
+    await until(req.id, 'placing')
+    await runPlacing(place)
+    const { exchange_id } = (await position(req.id)) as { exchange_id: string }
+    expect(await ours(exchange_id, req.id)).toHaveLength(1)
+    // a release asked meanwhile waits for the live position instead of withdrawing its collateral
+    const [rel] = await sql()<{ id: string }[]>`
+      insert into subaccount_releases (user_id, subaccount_id, state)
+      select user_id, subaccount_id, 'requested' from positions where id = ${req.id} returning id`
+    await runReleases({ ...deps, redis, log: silent })
+    const [waiting] = await sql()<{ state: string; reason: string }[]>`
+      select state, reason from subaccount_releases where id = ${rel?.id ?? ''}`
+    expect(waiting).toEqual({ state: 'waiting', reason: 'positions still live: 1' })
+    expect(await cancelPosition(sql(), userId, req.id)).toEqual({ outcome: 'cancel_requested', state: 'placing' })
+    await runPlacing(place)
+    expect(await ours(exchange_id, req.id)).toHaveLength(0)
+    expect(await position(req.id)).toMatchObject({ state: 'cancelled', reason: 'cancelled by the user' })
+  })
+
+  it('a paused signal stops the placing: orders cancelled, nothing new sold', async () => {
+    const userId = await userWith(USDC(10_000))
+    const req = await requestPosition(sql(), { userId, asset: 'ETH', side: 'put', amount: USDC(3_000) })
+    await until(req.id, 'placing')
+    await runPlacing(place)
+    const { exchange_id } = (await position(req.id)) as { exchange_id: string }
+    await sql()`insert into signal_state (asset, side, paused, reason, signal_id, source, signal_at)
+      values ('ETH', 'put', true, 'test', ${randomUUID()}, 'test', now())
+      on conflict (asset, side) do update set paused = true`
+    try {
+      await runPlacing(place)
+      expect(await ours(exchange_id, req.id)).toHaveLength(0)
+      expect(await position(req.id)).toMatchObject({ state: 'cancelled', reason: 'paused by a signal' })
+      expect(await eventsOf(userId, 'option_sold')).toHaveLength(0)
+    } finally {
+      await sql()`update signal_state set paused = false where asset = 'ETH' and side = 'put'`
+    }
+  })
+
+  it('collateral too small for the minimum size fails the position with the reason', async () => {
+    const userId = await userWith(USDC(100))
+    const req = await requestPosition(sql(), { userId, asset: 'ETH', side: 'put', amount: USDC(50) })
+    const failed = await until(req.id, 'failed')
+    expect(failed.reason).toMatch(/below the minimum/)
+  })
+})

@@ -1,0 +1,123 @@
+/**
+ * The pure decisions of the placing step (docs/trading.md "Placing"): which expiry, which strike,
+ * how many contracts, at what price, and what the platform keeps of a premium. Prices, strikes and
+ * amounts are e18 bigints (the exchange's units); deltas and rates are integer basis points.
+ */
+import type { TradingProfile } from './profiles'
+
+export const E18 = 10n ** 18n
+const BPS = 10_000n
+
+export interface OptionQuote {
+  readonly instrument: string
+  readonly expirySec: number
+  readonly strikeE18: bigint
+  readonly type: 'P' | 'C'
+  /** the option's delta in basis points, signed as the exchange gives it (puts negative) */
+  readonly deltaBps: number
+  readonly markE18: bigint
+}
+
+/** The nearest expiry at least `minTenorHours` away and at most `maxTenorDays` away, if any. */
+export function chooseExpiry(expiriesSec: readonly number[], nowMs: number, p: TradingProfile): number | undefined {
+  const earliest = nowMs / 1000 + p.minTenorHours * 3600
+  const latest = nowMs / 1000 + p.maxTenorDays * 86_400
+  return [...new Set(expiriesSec)].sort((a, b) => a - b).find((e) => e >= earliest && e <= latest)
+}
+
+/**
+ * Among one expiry's options of the side, the strike whose |delta| is nearest the target and within
+ * the tolerance; a call's strike is never below `minStrikeE18` (the wheel's cost basis). Ties go to
+ * the further out-of-the-money strike (lower for puts, higher for calls): less risk, same distance.
+ */
+export function chooseStrike(
+  quotes: readonly OptionQuote[],
+  side: 'put' | 'call',
+  p: TradingProfile,
+  minStrikeE18 = 0n,
+): OptionQuote | undefined {
+  const target = side === 'put' ? p.putTargetDeltaBps : p.callTargetDeltaBps
+  const type = side === 'put' ? 'P' : 'C'
+  let best: OptionQuote | undefined
+  let bestDistance = Number.POSITIVE_INFINITY
+  for (const q of quotes) {
+    if (q.type !== type || q.markE18 <= 0n) continue
+    if (side === 'call' && q.strikeE18 < minStrikeE18) continue
+    const distance = Math.abs(Math.abs(q.deltaBps) - target)
+    if (distance > p.deltaToleranceBps) continue
+    const furtherOut =
+      best !== undefined && (side === 'put' ? q.strikeE18 < best.strikeE18 : q.strikeE18 > best.strikeE18)
+    if (distance < bestDistance || (distance === bestDistance && furtherOut)) {
+      best = q
+      bestDistance = distance
+    }
+  }
+  return best
+}
+
+/**
+ * Contracts a collateral secures, floored to the amount step: a put's USDC collateral (base units,
+ * `collateralDecimals`) divided by the strike; a call's underlying collateral one for one.
+ */
+export function sizeFor(
+  side: 'put' | 'call',
+  collateral: bigint,
+  collateralDecimals: number,
+  strikeE18: bigint,
+  amountStepE18: bigint,
+): bigint {
+  const collateralE18 = collateral * 10n ** BigInt(18 - collateralDecimals)
+  const raw = side === 'put' ? (collateralE18 * E18) / strikeE18 : collateralE18
+  return amountStepE18 > 0n ? (raw / amountStepE18) * amountStepE18 : raw
+}
+
+/** Rounds a price up to the tick (an ask is never below what the profile asked for). */
+export function roundUpToTick(priceE18: bigint, tickE18: bigint): bigint {
+  if (tickE18 <= 0n) return priceE18
+  return ((priceE18 + tickE18 - 1n) / tickE18) * tickE18
+}
+
+/**
+ * The ask at `elapsedMs` into the maker window: `makerStartAboveMarkBps` above the mark at the
+ * start, stepping linearly (once per reprice) to the mark at the window's end.
+ */
+export function askPrice(markE18: bigint, elapsedMs: number, p: TradingProfile, tickE18: bigint): bigint {
+  const steps = Math.max(1, Math.floor(p.makerWindowMs / p.repriceEveryMs))
+  const step = Math.min(steps, Math.max(0, Math.floor(elapsedMs / p.repriceEveryMs)))
+  const aboveBps = (BigInt(p.makerStartAboveMarkBps) * BigInt(steps - step)) / BigInt(steps)
+  return roundUpToTick((markE18 * (BPS + aboveBps)) / BPS, tickE18)
+}
+
+/** The lowest price the end-of-window cross accepts: `maxCrossBelowMarkBps` under the mark. */
+export function crossFloor(markE18: bigint, p: TradingProfile): bigint {
+  return (markE18 * (BPS - BigInt(p.maxCrossBelowMarkBps))) / BPS
+}
+
+/**
+ * The premium's annualised yield on the collateral it ties up, in basis points: premium per
+ * contract over collateral per contract (the strike for a put, the index for a call), scaled to a
+ * year. Integer arithmetic, rounded down.
+ */
+export function annualisedYieldBps(premiumE18: bigint, collateralPerContractE18: bigint, tenorMs: number): bigint {
+  if (collateralPerContractE18 <= 0n || tenorMs <= 0) return 0n
+  const year = 365n * 86_400_000n
+  return (premiumE18 * BPS * year) / (collateralPerContractE18 * BigInt(Math.round(tenorMs)))
+}
+
+/**
+ * The platform's share of a premium (PLATFORM_FEE_RATE, a decimal string such as "0.1"), rounded
+ * down: the user is never charged a fraction more than the rate.
+ */
+export function platformFee(premium: bigint, rate: string): bigint {
+  const m = /^(\d+)(?:\.(\d{1,18}))?$/.exec(rate)
+  if (!m) throw new Error(`invalid fee rate ${rate}`)
+  const frac = (m[2] ?? '').padEnd(18, '0')
+  const rateE18 = BigInt(m[1] ?? '0') * E18 + BigInt(frac)
+  if (rateE18 > E18) throw new Error(`fee rate ${rate} above 1`)
+  return (premium * rateE18) / E18
+}
+
+/** Premium in USDC base units (6 decimals) of `amountE18` contracts at `priceE18`, rounded down. */
+export function premiumUsdc(amountE18: bigint, priceE18: bigint): bigint {
+  return (amountE18 * priceE18) / E18 / 10n ** 12n
+}

@@ -1,0 +1,267 @@
+/**
+ * Positions (docs/trading.md "Position states", "Collateral and encumbrance"): requesting one and
+ * cancelling one, shared by the API (POST/DELETE /positions) and the wheel runner.
+ */
+import {
+  AppError,
+  BusinessRuleError,
+  CASH_CURRENCY,
+  maxBigint,
+  minBigint,
+  NotFoundError,
+  type Underlying,
+} from '@wh/core'
+import type { Sql } from '@wh/db'
+import { InsufficientFreeBalanceError, type Queryable, reserveFunding, userSub } from '@wh/ledger'
+
+export const POSITION_SIDES = ['put', 'call'] as const
+export type PositionSide = (typeof POSITION_SIDES)[number]
+
+/** States in which a position encumbers its collateral (docs/trading.md). */
+export const LIVE_POSITION_STATES = ['requested', 'funding', 'placing', 'open', 'closing'] as const
+export const POSITION_STATES = [...LIVE_POSITION_STATES, 'settled', 'closed', 'cancelled', 'failed'] as const
+export type PositionState = (typeof POSITION_STATES)[number]
+
+export class SellingPausedError extends BusinessRuleError {
+  constructor(asset: string, side: string, reason: string | null) {
+    super('SELLING_PAUSED', `selling ${side}s on ${asset} is paused by a signal${reason ? `: ${reason}` : ''}`, {
+      asset,
+      side,
+    })
+  }
+}
+export class SubaccountStoppedError extends BusinessRuleError {
+  constructor(asset: string, reason: string | null) {
+    super('SUBACCOUNT_STOPPED', `trading on your ${asset} subaccount is stopped${reason ? `: ${reason}` : ''}`, {
+      asset,
+    })
+  }
+}
+export class ReleaseInProgressError extends BusinessRuleError {
+  constructor(asset: string) {
+    super('RELEASE_IN_PROGRESS', `a release of your ${asset} subaccount is open: no new position until it ends`, {
+      asset,
+    })
+  }
+}
+export class InsufficientCollateralError extends BusinessRuleError {
+  constructor(currency: string, available: bigint, amount: bigint) {
+    super('INSUFFICIENT_COLLATERAL', `not enough ${currency} to secure this position`, {
+      currency,
+      available: available.toString(),
+      amount: amount.toString(),
+    })
+  }
+}
+/** Buying an open leg back is not built yet: the leg runs to expiry (docs/trading.md). */
+export class CloseUnavailableError extends AppError {
+  constructor(id: string) {
+    super({
+      code: 'CLOSE_UNAVAILABLE',
+      statusCode: 409,
+      message: `position ${id} is sold and runs to expiry: buying it back early is not available yet`,
+    })
+  }
+}
+export class PositionFinishedError extends AppError {
+  constructor(id: string, state: string) {
+    super({ code: 'POSITION_FINISHED', statusCode: 409, message: `position ${id} is already ${state}` })
+  }
+}
+
+export interface PositionRequest {
+  userId: string
+  asset: Underlying
+  side: PositionSide
+  /** collateral in base units: USDC for a put, the underlying for a call */
+  amount: bigint
+  idempotencyKey?: string
+  wheelId?: string
+}
+
+export interface RequestedPosition {
+  id: string
+  state: PositionState
+  collateralCurrency: string
+  collateralAmount: bigint
+  /** the part funded from the free balance (0 when the subaccount held it unencumbered) */
+  funded: bigint
+  /** an earlier request with the same Idempotency-Key */
+  replayed: boolean
+}
+
+/** The currency a leg is secured in. */
+export function collateralCurrencyOf(asset: Underlying, side: PositionSide): string {
+  return side === 'put' ? CASH_CURRENCY : asset
+}
+
+/**
+ * What the subaccount holds in `currency` and no live position has claimed: the journal balance of
+ * the subaccount minus the collateral of live positions that is already there (their funded part
+ * still in flight is counted by the funding reserve instead).
+ */
+async function unencumbered(
+  tx: Queryable,
+  sub: { id: string; exchange_id: string | null },
+  userId: string,
+  currency: string,
+): Promise<bigint> {
+  const [held] =
+    sub.exchange_id === null
+      ? [{ v: '0' }]
+      : await tx<{ v: string }[]>`
+          select coalesce(sum(balance), 0) as v from ledger_balances
+          where account = ${userSub(userId, sub.exchange_id, currency)} and currency = ${currency}`
+  const [claimed] = await tx<{ v: string }[]>`
+    select coalesce(sum(p.collateral_amount), 0) - coalesce(sum(f.amount), 0) as v
+    from positions p
+    left join subaccount_transfers f on f.id = p.funding_transfer_id and f.state <> 'funded'
+    where p.subaccount_id = ${sub.id} and p.collateral_currency = ${currency}
+      and p.state in ('requested', 'funding', 'placing', 'open', 'closing')`
+  return BigInt(held?.v ?? '0') - BigInt(claimed?.v ?? '0')
+}
+
+/**
+ * Accepts a position: refuses it while the side is paused or the subaccount stopped; claims what
+ * the subaccount holds unencumbered and reserves the rest of the collateral from the free balance
+ * (reserveFunding), all in one transaction under the subaccount row's lock, so two requests can
+ * never claim the same money. Nothing is written when it throws.
+ */
+export async function requestPosition(sql: Sql, req: PositionRequest): Promise<RequestedPosition> {
+  if (req.amount <= 0n) throw new BusinessRuleError('INVALID_AMOUNT', 'amount must be positive')
+  const currency = collateralCurrencyOf(req.asset, req.side)
+  if (req.idempotencyKey) {
+    const earlier = await byIdempotencyKey(sql, req.userId, req.idempotencyKey)
+    if (earlier) return earlier
+  }
+  try {
+    return await sql.begin(async (tx) => {
+      const [signal] = await tx<{ paused: boolean; reason: string | null }[]>`
+        select paused, reason from signal_state where asset = ${req.asset} and side = ${req.side}`
+      if (signal?.paused) throw new SellingPausedError(req.asset, req.side, signal.reason)
+      await tx`insert into subaccounts (user_id, asset) values (${req.userId}, ${req.asset})
+        on conflict (user_id, asset) do nothing`
+      const [sub] = await tx<
+        { id: string; exchange_id: string | null; stopped_at: Date | null; stop_reason: string | null }[]
+      >`select id, exchange_id::text, stopped_at, stop_reason from subaccounts
+        where user_id = ${req.userId} and asset = ${req.asset} for update`
+      if (!sub) throw new Error('subaccount row vanished')
+      if (sub.stopped_at) throw new SubaccountStoppedError(req.asset, sub.stop_reason)
+      const [releasing] = await tx`select 1 from subaccount_releases
+        where subaccount_id = ${sub.id} and state in ('requested', 'waiting', 'withdrawing') limit 1`
+      if (releasing) throw new ReleaseInProgressError(req.asset)
+      const free = await unencumbered(tx, sub, req.userId, currency)
+      const fromSub = minBigint(maxBigint(free, 0n), req.amount)
+      const toFund = req.amount - fromSub
+      let transferId: string | null = null
+      if (toFund > 0n) {
+        try {
+          ;({ transferId } = await reserveFunding(tx, {
+            userId: req.userId,
+            asset: req.asset,
+            currency,
+            amount: toFund,
+          }))
+        } catch (e) {
+          if (e instanceof InsufficientFreeBalanceError)
+            throw new InsufficientCollateralError(
+              currency,
+              fromSub + BigInt(String(e.details?.freeBalance ?? '0')),
+              req.amount,
+            )
+          throw e
+        }
+      }
+      const state: PositionState = transferId ? 'funding' : 'requested'
+      const [row] = await tx<{ id: string }[]>`
+        insert into positions (user_id, asset, side, wheel_id, subaccount_id, state, collateral_currency,
+          collateral_amount, funding_transfer_id, idempotency_key)
+        values (${req.userId}, ${req.asset}, ${req.side}, ${req.wheelId ?? null}, ${sub.id}, ${state}, ${currency},
+          ${req.amount.toString()}, ${transferId}, ${req.idempotencyKey ?? null})
+        returning id`
+      return {
+        id: (row as { id: string }).id,
+        state,
+        collateralCurrency: currency,
+        collateralAmount: req.amount,
+        funded: toFund,
+        replayed: false,
+      }
+    })
+  } catch (e) {
+    // two requests with one Idempotency-Key raced: the loser answers with the winner's position
+    if ((e as { code?: string }).code === '23505' && req.idempotencyKey) {
+      const earlier = await byIdempotencyKey(sql, req.userId, req.idempotencyKey)
+      if (earlier) return earlier
+    }
+    throw e
+  }
+}
+
+async function byIdempotencyKey(sql: Queryable, userId: string, key: string): Promise<RequestedPosition | undefined> {
+  const [r] = await sql<
+    {
+      id: string
+      state: PositionState
+      collateral_currency: string
+      collateral_amount: string
+      funded: string | null
+    }[]
+  >`select p.id, p.state, p.collateral_currency, p.collateral_amount, f.amount as funded
+    from positions p left join subaccount_transfers f on f.id = p.funding_transfer_id
+    where p.user_id = ${userId} and p.idempotency_key = ${key}`
+  return r
+    ? {
+        id: r.id,
+        state: r.state,
+        collateralCurrency: r.collateral_currency,
+        collateralAmount: BigInt(r.collateral_amount),
+        funded: BigInt(r.funded ?? '0'),
+        replayed: true,
+      }
+    : undefined
+}
+
+export type CancelOutcome =
+  /** nothing was at the exchange: the position is cancelled now (a reserved funding is released) */
+  | 'cancelled'
+  /** orders rest at the exchange: the placing tick cancels them, then the position ends */
+  | 'cancel_requested'
+
+/**
+ * DELETE /positions/:id. Answers what happens; a second call while the first is pending repeats
+ * the same outcome. A finished position throws PositionFinishedError (409); another user's or an
+ * unknown one NotFoundError (404).
+ */
+export async function cancelPosition(
+  sql: Sql,
+  userId: string,
+  positionId: string,
+): Promise<{ outcome: CancelOutcome; state: PositionState }> {
+  return sql.begin(async (tx) => {
+    const [p] = await tx<{ state: PositionState; funding_transfer_id: string | null }[]>`
+      select state, funding_transfer_id from positions where id = ${positionId} and user_id = ${userId} for update`
+    if (!p) throw new NotFoundError('position')
+    switch (p.state) {
+      case 'requested':
+      case 'funding': {
+        // a funding not yet sent is released; one already sent lands in the subaccount, unclaimed
+        if (p.funding_transfer_id)
+          await tx`update subaccount_transfers set state = 'failed', reason = 'position cancelled', updated_at = now()
+            where id = ${p.funding_transfer_id} and state = 'reserved'`
+        await tx`update positions set state = 'cancelled', reason = 'cancelled by the user', closed_at = now(),
+          updated_at = now() where id = ${positionId}`
+        return { outcome: 'cancelled' as const, state: 'cancelled' as const }
+      }
+      case 'placing':
+        await tx`update positions set cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now()
+          where id = ${positionId}`
+        return { outcome: 'cancel_requested' as const, state: p.state }
+      case 'open':
+      case 'closing':
+        throw new CloseUnavailableError(positionId)
+      default:
+        throw new PositionFinishedError(positionId, p.state)
+    }
+  })
+}
