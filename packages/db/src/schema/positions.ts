@@ -1,0 +1,125 @@
+import { sql } from 'drizzle-orm'
+import { bigint, index, numeric, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core'
+
+/**
+ * A user's option leg (docs/trading.md "Position states"): requested → funding → placing → open →
+ * settled | closing → closed, or cancelled | failed. Amounts: `size`, `filled` and `strike` in e18
+ * (the exchange's decimals for option amounts and prices); collateral and premium in base units of
+ * their currency.
+ */
+export const positions = pgTable(
+  'positions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id').notNull(),
+    /** the underlying (ETH, BTC) */
+    asset: text('asset').notNull(),
+    /** 'put' | 'call' */
+    side: text('side').notNull(),
+    /** set when the wheel opened this leg */
+    wheelId: uuid('wheel_id'),
+    subaccountId: uuid('subaccount_id').notNull(),
+    state: text('state').notNull(),
+    /** USDC for a put, the underlying for a call */
+    collateralCurrency: text('collateral_currency').notNull(),
+    collateralAmount: numeric('collateral_amount', { precision: 78, scale: 0 }).notNull(),
+    /** the part of the collateral funded from the free balance (a subaccount_transfers row) */
+    fundingTransferId: uuid('funding_transfer_id'),
+    instrument: text('instrument'),
+    strikeE18: numeric('strike_e18', { precision: 78, scale: 0 }),
+    expirySec: bigint('expiry_sec', { mode: 'number' }),
+    sizeE18: numeric('size_e18', { precision: 78, scale: 0 }),
+    filledE18: numeric('filled_e18', { precision: 78, scale: 0 }).notNull().default('0'),
+    /** premium received, base units of USDC (before fees) */
+    premium: numeric('premium', { precision: 78, scale: 0 }).notNull().default('0'),
+    fees: numeric('fees', { precision: 78, scale: 0 }).notNull().default('0'),
+    /** the resting order while placing */
+    orderId: text('order_id'),
+    windowEndsAt: timestamp('window_ends_at', { withTimezone: true }),
+    nextRepriceAt: timestamp('next_reprice_at', { withTimezone: true }),
+    /** 'itm' | 'otm' once settled; the settlement cost in USDC base units */
+    outcome: text('outcome'),
+    settlementCost: numeric('settlement_cost', { precision: 78, scale: 0 }),
+    /** DELETE /positions/:id asked to cancel the rest (placing) or buy the leg back (open) */
+    cancelRequestedAt: timestamp('cancel_requested_at', { withTimezone: true }),
+    /** why the position waits, failed or was cancelled */
+    reason: text('reason'),
+    idempotencyKey: varchar('idempotency_key', { length: 128 }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    closedAt: timestamp('closed_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('positions_user_created_idx').on(t.userId, t.createdAt),
+    index('positions_live_idx')
+      .on(t.state, t.updatedAt)
+      .where(sql`${t.state} in ('requested', 'funding', 'placing', 'open', 'closing')`),
+    index('positions_subaccount_idx').on(t.subaccountId, t.state),
+    uniqueIndex('positions_user_idempotency_key')
+      .on(t.userId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
+  ],
+)
+
+/**
+ * One fill of a position's orders, as recorded by `option_sold` (keyed by the trade id). The
+ * platform's fee stays in the user's subaccount at the exchange until the fee collection moves it
+ * to the platform's subaccount (`fee_collected_at`); reconciliation counts what is not collected.
+ */
+export const positionFills = pgTable(
+  'position_fills',
+  {
+    tradeId: text('trade_id').primaryKey(),
+    positionId: uuid('position_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    subaccountId: uuid('subaccount_id').notNull(),
+    amountE18: numeric('amount_e18', { precision: 78, scale: 0 }).notNull(),
+    priceE18: numeric('price_e18', { precision: 78, scale: 0 }).notNull(),
+    premium: numeric('premium', { precision: 78, scale: 0 }).notNull(),
+    exchangeFee: numeric('exchange_fee', { precision: 78, scale: 0 }).notNull(),
+    platformFee: numeric('platform_fee', { precision: 78, scale: 0 }).notNull(),
+    tradedAt: timestamp('traded_at', { withTimezone: true }).notNull(),
+    feeCollectedAt: timestamp('fee_collected_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('position_fills_position_idx').on(t.positionId),
+    index('position_fills_uncollected_idx').on(t.subaccountId).where(sql`${t.feeCollectedAt} is null`),
+  ],
+)
+
+export type PositionRow = typeof positions.$inferSelect
+export type PositionFillRow = typeof positionFills.$inferSelect
+
+/**
+ * A user's wheel on one underlying (docs/trading.md "The wheel"): running → stopping (after the
+ * current leg, or now: resting orders cancelled) → stopped. One wheel that is not stopped per user
+ * and underlying. `currentPositionId` is its live leg; the runner opens the next one.
+ */
+export const wheels = pgTable(
+  'wheels',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id').notNull(),
+    asset: text('asset').notNull(),
+    subaccountId: uuid('subaccount_id').notNull(),
+    state: text('state').notNull(),
+    /** 'after_cycle' | 'now' once a stop was asked */
+    stopMode: text('stop_mode'),
+    /** USD per unit of the underlying the wheel holds; a call is never sold below it (e18) */
+    costBasisE18: numeric('cost_basis_e18', { precision: 78, scale: 0 }),
+    currentPositionId: uuid('current_position_id'),
+    cycles: bigint('cycles', { mode: 'number' }).notNull().default(0),
+    /** why the runner skipped it last (deadline, pause, nothing to sell, …) */
+    reason: text('reason'),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    stoppedAt: timestamp('stopped_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('wheels_user_asset_active_key').on(t.userId, t.asset).where(sql`${t.state} <> 'stopped'`),
+    index('wheels_active_idx').on(t.state).where(sql`${t.state} <> 'stopped'`),
+  ],
+)
+
+export type WheelRow = typeof wheels.$inferSelect
