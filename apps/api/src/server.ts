@@ -17,8 +17,10 @@ import { jwtPlugin } from './plugins/auth'
 import { BULL_BOARD_PATH, bullBoardRoutes } from './plugins/bull-board'
 import { registerErrorHandling } from './plugins/errors'
 import { openapiPlugin } from './plugins/openapi'
+import { websocketPlugin } from './plugins/websocket'
 import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
+import marketRoutes, { type MarketRoutesOptions } from './routes/market/index'
 import portfolioRoutes from './routes/portfolio/index'
 import positionRoutes from './routes/positions/index'
 import signalRoutes from './routes/signals/index'
@@ -37,6 +39,8 @@ export interface ServerDeps {
   queues?: Queue[]
   clock?: Clock
   logger?: FastifyServerOptions['logger']
+  /** market data: Redis names (tests namespace them), WebSocket heartbeat and slow-client limit */
+  marketData?: Pick<MarketRoutesOptions, 'names' | 'fees'> & { heartbeatMs?: number; maxBufferedBytes?: number }
 }
 
 /** Request bodies above this are refused with 413 before any handler runs. */
@@ -99,7 +103,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     clock,
   })
   await app.register(portfolioRoutes, { sql, clock })
-  await app.register(positionRoutes, { sql })
+  await app.register(positionRoutes, { sql, clock })
   await app.register(subaccountRoutes, { sql })
   await app.register(signalRoutes, { sql, secret: config.webhookSecret, clock })
   await app.register(tradingConfigRoutes, {
@@ -113,6 +117,20 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     },
   })
 
+  await app.register(websocketPlugin, {
+    redis: deps.redis,
+    ...(deps.marketData?.heartbeatMs !== undefined && { heartbeatMs: deps.marketData.heartbeatMs }),
+    ...(deps.marketData?.maxBufferedBytes !== undefined && { maxBufferedBytes: deps.marketData.maxBufferedBytes }),
+  })
+  await app.register(marketRoutes, {
+    sql,
+    redis: deps.redis,
+    chains: deps.chains,
+    platformFeeRate: config.platformFeeRate,
+    clock,
+    ...(deps.marketData?.names && { names: deps.marketData.names }),
+    ...(deps.marketData?.fees && { fees: deps.marketData.fees }),
+  })
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {
     await app.register(bullBoardRoutes, { queues: deps.queues, password: config.adminPassword })

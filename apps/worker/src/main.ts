@@ -9,6 +9,7 @@ import { selectQueues } from '@wh/jobs'
 import { Redis } from 'ioredis'
 import pino from 'pino'
 import { buildWorkerDeps } from './deps'
+import { startWorkerPriceFeed } from './feeds/prices'
 import { ticks } from './jobs/index'
 import { startRuntime } from './runtime'
 
@@ -23,6 +24,8 @@ const database = createDatabase(config.databaseUrl, { appName: 'wheelhouse-worke
 // built once: the keyring's PBKDF2 and hardened steps, one client set per chain, one exchange client
 const deps = buildWorkerDeps(config, { sql: database.sql, redis, log })
 const runtime = await startRuntime({ connection, ticks, consume, log, deps })
+// one upstream price subscription per deployment: every replica contends, one holds (docs/market-data.md)
+const priceFeed = startWorkerPriceFeed(deps, log)
 log.info({ queues: consume, ticks: ticks.map((t) => t.name) }, 'worker started')
 
 let closing = false
@@ -32,7 +35,7 @@ async function shutdown(signal: string) {
   log.info({ signal }, 'worker shutting down: finishing jobs in flight')
   const force = setTimeout(() => process.exit(1), 30_000)
   force.unref()
-  await runtime.close()
+  await Promise.all([runtime.close(), priceFeed.close()])
   connection.disconnect()
   redis.disconnect()
   await database.close()

@@ -5,14 +5,12 @@
  *   option: maker 0.03%, taker $0.50 + 0.04%;  perp: maker 0.01%, taker $0.10 + 0.06%.
  * The cap bounds the rate part; the base fee sits on top of it.
  */
-import { E18, minBig, mulE18 } from '../protocol/decimal'
+import { minBig, mulE18 } from '../protocol/decimal'
+import { DERIVE_FEE_SCHEDULE } from '../protocol/fee-schedule'
 import type { SimInstrument } from './sim-types'
 
-export const FEE_SCHEDULE = {
-  option: { makerRate: 3n * 10n ** 14n, takerRate: 4n * 10n ** 14n, baseFee: E18 / 2n, capRate: (E18 * 125n) / 1000n },
-  perp: { makerRate: 10n ** 14n, takerRate: 6n * 10n ** 14n, baseFee: E18 / 10n, capRate: null },
-  erc20: { makerRate: 10n ** 14n, takerRate: 6n * 10n ** 14n, baseFee: 0n, capRate: null },
-} as const
+/** The schedule lives in protocol/fee-schedule.ts (the market-data routes publish the same one). */
+export const FEE_SCHEDULE = DERIVE_FEE_SCHEDULE
 
 /** The fee of one fill; `includeBase` once per taker order (the base fee is per order, not per fill). */
 export function tradeFeeE18(

@@ -1,0 +1,60 @@
+/**
+ * WebSockets for the whole API: registers @fastify/websocket and the process's one FanoutHub
+ * (websocket-hub.ts) over its own Redis subscriber connection, and sends the heartbeats of every
+ * connection from one timer: a `{"type":"heartbeat"}` message plus a protocol ping; a peer that
+ * did not answer the previous ping is terminated. Routes reach the hub as `app.fanout`.
+ */
+import websocket from '@fastify/websocket'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Redis } from 'ioredis'
+import { FanoutHub } from './websocket-hub'
+
+/** Heartbeat period (tests shorten it). */
+export const HEARTBEAT_MS = 15_000
+/** A client whose socket buffers more than this is dropped (slow consumer). */
+export const MAX_BUFFERED_BYTES = 256 * 1024
+/** Largest client frame the server reads; a larger one closes that connection (1009), never the server. */
+export const MAX_CLIENT_FRAME_BYTES = 16 * 1024
+
+export interface WebsocketPluginOptions {
+  /** the API's Redis connection; the hub subscribes on a duplicate of it */
+  redis: Redis
+  heartbeatMs?: number
+  maxBufferedBytes?: number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    fanout: FanoutHub
+  }
+}
+
+export const websocketPlugin = fp(async (app: FastifyInstance, opts: WebsocketPluginOptions) => {
+  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_FRAME_BYTES } })
+  // one subscriber per process: a connection in subscribe mode can do nothing else
+  const subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false })
+  subscriber.on('error', (err) => app.log.warn({ err: String(err) }, 'redis subscriber error'))
+  const hub = new FanoutHub(subscriber, { maxBufferedBytes: opts.maxBufferedBytes ?? MAX_BUFFERED_BYTES, log: app.log })
+  app.decorate('fanout', hub)
+
+  const heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS
+  const timer = setInterval(() => {
+    const frame = Buffer.from(`{"type":"heartbeat","ts":"${new Date().toISOString()}"}`)
+    for (const client of hub.clients()) {
+      if (!client.alive) {
+        client.terminate()
+        continue
+      }
+      client.alive = false
+      client.socket.ping()
+      client.send(frame)
+    }
+  }, heartbeatMs)
+  timer.unref()
+
+  app.addHook('onClose', async () => {
+    clearInterval(timer)
+    await hub.close()
+  })
+})

@@ -1,0 +1,163 @@
+/**
+ * TypeBox schemas of the market-data controller (spec 4.2: GET /assets, /:asset/chart, /:asset/fees;
+ * WS /ws/prices). Prices and amounts are decimal strings; rates are fractions (0.0003 = 0.03 %).
+ */
+import { ASSET_AVAILABILITIES, CANDLE_INTERVALS, CHART_MAX_CANDLES } from '@wh/market'
+import Type from 'typebox'
+
+const Decimal = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description })
+const Timestamp = (description: string) => Type.String({ format: 'date-time', description })
+const Nullable = <T extends Type.TSchema>(t: T) => Type.Union([t, Type.Null()])
+
+export const AssetParams = Type.Object({
+  asset: Type.String({ minLength: 1, maxLength: 16, description: 'an underlying, e.g. ETH (case-insensitive)' }),
+})
+
+export const DepositRoute = Type.Object({
+  chain: Type.String(),
+  chainId: Type.Integer(),
+  token: Type.String(),
+  contract: Nullable(Type.String({ description: 'null for the native asset' })),
+  decimals: Type.Integer(),
+  minDeposit: Decimal('smallest deposit credited, in the token'),
+  confirmations: Type.Integer({ description: 'blocks on top of the deposit before it counts' }),
+})
+
+export const AssetItem = Type.Object({
+  symbol: Type.String(),
+  name: Type.String(),
+  kind: Type.Union([Type.Literal('underlying'), Type.Literal('cash')]),
+  exchangeCurrency: Type.String({ description: "the exchange's currency name" }),
+  decimals: Type.Integer(),
+  availability: Type.Union(
+    ASSET_AVAILABILITIES.map((a) => Type.Literal(a)),
+    { description: 'active | deposit-only | withdraw-only | paused' },
+  ),
+  depositRoutes: Type.Array(DepositRoute, { description: 'chains and tokens that take deposits of this asset' }),
+  strategies: Type.Array(Type.String(), {
+    description: 'ids of the strategies offered on this asset; empty until the trading issue lands',
+  }),
+  indexPrice: Nullable(Decimal('latest index price, USD (cash: 1); null before the feed has one')),
+  priceAt: Nullable(Timestamp('exchange time of that price')),
+  change24hPct: Nullable(
+    Decimal('change of the index over 24 h in percent (2 decimals); null until the feed is 24 h old'),
+  ),
+})
+export const AssetsResponse = Type.Object({ assets: Type.Array(AssetItem) }, { $id: 'AssetsResponse' })
+
+export const ChartQuery = Type.Object(
+  {
+    interval: Type.Optional(
+      Type.Union(
+        CANDLE_INTERVALS.map((i) => Type.Literal(i)),
+        { default: '1h', description: 'candle interval' },
+      ),
+    ),
+    from: Type.Optional(Timestamp('start (inclusive), ISO-8601; default: `to` minus 300 intervals')),
+    to: Type.Optional(Timestamp('end (exclusive), ISO-8601; default: now')),
+  },
+  { additionalProperties: false },
+)
+
+export const Candle = Type.Object({
+  t: Timestamp('start of the candle (UTC, aligned to the interval)'),
+  open: Decimal('USD'),
+  high: Decimal('USD'),
+  low: Decimal('USD'),
+  close: Decimal('USD'),
+  ticks: Type.Integer({ description: 'index ticks folded into the candle' }),
+})
+
+export const Overlay = Type.Object({
+  cycleId: Type.String(),
+  instrument: Type.String(),
+  strike: Decimal('USD'),
+  expiry: Timestamp('expiry of the option sold'),
+  ivSoldAt: Nullable(Decimal('implied volatility at the sale, display only')),
+  cumulativeRealisedReturnPct: Decimal("the strategy's cumulative realised return up to this cycle, percent"),
+})
+
+export const ChartResponse = Type.Object(
+  {
+    asset: Type.String(),
+    interval: Type.String(),
+    from: Timestamp('start of the range (inclusive)'),
+    to: Timestamp('end of the range (exclusive)'),
+    candles: Type.Array(Candle, {
+      description: `index-price candles stored as the feed arrives (never read from the exchange), oldest first, at most ${CHART_MAX_CANDLES}; buckets without ticks are absent`,
+    }),
+    overlays: Type.Array(Overlay, {
+      description:
+        'one per wheel cycle (strike, expiry, IV sold at) with the cumulative realised return. ALWAYS EMPTY for now: ' +
+        'cycles exist once the trading issue lands.',
+    }),
+  },
+  { $id: 'ChartResponse' },
+)
+
+const NetworkFeeEstimate = Type.Object({
+  available: Type.Boolean({ description: 'false when the chain could not be reached; no estimate then' }),
+  asset: Type.Literal('ETH'),
+  estimate: Type.Optional(Decimal('gas limit × current max fee per gas, in ETH')),
+  gasLimit: Type.String(),
+  paidBy: Type.Union([Type.Literal('user'), Type.Literal('platform')]),
+})
+
+export const FeesResponse = Type.Object(
+  {
+    asset: Type.String(),
+    platform: Type.Object({
+      feeRate: Decimal('PLATFORM_FEE_RATE, a fraction'),
+      appliesTo: Type.Literal('premium'),
+      description: Type.String(),
+    }),
+    exchange: Type.Object({
+      name: Type.String(),
+      options: Type.Object({
+        makerRate: Decimal('rate on the notional (index × amount) for a maker fill'),
+        takerRate: Decimal('rate on the notional for a taker fill'),
+        baseFeeUsd: Decimal('flat USD per taker order'),
+        capRateOfOptionValue: Nullable(Decimal('the rate part is capped at this share of the option value')),
+      }),
+      description: Type.String(),
+    }),
+    network: Type.Array(
+      Type.Object({
+        chain: Type.String(),
+        chainId: Type.Integer(),
+        token: Type.String(),
+        deposit: Type.Object({
+          minDeposit: Decimal('smallest deposit credited, in the token'),
+          confirmations: Type.Integer(),
+          transferPaidBy: Type.Literal('user'),
+          sweepGasPaidBy: Type.Literal('platform'),
+        }),
+        withdrawal: NetworkFeeEstimate,
+      }),
+      { description: 'per chain and token: deposits and withdrawals of this asset and of the cash currency' },
+    ),
+    example: Type.Object({
+      description: Type.String(),
+      illustrative: Type.Boolean({ description: 'true when no live price exists and fixed figures stand in' }),
+      amount: Decimal('options sold'),
+      indexPrice: Decimal('USD'),
+      instrument: Nullable(Type.String()),
+      premiumPerOption: Decimal('USD'),
+      grossPremium: Decimal('USD'),
+      exchangeFeeMaker: Decimal('USD'),
+      exchangeFeeTaker: Decimal('USD'),
+      platformFee: Decimal('USD'),
+      netPremiumMaker: Decimal('gross premium − maker exchange fee − platform fee, USD'),
+    }),
+  },
+  { $id: 'FeesResponse' },
+)
+
+export const WsPricesQuery = Type.Object(
+  {
+    assets: Type.Optional(
+      Type.String({ maxLength: 100, description: 'comma-separated assets to start with; default: all priced assets' }),
+    ),
+  },
+  { additionalProperties: false },
+)

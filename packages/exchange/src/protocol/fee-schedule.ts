@@ -1,0 +1,26 @@
+/**
+ * Derive's published trading fees (help.derive.xyz "What are the fees?"), in e18, in one place:
+ * the simulator charges them and the market-data routes publish them (GET /:asset/fees).
+ * A rate applies to the notional (index price × amount); a flat base fee is added once per
+ * taker order; for options the rate part is capped at `capRate` × the option's value.
+ *   option: maker 0.03 %, taker $0.50 + 0.04 %, rate part capped at 12.5 % of the option value
+ *   perp:   maker 0.01 %, taker $0.10 + 0.06 %
+ */
+import { E18 } from './decimal'
+
+export interface FeeScheduleEntry {
+  /** rate on the notional for a maker fill, e18 */
+  readonly makerRate: bigint
+  /** rate on the notional for a taker fill, e18 */
+  readonly takerRate: bigint
+  /** flat USD per taker order, e18 */
+  readonly baseFee: bigint
+  /** cap of the rate part as a share of the option's value (price × amount), e18; null when uncapped */
+  readonly capRate: bigint | null
+}
+
+export const DERIVE_FEE_SCHEDULE: Readonly<Record<'option' | 'perp' | 'erc20', FeeScheduleEntry>> = Object.freeze({
+  option: { makerRate: 3n * 10n ** 14n, takerRate: 4n * 10n ** 14n, baseFee: E18 / 2n, capRate: (E18 * 125n) / 1000n },
+  perp: { makerRate: 10n ** 14n, takerRate: 6n * 10n ** 14n, baseFee: E18 / 10n, capRate: null },
+  erc20: { makerRate: 10n ** 14n, takerRate: 6n * 10n ** 14n, baseFee: 0n, capRate: null },
+})

@@ -1,0 +1,12 @@
+/** @wh/market: the public market data shared by the worker's price feed and the API's routes. */
+export * from './assets'
+export * from './candle-store'
+export * from './candles'
+export * from './channels'
+export * from './feed/lease'
+export * from './feed/price-feed'
+export * from './fees'
+export * from './instruments'
+export * from './messages'
+export * from './network-fees'
+export * from './prices'
