@@ -1,0 +1,61 @@
+/**
+ * The local run's chain and exchange setup (scripts/dev.ts runs it once the local node and the
+ * Derive simulator listen; reads the same environment as the services, through @wh/config):
+ *
+ * 1. TestUSDC on the local node: reused when USDC_ADDRESS_LOCAL already names a contract there
+ *    (the node kept running), else deployed from the standard dev account 0, which then holds
+ *    LOCAL_MINT_USDC to play deposits with;
+ * 2. the simulator learns EXCHANGE_WALLET_ADDRESS with SESSION_PRIVATE_KEY's address as a session
+ *    key, so the worker's Derive client is accepted (the simulator keeps no state across restarts,
+ *    so this runs on every start).
+ *
+ * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey } (addresses only,
+ * never a key).
+ */
+import { loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { TEST_PRIVATE_KEYS } from '@wh/testkit'
+import { createPublicClient, createWalletClient, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { deployTestUsdc } from '../src/contracts/deploy'
+import { testUsdcAbi } from '../src/contracts/test-usdc'
+
+/** Test USDC minted to dev account 0 on a fresh deployment (6 decimals: one million). */
+const LOCAL_MINT_USDC = 1_000_000n * 1_000_000n
+
+loadDotEnvLocal()
+const config = loadConfig(processEnv())
+if (config.nodeEnv === 'production') throw new Error('local-stack.ts sets up a local node only')
+
+const transport = http(config.rpcUrls.ethereum)
+const publicClient = createPublicClient({ transport })
+const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
+const walletClient = createWalletClient({ account: deployer, transport })
+
+let usdcAddress = config.usdcAddressLocal
+let deployed = false
+const code = usdcAddress ? await publicClient.getCode({ address: usdcAddress }) : undefined
+if (!usdcAddress || !code || code === '0x') {
+  usdcAddress = await deployTestUsdc(walletClient, publicClient)
+  const hash = await walletClient.writeContract({
+    address: usdcAddress,
+    abi: testUsdcAbi,
+    functionName: 'mint',
+    args: [deployer.address, LOCAL_MINT_USDC],
+    chain: null,
+  })
+  await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+  deployed = true
+}
+
+const sessionKey = privateKeyToAccount(config.keys.sessionPrivateKey).address
+const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl), {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ wallet: config.exchange.walletAddress, session_keys: [sessionKey] }),
+  signal: AbortSignal.timeout(5_000),
+})
+if (!res.ok) throw new Error(`the simulator refused register_wallet (${res.status})`)
+
+process.stdout.write(
+  `${JSON.stringify({ usdcAddress, deployed, exchangeWallet: config.exchange.walletAddress, sessionKey })}\n`,
+)
