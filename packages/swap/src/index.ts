@@ -1,0 +1,12 @@
+/** @wh/swap: the swap adapter, the local constant-product pool and the ladder executor. docs/swaps.md explains them. */
+export * from './adapter'
+export * from './contracts/deploy'
+export { poolAbi, poolBytecode } from './contracts/pool'
+export { testWethAbi, testWethBytecode } from './contracts/test-weth'
+export * from './errors'
+export * from './ladder'
+export { type LocalPool, type LocalPoolAdapterOptions, localPoolAdapter } from './local-adapter'
+export * from './math'
+export { findOutboundCall, type OutboundCall, type SwapTxPurpose, sendCallOnce } from './outbox-call'
+export type { StoredSwap, SwapState } from './store'
+export { loadSwap } from './store'
