@@ -144,7 +144,7 @@ describe('positions', () => {
     const { token, userId } = await funded(usdc(1000))
     for (const body of [
       { asset: 'DOGE', side: 'put', amount: '1' },
-      { asset: 'ETH', side: 'wheel', amount: '1' },
+      { asset: 'ETH', side: 'strangle', amount: '1' },
       { asset: 'ETH', side: 'put', amount: 5 },
       { asset: 'ETH', side: 'put', amount: '1.0000001' },
       { asset: 'ETH', side: 'put', amount: '-1' },
@@ -208,5 +208,46 @@ describe('positions', () => {
     expect((await del(other.token, placing)).statusCode).toBe(404)
     expect((await del(token, randomUUID())).statusCode).toBe(404)
     expect((await del(token, 'not-a-uuid')).statusCode).toBe(400)
+  })
+
+  it('side wheel starts a wheel with a first put; one wheel per asset; DELETE stops it', async () => {
+    const { token } = await funded(usdc(1000))
+    const res = await post(token, { asset: 'ETH', side: 'wheel', amount: '500' })
+    expect(res.statusCode).toBe(202)
+    const body = res.json()
+    expect(body).toMatchObject({ side: 'put', state: 'funding', collateral: '500.000000', wheelId: expect.any(String) })
+    const again = await post(token, { asset: 'ETH', side: 'wheel', amount: '100' })
+    expect(again.json()).toMatchObject({ statusCode: 409, code: 'WHEEL_ALREADY_RUNNING' })
+    // a refused first leg leaves no wheel behind
+    const tooBig = await post(token, { asset: 'BTC', side: 'wheel', amount: '600' })
+    expect(tooBig.json()).toMatchObject({ code: 'INSUFFICIENT_COLLATERAL' })
+    const listed = (await list(token)).json()
+    expect(listed.wheels).toEqual([
+      expect.objectContaining({
+        id: body.wheelId,
+        asset: 'ETH',
+        state: 'running',
+        cycles: 1,
+        currentPositionId: body.id,
+      }),
+    ])
+    expect(listed.positions[0]).toMatchObject({ id: body.id, wheelId: body.wheelId })
+    expect(
+      (
+        await api.app.inject({
+          method: 'DELETE',
+          url: `/positions/${body.wheelId}?mode=sometime`,
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).statusCode,
+    ).toBe(400)
+    const stop = await del(token, body.wheelId)
+    expect(stop.statusCode).toBe(202)
+    expect(stop.json()).toEqual({ id: body.wheelId, outcome: 'stopping', state: 'stopping' })
+    const [w] = await api.ctx.database.sql`select state, stop_mode from wheels where id = ${body.wheelId}`
+    expect(w).toEqual({ state: 'stopping', stop_mode: 'after_cycle' })
+    // another user cannot stop it
+    const other = await funded(usdc(10))
+    expect((await del(other.token, body.wheelId)).statusCode).toBe(404)
   })
 })

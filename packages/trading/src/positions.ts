@@ -100,7 +100,7 @@ export function collateralCurrencyOf(asset: Underlying, side: PositionSide): str
  * the subaccount minus the collateral of live positions that is already there (their funded part
  * still in flight is counted by the funding reserve instead).
  */
-async function unencumbered(
+export async function unencumbered(
   tx: Queryable,
   sub: { id: string; exchange_id: string | null },
   userId: string,

@@ -8,6 +8,7 @@ import { fundTick } from './exchange/fund'
 import { reconcileTick } from './exchange/reconcile'
 import { releaseTick } from './exchange/release'
 import { placeTick } from './trading/place'
+import { wheelTick } from './trading/wheel'
 import { withdrawalSendTick } from './withdrawals/send-tick'
 
 /**
@@ -32,4 +33,6 @@ export const ticks: readonly TickDefinition[] = [
   // positions one step further: funding done, instrument chosen, orders placed and repriced,
   // fills and settlements recorded (every 10 s, under the cycle lock)
   placeTick,
+  // the wheel runner: each running wheel's next leg (every RETRY_MS, only when WHEEL_ENABLED)
+  wheelTick,
 ]

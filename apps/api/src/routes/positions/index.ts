@@ -2,13 +2,21 @@
  * Positions (spec 4.2; docs/trading.md): a request to sell an option leg (202; the placing tick
  * works it), the caller's positions, and cancelling or closing one.
  */
-import { AppError, decimalsOf, fromBaseUnits, toBaseUnits } from '@wh/core'
+import { AppError, type Clock, decimalsOf, fromBaseUnits, NotFoundError, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { cancelPosition, collateralCurrencyOf, type PositionState, requestPosition } from '@wh/trading'
+import {
+  cancelPosition,
+  collateralCurrencyOf,
+  type PositionState,
+  requestPosition,
+  startWheel,
+  stopWheel,
+} from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import {
+  CancelQuery,
   CancelResponse,
   CreatedPosition,
   CreatePositionBody,
@@ -21,6 +29,7 @@ import {
 
 export interface PositionRoutesOptions {
   sql: Sql
+  clock?: Clock
 }
 
 class InvalidCursorError extends AppError {
@@ -36,6 +45,7 @@ class AmountNotStringError extends AppError {
 
 interface Row {
   id: string
+  wheel_id: string | null
   asset: string
   side: 'put' | 'call'
   state: PositionState
@@ -59,6 +69,18 @@ interface Row {
   created_at_text: string
 }
 
+interface WheelRow {
+  id: string
+  asset: string
+  state: 'running' | 'stopping' | 'stopped'
+  stop_mode: 'after_cycle' | 'now' | null
+  cycles: number
+  current_position_id: string | null
+  reason: string | null
+  created_at: Date
+  stopped_at: Date | null
+}
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const PG_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/
 const USDC = 6
@@ -80,6 +102,7 @@ function item(r: Row) {
   const settlement = r.settlement_cost === null ? 0n : BigInt(r.settlement_cost)
   return {
     id: r.id,
+    wheelId: r.wheel_id,
     asset: r.asset,
     side: r.side,
     state: r.state,
@@ -107,6 +130,7 @@ function item(r: Row) {
 export default async function positionRoutes(app: FastifyInstance, opts: PositionRoutesOptions) {
   requireAuth(app)
   const { sql } = opts
+  const clock = opts.clock ?? systemClock
 
   app.post<{ Body: Type.Static<typeof CreatePositionBody>; Headers: Type.Static<typeof IdempotencyHeaders> }>(
     '/positions',
@@ -131,20 +155,26 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
     async (request, reply) => {
       const { userId } = currentUser(request)
       const { asset, side } = request.body
-      const currency = collateralCurrencyOf(asset, side)
+      const legSide = side === 'wheel' ? 'put' : side
+      const currency = collateralCurrencyOf(asset, legSide)
       // more decimals than the collateral has is a 400, never silently rounded
       const amount = toBaseUnits(request.body.amount, decimalsOf(currency) ?? 0, 'exact')
       const key = request.headers['idempotency-key']
-      const p = await requestPosition(sql, { userId, asset, side, amount, ...(key && { idempotencyKey: key }) })
+      const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
+      const { leg: p, wheelId } =
+        side === 'wheel'
+          ? await startWheel(sql, req)
+          : { leg: await requestPosition(sql, { ...req, side }), wheelId: undefined }
       const decimals = decimalsOf(p.collateralCurrency) ?? 0
       return reply.code(202).send({
         id: p.id,
         state: p.state,
         asset,
-        side,
+        side: legSide,
         collateralCurrency: p.collateralCurrency,
         collateral: fromBaseUnits(p.collateralAmount, decimals),
         funded: fromBaseUnits(p.funded, decimals),
+        ...(wheelId && { wheelId }),
       })
     },
   )
@@ -164,7 +194,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const limit = request.query.limit ?? PAGE_LIMIT_DEFAULT
       const after = request.query.cursor ? decodeCursor(request.query.cursor) : undefined
       const rows = await sql<Row[]>`
-        select p.id, p.asset, p.side, p.state, p.collateral_currency, p.collateral_amount, p.instrument,
+        select p.id, p.wheel_id, p.asset, p.side, p.state, p.collateral_currency, p.collateral_amount, p.instrument,
           p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
           (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
           p.cancel_requested_at, p.reason, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
@@ -176,17 +206,38 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
         limit ${limit + 1}`
       const page = rows.slice(0, limit)
       const last = page.at(-1)
-      return { positions: page.map(item), nextCursor: rows.length > limit && last ? encodeCursor(last) : null }
+      const wheelIds = [...new Set(page.map((r) => r.wheel_id).filter((w): w is string => w !== null))]
+      const wheels = await sql<WheelRow[]>`
+        select id, asset, state, stop_mode, cycles::int as cycles, current_position_id, reason, created_at, stopped_at
+        from wheels where user_id = ${userId} and (state <> 'stopped' or id = any(${wheelIds}::uuid[]))
+        order by created_at desc`
+      return {
+        wheels: wheels.map((w) => ({
+          id: w.id,
+          asset: w.asset,
+          state: w.state,
+          stopMode: w.stop_mode,
+          cycles: w.cycles,
+          currentPositionId: w.current_position_id,
+          reason: w.reason,
+          createdAt: w.created_at.toISOString(),
+          stoppedAt: w.stopped_at?.toISOString() ?? null,
+        })),
+        positions: page.map(item),
+        nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
+      }
     },
   )
 
-  app.delete<{ Params: Type.Static<typeof PositionParams> }>(
+  app.delete<{ Params: Type.Static<typeof PositionParams>; Querystring: Type.Static<typeof CancelQuery> }>(
     '/positions/:id',
     {
       schema: {
         tags: ['positions'],
-        summary: 'Cancel a position: at once when nothing is at the exchange, else its resting orders (202)',
+        summary:
+          'Cancel a position (at once when nothing is at the exchange, else its resting orders: 202), or stop a wheel',
         params: PositionParams,
+        querystring: CancelQuery,
         response: {
           200: CancelResponse,
           202: CancelResponse,
@@ -198,8 +249,16 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
     },
     async (request, reply) => {
       const { userId } = currentUser(request)
-      const r = await cancelPosition(sql, userId, request.params.id)
-      return reply.code(r.outcome === 'cancelled' ? 200 : 202).send({ id: request.params.id, ...r })
+      const { id } = request.params
+      try {
+        const r = await cancelPosition(sql, userId, id)
+        return reply.code(r.outcome === 'cancelled' ? 200 : 202).send({ id, ...r })
+      } catch (e) {
+        if (!(e instanceof NotFoundError)) throw e
+        // not a position of the caller's: perhaps one of their wheels
+        const w = await stopWheel(sql, userId, id, request.query.mode ?? 'after_cycle', clock.now())
+        return reply.code(w.state === 'stopped' ? 200 : 202).send({ id, outcome: w.state, state: w.state })
+      }
     },
   )
 }

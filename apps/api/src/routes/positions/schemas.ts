@@ -25,10 +25,14 @@ export const State = Type.Union(
 export const CreatePositionBody = Type.Object(
   {
     asset: Asset,
-    side: Side,
+    side: Type.Union([Type.Literal('put'), Type.Literal('call'), Type.Literal('wheel')], {
+      description:
+        'put: a cash-secured put; call: a covered call; wheel: start the wheel on the asset with `amount` USDC ' +
+        '(its first leg is a put; the runner opens each next leg)',
+    }),
     amount: Type.String({
       pattern: '^[0-9]{1,40}(\\.[0-9]{1,18})?$',
-      description: 'collateral to commit, a decimal string: USDC for a put, the underlying for a call',
+      description: 'collateral to commit, a decimal string: USDC for a put or a wheel, the underlying for a call',
     }),
   },
   { additionalProperties: false },
@@ -45,10 +49,12 @@ export const CreatedPosition = Type.Object({
   collateralCurrency: Type.String(),
   collateral: Amount('collateral committed'),
   funded: Amount('the part moved from the free balance into the subaccount (the rest was already there)'),
+  wheelId: Type.Optional(Type.String({ format: 'uuid', description: 'set when this is the first leg of a wheel' })),
 })
 
 export const PositionItem = Type.Object({
   id: Type.String({ format: 'uuid' }),
+  wheelId: Nullable(Type.String({ format: 'uuid', description: 'the wheel that opened this leg' })),
   asset: Type.String(),
   side: Side,
   state: State,
@@ -80,18 +86,47 @@ export const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 )
+export const WheelItem = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  asset: Type.String(),
+  state: Type.Union([Type.Literal('running'), Type.Literal('stopping'), Type.Literal('stopped')]),
+  stopMode: Nullable(Type.Union([Type.Literal('after_cycle'), Type.Literal('now')])),
+  cycles: Type.Integer({ description: 'legs opened so far' }),
+  currentPositionId: Nullable(Type.String({ format: 'uuid' })),
+  reason: Nullable(Type.String({ description: 'why the runner skipped it last' })),
+  createdAt: Timestamp,
+  stoppedAt: Nullable(Timestamp),
+})
+
 export const ListResponse = Type.Object({
+  wheels: Type.Array(WheelItem, {
+    description: "the caller's wheels that are not stopped, and stopped ones of the page",
+  }),
   positions: Type.Array(PositionItem, { description: 'newest first' }),
   nextCursor: Nullable(Type.String()),
 })
 
 export const PositionParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+export const CancelQuery = Type.Object(
+  {
+    mode: Type.Optional(
+      Type.Union([Type.Literal('after_cycle'), Type.Literal('now')], {
+        description: 'for a wheel: stop after the current leg (default) or now (its resting orders cancelled)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export const CancelResponse = Type.Object({
   id: Type.String({ format: 'uuid' }),
-  outcome: Type.Union([Type.Literal('cancelled'), Type.Literal('cancel_requested')], {
-    description:
-      'cancelled: nothing was at the exchange; cancel_requested: resting orders are being cancelled, what ' +
-      'filled stays open until expiry (an open leg answers 409 CLOSE_UNAVAILABLE: buying back is not built yet)',
-  }),
-  state: State,
+  outcome: Type.Union(
+    [Type.Literal('cancelled'), Type.Literal('cancel_requested'), Type.Literal('stopping'), Type.Literal('stopped')],
+    {
+      description:
+        'cancelled: nothing was at the exchange; cancel_requested: resting orders are being cancelled, what ' +
+        'filled stays open until expiry (an open leg answers 409 CLOSE_UNAVAILABLE: buying back is not built yet); ' +
+        'stopping/stopped: a wheel, reported stopped once no leg is live and no order of it rests',
+    },
+  ),
+  state: Type.String({ description: "the position's state, or the wheel's" }),
 })

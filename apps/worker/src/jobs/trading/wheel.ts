@@ -1,0 +1,152 @@
+/**
+ * The wheel runner (queue `trading`, every RETRY_MS, under the cycle lock; docs/trading.md "The
+ * wheel"): when WHEEL_ENABLED, each running wheel whose leg has ended gets its next leg from what
+ * its subaccount holds unclaimed. A refused step (a paused side, a stopped subaccount, nothing to
+ * sell) is retried every RETRY_MS (60 s) until 20:00 UTC; after that the wheel is skipped for the
+ * day with the reason stored. A stopping wheel becomes stopped once no leg is live and the
+ * exchange shows no order of its legs.
+ */
+import { WHEEL_RETRY_MS } from '@wh/config'
+import { type Clock, decimalsOf, toBaseUnits } from '@wh/core'
+import type { Sql } from '@wh/db'
+import type { DeriveClient } from '@wh/exchange'
+import {
+  chooseLeg,
+  pastWheelDeadline,
+  requestPosition,
+  type TradingProfile,
+  tradingProfile,
+  unencumbered,
+} from '@wh/trading'
+import type { TickDefinition } from '../../ticks'
+import { withCycleLock } from '../exchange/cycle-lock'
+
+export const WHEEL_TICK = 'trading-wheel'
+
+export interface WheelDeps {
+  readonly sql: Sql
+  readonly redis: import('ioredis').Redis
+  readonly exchange: DeriveClient
+  readonly clock: Clock
+  readonly profile: TradingProfile
+  readonly enabled: boolean
+}
+
+interface WheelRow {
+  id: string
+  user_id: string
+  asset: 'ETH' | 'BTC'
+  subaccount_id: string
+  exchange_id: string | null
+  state: 'running' | 'stopping'
+  current_position_id: string | null
+  leg_state: string | null
+  last_attempt_at: Date | null
+}
+
+export interface WheelSummary {
+  locked: boolean
+  disabled: boolean
+  steps: Record<string, number>
+}
+
+const LIVE = new Set(['requested', 'funding', 'placing', 'open', 'closing'])
+
+export async function runWheels(deps: WheelDeps): Promise<WheelSummary> {
+  if (!deps.enabled) return { locked: false, disabled: true, steps: {} }
+  const r = await withCycleLock(deps.redis, () => turnAll(deps))
+  return r.ran ? { locked: false, disabled: false, steps: r.value } : { locked: true, disabled: false, steps: {} }
+}
+
+async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {
+  const { sql } = deps
+  const now = deps.clock.now()
+  const rows = await sql<WheelRow[]>`
+    select w.id, w.user_id, w.asset, w.subaccount_id, s.exchange_id::text, w.state, w.current_position_id,
+      p.state as leg_state, w.last_attempt_at
+    from wheels w join subaccounts s on s.id = w.subaccount_id
+    left join positions p on p.id = w.current_position_id
+    where w.state in ('running', 'stopping')
+    order by w.updated_at
+    limit 500`
+  const steps: Record<string, number> = {}
+  for (const w of rows) {
+    const step = await turn(deps, w, now)
+    steps[step] = (steps[step] ?? 0) + 1
+  }
+  return steps
+}
+
+async function skip(sql: Sql, id: string, reason: string, now: Date): Promise<string> {
+  await sql`update wheels set reason = ${reason}, last_attempt_at = ${now}, updated_at = now() where id = ${id}`
+  return 'skipped'
+}
+
+async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
+  const { sql } = deps
+  if (w.leg_state !== null && LIVE.has(w.leg_state)) return 'leg_live'
+  if (w.state === 'stopping') {
+    // done only when the exchange shows no order of its legs either
+    if (w.exchange_id !== null) {
+      const { orders } = await deps.exchange.getOpenOrders(Number(w.exchange_id))
+      const legs = await sql<{ id: string }[]>`select id from positions where wheel_id = ${w.id}`
+      const ids = new Set(legs.map((l) => l.id))
+      if (orders.some((o) => ids.has(o.label))) return 'stopping'
+    }
+    await sql`update wheels set state = 'stopped', stopped_at = ${now}, current_position_id = null, reason = null,
+      updated_at = now() where id = ${w.id} and state = 'stopping'`
+    return 'stopped'
+  }
+  if (pastWheelDeadline(now))
+    return skip(sql, w.id, 'after the 20:00 UTC deadline: the next leg waits for tomorrow', now)
+  if (w.last_attempt_at && now.getTime() - w.last_attempt_at.getTime() < WHEEL_RETRY_MS) return 'waiting_retry'
+  if (w.exchange_id === null) return skip(sql, w.id, 'the subaccount is not created yet', now)
+
+  const unclaimed = await unclaimedOf(sql, w)
+  const decimals = decimalsOf(w.asset) ?? 18
+  const minUnderlying = toBaseUnits(deps.profile.sizes[w.asset].min, decimals)
+  const leg = chooseLeg(unclaimed, minUnderlying)
+  if (!leg) return skip(sql, w.id, 'nothing to sell: the subaccount holds no unclaimed collateral', now)
+  try {
+    const p = await requestPosition(sql, {
+      userId: w.user_id,
+      asset: w.asset,
+      side: leg.side,
+      amount: leg.amount,
+      wheelId: w.id,
+    })
+    await sql`update wheels set current_position_id = ${p.id}, cycles = cycles + 1, reason = null,
+      last_attempt_at = ${now}, updated_at = now() where id = ${w.id} and state = 'running'`
+    return leg.side === 'put' ? 'put_opened' : 'call_opened'
+  } catch (e) {
+    // a business refusal (paused, stopped, a release open): retried after RETRY_MS, reason shown
+    return skip(sql, w.id, (e as Error).message.slice(0, 500), now)
+  }
+}
+
+/** What the wheel's subaccount holds that no live position claims, in cash and in the underlying. */
+async function unclaimedOf(sql: Sql, w: WheelRow): Promise<{ underlying: bigint; cash: bigint }> {
+  const sub = { id: w.subaccount_id, exchange_id: w.exchange_id }
+  const positive = (v: bigint) => (v > 0n ? v : 0n)
+  return {
+    underlying: positive(await unencumbered(sql, sub, w.user_id, w.asset)),
+    cash: positive(await unencumbered(sql, sub, w.user_id, 'USDC')),
+  }
+}
+
+export const wheelTick: TickDefinition = {
+  name: WHEEL_TICK,
+  queue: 'trading',
+  everyMs: WHEEL_RETRY_MS,
+  process: async (_job, ctx) => {
+    const d = ctx.deps
+    return runWheels({
+      sql: d.sql,
+      redis: d.redis,
+      exchange: d.exchange,
+      clock: d.clock,
+      profile: tradingProfile(d.config.tradingProfile),
+      enabled: d.config.wheelEnabled,
+    })
+  },
+}

@@ -1,0 +1,189 @@
+/**
+ * The wheel runner against the Derive simulator over real HTTP, a real Postgres and Redis: a
+ * wheel's first put runs to expiry, the runner opens the next leg with everything the subaccount
+ * then holds, refuses after 20:00 UTC with a reason, does nothing when disabled, and a stop "now"
+ * ends with no order resting.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { append, balanceOf, userSub } from '@wh/ledger'
+import { integrationContext } from '@wh/testkit'
+import { cancelPosition, startWheel, stopWheel, tradingProfile } from '@wh/trading'
+import { Redis } from 'ioredis'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { buildWorkerDeps } from '../src/deps'
+import { runFunding } from '../src/jobs/exchange/fund'
+import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
+import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
+import type { WorkerDeps } from '../src/ticks'
+
+const silent = { info() {}, warn() {} }
+const USDC = (n: number) => BigInt(n) * 1_000_000n
+const MIN = 60_000
+const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
+
+describe('the wheel runner against the simulator (issue 6)', () => {
+  let sim: RunningSimulator
+  let ctx: Awaited<ReturnType<typeof integrationContext>>
+  let redis: Redis
+  let deps: WorkerDeps
+  let place: PlaceDeps
+  let wheel: WheelDeps
+  const profile = tradingProfile('balanced')
+
+  beforeAll(async () => {
+    sim = await startDeriveSimulator({ chainId: 901, startMs: START })
+    sim.control.setPrice('ETH', '3000')
+    ctx = await integrationContext({
+      EXCHANGE_HTTP_URL: sim.httpUrl,
+      EXCHANGE_WS_URL: sim.wsUrl,
+      TRADING_PROFILE: 'balanced',
+      PLATFORM_FEE_RATE: '0.1',
+      WHEEL_ENABLED: 'true',
+    })
+    const wallet = ctx.config.exchange.walletAddress
+    sim.control.registerWallet({
+      wallet,
+      sessionKeys: [privateKeyToAccount(ctx.config.keys.sessionPrivateKey).address],
+    })
+    sim.control.fundWallet(wallet, 'USDC', '10000000')
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, keyPrefix: `wheel-${randomUUID()}:` })
+    deps = buildWorkerDeps(
+      ctx.config,
+      { sql: ctx.database.sql, redis, log: silent },
+      { clock: { now: () => new Date(sim.control.nowMs()) } },
+    )
+    place = {
+      sql: ctx.database.sql,
+      exchange: deps.exchange,
+      redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      profile,
+    }
+    wheel = { sql: ctx.database.sql, exchange: deps.exchange, redis, clock: deps.clock, profile, enabled: true }
+  })
+  afterAll(async () => {
+    redis?.disconnect()
+    await ctx?.database.close()
+    await sim?.close()
+  })
+
+  const sql = () => ctx.database.sql
+  async function userWith(amount: bigint): Promise<string> {
+    const userId = randomUUID()
+    await append(sql(), {
+      type: 'deposit_detected',
+      payload: {
+        userId,
+        chain: 'base',
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        logIndex: 0,
+        currency: 'USDC',
+        amount,
+      },
+      occurredAt: new Date(sim.control.nowMs()),
+    })
+    return userId
+  }
+  const legState = async (id: string) =>
+    (await sql()<{ state: string }[]>`select state from positions where id = ${id}`)[0]?.state
+  const wheelRow = async (id: string) =>
+    (
+      await sql()<
+        {
+          state: string
+          reason: string | null
+          current_position_id: string | null
+          cycles: number
+          exchange_id: string
+        }[]
+      >`select w.state, w.reason, w.current_position_id, w.cycles::int as cycles, s.exchange_id::text
+        from wheels w join subaccounts s on s.id = w.subaccount_id where w.id = ${id}`
+    )[0]
+  async function until(id: string, wanted: string) {
+    for (let i = 0; i < 8; i++) {
+      if ((await legState(id)) === wanted) return
+      await runFunding({ ...deps, redis, log: silent })
+      await runPlacing(place)
+    }
+    throw new Error(
+      `leg ${id} never reached ${wanted} (${await legState(id)}: ${(await sql()`select reason from positions where id = ${id}`)[0]?.reason})`,
+    )
+  }
+
+  it('after the first put expires, the next leg sells everything the subaccount holds; a stop now leaves no order', async () => {
+    const userId = await userWith(USDC(10_000))
+    const { wheelId, leg } = await startWheel(sql(), { userId, asset: 'ETH', amount: USDC(5_000) })
+    await until(leg.id, 'placing')
+    await runPlacing(place)
+    sim.control.advance(profile.makerWindowMs + MIN)
+    await runPlacing(place)
+    expect(await legState(leg.id)).toBe('open')
+    expect((await runWheels(wheel)).steps).toEqual({ leg_live: 1 })
+
+    // out of the money at expiry: the premium stays, the leg settles, the runner opens leg two
+    const [{ expiry_sec } = { expiry_sec: 0 }] = await sql()<{ expiry_sec: number }[]>`
+      select expiry_sec::float8 as expiry_sec from positions where id = ${leg.id}`
+    sim.control.setPrice('ETH', '3300')
+    sim.control.advanceTo((expiry_sec + 60) * 1000)
+    await runPlacing(place)
+    expect(await legState(leg.id)).toBe('settled')
+    expect((await runWheels(wheel)).steps).toEqual({ put_opened: 1 })
+    const w = await wheelRow(wheelId)
+    expect(w).toMatchObject({ state: 'running', cycles: 2, reason: null })
+    const [second] = await sql()<{ id: string; collateral_amount: string; side: string; state: string }[]>`
+      select id, collateral_amount::text, side, state from positions where id = ${w?.current_position_id ?? ''}`
+    const held = await balanceOf(sql(), userSub(userId, w?.exchange_id ?? '', 'USDC'), 'USDC')
+    // all of it: the first collateral plus the premium net of fees, nothing funded anew
+    expect(second).toMatchObject({ side: 'put', state: 'requested' })
+    expect(BigInt(second?.collateral_amount ?? '0')).toBe(held)
+    expect(held).toBeGreaterThan(USDC(5_000))
+    // a second run inside RETRY_MS opens nothing more
+    expect((await runWheels(wheel)).steps).toEqual({ leg_live: 1 })
+
+    await until(second?.id ?? '', 'placing')
+    await runPlacing(place)
+    expect((await deps.exchange.getOpenOrders(Number(w?.exchange_id))).orders).toHaveLength(1)
+    expect(await stopWheel(sql(), userId, wheelId, 'now', new Date(sim.control.nowMs()))).toEqual({
+      state: 'stopping',
+      stopMode: 'now',
+    })
+    await runPlacing(place)
+    expect((await runWheels(wheel)).steps).toEqual({ stopped: 1 })
+    expect((await deps.exchange.getOpenOrders(Number(w?.exchange_id))).orders).toHaveLength(0)
+    expect(await wheelRow(wheelId)).toMatchObject({ state: 'stopped' })
+    const [stop] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from ledger_events where user_id = ${userId} and type = 'stop_raised'`
+    expect(stop?.n).toBe(1)
+    // a stopped wheel opens nothing
+    expect((await runWheels(wheel)).steps).toEqual({})
+  })
+
+  it('after 20:00 UTC the runner skips with the reason, and opens the leg the next morning', async () => {
+    const userId = await userWith(USDC(10_000))
+    const { wheelId, leg } = await startWheel(sql(), { userId, asset: 'BTC', amount: USDC(5_000) })
+    await until(leg.id, 'requested')
+    // the user cancels the first leg before it is placed: the collateral is back, unclaimed
+    await cancelPosition(sql(), userId, leg.id)
+    const now = new Date(sim.control.nowMs())
+    const evening = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), 20, 30)
+    sim.control.advanceTo(evening)
+    expect((await runWheels(wheel)).steps).toEqual({ skipped: 1 })
+    expect(await wheelRow(wheelId)).toMatchObject({
+      cycles: 1,
+      reason: 'after the 20:00 UTC deadline: the next leg waits for tomorrow',
+    })
+    sim.control.advanceTo(evening + 13 * 60 * MIN) // 09:30 the next day
+    expect((await runWheels(wheel)).steps).toEqual({ put_opened: 1 })
+    expect(await wheelRow(wheelId)).toMatchObject({ cycles: 2, reason: null })
+  })
+
+  it('does nothing while WHEEL_ENABLED is false', async () => {
+    const userId = await userWith(USDC(1_000))
+    const { leg } = await startWheel(sql(), { userId, asset: 'ETH', amount: USDC(500) })
+    await cancelPosition(sql(), userId, leg.id)
+    expect(await runWheels({ ...wheel, enabled: false })).toEqual({ locked: false, disabled: true, steps: {} })
+  })
+})

@@ -1,0 +1,122 @@
+/**
+ * The wheel (docs/trading.md "The wheel"): a user's standing order to keep selling options on one
+ * underlying, one leg after another: a put while the subaccount holds cash, a call (never below the
+ * cost basis) while it holds the underlying. Starting and stopping happen here (the API calls them);
+ * the runner (apps/worker jobs/trading/wheel.ts) opens each next leg.
+ */
+import { WHEEL_DEADLINE_UTC } from '@wh/config'
+import { AppError, NotFoundError, type Underlying } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { append, minuteBucket } from '@wh/ledger'
+import { cancelPosition, type RequestedPosition, requestPosition } from './positions'
+
+export type WheelState = 'running' | 'stopping' | 'stopped'
+export type StopMode = 'after_cycle' | 'now'
+
+export class WheelAlreadyRunningError extends AppError {
+  constructor(asset: string) {
+    super({ code: 'WHEEL_ALREADY_RUNNING', statusCode: 409, message: `a wheel on ${asset} is already running` })
+  }
+}
+
+/** Whether `now` is past the day's deadline for wheel steps (spec 8.1: 20:00 UTC). */
+export function pastWheelDeadline(now: Date): boolean {
+  const minutes = now.getUTCHours() * 60 + now.getUTCMinutes()
+  return minutes >= WHEEL_DEADLINE_UTC.hour * 60 + WHEEL_DEADLINE_UTC.minute
+}
+
+/**
+ * The next leg from what the subaccount holds unclaimed: a call when the underlying covers the
+ * minimum size, else a put with the cash; nothing when neither is there.
+ */
+export function chooseLeg(
+  unclaimed: { underlying: bigint; cash: bigint },
+  minUnderlying: bigint,
+): { side: 'put' | 'call'; amount: bigint } | undefined {
+  if (unclaimed.underlying >= minUnderlying && unclaimed.underlying > 0n)
+    return { side: 'call', amount: unclaimed.underlying }
+  if (unclaimed.cash > 0n) return { side: 'put', amount: unclaimed.cash }
+  return undefined
+}
+
+/**
+ * Starts a wheel with `amount` of cash: the wheel row and its first leg (a put funded like any
+ * position) in one go. One running wheel per user and underlying (409 otherwise).
+ */
+export async function startWheel(
+  sql: Sql,
+  req: { userId: string; asset: Underlying; amount: bigint; idempotencyKey?: string },
+): Promise<{ wheelId: string; leg: RequestedPosition }> {
+  if (req.idempotencyKey) {
+    const [earlier] = await sql<{ wheel_id: string }[]>`
+      select wheel_id from positions where user_id = ${req.userId} and idempotency_key = ${req.idempotencyKey}
+        and wheel_id is not null`
+    if (earlier) {
+      const leg = await requestPosition(sql, { ...req, side: 'put', wheelId: earlier.wheel_id })
+      return { wheelId: earlier.wheel_id, leg }
+    }
+  }
+  await sql`insert into subaccounts (user_id, asset) values (${req.userId}, ${req.asset})
+    on conflict (user_id, asset) do nothing`
+  let wheelId: string
+  try {
+    const [w] = await sql<{ id: string }[]>`
+      insert into wheels (user_id, asset, subaccount_id, state)
+      select ${req.userId}, ${req.asset}, id, 'running' from subaccounts
+      where user_id = ${req.userId} and asset = ${req.asset}
+      returning id`
+    wheelId = (w as { id: string }).id
+  } catch (e) {
+    if ((e as { code?: string }).code === '23505') throw new WheelAlreadyRunningError(req.asset)
+    throw e
+  }
+  try {
+    const leg = await requestPosition(sql, { ...req, side: 'put', wheelId })
+    await sql`update wheels set current_position_id = ${leg.id}, cycles = 1, updated_at = now() where id = ${wheelId}`
+    return { wheelId, leg }
+  } catch (e) {
+    // the first leg was refused (no collateral, paused, stopped): no wheel is left behind
+    await sql`delete from wheels where id = ${wheelId} and current_position_id is null`
+    throw e
+  }
+}
+
+/**
+ * Stops a wheel: `after_cycle` lets the live leg run to its end and opens no new one; `now` also
+ * cancels the leg's resting orders (a sold leg runs to expiry: buying back is not built yet). The
+ * wheel is `stopped` once no leg is live and the exchange shows no order of it (the runner checks).
+ * Records `stop_raised` (key `stop:{sub}:{minute}`) when the subaccount exists at the exchange.
+ */
+export async function stopWheel(
+  sql: Sql,
+  userId: string,
+  wheelId: string,
+  mode: StopMode,
+  now: Date,
+): Promise<{ state: WheelState; stopMode: StopMode }> {
+  const [w] = await sql<{ state: WheelState; current_position_id: string | null; exchange_id: string | null }[]>`
+    select w.state, w.current_position_id, s.exchange_id::text from wheels w join subaccounts s on s.id = w.subaccount_id
+    where w.id = ${wheelId} and w.user_id = ${userId}`
+  if (!w) throw new NotFoundError('wheel')
+  if (w.state === 'stopped') return { state: 'stopped', stopMode: mode }
+  await sql`update wheels set state = 'stopping', stop_mode = ${mode}, updated_at = now()
+    where id = ${wheelId} and state <> 'stopped'`
+  if (mode === 'now' && w.current_position_id) {
+    const [leg] = await sql<{ state: string }[]>`select state from positions where id = ${w.current_position_id}`
+    if (leg && ['requested', 'funding', 'placing'].includes(leg.state))
+      await cancelPosition(sql, userId, w.current_position_id)
+  }
+  if (w.exchange_id !== null)
+    await append(sql, {
+      type: 'stop_raised',
+      payload: {
+        source: 'operator',
+        subaccountId: w.exchange_id,
+        minuteBucket: minuteBucket(now),
+        reason: `wheel stopped by the user (${mode === 'now' ? 'now' : 'after the current cycle'})`,
+        userId,
+      },
+      occurredAt: now,
+    })
+  return { state: 'stopping', stopMode: mode }
+}
