@@ -59,6 +59,8 @@ interface Live {
   cancel_requested_at: Date | null
   created_at: Date
   paused: boolean
+  /** the wheel's cost basis (e18 USD per unit), when a wheel opened this leg */
+  cost_basis: string | null
 }
 
 export interface PlaceSummary {
@@ -81,11 +83,12 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
     select p.id, p.user_id, p.asset, p.side, p.state, p.subaccount_id, s.exchange_id::text, s.stopped_at,
       p.collateral_amount::text, p.collateral_currency, f.state as funding_state, f.reason as funding_reason,
       p.instrument, p.size_e18::text, p.filled_e18::text, p.window_ends_at, p.next_reprice_at,
-      p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused
+      p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused, w.cost_basis_e18::text as cost_basis
     from positions p
     join subaccounts s on s.id = p.subaccount_id
     left join subaccount_transfers f on f.id = p.funding_transfer_id
     left join signal_state g on g.asset = p.asset and g.side = p.side
+    left join wheels w on w.id = p.wheel_id
     where p.state in ('requested', 'funding', 'placing', 'open')
     order by p.updated_at
     limit ${PLACE_BATCH}`
@@ -185,7 +188,8 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
       markE18: toE18(t.mark_price),
     })
   }
-  const pick = chooseStrike(quotes, p.side, profile)
+  // a wheel's call is never sold below what the underlying cost (docs/trading.md "The wheel")
+  const pick = chooseStrike(quotes, p.side, profile, BigInt(p.cost_basis ?? '0'))
   if (!pick) return wait(sql, p.id, 'no strike near the target delta')
   const inst = candidates.find((i) => i.instrument_name === pick.instrument) as Instrument
   const size = sizeFor(
