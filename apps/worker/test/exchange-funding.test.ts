@@ -5,24 +5,21 @@
  * mid-funding and restarted funds exactly once.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import { type DeriveClient, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
-import { append, balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
-import { integrationContext } from '@wh/testkit'
-import type { AlertFields } from '@wh/wallet'
+import type { DeriveClient, RunningSimulator } from '@wh/exchange'
+import { balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
+import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
-import { Redis } from 'ioredis'
-import { privateKeyToAccount } from 'viem/accounts'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { buildWorkerDeps } from '../src/deps'
 import { EXCHANGE_CYCLE_LOCK } from '../src/jobs/exchange/cycle-lock'
 import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
 import { LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
+import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
-const silent = { info() {}, warn() {} }
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const ETH = (n: number) => BigInt(n) * 10n ** 18n
 const REDIS_PREFIX = `fund-test-${randomUUID()}:`
@@ -34,55 +31,29 @@ describe('funding tick against the simulator (issue 5 "Subaccounts")', () => {
   let deps: WorkerDeps
   let exchange: DeriveClient
   let tickCtx: TickContext
-  const alerts: Array<{ text: string; fields: AlertFields | undefined }> = []
+  let alerts: ExchangeStack['alerts']
+  let stack: ExchangeStack
 
   beforeAll(async () => {
     // the wall clock: the crash test's child process signs with its own system clock
-    sim = await startDeriveSimulator({ chainId: 901, clock: 'wall' })
-    ctx = await integrationContext({ EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl })
-    const wallet = ctx.config.exchange.walletAddress
-    sim.control.registerWallet({
-      wallet,
-      sessionKeys: [privateKeyToAccount(ctx.config.keys.sessionPrivateKey).address],
+    stack = await startExchangeStack({
+      sim: { clock: 'wall' },
+      wallet: { USDC: '1000000', ETH: '1' },
+      redisPrefix: REDIS_PREFIX,
     })
-    sim.control.fundWallet(wallet, 'USDC', '1000000')
-    sim.control.fundWallet(wallet, 'ETH', '1')
-    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, keyPrefix: REDIS_PREFIX })
-    const built = buildWorkerDeps(
-      ctx.config,
-      { sql: ctx.database.sql, redis, log: silent },
-      { clock: { now: () => new Date(sim.control.nowMs()) } },
-    )
-    deps = {
-      ...built,
-      alerter: { channel: 'log', alert: async (text, fields) => void alerts.push({ text, fields }) },
-    }
+    ;({ sim, ctx, redis, deps } = stack)
+    alerts = stack.alerts
     exchange = deps.exchange
     tickCtx = { log: silent, deps, queues: new Map() }
   })
-  afterAll(async () => {
-    redis?.disconnect()
-    await ctx?.database.close()
-    await sim?.close()
-  })
+  afterAll(async () => stack?.close())
 
   const sql = () => ctx.database.sql
   const runTick = () => fundTick.process({} as Job, tickCtx) as Promise<FundSummary>
 
   async function userWith(currency: 'USDC' | 'ETH', amount: bigint): Promise<string> {
     const userId = randomUUID()
-    await append(sql(), {
-      type: 'deposit_detected',
-      payload: {
-        userId,
-        chain: 'base',
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        logIndex: 0,
-        currency,
-        amount,
-      },
-      occurredAt: new Date(),
-    })
+    await creditDeposit(sql(), userId, amount, { currency })
     return userId
   }
   const transfer = async (id: string) =>

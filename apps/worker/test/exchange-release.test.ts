@@ -4,62 +4,38 @@
  * holds less than the journal, then withdraws one leg per currency and records
  * subaccount_released into transit, once per leg.
  */
-import { randomBytes, randomUUID } from 'node:crypto'
-import { type DeriveClient, type RunningSimulator, startDeriveSimulator, toE18 } from '@wh/exchange'
+import { randomUUID } from 'node:crypto'
+import { type DeriveClient, type RunningSimulator, toE18 } from '@wh/exchange'
 import { append, balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
-import { integrationContext } from '@wh/testkit'
-import type { AlertFields } from '@wh/wallet'
+import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
-import { Redis } from 'ioredis'
-import { privateKeyToAccount } from 'viem/accounts'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { buildWorkerDeps } from '../src/deps'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
 import { processOpenReleases, type ReleaseSummary, releaseTick } from '../src/jobs/exchange/release'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
+import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
-const silent = { info() {}, warn() {} }
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const ETH_HALF = 5n * 10n ** 17n
 
 describe('release tick against the simulator (issue 5 "Subaccounts")', () => {
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
-  let redis: Redis
   let deps: WorkerDeps
   let exchange: DeriveClient
   let tickCtx: TickContext
-  const alerts: Array<{ text: string; fields: AlertFields | undefined }> = []
+  let _alerts: ExchangeStack['alerts']
+  let stack: ExchangeStack
 
   beforeAll(async () => {
-    sim = await startDeriveSimulator({ chainId: 901 })
-    ctx = await integrationContext({ EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl })
-    const wallet = ctx.config.exchange.walletAddress
-    sim.control.registerWallet({
-      wallet,
-      sessionKeys: [privateKeyToAccount(ctx.config.keys.sessionPrivateKey).address],
-    })
-    sim.control.fundWallet(wallet, 'USDC', '1000000')
-    sim.control.fundWallet(wallet, 'ETH', '10')
-    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, keyPrefix: `release-test-${randomUUID()}:` })
-    const built = buildWorkerDeps(
-      ctx.config,
-      { sql: ctx.database.sql, redis, log: silent },
-      { clock: { now: () => new Date(sim.control.nowMs()) } },
-    )
-    deps = {
-      ...built,
-      alerter: { channel: 'log', alert: async (text, fields) => void alerts.push({ text, fields }) },
-    }
+    stack = await startExchangeStack({ sim: {}, wallet: { USDC: '1000000', ETH: '10' } })
+    ;({ sim, ctx, deps } = stack)
+    _alerts = stack.alerts
     exchange = deps.exchange
     tickCtx = { log: silent, deps, queues: new Map() }
   })
-  afterAll(async () => {
-    redis?.disconnect()
-    await ctx?.database.close()
-    await sim?.close()
-  })
+  afterAll(async () => stack?.close())
 
   const sql = () => ctx.database.sql
   const fund = () => fundTick.process({} as Job, tickCtx) as Promise<FundSummary>
@@ -68,19 +44,7 @@ describe('release tick against the simulator (issue 5 "Subaccounts")', () => {
   /** A user with a funded ETH subaccount: `usdc` USDC (and `eth` ETH) in it, 100 USDC left in transit. */
   async function fundedUser(usdc: bigint, eth = 0n) {
     const userId = randomUUID()
-    const deposit = async (currency: string, amount: bigint) =>
-      append(sql(), {
-        type: 'deposit_detected',
-        payload: {
-          userId,
-          chain: 'base',
-          txHash: `0x${randomBytes(32).toString('hex')}`,
-          logIndex: 0,
-          currency,
-          amount,
-        },
-        occurredAt: new Date(),
-      })
+    const deposit = (currency: string, amount: bigint) => creditDeposit(sql(), userId, amount, { currency })
     await deposit('USDC', usdc + USDC(100))
     const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: usdc })
     expect(await fund()).toMatchObject({ funded: 1 })

@@ -4,87 +4,48 @@
  * end of window crossed → fills recorded as option_sold → expiry recorded as option_settled; the
  * journal agrees with the exchange; cancelling and a paused signal leave no order resting.
  */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
-import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
-import { append, balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
-import { integrationContext } from '@wh/testkit'
+import type { RunningSimulator } from '@wh/exchange'
+import { balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
 import { cancelPosition, requestPosition, tradingProfile } from '@wh/trading'
-import { Redis } from 'ioredis'
-import { privateKeyToAccount } from 'viem/accounts'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { buildWorkerDeps } from '../src/deps'
+import type { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { runReleases } from '../src/jobs/exchange/release'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
+import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
-const silent = { info() {}, warn() {} }
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
 // a Monday 09:00 UTC: daily expiries at 08:00, the balanced profile's first one is Wednesday's
 const START = Date.UTC(2026, 10, 23, 9, 0, 0)
 
 describe('positions: placing, fills and settlement against the simulator (issue 6)', () => {
+  let stack: ExchangeStack
   let sim: RunningSimulator
-  let ctx: Awaited<ReturnType<typeof integrationContext>>
-  let redis: Redis
   let deps: WorkerDeps
+  let redis: Redis
   let place: PlaceDeps
   const profile = tradingProfile('balanced')
 
   beforeAll(async () => {
-    sim = await startDeriveSimulator({ chainId: 901, startMs: START })
+    stack = await startExchangeStack({
+      sim: { startMs: START },
+      env: { TRADING_PROFILE: 'balanced', PLATFORM_FEE_RATE: '0.1' },
+    })
+    ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    ctx = await integrationContext({
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
-      TRADING_PROFILE: 'balanced',
-      PLATFORM_FEE_RATE: '0.1',
-    })
-    const wallet = ctx.config.exchange.walletAddress
-    sim.control.registerWallet({
-      wallet,
-      sessionKeys: [privateKeyToAccount(ctx.config.keys.sessionPrivateKey).address],
-    })
-    sim.control.fundWallet(wallet, 'USDC', '10000000')
-    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, keyPrefix: `trading-${randomUUID()}:` })
-    deps = buildWorkerDeps(
-      ctx.config,
-      { sql: ctx.database.sql, redis, log: silent },
-      { clock: { now: () => new Date(sim.control.nowMs()) } },
-    )
-    place = {
-      sql: ctx.database.sql,
-      exchange: deps.exchange,
-      redis,
-      clock: deps.clock,
-      platformFeeRate: '0.1',
-      profile,
-    }
+    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
   })
-  afterAll(async () => {
-    redis?.disconnect()
-    await ctx?.database.close()
-    await sim?.close()
-  })
+  afterAll(async () => stack?.close())
 
-  const sql = () => ctx.database.sql
+  const sql = () => stack.sql
   async function userWith(amount: bigint): Promise<string> {
     const userId = randomUUID()
-    await append(sql(), {
-      type: 'deposit_detected',
-      payload: {
-        userId,
-        chain: 'base',
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        logIndex: 0,
-        currency: 'USDC',
-        amount,
-      },
-      occurredAt: new Date(sim.control.nowMs()),
-    })
+    await creditDeposit(sql(), userId, amount, { at: new Date(sim.control.nowMs()) })
     return userId
   }
   const position = async (id: string) =>
