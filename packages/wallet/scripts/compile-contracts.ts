@@ -1,9 +1,13 @@
-/** Regenerates src/contracts/test-usdc.ts from contracts/TestUSDC.sol, formatted as the repo formats. */
+/** Regenerates the artifacts in src/contracts/ from contracts/*.sol, formatted as the repo formats. */
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
-import { ARTIFACT_PATH, compileTestUsdc, renderArtifact } from './solc'
+import { CONTRACTS, compileContract, renderArtifact } from './solc'
 
-const compiled = compileTestUsdc()
-writeFileSync(ARTIFACT_PATH, renderArtifact(compiled))
-execFileSync('pnpm', ['exec', 'biome', 'format', '--write', ARTIFACT_PATH], { stdio: 'inherit' })
-console.log(`wrote ${ARTIFACT_PATH} (solc ${compiled.compilerVersion}, ${(compiled.bytecode.length - 2) / 2} bytes)`)
+for (const spec of CONTRACTS) {
+  const compiled = compileContract(spec)
+  writeFileSync(spec.artifactPath, renderArtifact(compiled))
+  execFileSync('pnpm', ['exec', 'biome', 'format', '--write', spec.artifactPath], { stdio: 'inherit' })
+  console.log(
+    `wrote ${spec.artifactPath} (solc ${compiled.compilerVersion}, ${(compiled.bytecode.length - 2) / 2} bytes)`,
+  )
+}

@@ -23,6 +23,9 @@ import {
   type Hex,
   keccak256,
   type LocalAccount,
+  parseTransaction,
+  size,
+  slice,
   TransactionReceiptNotFoundError,
 } from 'viem'
 import type { ChainInfo, ChainName } from './chains'
@@ -30,7 +33,9 @@ import type { ChainClients } from './clients'
 
 export type OutboundPurpose = 'gas_topup' | 'sweep' | 'withdrawal' | 'bridge'
 
+/** A payment: native value to `to`, or an ERC-20 `transfer(to, amount)` of the registry's token. */
 export interface OutboundTransfer {
+  kind?: 'transfer'
   chain: ChainName
   purpose: OutboundPurpose
   refId: string
@@ -39,6 +44,45 @@ export interface OutboundTransfer {
   to: Address
   token: 'ETH' | 'USDC'
   amountBaseUnits: bigint
+}
+
+/**
+ * An arbitrary contract call: `data` sent to the contract `to` with `valueWei` of native value
+ * (an ERC-20 approve, a bridge deposit). The calldata and the value live in the signed raw
+ * transaction the row stores, so no column is needed for them.
+ *
+ * `token` and `amountBaseUnits` say which money movement the call belongs to and fill the row's
+ * `token` / `amount` columns (bookkeeping only: nothing of them is sent). A bridge's approve and
+ * deposit both carry the bridged USDC amount, so whichever row a resuming tick reads, it reads
+ * the transfer's amount.
+ */
+export interface OutboundCall {
+  kind: 'call'
+  chain: ChainName
+  purpose: OutboundPurpose
+  refId: string
+  step?: number
+  signer: LocalAccount
+  /** the contract called */
+  to: Address
+  data: Hex
+  valueWei: bigint
+  token: 'ETH' | 'USDC'
+  amountBaseUnits: bigint
+}
+
+/** What `sendOnce` sends: a payment or a contract call. */
+export type OutboundTx = OutboundTransfer | OutboundCall
+
+/** The transaction a row holds, decoded from its stored raw bytes. */
+export interface StoredTransaction {
+  readonly record: OutboundRecord
+  readonly chain: ChainName
+  readonly from: Address
+  /** the address the transaction was sent to (the token contract for an ERC-20 transfer) */
+  readonly to: Address
+  readonly data: Hex | undefined
+  readonly valueWei: bigint
 }
 
 export interface OutboundRecord {
@@ -144,14 +188,40 @@ function tokenContract(info: ChainInfo, token: OutboundTransfer['token']): Addre
   return t.contract
 }
 
+interface WireCall {
+  to: Address
+  value: bigint
+  data: Hex | undefined
+}
+
 /** What a transfer sends on the wire: native value, or an ERC-20 `transfer` call to the contract. */
-function callOf(info: ChainInfo, to: Address, token: OutboundTransfer['token'], amountBaseUnits: bigint) {
+function callOf(info: ChainInfo, to: Address, token: OutboundTransfer['token'], amountBaseUnits: bigint): WireCall {
   const contract = tokenContract(info, token)
   if (contract === null) return { to, value: amountBaseUnits, data: undefined }
   return {
     to: contract,
     value: 0n,
     data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amountBaseUnits] }),
+  }
+}
+
+function wireOf(info: ChainInfo, t: OutboundTx): WireCall {
+  if (t.kind === 'call') return { to: getAddress(t.to), value: t.valueWei, data: t.data }
+  return callOf(info, getAddress(t.to), t.token, t.amountBaseUnits)
+}
+
+/** The node's gas estimate of `call` from `from`, plus the margin, and the current EIP-1559 fees. */
+async function estimateWire(c: ChainClients, from: Address, call: WireCall): Promise<TransferFeeEstimate> {
+  const [fees, estimate] = await Promise.all([
+    c.publicClient.estimateFeesPerGas({ type: 'eip1559' }),
+    c.publicClient.estimateGas({ account: from, to: call.to, value: call.value, data: call.data }),
+  ])
+  const gasLimit = estimate + (estimate * GAS_LIMIT_MARGIN_PCT + 99n) / 100n
+  return {
+    gasLimit,
+    maxFeePerGas: fees.maxFeePerGas,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    maxFeeWei: gasLimit * fees.maxFeePerGas,
   }
 }
 
@@ -169,18 +239,23 @@ export async function estimateTransferFee(
   t: { chain: ChainName; from: Address; to: Address; token: OutboundTransfer['token']; amountBaseUnits: bigint },
 ): Promise<TransferFeeEstimate> {
   const c = clientsOf(deps as OutboxDeps, t.chain)
-  const call = callOf(c.info, t.to, t.token, t.amountBaseUnits)
-  const [fees, estimate] = await Promise.all([
-    c.publicClient.estimateFeesPerGas({ type: 'eip1559' }),
-    c.publicClient.estimateGas({ account: t.from, to: call.to, value: call.value, data: call.data }),
-  ])
-  const gasLimit = estimate + (estimate * GAS_LIMIT_MARGIN_PCT + 99n) / 100n
-  return {
-    gasLimit,
-    maxFeePerGas: fees.maxFeePerGas,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    maxFeeWei: gasLimit * fees.maxFeePerGas,
-  }
+  return estimateWire(c, t.from, callOf(c.info, t.to, t.token, t.amountBaseUnits))
+}
+
+/**
+ * What a contract call would cost at most right now (gas only: `valueWei` is on top), estimated
+ * as `sendOnce` estimates it. The estimate reverts when the call would (e.g. a transferFrom
+ * without the allowance mined yet).
+ *
+ * @example
+ *   const fee = await estimateCallFee(deps, { chain: 'base', from: hot, to: vault, data, valueWei: 10n ** 12n })
+ */
+export async function estimateCallFee(
+  deps: Pick<OutboxDeps, 'clients'>,
+  t: { chain: ChainName; from: Address; to: Address; data: Hex; valueWei: bigint },
+): Promise<TransferFeeEstimate> {
+  const c = clientsOf(deps as OutboxDeps, t.chain)
+  return estimateWire(c, getAddress(t.from), { to: getAddress(t.to), value: t.valueWei, data: t.data })
 }
 
 const SELECT_COLUMNS =
@@ -199,12 +274,19 @@ async function findById(sql: Sql, id: string): Promise<OutboundRow | undefined> 
   return rows[0]
 }
 
-function assertSame(row: OutboundRow, t: OutboundTransfer): void {
-  const same =
+/** The 4-byte function selector of calldata, or undefined for none (a plain payment). */
+function selectorOf(data: Hex | undefined): Hex | undefined {
+  return data !== undefined && size(data) >= 4 ? slice(data, 0, 4) : undefined
+}
+
+function assertSame(row: OutboundRow, t: OutboundTx): void {
+  let same =
     row.chain === t.chain &&
     row.from_address === getAddress(t.signer.address) &&
     row.to_address === getAddress(t.to) &&
     row.token === t.token
+  // a call must also call the same function: an approve is never taken for a deposit of the same ref
+  if (same && t.kind === 'call') same = selectorOf(parseTransaction(row.raw_tx as Hex).data) === selectorOf(t.data)
   if (!same) {
     throw new OutboxMismatchError({ id: row.id, purpose: t.purpose, refId: t.refId, step: t.step ?? 0 })
   }
@@ -245,7 +327,7 @@ async function broadcast(deps: OutboxDeps, row: OutboundRow): Promise<void> {
  */
 async function signAndRecord(
   deps: OutboxDeps,
-  t: OutboundTransfer,
+  t: OutboundTx,
   step: number,
 ): Promise<{ row: OutboundRow; created: boolean }> {
   const c = clientsOf(deps, t.chain)
@@ -263,14 +345,14 @@ async function signAndRecord(
     const [{ max }] = (await tx`
       select max(nonce)::text as max from outbound_txs where chain = ${t.chain} and from_address = ${from}
     `) as unknown as [{ max: string | null }]
+    const call = wireOf(c.info, t)
     const [pending, fee] = await Promise.all([
       c.publicClient.getTransactionCount({ address: from, blockTag: 'pending' }),
-      estimateTransferFee(deps, { chain: t.chain, from, to, token: t.token, amountBaseUnits: t.amountBaseUnits }),
+      estimateWire(c, from, call),
     ])
     // the outbox may be ahead of the node (a signed row not broadcast yet) or behind it (a
     // transaction sent outside the outbox): the larger never reuses a nonce
     const nonce = Math.max(max === null ? 0 : Number(max) + 1, pending)
-    const call = callOf(c.info, to, t.token, t.amountBaseUnits)
     const raw = await t.signer.signTransaction({
       type: 'eip1559',
       chainId: c.info.chainId,
@@ -296,9 +378,12 @@ async function signAndRecord(
 /**
  * Exactly once per (purpose, refId, step): signs and records (nonce, raw tx, hash) BEFORE
  * broadcasting; if a row exists, re-broadcasts that same raw tx (when not yet mined) or returns it.
+ * `t` is a payment (`OutboundTransfer`) or a contract call (`OutboundCall`, `kind: 'call'`).
  *
  * The first call's amount is the one signed: a retry with another amount gets the stored
- * transaction back (the chain, sender, recipient and token must match, else OutboxMismatchError).
+ * transaction back (the chain, sender, recipient and token must match, and for a call the
+ * function selector, else OutboxMismatchError). A call's calldata and value are likewise the
+ * first call's: a retry with a fresher fee quote gets the stored bytes, never a second call.
  * A failed broadcast (RPC down, sender short of gas) throws and leaves the row 'signed'; the next
  * call re-broadcasts the same bytes.
  *
@@ -307,8 +392,11 @@ async function signAndRecord(
  *     signer: keyring.signer(deposit.hdIndex).account, to: hotWallet, token: 'USDC', amountBaseUnits: 5_000_000n })
  *   const done = await confirmOutbound(deps, rec.id)
  */
-export async function sendOnce(deps: OutboxDeps, t: OutboundTransfer): Promise<OutboundRecord> {
-  if (t.amountBaseUnits <= 0n) throw new RangeError('amountBaseUnits must be positive')
+export async function sendOnce(deps: OutboxDeps, t: OutboundTx): Promise<OutboundRecord> {
+  if (t.kind === 'call') {
+    if (t.amountBaseUnits < 0n) throw new RangeError('amountBaseUnits must not be negative')
+    if (t.valueWei < 0n) throw new RangeError('valueWei must not be negative')
+  } else if (t.amountBaseUnits <= 0n) throw new RangeError('amountBaseUnits must be positive')
   const step = t.step ?? 0
   if (!deps.registry.has(t.chain)) throw new OutboxConfigError('chain not in the registry', { chain: t.chain })
   let row = await findByRef(deps.sql, t.purpose, t.refId, step)
@@ -414,4 +502,40 @@ export function feePaidWei(record: OutboundRecord): bigint {
     throw new RangeError(`outbound ${record.id} is not mined yet`)
   }
   return record.gasUsed * record.effectiveGasPrice
+}
+
+function storedOf(row: OutboundRow): StoredTransaction {
+  const tx = parseTransaction(row.raw_tx as Hex)
+  if (!tx.to) throw new OutboxConfigError('stored transaction has no recipient', { id: row.id })
+  return {
+    record: toRecord(row),
+    chain: row.chain as ChainName,
+    from: getAddress(row.from_address),
+    to: getAddress(tx.to),
+    data: tx.data,
+    valueWei: tx.value ?? 0n,
+  }
+}
+
+/**
+ * The row of (purpose, refId, step), with the transaction decoded from its stored bytes, or
+ * undefined when none was signed yet. Reads only: nothing is broadcast.
+ *
+ * @example
+ *   const deposit = await findOutbound(deps, { purpose: 'bridge', refId: transferId, step: 1 })
+ *   deposit?.valueWei // the native value it carries (a bridge's message fee)
+ */
+export async function findOutbound(
+  deps: Pick<OutboxDeps, 'sql'>,
+  ref: { purpose: OutboundPurpose; refId: string; step?: number },
+): Promise<StoredTransaction | undefined> {
+  const row = await findByRef(deps.sql, ref.purpose, ref.refId, ref.step ?? 0)
+  return row ? storedOf(row) : undefined
+}
+
+/** The row `id` with its transaction decoded from the stored bytes. */
+export async function storedTransaction(deps: Pick<OutboxDeps, 'sql'>, id: string): Promise<StoredTransaction> {
+  const row = await findById(deps.sql, id)
+  if (!row) throw new OutboundNotFoundError(id)
+  return storedOf(row)
 }

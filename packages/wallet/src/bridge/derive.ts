@@ -1,39 +1,50 @@
 /**
- * The live bridge: Derive's documented deposit route. What could be verified, and what could not
- * (docs/chains.md "Bridge" has the sources):
+ * The live bridge: Derive's documented USDC deposit route (docs/chains.md "Bridge" → "The live
+ * adapter" has the facts and where they were read).
  *
- * Verified (derivexyz/v2-aa `src/interfaces/ISocketVault.sol`, `src/gelato/LyraForwarderBase.sol`;
- * docs.derive.xyz "What bridge does Derive use?"): deposits to Derive Chain go through Socket
- * "SuperBridge" vaults on each source chain (ethereum, arbitrum, optimism, base). The depositor
- * approves the vault for the token and calls
- * `depositToAppChain(receiver, amount, msgGasLimit, connector)` with `msg.value` =
- * `getMinFees(connector, msgGasLimit)`, the message fee in the source chain's native token; the
- * relay credits the receiver on Derive Chain after 2–10 minutes.
+ * USDC crosses to Derive Chain (957) through a Socket SuperBridge vault on each source chain. The
+ * hot wallet approves the vault for the USDC (only when its allowance is short), then calls
+ * `depositToAppChain(receiver, amount, msgGasLimit, connector)` with `msg.value` = the vault's
+ * `getMinFees(connector, msgGasLimit)` quote, read at send time, plus a bounded margin. The vault
+ * pulls the USDC with transferFrom and Socket's relay credits `receiver` (EXCHANGE_WALLET_ADDRESS,
+ * the platform's Derive smart-contract wallet) on Derive Chain, asynchronously (2–10 minutes).
  *
- * Not verified here, so this adapter refuses to run rather than guess:
- * - the USDC vault and connector addresses per source chain: Socket's published deployment file
- *   (derivexyz/socket-plugs `deployments/superbridge/prod_lyra_addresses.json`) lists the newer
- *   assets but not USDC, which uses older vaults; a wrong address would send the platform's funds
- *   to a contract that never credits them;
- * - who receives old-style USDC deposits (derive-client notes they cannot name a custom receiver),
- *   i.e. whether EXCHANGE_WALLET_ADDRESS would be credited at all;
- * - Derive's current documentation describes an exchange settling on Ethereum L1 (v3, deposit
- *   addresses from `public/register_deposit_address`), while this service speaks the v2 protocol;
- * - the outbox sends transfers only: an approve plus a payable contract call would need it to
- *   record arbitrary calls (and the message fee, paid in ETH, is neither gas nor a token fee of
- *   `bridged`: the journal would need a rule for it).
+ * Both transactions go through the crash-safe outbox (purpose 'bridge', refId the transfer id):
+ * step 0 the approve, step 1 the deposit. The deposit is signed only once the approve is mined and
+ * the allowance is there (its gas estimate needs it), after on-chain checks of the route.
+ *
+ * `status()` says delivered once the deposit transaction is final on the source chain. The credit
+ * on Derive Chain follows later; the exchange wallet's balance there is what subaccount funding
+ * draws from, so a slow relay shows as a funding waiting for wallet funds, never as lost money.
  */
+import { type Address, encodeFunctionData, erc20Abi, getAddress, type Hex } from 'viem'
 import type { ChainName } from '../chains'
-import type { OutboundRecord } from '../outbox'
+import type { ChainClients } from '../clients'
+import {
+  confirmOutbound,
+  findOutbound,
+  type OutboundCall,
+  type OutboundRecord,
+  type OutboxDeps,
+  type StoredTransaction,
+  sendOnce,
+} from '../outbox'
+import { DERIVE_USDC_ROUTES, type DeriveRouteTable, type DeriveUsdcRoute } from './derive-routes'
 import {
   type BridgeAdapter,
+  BridgeFeeTooHighError,
+  BridgeLimitError,
   type BridgeStatus,
   type BridgeTransfer,
   BridgeUnavailableError,
   EXCHANGE_CHAIN_NAME,
 } from './types'
 
-/** The Socket vault's deposit interface (derivexyz/v2-aa ISocketVault.sol), for the implementation to come. */
+/**
+ * The deposit side of an old-style Socket SuperBridge vault (the interface of Derive's USDC
+ * vaults): derive_client's `socket_superbridge_vault_old.json` functions as its bridge client
+ * calls them, and the Socket `Vault` ABI (`TokensDeposited`, `getCurrentLockLimit`, `token__`).
+ */
 export const socketVaultAbi = [
   {
     type: 'function',
@@ -52,33 +63,296 @@ export const socketVaultAbi = [
     name: 'getMinFees',
     stateMutability: 'view',
     inputs: [
-      { name: 'connector', type: 'address' },
-      { name: 'minGasLimit', type: 'uint256' },
+      { name: 'connector_', type: 'address' },
+      { name: 'msgGasLimit_', type: 'uint256' },
     ],
+    outputs: [{ name: 'totalFees', type: 'uint256' }],
+  },
+  {
+    type: 'function',
+    name: 'getCurrentLockLimit',
+    stateMutability: 'view',
+    inputs: [{ name: 'connector_', type: 'address' }],
     outputs: [{ name: '', type: 'uint256' }],
   },
-  { type: 'function', name: '__token', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'address' }] },
+  { type: 'function', name: 'token__', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'address' }] },
+  {
+    type: 'event',
+    name: 'TokensDeposited',
+    anonymous: false,
+    inputs: [
+      { name: 'connector', type: 'address', indexed: false },
+      { name: 'depositor', type: 'address', indexed: false },
+      { name: 'receiver', type: 'address', indexed: false },
+      { name: 'depositAmount', type: 'uint256', indexed: false },
+    ],
+  },
 ] as const
 
-export const DERIVE_BRIDGE_UNVERIFIED =
-  "Derive's USDC deposit bridge is not verified for this service (vault and connector addresses, receiver, v2/v3 route); " +
-  'refusing to send platform funds to an unverified contract. See docs/chains.md "Bridge".'
+/**
+ * Gas the message may use on Derive Chain (where the credit executes): derive_client 0.3.x's
+ * `MSG_GAS_LIMIT` (0.2.x used 100,000, as Derive's manual steps do). The fee quote grows with it.
+ */
+export const DERIVE_MSG_GAS_LIMIT = 200_000n
+/** Paid over the fee quote, in basis points, so a quote that rises before inclusion still clears. */
+export const DERIVE_FEE_MARGIN_BPS = 1_000n
+/** A quote plus margin above this (0.01 ETH) is refused: a bound on a value read from a contract. */
+export const DERIVE_MAX_MESSAGE_FEE_WEI = 10n ** 16n
+/** The approve covers at least this much (100,000 USDC), so most transfers reuse one allowance. */
+export const DERIVE_APPROVE_AT_LEAST_BASE_UNITS = 100_000_000_000n
+/** Outbox steps of one transfer (purpose 'bridge', refId the transfer id). */
+export const DERIVE_APPROVE_STEP = 0
+export const DERIVE_DEPOSIT_STEP = 1
+
+export interface DeriveBridgeOptions {
+  readonly outbox: OutboxDeps
+  /** EXCHANGE_WALLET_ADDRESS: the platform's Derive smart-contract wallet, credited on Derive Chain */
+  readonly receiver: Address
+  /** EXCHANGE_CHAIN_ID: must be the routes' destination (957), else the adapter refuses */
+  readonly exchangeChainId: number
+  /** defaults to the live table; tests pass a stand-in vault */
+  readonly routes?: DeriveRouteTable
+  readonly msgGasLimit?: bigint
+  readonly feeMarginBps?: bigint
+  readonly maxMessageFeeWei?: bigint
+  readonly approveAtLeastBaseUnits?: bigint
+}
+
+/** The calldata of the vault deposit. */
+export function encodeDeriveDeposit(p: {
+  receiver: Address
+  amountBaseUnits: bigint
+  msgGasLimit: bigint
+  connector: Address
+}): Hex {
+  return encodeFunctionData({
+    abi: socketVaultAbi,
+    functionName: 'depositToAppChain',
+    args: [getAddress(p.receiver), p.amountBaseUnits, p.msgGasLimit, getAddress(p.connector)],
+  })
+}
+
+/** The calldata of the ERC-20 approve of the vault. */
+export function encodeApprove(spender: Address, amountBaseUnits: bigint): Hex {
+  return encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [getAddress(spender), amountBaseUnits] })
+}
+
+/** quote + ⌈quote × marginBps / 10,000⌉: what the deposit pays as message fee. */
+export function messageFeeWithMargin(quotedWei: bigint, marginBps: bigint): bigint {
+  return quotedWei + (quotedWei * marginBps + 9_999n) / 10_000n
+}
+
+type Leg =
+  | { readonly leg: 'approve'; readonly record: OutboundRecord }
+  | { readonly leg: 'deposit'; readonly record: OutboundRecord; readonly valueWei: bigint }
 
 export class DeriveBridgeAdapter implements BridgeAdapter {
   readonly name = 'derive-socket'
   readonly toChain = EXCHANGE_CHAIN_NAME
+  readonly #o: Required<Omit<DeriveBridgeOptions, 'outbox'>> & { outbox: OutboxDeps }
+
+  constructor(o: DeriveBridgeOptions) {
+    const feeMarginBps = o.feeMarginBps ?? DERIVE_FEE_MARGIN_BPS
+    if (feeMarginBps < 0n || feeMarginBps > 5_000n) throw new RangeError('feeMarginBps must be within 0..5000')
+    this.#o = {
+      outbox: o.outbox,
+      receiver: getAddress(o.receiver),
+      exchangeChainId: o.exchangeChainId,
+      routes: o.routes ?? DERIVE_USDC_ROUTES,
+      msgGasLimit: o.msgGasLimit ?? DERIVE_MSG_GAS_LIMIT,
+      feeMarginBps,
+      maxMessageFeeWei: o.maxMessageFeeWei ?? DERIVE_MAX_MESSAGE_FEE_WEI,
+      approveAtLeastBaseUnits: o.approveAtLeastBaseUnits ?? DERIVE_APPROVE_AT_LEAST_BASE_UNITS,
+    }
+  }
 
   assertReady(fromChain: ChainName): void {
-    throw new BridgeUnavailableError(DERIVE_BRIDGE_UNVERIFIED, { adapter: this.name, fromChain })
+    this.#route(fromChain)
   }
 
   async send(t: BridgeTransfer): Promise<OutboundRecord> {
-    this.assertReady(t.fromChain)
-    throw new BridgeUnavailableError(DERIVE_BRIDGE_UNVERIFIED)
+    return (await this.#advance(t)).record
   }
 
+  /**
+   * Where the transfer stands. It also moves it on: after a crash between the approve and the
+   * deposit, the tick resumes with the approve's record, and the deposit is signed here (through
+   * the outbox, so at most once).
+   */
   async status(t: BridgeTransfer, _record: OutboundRecord): Promise<BridgeStatus> {
-    this.assertReady(t.fromChain)
-    throw new BridgeUnavailableError(DERIVE_BRIDGE_UNVERIFIED)
+    const current = await this.#advance(t)
+    if (current.leg === 'approve') {
+      const r = await confirmOutbound(this.#o.outbox, current.record.id)
+      if (r.state === 'failed') return { state: 'failed', record: r, reason: 'the approve of the bridge vault failed' }
+      return { state: 'pending', record: r }
+    }
+    const r = await confirmOutbound(this.#o.outbox, current.record.id)
+    if (r.state !== 'confirmed' && r.state !== 'failed') return { state: 'pending', record: r }
+    const earlierLegs = await this.#approveLeg(t)
+    if (r.state === 'failed') {
+      return { state: 'failed', record: r, reason: 'the bridge deposit failed on chain', earlierLegs }
+    }
+    // Socket keeps all of msg.value (what exceeds the minimum pays the executor): all of it is the fee
+    return { state: 'delivered', record: r, feeBaseUnits: 0n, messageFeeWei: current.valueWei, earlierLegs }
+  }
+
+  /** The route of `fromChain`, checked against the deployment; refuses (never guesses) otherwise. */
+  #route(fromChain: ChainName): DeriveUsdcRoute {
+    const { routes, exchangeChainId } = this.#o
+    const route = routes.routes[fromChain]
+    if (!route) {
+      throw new BridgeUnavailableError(`Derive's USDC deposit route is not verified for ${fromChain}`, {
+        adapter: this.name,
+        fromChain,
+      })
+    }
+    if (exchangeChainId !== routes.destinationChainId) {
+      throw new BridgeUnavailableError(
+        `Derive's USDC deposit route is not verified for exchange chain ${exchangeChainId} (its vaults deliver to ${routes.destinationChainId})`,
+        { adapter: this.name, fromChain, exchangeChainId },
+      )
+    }
+    const info = this.#o.outbox.registry.get(fromChain)
+    const usdc = info?.tokens.find((x) => x.symbol === 'USDC')?.contract
+    if (!info || info.chainId !== route.chainId || !usdc || getAddress(usdc) !== getAddress(route.usdc)) {
+      throw new BridgeUnavailableError(
+        `Derive's USDC deposit route is not verified for ${fromChain} as configured (chain id ${info?.chainId}, USDC ${usdc})`,
+        { adapter: this.name, fromChain, expectedChainId: route.chainId, expectedUsdc: route.usdc },
+      )
+    }
+    return route
+  }
+
+  #clients(fromChain: ChainName): ChainClients {
+    const c = this.#o.outbox.clients.get(fromChain)
+    if (!c) throw new BridgeUnavailableError('no clients for the source chain', { fromChain })
+    return c
+  }
+
+  #call(t: BridgeTransfer, step: number, to: Address, data: Hex, valueWei: bigint): OutboundCall {
+    return {
+      kind: 'call',
+      chain: t.fromChain,
+      purpose: 'bridge',
+      refId: t.transferId,
+      step,
+      signer: t.signer,
+      to,
+      data,
+      valueWei,
+      // both legs carry the transfer's amount in the row (the approve's own amount is in its calldata)
+      token: t.token,
+      amountBaseUnits: t.amountBaseUnits,
+    }
+  }
+
+  /** Re-sends a stored leg as it was signed (the outbox re-broadcasts it if the chain lacks it). */
+  #resend(t: BridgeTransfer, step: number, stored: StoredTransaction): Promise<OutboundRecord> {
+    return sendOnce(this.#o.outbox, this.#call(t, step, stored.to, stored.data ?? '0x', stored.valueWei))
+  }
+
+  async #allowance(t: BridgeTransfer, route: DeriveUsdcRoute): Promise<bigint> {
+    return this.#clients(t.fromChain).publicClient.readContract({
+      address: route.usdc,
+      abi: erc20Abi,
+      functionName: 'allowance',
+      args: [getAddress(t.signer.address), route.vault],
+    })
+  }
+
+  /**
+   * The transfer's current leg, signing the next one when it may: the deposit once signed is
+   * the answer for good; before it, the approve when the allowance is short; then the deposit.
+   */
+  async #advance(t: BridgeTransfer): Promise<Leg> {
+    const route = this.#route(t.fromChain)
+    const o = this.#o.outbox
+    const ref = { purpose: 'bridge', refId: t.transferId } as const
+    const deposit = await findOutbound(o, { ...ref, step: DERIVE_DEPOSIT_STEP })
+    if (deposit) {
+      const record = await this.#resend(t, DERIVE_DEPOSIT_STEP, deposit)
+      return { leg: 'deposit', record, valueWei: deposit.valueWei }
+    }
+    // an approve signed for this transfer is always finished first: left unbroadcast, its nonce
+    // would hold back every later transaction of the hot wallet
+    const storedApprove = await findOutbound(o, { ...ref, step: DERIVE_APPROVE_STEP })
+    let approve = storedApprove
+      ? await confirmOutbound(o, (await this.#resend(t, DERIVE_APPROVE_STEP, storedApprove)).id)
+      : undefined
+    if ((await this.#allowance(t, route)) < t.amountBaseUnits) {
+      if (!approve) {
+        const atLeast = this.#o.approveAtLeastBaseUnits
+        // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers)
+        const allowance = t.amountBaseUnits > atLeast ? t.amountBaseUnits : atLeast
+        const data = encodeApprove(route.vault, allowance)
+        approve = await confirmOutbound(
+          o,
+          (await sendOnce(o, this.#call(t, DERIVE_APPROVE_STEP, route.usdc, data, 0n))).id,
+        )
+      }
+      // the deposit's gas estimate needs the allowance mined: until then the approve is the leg
+      if (approve.state === 'failed' || (await this.#allowance(t, route)) < t.amountBaseUnits) {
+        return { leg: 'approve', record: approve }
+      }
+    }
+    const valueWei = await this.#preflight(t, route)
+    const data = encodeDeriveDeposit({
+      receiver: this.#o.receiver,
+      amountBaseUnits: t.amountBaseUnits,
+      msgGasLimit: this.#o.msgGasLimit,
+      connector: route.connector,
+    })
+    const record = await sendOnce(o, this.#call(t, DERIVE_DEPOSIT_STEP, route.vault, data, valueWei))
+    // a concurrent caller may have signed first: the stored value is the one paid
+    const stored = await findOutbound(o, { ...ref, step: DERIVE_DEPOSIT_STEP })
+    return { leg: 'deposit', record, valueWei: stored?.valueWei ?? valueWei }
+  }
+
+  /**
+   * The on-chain checks before funds move, and the message fee to pay: the vault locks the
+   * registry's USDC, its limit for the connector covers the amount (an unknown connector has 0),
+   * and the quote plus margin stays under the bound.
+   */
+  async #preflight(t: BridgeTransfer, route: DeriveUsdcRoute): Promise<bigint> {
+    const pc = this.#clients(t.fromChain).publicClient
+    const vault = { address: route.vault, abi: socketVaultAbi } as const
+    const [token, limit] = await Promise.all([
+      pc.readContract({ ...vault, functionName: 'token__' }),
+      pc.readContract({ ...vault, functionName: 'getCurrentLockLimit', args: [route.connector] }),
+    ])
+    if (getAddress(token) !== getAddress(route.usdc)) {
+      throw new BridgeUnavailableError('the bridge vault does not lock the USDC of the registry: route not verified', {
+        fromChain: t.fromChain,
+        vault: route.vault,
+        vaultToken: token,
+        usdc: route.usdc,
+      })
+    }
+    if (limit < t.amountBaseUnits) {
+      throw new BridgeLimitError({ fromChain: t.fromChain, amountBaseUnits: t.amountBaseUnits, limitBaseUnits: limit })
+    }
+    // only a connector the vault knows can quote (the vault asks the connector)
+    const quotedWei = await pc.readContract({
+      ...vault,
+      functionName: 'getMinFees',
+      args: [route.connector, this.#o.msgGasLimit],
+    })
+    const valueWei = messageFeeWithMargin(quotedWei, this.#o.feeMarginBps)
+    if (valueWei > this.#o.maxMessageFeeWei) {
+      throw new BridgeFeeTooHighError({ fromChain: t.fromChain, quotedWei, maxWei: this.#o.maxMessageFeeWei })
+    }
+    return valueWei
+  }
+
+  /** The approve of this transfer, if one was mined (its gas is the platform's). */
+  async #approveLeg(t: BridgeTransfer): Promise<OutboundRecord[]> {
+    const stored = await findOutbound(this.#o.outbox, {
+      purpose: 'bridge',
+      refId: t.transferId,
+      step: DERIVE_APPROVE_STEP,
+    })
+    if (!stored) return []
+    const r = await confirmOutbound(this.#o.outbox, stored.record.id)
+    return r.gasUsed !== undefined && (r.state === 'confirmed' || r.state === 'failed') ? [r] : []
   }
 }

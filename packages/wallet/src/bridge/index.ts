@@ -1,3 +1,17 @@
-export { DERIVE_BRIDGE_UNVERIFIED, DeriveBridgeAdapter, socketVaultAbi } from './derive'
+export {
+  DERIVE_APPROVE_AT_LEAST_BASE_UNITS,
+  DERIVE_APPROVE_STEP,
+  DERIVE_DEPOSIT_STEP,
+  DERIVE_FEE_MARGIN_BPS,
+  DERIVE_MAX_MESSAGE_FEE_WEI,
+  DERIVE_MSG_GAS_LIMIT,
+  DeriveBridgeAdapter,
+  type DeriveBridgeOptions,
+  encodeApprove,
+  encodeDeriveDeposit,
+  messageFeeWithMargin,
+  socketVaultAbi,
+} from './derive'
+export { DERIVE_CHAIN_ID, DERIVE_USDC_ROUTES, type DeriveRouteTable, type DeriveUsdcRoute } from './derive-routes'
 export { LocalBridgeAdapter, type LocalBridgeOptions, SIM_CONTROL_TIMEOUT_MS } from './local'
 export * from './types'

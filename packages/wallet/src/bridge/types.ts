@@ -32,9 +32,26 @@ export type BridgeStatus =
    * the exchange-chain wallet holds `amount − feeBaseUnits`; the source transaction's gas is
    * separate (the record's receipt)
    */
-  | { readonly state: 'delivered'; readonly record: OutboundRecord; readonly feeBaseUnits: bigint }
+  | {
+      readonly state: 'delivered'
+      readonly record: OutboundRecord
+      readonly feeBaseUnits: bigint
+      /**
+       * a fee the bridge took in the source chain's native token with the source transaction (its
+       * `msg.value`: Socket's message fee), in wei; a platform cost like the gas. Absent: none.
+       */
+      readonly messageFeeWei?: bigint
+      /** earlier transactions of the same transfer (an ERC-20 approve), mined: their gas is a platform cost */
+      readonly earlierLegs?: readonly OutboundRecord[]
+    }
   /** the source transaction failed on chain: nothing crossed, its gas (if mined) was burnt */
-  | { readonly state: 'failed'; readonly record: OutboundRecord; readonly reason: string }
+  | {
+      readonly state: 'failed'
+      readonly record: OutboundRecord
+      readonly reason: string
+      /** earlier transactions of the same transfer (an ERC-20 approve), mined: their gas is a platform cost */
+      readonly earlierLegs?: readonly OutboundRecord[]
+    }
 
 export interface BridgeAdapter {
   /** for logs and alerts: 'local', 'derive-socket', … */
@@ -56,5 +73,35 @@ export interface BridgeAdapter {
 export class BridgeUnavailableError extends AppError {
   constructor(message: string, details: Record<string, unknown> = {}) {
     super({ code: 'BRIDGE_UNAVAILABLE', statusCode: 503, message, details })
+  }
+}
+
+/** The bridge quotes a message fee above the adapter's bound: refuse rather than overpay. */
+export class BridgeFeeTooHighError extends AppError {
+  constructor(details: { fromChain: string; quotedWei: bigint; maxWei: bigint }) {
+    super({
+      code: 'BRIDGE_FEE_TOO_HIGH',
+      statusCode: 503,
+      retryable: true,
+      message: 'the bridge quotes a message fee above the bound; waiting for fees to come down',
+      details: { ...details, quotedWei: details.quotedWei.toString(), maxWei: details.maxWei.toString() },
+    })
+  }
+}
+
+/** The bridge's rate limit for this connector does not cover the amount now (it refills over time). */
+export class BridgeLimitError extends AppError {
+  constructor(details: { fromChain: string; amountBaseUnits: bigint; limitBaseUnits: bigint }) {
+    super({
+      code: 'BRIDGE_LIMIT',
+      statusCode: 503,
+      retryable: true,
+      message: "the amount is above the bridge's current deposit limit",
+      details: {
+        ...details,
+        amountBaseUnits: details.amountBaseUnits.toString(),
+        limitBaseUnits: details.limitBaseUnits.toString(),
+      },
+    })
   }
 }

@@ -162,16 +162,24 @@ export async function runBridge(
   const now = deps.clock.now()
   const gas = feeOf(status.record)
   const gasCurrency = nativeSymbol(deps, chain)
+  // earlier legs of the transfer (the live adapter's approve): their gas, each its only event (slot 0)
+  const earlierGas: EventInput[] = (status.earlierLegs ?? [])
+    .filter((leg) => leg.txHash !== txHash && feeOf(leg) > 0n)
+    .map((leg) => ({
+      type: 'gas_spent',
+      payload: { chain, txHash: leg.txHash, slot: 0, currency: gasCurrency, amount: feeOf(leg) },
+      occurredAt: now,
+    }))
   if (status.state === 'failed') {
     // nothing crossed; the burnt gas is the transaction's only event: slot 0
+    const events: EventInput[] = [...earlierGas]
     if (gas > 0n)
-      await appendBatch(deps.sql, [
-        {
-          type: 'gas_spent',
-          payload: { chain, txHash, slot: 0, currency: gasCurrency, amount: gas },
-          occurredAt: now,
-        },
-      ])
+      events.push({
+        type: 'gas_spent',
+        payload: { chain, txHash, slot: 0, currency: gasCurrency, amount: gas },
+        occurredAt: now,
+      })
+    if (events.length > 0) await appendBatch(deps.sql, events)
     await deps.alerter.alert('bridge transfer failed on chain; the funds stay in the hot wallet', {
       chain,
       adapter: adapter.name,
@@ -197,13 +205,17 @@ export async function runBridge(
       occurredAt: now,
     },
   ]
-  // a second event about the same transaction: slot 1 (spec 6.1)
-  if (gas > 0n)
+  // a second event about the same transaction: slot 1 (spec 6.1). A native message fee the bridge
+  // took with it (the live adapter's Socket fee, msg.value) is the same kind of platform cost in
+  // the same currency, from the same wallet: booked with the gas (docs/chains.md "Bridge")
+  const nativeCost = gas + (status.messageFeeWei ?? 0n)
+  if (nativeCost > 0n)
     events.push({
       type: 'gas_spent',
-      payload: { chain, txHash, slot: 1, currency: gasCurrency, amount: gas },
+      payload: { chain, txHash, slot: 1, currency: gasCurrency, amount: nativeCost },
       occurredAt: now,
     })
+  events.push(...earlierGas)
   await appendBatch(deps.sql, events)
   return {
     status: 'bridged',
@@ -219,7 +231,8 @@ const adapters = new WeakMap<object, BridgeAdapter>()
 /**
  * The adapter of this deployment, built once per process: the local one when the config names a
  * local USDC deployment (USDC_ADDRESS_LOCAL: the local run and tests, where the simulator is the
- * exchange), else Derive's live bridge, which refuses to run until its route is verified.
+ * exchange), else Derive's live bridge (Socket vaults), which refuses any source chain or exchange
+ * chain its route table does not cover.
  */
 export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']): BridgeAdapter {
   const cached = hooks ? undefined : adapters.get(deps)
@@ -232,7 +245,11 @@ export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']):
           simulatorUrl: deps.config.exchange.httpUrl,
           claimCredit: async (key) => (await deps.redis.set(key, '1', 'NX')) === 'OK',
         })
-      : new DeriveBridgeAdapter()
+      : new DeriveBridgeAdapter({
+          outbox: { sql: deps.sql, clients: deps.clients, registry: deps.registry, ...(hooks ? { hooks } : {}) },
+          receiver: deps.config.exchange.walletAddress,
+          exchangeChainId: deps.config.exchange.chainId,
+        })
   if (!hooks) adapters.set(deps, adapter)
   return adapter
 }
