@@ -11,6 +11,7 @@ import { cancelPosition, startWheel, stopWheel, tradingProfile } from '@wh/tradi
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
+import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
@@ -119,6 +120,24 @@ describe('the wheel runner against the simulator (issue 6)', () => {
     expect(stop?.n).toBe(1)
     // a stopped wheel opens nothing
     expect((await runWheels(wheel)).steps).toEqual({})
+    // the journal agrees with the exchange at the end: premiums, fees, settlement, accruals
+    const [sub] = await sql()<{ id: string }[]>`select subaccount_id as id from wheels where id = ${wheelId}`
+    const nowMs = sim.control.nowMs()
+    const rec = await reconcileSubaccount(
+      { ...deps, redis },
+      {
+        id: sub?.id as string,
+        userId,
+        asset: 'ETH',
+        exchangeId: Number(w?.exchange_id),
+        ledgerId: w?.exchange_id as string,
+        accruedToMs: null,
+        stoppedAt: null,
+      },
+      { mode: 'enforce', epsilon: '0.01', nowMs, at: new Date(nowMs) },
+      silent,
+    )
+    expect(rec.outcome).toBe('clean')
   })
 
   it('after 20:00 UTC the runner skips with the reason, and opens the leg the next morning', async () => {
