@@ -25,8 +25,11 @@ import {
   type ChainName,
   confirmOutbound,
   feePaidWei,
+  findOutbound,
+  type OutboundCall,
   type OutboundRecord,
   type OutboxDeps,
+  sendOnce,
 } from '@wh/wallet'
 import { BaseError, ExecutionRevertedError, erc20Abi, getAddress, type Hex, type LocalAccount } from 'viem'
 import type { ApprovalCall, SwapAdapter, SwapLeg } from './adapter'
@@ -39,7 +42,6 @@ import {
   SwapWalletBalanceError,
 } from './errors'
 import { deviationBps, exceedsDeviation, minAmountOut, type PriceRatio, toPriceRatio } from './math'
-import { findOutboundCall, sendCallOnce } from './outbox-call'
 import { createOrLoadSwap, loadSwap, type StoredSwap, updateSwapIf } from './store'
 
 /** The native currency gas is paid in, on every chain of the registry. */
@@ -130,9 +132,17 @@ export interface SwapDeps {
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
+/** The outbox row's `token` (bookkeeping: which money the call moves) for a ledger currency. */
+function outboxToken(currency: string): OutboundCall['token'] {
+  if (currency !== 'ETH' && currency !== 'USDC')
+    throw new InvalidSwapRequestError('the outbox books only ETH and USDC', { currency })
+  return currency
+}
+
 function validate(req: SwapRequest): void {
   if (req.amountIn <= 0n) throw new InvalidSwapRequestError('amountIn must be positive', { swapId: req.swapId })
   if (req.sell === req.buy) throw new InvalidSwapRequestError('a swap needs two currencies', { currency: req.sell })
+  outboxToken(req.sell)
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(req.swapId))
     throw new InvalidSwapRequestError('swapId must be a lowercase uuid', { swapId: req.swapId })
 }
@@ -197,7 +207,8 @@ async function ensureApprovals(deps: SwapDeps, chain: ChainName, approvals: read
       order by step desc limit 1`
     const step =
       last === undefined ? 0 : last.state === 'confirmed' || last.state === 'failed' ? last.step + 1 : last.step
-    const sent = await sendCallOnce(deps.outbox, {
+    const sent = await sendOnce(deps.outbox, {
+      kind: 'call',
       chain,
       purpose: 'swap_approval',
       refId,
@@ -205,8 +216,8 @@ async function ensureApprovals(deps: SwapDeps, chain: ChainName, approvals: read
       signer: deps.swapWallet,
       to: a.to,
       data: a.data,
-      value: a.value,
-      token: a.token.currency,
+      valueWei: a.value,
+      token: outboxToken(a.token.currency),
       amountBaseUnits: a.allowance,
     })
     const final = await waitFinal(deps, sent)
@@ -315,7 +326,7 @@ export async function executeSwap(deps: SwapDeps, req: SwapRequest): Promise<Swa
       const refId = `${swap.id}:${swap.run}`
       const epsilonBps = EPSILON_LADDER_BPS[swap.step]
       const started = performance.now()
-      let record = await findOutboundCall(deps.sql, 'swap', refId, swap.step)
+      let record = (await findOutbound(deps.outbox, { purpose: 'swap', refId, step: swap.step }))?.record
       let quoted: { quote: bigint; min: bigint } | undefined
       if (!record) {
         const now = deps.clock.now()
@@ -387,7 +398,9 @@ export async function executeSwap(deps: SwapDeps, req: SwapRequest): Promise<Swa
           minAmountOut: min,
         })
         try {
-          record = await sendCallOnce(deps.outbox, {
+          // estimated under the sender's lock before anything is stored: a revert there leaves no row
+          record = await sendOnce(deps.outbox, {
+            kind: 'call',
             chain: req.chain,
             purpose: 'swap',
             refId,
@@ -395,8 +408,8 @@ export async function executeSwap(deps: SwapDeps, req: SwapRequest): Promise<Swa
             signer: deps.swapWallet,
             to: built.swap.to,
             data: built.swap.data,
-            value: built.swap.value,
-            token: req.sell,
+            valueWei: built.swap.value,
+            token: outboxToken(req.sell),
             amountBaseUnits: req.amountIn,
           })
         } catch (e) {

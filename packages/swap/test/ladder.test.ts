@@ -10,7 +10,14 @@ import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
 import { erc20Abi, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { executeSwap, SwapGasFloorError, type SwapRequest, SwapSanityError, SwapWalletBalanceError } from '../src/index'
+import {
+  executeSwap,
+  poolReserves,
+  SwapGasFloorError,
+  type SwapRequest,
+  SwapSanityError,
+  SwapWalletBalanceError,
+} from '../src/index'
 import { buildSwapStack, CHAIN, type SwapStack } from './stack'
 
 const SUB = 'sub-eth-1'
@@ -58,6 +65,8 @@ describe('swap ladder on a real pool', () => {
   const swapTxs = (swapId: string) =>
     sql()<{ step: number; tx_hash: string; state: string }[]>`
       select step, tx_hash, state from outbound_txs where purpose = 'swap' and ref_id like ${`${swapId}:%`} order by ref_id, step`
+  const mined = async (hash: Promise<Hex>) =>
+    s.base.publicClient.waitForTransactionReceipt({ hash: await hash, pollingInterval: 20 })
   const tokenBalance = (token: Hex) =>
     s.base.publicClient.readContract({
       address: token,
@@ -169,6 +178,36 @@ describe('swap ladder on a real pool', () => {
     expect(BigInt(revertGas.payload['amount']!)).toBe(receipt0.gasUsed * receipt0.effectiveGasPrice)
     // swap_reverted posts nothing; the user's subaccount moved once
     expect(await balanceOf(sql(), userSub(req.userId, SUB, 'USDC'), 'USDC')).toBe(-USDC_IN)
+  })
+
+  it('a pool moved between quote and signing: step 0 fails its gas estimate, is not_sent (no row, no nonce), 6 bps executes', async () => {
+    const req = request()
+    const nonce0 = await nonceOf(s.swapWallet.address)
+    const poolWeth = async () => (await poolReserves(s.base.publicClient, s.pool)).reserve1
+    const wethBefore = await poolWeth()
+    let moved = false
+    const beforeSend = async () => {
+      if (moved) return
+      moved = true
+      // mined at once (automine): the step's estimate then sees the moved pool and reverts (InsufficientOutput)
+      await mined(s.frontRun({ sell: 'USDC', amountIn: 30_000_000_000n }))
+    }
+    const r = await executeSwap(s.deps({ hooks: { beforeSend } }), req).finally(async () => {
+      // the pool is shared by the tests: put its ETH back where it was so the price stays near the index
+      const ethOut = wethBefore - (await poolWeth())
+      if (ethOut > 0n) await mined(s.frontRun({ sell: 'ETH', amountIn: ethOut }))
+    })
+
+    expect(r.outcome).toBe('executed')
+    expect(r.steps.map((x) => [x.step, x.epsilonBps, x.status])).toEqual([
+      [0, 3, 'not_sent'],
+      [1, 6, 'executed'],
+    ])
+    expect(r.steps[0]!.txHash).toBeUndefined()
+    // only step 1 was stored and sent: the failed estimate left no row and took no nonce
+    expect((await swapTxs(req.swapId)).map((x) => [x.step, x.tx_hash])).toEqual([[1, r.txHash]])
+    expect(await nonceOf(s.swapWallet.address)).toBe(nonce0 + 1)
+    expect((await eventsOf(req.userId)).map((e) => e.type)).toEqual(['swap_executed', 'gas_spent'])
   })
 
   it('the sanity guard refuses a quote more than 100 bps from the index price: no transaction, no event', async () => {

@@ -31,7 +31,7 @@ import {
 import type { ChainInfo, ChainName } from './chains'
 import type { ChainClients } from './clients'
 
-export type OutboundPurpose = 'gas_topup' | 'sweep' | 'withdrawal' | 'bridge'
+export type OutboundPurpose = 'gas_topup' | 'sweep' | 'withdrawal' | 'bridge' | 'swap' | 'swap_approval'
 
 /** A payment: native value to `to`, or an ERC-20 `transfer(to, amount)` of the registry's token. */
 export interface OutboundTransfer {

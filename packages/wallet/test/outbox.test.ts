@@ -4,7 +4,18 @@
  * a crash, and finality by the chain's confirmations.
  */
 import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
-import { createPublicClient, createTestClient, createWalletClient, getAddress, http, parseEther } from 'viem'
+import {
+  type Address,
+  BaseError,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  ExecutionRevertedError,
+  encodeFunctionData,
+  getAddress,
+  http,
+  parseEther,
+} from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -31,6 +42,7 @@ describe('outbox (crash-safe sender) on a real chain', () => {
   let deps: OutboxDeps
   let base: ChainClients
   let mine: (blocks?: number) => Promise<void>
+  let usdcAddress: Address
   let ref = 0
   const nextRef = () => `test-${Date.now()}-${ref++}`
 
@@ -42,6 +54,7 @@ describe('outbox (crash-safe sender) on a real chain', () => {
       createWalletClient({ account: deployer, transport }),
       createPublicClient({ transport }),
     )
+    usdcAddress = usdc
     const registry = buildChainRegistry(ctx.config, {
       base: { chainId: chain.chainId, usdc, confirmations: CONFIRMATIONS },
     })
@@ -144,6 +157,33 @@ describe('outbox (crash-safe sender) on a real chain', () => {
     expect((await confirmOutbound(deps, row?.id ?? '')).state).toBe('failed')
     const next = await sendOnce(deps, transfer(nextRef()))
     expect(next.nonce).toBe(Number(row?.nonce) + 1)
+    await mine()
+    expect((await confirmOutbound(deps, next.id)).state).toBe('confirmed')
+  })
+
+  it('a call whose gas estimate reverts throws the revert and stores nothing; the next send takes that nonce', async () => {
+    const refId = nextRef()
+    const pending = await base.publicClient.getTransactionCount({ address: sender.address, blockTag: 'pending' })
+    // only the owner may mint: the node refuses the call at estimation
+    const call = {
+      kind: 'call',
+      chain: 'base',
+      purpose: 'swap',
+      refId,
+      signer: sender,
+      to: usdcAddress,
+      data: encodeFunctionData({ abi: testUsdcAbi, functionName: 'mint', args: [sender.address, 1n] }),
+      valueWei: 0n,
+      token: 'USDC',
+      amountBaseUnits: 1n,
+    } as const
+    const err = await sendOnce(deps, call).catch((e: unknown) => e)
+    // callers (the swap ladder) tell "it would revert" from an outage by this cause
+    expect(err instanceof BaseError && err.walk((x) => x instanceof ExecutionRevertedError) !== null).toBe(true)
+    const rows = await ctx.database.sql`select id from outbound_txs where ref_id = ${refId}`
+    expect(rows).toHaveLength(0)
+    const next = await sendOnce(deps, transfer(nextRef()))
+    expect(next.nonce).toBe(pending)
     await mine()
     expect((await confirmOutbound(deps, next.id)).state).toBe('confirmed')
   })
