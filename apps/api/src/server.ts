@@ -8,6 +8,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { Config } from '@wh/config'
 import { AppError, type Clock, systemClock } from '@wh/core'
 import type { Database } from '@wh/db'
+import { BULL_PREFIX } from '@wh/jobs'
 import { tradingProfile } from '@wh/trading'
 import type { ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
 import type { Queue } from 'bullmq'
@@ -16,6 +17,7 @@ import type { Redis } from 'ioredis'
 import { jwtPlugin } from './plugins/auth'
 import { BULL_BOARD_PATH, bullBoardRoutes } from './plugins/bull-board'
 import { registerErrorHandling } from './plugins/errors'
+import { metricsPlugin } from './plugins/metrics'
 import { openapiPlugin } from './plugins/openapi'
 import { websocketPlugin } from './plugins/websocket'
 import authRoutes from './routes/auth/index'
@@ -37,6 +39,8 @@ export interface ServerDeps {
   keyring: DepositKeyring
   chains: ReadonlyMap<ChainName, ChainInfo>
   queues?: Queue[]
+  /** the BullMQ key prefix of `queues` (default BULL_PREFIX); the worker's metric hashes live under it too */
+  bullPrefix?: string
   clock?: Clock
   logger?: FastifyServerOptions['logger']
   /** market data: Redis names (tests namespace them), WebSocket heartbeat and slow-client limit */
@@ -72,6 +76,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   registerErrorHandling(app)
   await app.register(openapiPlugin)
+  // before the routes: its onResponse hook counts every request by route pattern
+  await app.register(metricsPlugin, {
+    sql: deps.database.sql,
+    redis: deps.redis,
+    queues: deps.queues ?? [],
+    prefix: deps.bullPrefix ?? BULL_PREFIX,
+    password: config.adminPassword,
+    allowOpen: config.nodeEnv !== 'production',
+  })
   await app.register(cors, { origin: [...config.webOrigins], credentials: false })
   await app.register(jwtPlugin, { secret: config.jwtSecret })
   // Per-IP limits on /auth/* are counted in this process (an LRU of 10k addresses): a Redis
@@ -87,7 +100,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   })
 
   const sql = deps.database.sql
-  await app.register(healthRoutes, { sql, redis: deps.redis })
+  await app.register(healthRoutes, {
+    sql,
+    redis: deps.redis,
+    chains: deps.chains,
+    exchangeHttpUrl: config.exchange.httpUrl,
+  })
   await app.register(authRoutes, {
     sql,
     clock,

@@ -43,9 +43,10 @@ describe('errors, health, docs, CORS and Bull Board', () => {
   })
 
   it('GET /health reports Postgres and Redis', async () => {
+    // nothing serves this suite's chain RPC and exchange URLs: degraded, still 200 (health.test.ts)
     const res = await api.app.inject({ method: 'GET', url: '/health' })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ status: 'ok', checks: { postgres: 'up', redis: 'up' } })
+    expect(res.json()).toMatchObject({ checks: { postgres: 'up', redis: 'up' } })
   })
 
   it('serves the OpenAPI document and its UI', async () => {

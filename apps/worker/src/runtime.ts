@@ -2,7 +2,7 @@
  * Builds the queues, upserts the job schedulers and starts one BullMQ Worker per consumed
  * queue. Used by main.ts and by the tests (which run two of these as two "replicas").
  */
-import { BULL_PREFIX, QUEUES, type QueueKey } from '@wh/jobs'
+import { BULL_PREFIX, QUEUES, type QueueKey, recordTickSuccess } from '@wh/jobs'
 import { type Job, Queue, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
 import type { TickContext, TickDefinition, WorkerDeps } from './ticks'
@@ -64,7 +64,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         async (job: Job) => {
           const tick = byName.get(`${key}/${job.name}`)
           if (!tick) throw new Error(`no processor for ${job.name} on ${key}`)
-          return tick.process(job, ctx)
+          const startedMs = performance.now()
+          const result = await tick.process(job, ctx)
+          // GET /metrics reads these (last success per tick, its duration); a failed write never fails the job
+          await recordTickSuccess(opts.connection, prefix, job.name, Date.now(), performance.now() - startedMs).catch(
+            (err: unknown) => opts.log.warn({ tick: job.name, err: String(err) }, 'tick metrics not recorded'),
+          )
+          return result
         },
         {
           connection: opts.connection.duplicate(),

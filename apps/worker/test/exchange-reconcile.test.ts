@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { fromBaseUnits, systemClock } from '@wh/core'
 import { fromE18, toE18 } from '@wh/exchange'
+import { reconcileDriftKey } from '@wh/jobs'
 import {
   balanceOf,
   minuteBucket,
@@ -79,6 +80,8 @@ describe('reconciliation against the simulator (issue 5 "Reconciliation")', () =
       select type, idempotency_key, payload from ledger_events
       where user_id = ${s.userId} and type in ${sql()(types)}
       order by recorded_at, type`
+  /** what the run left for GET /metrics (the stack's Redis carries its own key prefix) */
+  const drift = () => stack.redis.hgetall(reconcileDriftKey())
   const reconcileEvents = (s: OpenedSubaccount) => events(s, ['reconciliation_adjustment', 'stop_raised'])
   const eventCount = async () => (await sql()<{ n: number }[]>`select count(*)::int as n from ledger_events`)[0]?.n ?? 0
   const stoppedAt = async (s: OpenedSubaccount) =>
@@ -109,6 +112,7 @@ describe('reconciliation against the simulator (issue 5 "Reconciliation")', () =
     expect(await reconcileEvents(c)).toEqual([])
     expect(alerts()).toEqual([])
     expect(await stoppedAt(c)).toBeNull()
+    expect(await drift()).toEqual({}) // GET /metrics: no divergence, no drift
     // without the pending hours the journal would be ~11 USDC short of the exchange
     const journal = await balanceOf(sql(), userSub(c.userId, c.ledgerId, 'USDC'), 'USDC')
     expect((await exchangeUsdcE18(c)) / 10n ** 12n - journal).toBeGreaterThan(10_000_000n)
@@ -126,6 +130,9 @@ describe('reconciliation against the simulator (issue 5 "Reconciliation")', () =
     expect(alerts()[0]).not.toContain('42:test-token')
     expect(await eventCount()).toBe(before)
     expect(await stoppedAt(c)).toBeNull()
+    // the run's drift for GET /metrics: |delta| in USDC, the other subaccount (clean) adds nothing
+    expect(Object.keys(await drift())).toEqual(['USDC'])
+    expect(Math.abs(Number((await drift()).USDC) - 12.5)).toBeLessThanOrEqual(0.000002)
     // the same divergence again: no second alert within the hour, still nothing recorded
     expect(await observe()).toMatchObject({ observed: 1 })
     expect(alerts()).toHaveLength(1)
@@ -181,8 +188,10 @@ describe('reconciliation against the simulator (issue 5 "Reconciliation")', () =
     await expect(assertNotStopped(sql(), c.rowId)).rejects.toBeInstanceOf(SubaccountStoppedError)
     await expect(assertNotStopped(sql(), d.rowId)).resolves.toBeUndefined()
     expect(alerts().at(-1)).toContain('subaccount stopped, adjustment recorded (enforce mode)')
-    // the journal mirrors the exchange now: a re-run finds nothing
+    expect(await drift()).toEqual({ USDC: fromBaseUnits(firstDelta, 6) })
+    // the journal mirrors the exchange now: a re-run finds nothing, and the drift is gone
     expect(await enforce()).toMatchObject({ clean: 2, stopped: 0, alreadyRecorded: 0 })
+    expect(await drift()).toEqual({})
   })
 
   it('the same divergence again within the minute adds nothing; a different one adds a second pair', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { tryLock, withLock } from '@wh/jobs'
+import { lastTickDurationKey, lastTickKey, tryLock, withLock } from '@wh/jobs'
 import type {} from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -73,6 +73,51 @@ describe('worker runtime', () => {
     await startedP
     await rt.close()
     expect(finished).toBe(true)
+  })
+
+  it('a completed tick records its time and duration for GET /metrics; a failed one records nothing', async () => {
+    const prefix = `t-${randomUUID().slice(0, 8)}`
+    let done!: () => void
+    const ran = new Promise<void>((r) => {
+      done = r
+    })
+    const ok: TickDefinition = {
+      name: 'metrics-ok',
+      queue: 'accounting',
+      everyMs: 60_000,
+      process: async () => {
+        await new Promise((r) => setTimeout(r, 20))
+      },
+    }
+    const failing: TickDefinition = {
+      name: 'metrics-fails',
+      queue: 'accounting',
+      everyMs: 60_000,
+      process: async () => {
+        done()
+        throw new Error('boom')
+      },
+    }
+    const before = Date.now()
+    const rt = await startRuntime({
+      connection: redis,
+      ticks: [ok, failing],
+      consume: ['accounting'],
+      prefix,
+      log: silent,
+    })
+    try {
+      await ran
+      // both schedulers fire at once; wait until the successful one has completed
+      while ((await rt.queues.get('accounting')?.getCompletedCount()) === 0) await new Promise((r) => setTimeout(r, 20))
+      const at = Number(await redis.hget(lastTickKey(prefix), 'metrics-ok'))
+      expect(at).toBeGreaterThanOrEqual(before)
+      expect(at).toBeLessThanOrEqual(Date.now())
+      expect(Number(await redis.hget(lastTickDurationKey(prefix), 'metrics-ok'))).toBeGreaterThanOrEqual(15)
+      expect(await redis.hget(lastTickKey(prefix), 'metrics-fails')).toBeNull()
+    } finally {
+      await rt.close()
+    }
   })
 
   it('the cycle lock admits one holder until released or expired', async () => {

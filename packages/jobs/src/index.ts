@@ -1,2 +1,3 @@
 export * from './lock'
+export * from './metrics-keys'
 export * from './queues'

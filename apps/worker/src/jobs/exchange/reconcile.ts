@@ -30,6 +30,7 @@
 import { RECONCILE_MODES, type ReconcileMode } from '@wh/config'
 import { fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
+import { recordReconcileDrift } from '@wh/jobs'
 import {
   type AccountName,
   appendBatch,
@@ -338,9 +339,15 @@ export async function runReconcile(
     const subs = await subaccountsAfter(deps.sql, after, RECONCILE_BATCH)
     summary.subaccounts = subs.length
     const at = deps.clock.now()
+    // GET /metrics: the largest |delta| per currency of this run (docs/architecture.md "Operating it")
+    const drift = new Map<string, Divergence>()
     const started = await runBounded(subs, async (sub) => {
       try {
         const r = await reconcileSubaccount(deps, sub, { mode, epsilon, nowMs: at.getTime(), at }, log)
+        for (const d of r.divergences) {
+          const top = drift.get(d.currency)
+          if (!top || abs(d.delta) > abs(top.delta)) drift.set(d.currency, d)
+        }
         if (r.outcome === 'clean') summary.clean++
         else if (r.outcome === 'in_flight') summary.inFlight++
         else if (r.outcome === 'observed') summary.observed++
@@ -352,6 +359,10 @@ export async function runReconcile(
       }
     })
     summary.deferred = subs.length - started
+    const figures = new Map([...drift].map(([c, d]) => [c, fromBaseUnits(abs(d.delta), d.decimals)]))
+    await recordReconcileDrift(deps.redis, figures).catch((err: unknown) =>
+      log.warn({ err: errorInfo(err) }, 'reconciliation drift not recorded'),
+    )
     // resume after the last one started; from the start once the whole table was covered
     const last = subs[started - 1]
     if (started < subs.length || subs.length === RECONCILE_BATCH) {

@@ -1,0 +1,178 @@
+/**
+ * What GET /metrics reads from Redis and Postgres at scrape time: queue depths, the worker's last
+ * successful tick per tick name and its duration, the reconciliation drift, the ledger's appends
+ * of the last minute. Each read is bounded by a deadline, and one collection serves every scrape
+ * for `cacheMs` (monotonic time), so N Prometheus replicas or a scrape storm cost one round.
+ */
+import type { Sql } from '@wh/db'
+import { lastTickDurationKey, lastTickKey, reconcileDriftKey } from '@wh/jobs'
+import type { Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { Gauge, type Registry } from 'prom-client'
+
+/** one collection serves the scrapes of this period */
+export const COLLECT_CACHE_MS = 5_000
+/** each source's deadline */
+export const COLLECT_TIMEOUT_MS = 1_000
+/** the states whose depth is exported per queue */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const
+/** the append rate's window */
+export const LEDGER_WINDOW_MS = 60_000
+/** the append count stops here: a bound on the index range the query walks */
+export const LEDGER_COUNT_CAP = 1_000_000
+/** fields read from one metric hash (tick names, currencies): a bound on the series exported */
+export const MAX_HASH_FIELDS = 500
+
+export interface CollectSources {
+  sql: Sql
+  redis: Redis
+  queues: readonly Queue[]
+  /** key prefix of the worker's metric hashes (the queues' BullMQ prefix) */
+  prefix: string
+  cacheMs?: number
+  timeoutMs?: number
+  /** wall-clock ms, for the ledger window */
+  nowMs?: () => number
+}
+
+/**
+ * The smallest UUIDv7 of a millisecond. Event ids are UUIDv7 stamped by the appender
+ * (@wh/ledger), so `id >= bound` is a range scan of the primary key over the recent events only.
+ */
+export function uuidv7LowerBound(ms: number): string {
+  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0').slice(-12)
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`
+}
+
+/** Events appended since `sinceMs` (appender's clock), at most LEDGER_COUNT_CAP. */
+export async function ledgerEventsSince(sql: Sql, sinceMs: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from (
+      select 1 from ledger_events where id >= ${uuidv7LowerBound(sinceMs)}::uuid limit ${LEDGER_COUNT_CAP}
+    ) recent`
+  return row?.n ?? 0
+}
+
+function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+/** '{deposits}' → 'deposits': the hash tag is Redis Cluster's business, not the dashboard's */
+const queueLabel = (name: string) => name.replace(/[{}]/g, '')
+
+function numericFields(hash: Record<string, string>): Array<[string, number]> {
+  const out: Array<[string, number]> = []
+  for (const [field, value] of Object.entries(hash)) {
+    if (out.length >= MAX_HASH_FIELDS) break
+    const n = Number(value)
+    if (Number.isFinite(n)) out.push([field, n])
+  }
+  return out
+}
+
+/**
+ * Registers the scrape-time gauges on `registry`; the returned `refresh()` brings them up to date
+ * (at most once per `cacheMs`; concurrent callers share the run in flight).
+ */
+export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { refresh(): Promise<void> } {
+  const registers = [registry]
+  const cacheMs = src.cacheMs ?? COLLECT_CACHE_MS
+  const timeoutMs = src.timeoutMs ?? COLLECT_TIMEOUT_MS
+  const nowMs = src.nowMs ?? Date.now
+  const sourceUp = new Gauge({
+    name: 'wh_metrics_source_up',
+    help: 'Whether the last scrape-time read of a source (redis, postgres) succeeded (1) or not (0); its series are absent while 0',
+    labelNames: ['source'],
+    registers,
+  })
+  const queueJobs = new Gauge({
+    name: 'wh_queue_jobs',
+    help: 'BullMQ jobs per queue and state',
+    labelNames: ['queue', 'state'],
+    registers,
+  })
+  const lastTick = new Gauge({
+    name: 'wh_tick_last_success_timestamp_seconds',
+    help: 'When each tick (job name) last completed successfully, Unix time',
+    labelNames: ['tick'],
+    registers,
+  })
+  const lastDuration = new Gauge({
+    name: 'wh_tick_last_duration_seconds',
+    help: "How long each tick's (job name's) last successful run took",
+    labelNames: ['tick'],
+    registers,
+  })
+  const drift = new Gauge({
+    name: 'wh_reconcile_drift',
+    help: "Largest |exchange - journal| per currency in the latest reconciliation run, in the currency's units; absent: no divergence",
+    labelNames: ['currency'],
+    registers,
+  })
+  const ledgerRecent = new Gauge({
+    name: 'wh_ledger_events_last_minute',
+    help: `Ledger events appended in the last minute (the append rate; capped at ${LEDGER_COUNT_CAP})`,
+    registers,
+  })
+
+  async function fromRedis(): Promise<void> {
+    const [counts, ticks, durations, drifts] = await Promise.all([
+      Promise.all(src.queues.map((q) => q.getJobCounts(...QUEUE_STATES))),
+      src.redis.hgetall(lastTickKey(src.prefix)),
+      src.redis.hgetall(lastTickDurationKey(src.prefix)),
+      src.redis.hgetall(reconcileDriftKey(src.prefix)),
+    ])
+    queueJobs.reset()
+    src.queues.forEach((q, i) => {
+      for (const state of QUEUE_STATES) queueJobs.set({ queue: queueLabel(q.name), state }, counts[i]?.[state] ?? 0)
+    })
+    lastTick.reset()
+    for (const [tick, ms] of numericFields(ticks)) lastTick.set({ tick }, ms / 1000)
+    lastDuration.reset()
+    for (const [tick, ms] of numericFields(durations)) lastDuration.set({ tick }, ms / 1000)
+    drift.reset()
+    for (const [currency, amount] of numericFields(drifts)) drift.set({ currency }, amount)
+  }
+
+  async function fromPostgres(): Promise<void> {
+    ledgerRecent.set(await ledgerEventsSince(src.sql, nowMs() - LEDGER_WINDOW_MS))
+  }
+
+  async function read(source: 'redis' | 'postgres', fn: () => Promise<void>, clear: () => void): Promise<void> {
+    try {
+      await deadline(fn(), timeoutMs)
+      sourceUp.set({ source }, 1)
+    } catch {
+      // no figures rather than stale ones: the dashboard shows the gap, wh_metrics_source_up says why
+      clear()
+      sourceUp.set({ source }, 0)
+    }
+  }
+
+  let lastMs = Number.NEGATIVE_INFINITY
+  let inFlight: Promise<void> | undefined
+  return {
+    refresh() {
+      if (performance.now() - lastMs < cacheMs) return Promise.resolve()
+      inFlight ??= Promise.all([
+        read('redis', fromRedis, () => {
+          for (const g of [queueJobs, lastTick, lastDuration, drift]) g.reset()
+        }),
+        read('postgres', fromPostgres, () => ledgerRecent.reset()),
+      ])
+        .then(() => {
+          lastMs = performance.now()
+        })
+        .finally(() => {
+          inFlight = undefined
+        })
+      return inFlight
+    },
+  }
+}

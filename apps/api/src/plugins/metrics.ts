@@ -1,0 +1,110 @@
+/**
+ * GET /metrics in Prometheus text format (prom-client), and the HTTP request metrics every route
+ * feeds. Registered with fastify-plugin so its onResponse hook sees every route of the app.
+ *
+ * Access: HTTP basic auth (user "admin", ADMIN_PASSWORD) when a password is set, as for Bull
+ * Board; open without one outside production; not mounted in production without one.
+ * The output holds counts, durations and timestamps only: no configuration value.
+ */
+import { timingSafeEqual } from 'node:crypto'
+import { UnauthorizedError } from '@wh/core'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { type CollectSources, scrapeTimeMetrics } from './metrics-collect'
+
+export const METRICS_PATH = '/metrics'
+/** the route label of a request no route matched (404s): never the raw URL, whose values are unbounded */
+export const UNMATCHED_ROUTE = '(unmatched)'
+/** request latency buckets, seconds */
+export const HTTP_DURATION_BUCKETS_S = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/** label sets whose counter and histogram children are kept at hand (method × route × status) */
+const MAX_CACHED_LABEL_SETS = 2_000
+
+export interface MetricsOptions extends CollectSources {
+  /** ADMIN_PASSWORD: when set, /metrics asks for basic auth */
+  password: string | undefined
+  /** serve /metrics without a password (development and tests); ignored when a password is set */
+  allowOpen: boolean
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+export const metricsPlugin = fp(
+  async (app: FastifyInstance, opts: MetricsOptions) => {
+    if (opts.password === undefined && !opts.allowOpen) {
+      app.log.warn('GET /metrics is not mounted: set ADMIN_PASSWORD to serve it in production')
+      return
+    }
+    const registry = new Registry()
+    collectDefaultMetrics({ register: registry })
+    const registers = [registry]
+    const requests = new Counter({
+      name: 'wh_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code',
+      labelNames: ['method', 'route', 'status_code'],
+      registers,
+    })
+    const duration = new Histogram({
+      name: 'wh_http_request_duration_seconds',
+      help: 'HTTP request duration until the answer is sent, by method, route pattern and status code',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: HTTP_DURATION_BUCKETS_S,
+      registers,
+    })
+    const scrape = scrapeTimeMetrics(registry, opts)
+
+    // the children per label set, so the hot path skips prom-client's label hashing
+    const children = new Map<string, { count: { inc(): void }; observe: { observe(v: number): void } }>()
+    // a callback hook: an async one costs a promise on every response
+    app.addHook('onResponse', (request, reply, done) => {
+      const labels = {
+        method: request.method,
+        route: request.routeOptions.url ?? UNMATCHED_ROUTE,
+        status_code: String(reply.statusCode),
+      }
+      const key = `${labels.method} ${labels.route} ${labels.status_code}`
+      let child = children.get(key)
+      if (!child) {
+        child = { count: requests.labels(labels), observe: duration.labels(labels) }
+        if (children.size < MAX_CACHED_LABEL_SETS) children.set(key, child)
+      }
+      child.count.inc()
+      child.observe.observe(reply.elapsedTime / 1000)
+      done()
+    })
+
+    const expected =
+      opts.password === undefined ? undefined : `Basic ${Buffer.from(`admin:${opts.password}`).toString('base64')}`
+    const guard: onRequestHookHandler = async (request, reply) => {
+      if (expected !== undefined && !safeEqual(request.headers.authorization ?? '', expected)) {
+        reply.header('www-authenticate', 'Basic realm="metrics"')
+        throw new UnauthorizedError()
+      }
+    }
+
+    app.get(
+      METRICS_PATH,
+      {
+        onRequest: guard,
+        schema: {
+          tags: ['health'],
+          summary: 'Prometheus metrics',
+          description:
+            'Prometheus text format. HTTP basic auth (user `admin`, ADMIN_PASSWORD) when a password is ' +
+            'configured; open without one outside production. Figures read from Redis and Postgres are ' +
+            'refreshed at most every few seconds. See docs/architecture.md "Operating it".',
+        },
+      },
+      async (_request, reply) => {
+        await scrape.refresh()
+        return reply.type(registry.contentType).send(await registry.metrics())
+      },
+    )
+  },
+  { name: 'wh-metrics' },
+)

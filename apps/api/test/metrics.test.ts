@@ -1,0 +1,198 @@
+/**
+ * GET /metrics (issue 8 "Operating it") over a real Postgres and Redis: request counts by route
+ * pattern, queue depths, the worker runtime's last successful tick, the reconciliation drift, the
+ * ledger's appends of the last minute; access by ADMIN_PASSWORD; no secret in the output.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { type Config, SECRET_ENV_NAMES } from '@wh/config'
+import { BULL_PREFIX, QUEUES, recordReconcileDrift } from '@wh/jobs'
+import { appendBatch } from '@wh/ledger'
+import { integrationContext } from '@wh/testkit'
+import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
+import { Queue } from 'bullmq'
+import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startRuntime } from '../../worker/src/runtime'
+import { ledgerEventsSince, uuidv7LowerBound } from '../src/plugins/metrics-collect'
+import { buildServer } from '../src/server'
+
+const ADMIN_PASSWORD = 'metrics-admin-password-for-tests'
+const silent = { info() {}, warn() {} }
+
+/** the value of one sample line, e.g. `wh_queue_jobs{queue="deposits",state="waiting"}` */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line === undefined ? undefined : Number(line.slice(series.length + 1))
+}
+
+describe('GET /metrics', () => {
+  let ctx: Awaited<ReturnType<typeof integrationContext>>
+  let redis: Redis
+  let keyring: DepositKeyring
+  const prefix = `m-${randomUUID().slice(0, 8)}`
+  let queues: Queue[]
+  let app: FastifyInstance
+  const open: Array<{ close(): Promise<unknown> }> = []
+
+  async function build(config: Config): Promise<FastifyInstance> {
+    const server = await buildServer({
+      config,
+      database: ctx.database,
+      redis,
+      keyring,
+      chains: buildChainRegistry(config),
+      queues,
+      bullPrefix: prefix,
+      logger: false,
+    })
+    open.push(server)
+    await server.ready()
+    return server
+  }
+
+  beforeAll(async () => {
+    ctx = await integrationContext()
+    redis = new Redis(ctx.config.cacheUrl, { maxRetriesPerRequest: null })
+    keyring = DepositKeyring.fromMnemonic(ctx.config.keys.masterMnemonic).publicOnly()
+    queues = Object.values(QUEUES).map((name) => new Queue(name, { connection: redis, prefix }))
+    app = await build(ctx.config)
+  })
+  afterAll(async () => {
+    for (const o of open.reverse()) await o.close()
+    await Promise.all(queues.map((q) => q.close()))
+    redis.disconnect()
+    await ctx.database.close()
+  })
+
+  it('reads queue depths, the last tick, the drift and the ledger append rate at scrape time', async () => {
+    // a job nobody consumes (this test runs no deposits worker): waiting
+    await queues.find((q) => q.name === QUEUES.deposits)?.add('metrics-waiting', {})
+    // a worker replica runs one tick under the same prefix
+    const tickName = `metrics-probe-${randomUUID().slice(0, 8)}`
+    const before = Date.now()
+    const runtime = await startRuntime({
+      connection: redis,
+      ticks: [{ name: tickName, queue: 'accounting', everyMs: 60_000, process: async () => {} }],
+      consume: ['accounting'],
+      prefix,
+      log: silent,
+    })
+    try {
+      const accounting = runtime.queues.get('accounting')
+      while ((await accounting?.getCompletedCount()) === 0) await new Promise((r) => setTimeout(r, 20))
+    } finally {
+      await runtime.close()
+    }
+    await recordReconcileDrift(redis, new Map([['USDC', '12.5']]), prefix)
+    const userId = randomUUID()
+    await appendBatch(
+      ctx.database.sql,
+      [0, 1, 2].map((logIndex) => ({
+        type: 'deposit_detected' as const,
+        payload: {
+          userId,
+          chain: 'base',
+          txHash: `0x${randomBytes(32).toString('hex')}`,
+          logIndex,
+          currency: 'USDC',
+          amount: 1_000_000n,
+        },
+        occurredAt: new Date(),
+      })),
+    )
+
+    const res = await app.inject({ method: 'GET', url: '/metrics' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toContain('text/plain')
+    const text = res.body
+    expect(sample(text, 'wh_queue_jobs{queue="deposits",state="waiting"}')).toBe(1)
+    expect(sample(text, 'wh_queue_jobs{queue="deposits",state="failed"}')).toBe(0)
+    expect(sample(text, 'wh_queue_jobs{queue="withdrawals",state="active"}')).toBe(0)
+    const last = sample(text, `wh_tick_last_success_timestamp_seconds{tick="${tickName}"}`)
+    expect(last).toBeGreaterThanOrEqual(before / 1000)
+    expect(last).toBeLessThanOrEqual(Date.now() / 1000)
+    expect(sample(text, `wh_tick_last_duration_seconds{tick="${tickName}"}`)).toBeGreaterThanOrEqual(0)
+    expect(sample(text, 'wh_reconcile_drift{currency="USDC"}')).toBe(12.5)
+    expect(sample(text, 'wh_ledger_events_last_minute')).toBe(3)
+    expect(sample(text, 'wh_metrics_source_up{source="redis"}')).toBe(1)
+    expect(sample(text, 'wh_metrics_source_up{source="postgres"}')).toBe(1)
+    // process metrics (prom-client's defaults)
+    expect(text).toContain('process_cpu_user_seconds_total')
+    expect(text).toContain('nodejs_eventloop_lag_seconds')
+
+    // one collection serves the scrapes of a few seconds: a second job shows up only later
+    await queues.find((q) => q.name === QUEUES.deposits)?.add('metrics-waiting-2', {})
+    const again = await app.inject({ method: 'GET', url: '/metrics' })
+    expect(sample(again.body, 'wh_queue_jobs{queue="deposits",state="waiting"}')).toBe(1)
+  })
+
+  it('counts requests by method, route pattern and status, never by raw URL', async () => {
+    await app.inject({ method: 'GET', url: '/health/live' })
+    await app.inject({ method: 'GET', url: '/health/live' })
+    await app.inject({ method: 'DELETE', url: `/positions/${randomUUID()}` }) // 401: no token
+    await app.inject({ method: 'GET', url: '/no-such-route/secret-path-123?q=1' })
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    expect(sample(text, 'wh_http_requests_total{method="GET",route="/health/live",status_code="200"}')).toBe(2)
+    expect(sample(text, 'wh_http_requests_total{method="DELETE",route="/positions/:id",status_code="401"}')).toBe(1)
+    expect(sample(text, 'wh_http_requests_total{method="GET",route="(unmatched)",status_code="404"}')).toBe(1)
+    expect(
+      sample(text, 'wh_http_request_duration_seconds_count{method="GET",route="/health/live",status_code="200"}'),
+    ).toBe(2)
+    expect(text).toContain('wh_http_request_duration_seconds_bucket{le="0.005",method="GET",route="/health/live"')
+    expect(text).not.toContain('secret-path-123')
+  })
+
+  it('the ledger append rate walks the primary key from the window start, not the journal', async () => {
+    const bound = uuidv7LowerBound(Date.now() - 60_000)
+    const plan = await ctx.database.sql.begin(async (tx) => {
+      await tx`set local enable_seqscan = off`
+      return tx.unsafe(
+        `explain select count(*) from (select 1 from ledger_events where id >= '${bound}'::uuid limit 1000000) r`,
+      )
+    })
+    const text = plan.map((r) => Object.values(r)[0]).join('\n')
+    expect(text).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) ledger_events_pkey/)
+    expect(text).not.toContain('Seq Scan')
+    // the bound sorts below every event id of its millisecond and above older ones
+    expect(await ledgerEventsSince(ctx.database.sql, Date.now() + 60_000)).toBe(0)
+    expect(await ledgerEventsSince(ctx.database.sql, Date.now() - 60_000)).toBe(3)
+  })
+
+  it('holds no secret value: none of the configured secrets appears in the output', async () => {
+    const protectedApp = await build({ ...ctx.config, adminPassword: ADMIN_PASSWORD })
+    const res = await protectedApp.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}` },
+    })
+    expect(res.statusCode).toBe(200)
+    const secrets = [
+      ADMIN_PASSWORD,
+      ...SECRET_ENV_NAMES.map((n) => ctx.env[n]).filter((v): v is string => v !== undefined && v.length > 8),
+    ]
+    expect(secrets.length).toBeGreaterThan(5)
+    for (const s of secrets) expect(res.body).not.toContain(s)
+    expect(res.body).not.toContain(ctx.config.databaseUrl)
+  })
+
+  it('asks for the admin credential when ADMIN_PASSWORD is set; is not served in production without one', async () => {
+    const protectedApp = await build({ ...ctx.config, adminPassword: ADMIN_PASSWORD })
+    const anon = await protectedApp.inject({ method: 'GET', url: '/metrics' })
+    expect(anon.statusCode).toBe(401)
+    expect(anon.headers['www-authenticate']).toContain('Basic')
+    expect(anon.json().code).toBe('UNAUTHORIZED')
+    const wrong = await protectedApp.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Basic ${Buffer.from('admin:wrong').toString('base64')}` },
+    })
+    expect(wrong.statusCode).toBe(401)
+    // the credential guards /metrics only
+    expect((await protectedApp.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
+
+    const production = await build({ ...ctx.config, nodeEnv: 'production', adminPassword: undefined })
+    expect((await production.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404)
+    expect(BULL_PREFIX).toBe('wh') // the worker's hashes: wh:metrics:* in a deployment
+  })
+})
