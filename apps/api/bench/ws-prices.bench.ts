@@ -180,6 +180,7 @@ async function main() {
   await run('/bench/bare') // warm-up
   const bare = await run('/bench/bare')
   const assets = await run('/assets')
+  const strategies = await run('/ETH/strategies')
 
   console.log('\n=== /ws/prices: 5,000 clients, updates at the feed rate ===')
   console.log(
@@ -221,13 +222,19 @@ async function main() {
       2,
     ),
   )
-  console.log('\n=== GET /assets vs a bare route (same process, same run) ===')
+  console.log('\n=== GET /assets and GET /ETH/strategies vs a bare route (same process, same run) ===')
   console.log(
     JSON.stringify(
       {
         bare: { reqPerSec: Math.round(bare.requests.average), p99Ms: bare.latency.p99, non2xx: bare.non2xx },
         assets: { reqPerSec: Math.round(assets.requests.average), p99Ms: assets.latency.p99, non2xx: assets.non2xx },
         assetsShareOfBare: fmt(assets.requests.average / bare.requests.average, 2),
+        strategies: {
+          reqPerSec: Math.round(strategies.requests.average),
+          p99Ms: strategies.latency.p99,
+          non2xx: strategies.non2xx,
+        },
+        strategiesShareOfBare: fmt(strategies.requests.average / bare.requests.average, 2),
       },
       null,
       2,

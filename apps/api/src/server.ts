@@ -44,7 +44,10 @@ export interface ServerDeps {
   clock?: Clock
   logger?: FastifyServerOptions['logger']
   /** market data: Redis names (tests namespace them), WebSocket heartbeat and slow-client limit */
-  marketData?: Pick<MarketRoutesOptions, 'names' | 'fees'> & { heartbeatMs?: number; maxBufferedBytes?: number }
+  marketData?: Pick<MarketRoutesOptions, 'names' | 'fees' | 'strategiesCacheMs'> & {
+    heartbeatMs?: number
+    maxBufferedBytes?: number
+  }
 }
 
 /** Request bodies above this are refused with 413 before any handler runs. */
@@ -123,7 +126,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(portfolioRoutes, { sql, clock })
   await app.register(positionRoutes, { sql, clock })
   await app.register(subaccountRoutes, { sql })
-  await app.register(signalRoutes, { sql, secret: config.webhookSecret, clock })
+  await app.register(signalRoutes, {
+    sql,
+    secret: config.webhookSecret,
+    clock,
+    // pause/resume are announced on /ws/strategies
+    redis: deps.redis,
+    ...(deps.marketData?.names && { names: deps.marketData.names }),
+  })
   await app.register(tradingConfigRoutes, {
     profile: tradingProfile(config.tradingProfile),
     wheelEnabled: config.wheelEnabled,
@@ -148,6 +158,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     clock,
     ...(deps.marketData?.names && { names: deps.marketData.names }),
     ...(deps.marketData?.fees && { fees: deps.marketData.fees }),
+    profile: tradingProfile(config.tradingProfile),
+    ...(deps.marketData?.strategiesCacheMs !== undefined && { strategiesCacheMs: deps.marketData.strategiesCacheMs }),
   })
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {

@@ -198,6 +198,7 @@ describe('market data routes', () => {
     const doc = (await get('/docs/json')).json()
     for (const p of ['/assets', '/{asset}/chart', '/{asset}/fees', '/ws/prices']) expect(doc.paths[p], p).toBeDefined()
     const chart = doc.paths['/{asset}/chart'].get
-    expect(JSON.stringify(chart.responses['200'])).toContain('ALWAYS EMPTY for now')
+    // the overlays are filled since the strategies half of issue 7 (apps/api/test/strategies.test.ts)
+    expect(JSON.stringify(chart.responses['200'])).toContain('cumulativeRealisedReturnPct')
   })
 })

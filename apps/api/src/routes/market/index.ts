@@ -28,11 +28,14 @@ import {
   rpcFeeEstimator,
   WS_MESSAGE_SCHEMAS,
 } from '@wh/market'
+import type { TradingProfile } from '@wh/trading'
 import type { ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { InvalidChartRangeError, UnknownAssetError } from './errors'
 import { AssetParams, AssetsResponse, ChartQuery, ChartResponse, FeesResponse } from './schemas'
+import { chartOverlays, strategiesRoutes } from './strategies'
+import { wsStrategiesRoute } from './strategies-ws'
 import { wsPricesRoute } from './ws-prices'
 
 export interface MarketRoutesOptions {
@@ -44,6 +47,10 @@ export interface MarketRoutesOptions {
   names?: MarketNames
   fees?: FeeEstimator
   clock?: Clock
+  /** TRADING_PROFILE: the parameters of GET /:asset/strategies */
+  profile: TradingProfile
+  /** reuse of a strategies answer's Postgres part (tests: 0) */
+  strategiesCacheMs?: number
 }
 
 const DAY_MS = 86_400_000
@@ -157,7 +164,10 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
       if (fromMs >= toMs) throw new InvalidChartRangeError('from must be before to')
       if ((toMs - fromMs) / sizeMs > CHART_MAX_CANDLES)
         throw new InvalidChartRangeError(`at most ${CHART_MAX_CANDLES} candles per request: narrow the range`)
-      const candles = await readCandles(sql, { asset: asset.symbol, interval, fromMs, toMs })
+      const [candles, overlays] = await Promise.all([
+        readCandles(sql, { asset: asset.symbol, interval, fromMs, toMs }),
+        chartOverlays(sql, asset.symbol, fromMs, toMs),
+      ])
       return {
         asset: asset.symbol,
         interval,
@@ -171,7 +181,8 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
           close: fromE18(c.closeE18),
           ticks: c.tickCount,
         })),
-        overlays: [],
+        overlays: overlays.overlays,
+        returns: overlays.returns,
       }
     },
   )
@@ -277,4 +288,10 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
   // the WebSocket message shapes, as components of the OpenAPI document
   for (const schema of WS_MESSAGE_SCHEMAS) app.addSchema(schema)
   await app.register(wsPricesRoute, { redis, names })
+  const strategies = { sql, redis, names, profile: opts.profile, clock }
+  await app.register(strategiesRoutes, {
+    ...strategies,
+    ...(opts.strategiesCacheMs !== undefined && { cacheMs: opts.strategiesCacheMs }),
+  })
+  await app.register(wsStrategiesRoute, strategies)
 }

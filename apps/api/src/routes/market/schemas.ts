@@ -69,12 +69,24 @@ export const Candle = Type.Object({
 })
 
 export const Overlay = Type.Object({
-  cycleId: Type.String(),
+  cycleId: Type.String({ description: '<strategy>:<instrument>, as in GET /:asset/strategies' }),
+  strategy: Type.Union([Type.Literal('wheel'), Type.Literal('put'), Type.Literal('call')]),
+  side: Type.Union([Type.Literal('put'), Type.Literal('call')]),
   instrument: Type.String(),
   strike: Decimal('USD'),
+  soldAt: Timestamp('first fill of the cycle'),
   expiry: Timestamp('expiry of the option sold'),
-  ivSoldAt: Nullable(Decimal('implied volatility at the sale, display only')),
-  cumulativeRealisedReturnPct: Decimal("the strategy's cumulative realised return up to this cycle, percent"),
+  ivSoldAt: Nullable(Decimal('implied volatility at the sale, display only; null: no IV is stored per sale yet')),
+  outcome: Nullable(Type.Union([Type.Literal('itm'), Type.Literal('otm')])),
+  cumulativeRealisedReturnPct: Nullable(
+    Decimal("the strategy's cumulative realised return after this cycle's expiry, percent; null while open"),
+  ),
+})
+
+export const ReturnPoint = Type.Object({
+  strategy: Type.Union([Type.Literal('wheel'), Type.Literal('put'), Type.Literal('call')]),
+  t: Timestamp('an expiry at which cycles of the strategy settled'),
+  cumulativeRealisedReturnPct: Decimal('compounded realised return of the strategy up to t, percent'),
 })
 
 export const ChartResponse = Type.Object(
@@ -87,9 +99,10 @@ export const ChartResponse = Type.Object(
       description: `index-price candles stored as the feed arrives (never read from the exchange), oldest first, at most ${CHART_MAX_CANDLES}; buckets without ticks are absent`,
     }),
     overlays: Type.Array(Overlay, {
-      description:
-        'one per wheel cycle (strike, expiry, IV sold at) with the cumulative realised return. ALWAYS EMPTY for now: ' +
-        'cycles exist once the trading issue lands.',
+      description: 'one per cycle whose life (first fill to expiry) meets the range, oldest first, at most 1,000',
+    }),
+    returns: Type.Array(ReturnPoint, {
+      description: "each strategy's cumulative realised return at every expiry in the range, oldest first",
     }),
   },
   { $id: 'ChartResponse' },

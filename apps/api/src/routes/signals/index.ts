@@ -6,6 +6,7 @@
 import { AppError, type Clock, systemClock, UNDERLYINGS } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { append } from '@wh/ledger'
+import { MARKET_NAMES, type MarketNames, publishStrategyEvent, strategyNames } from '@wh/market'
 import {
   SIGNAL_MAX_BODY_BYTES,
   SIGNAL_SIGNATURE_HEADER,
@@ -22,6 +23,9 @@ export interface SignalRoutesOptions {
   /** WEBHOOK_SECRET */
   secret: string
   clock?: Clock
+  /** pause/resume are published on /ws/strategies through this Redis (none: not published) */
+  redis?: import('ioredis').Redis
+  names?: MarketNames
 }
 
 /** Any failed authentication of a signal: one opaque answer, the reason stays in our log. */
@@ -142,6 +146,14 @@ export default async function signalRoutes(app: FastifyInstance, opts: SignalRou
         return rows.length === sides.length
       })
       request.log.info({ signalId: s.id, asset: s.asset, side: s.side, action: s.action, applied }, 'signal received')
+      if (applied && opts.redis)
+        await publishStrategyEvent(opts.redis, strategyNames(opts.names ?? MARKET_NAMES), s.asset, {
+          ts: clock.now().toISOString(),
+          event: 'signal',
+          sides: [...sides],
+          action: s.action,
+          reason: s.reason ?? null,
+        }).catch((err) => request.log.warn({ err: String(err) }, 'signal event not published'))
       return { signalId: s.id, asset: s.asset, sides: [...sides], action: s.action, applied }
     },
   )

@@ -9,6 +9,7 @@ import type { Sql } from '@wh/db'
 import type { DeriveClient, Trade } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import { platformFee, premiumUsdc } from '@wh/trading'
+import { publishFills, publishSettlement, type StrategyEvents } from './events'
 
 export interface TradingSubaccount {
   /** subaccounts.id */
@@ -23,6 +24,8 @@ export interface FillDeps {
   readonly exchange: DeriveClient
   /** PLATFORM_FEE_RATE */
   readonly platformFeeRate: string
+  /** WS /ws/strategies: fills and settlements announced (aggregated) when set */
+  readonly strategyEvents?: StrategyEvents
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -100,7 +103,7 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
     },
     occurredAt: new Date(f.trade.timestamp),
   }))
-  return sql.begin(async (tx) => {
+  const touched = await sql.begin(async (tx) => {
     await appendBatch(tx, events)
     // the fill rows decide what is new: a trade already recorded adds nothing to its position
     const rows = fills.map((f) => ({
@@ -135,8 +138,13 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
       await tx`update positions set filled_e18 = filled_e18 + ${s.amount.toString()},
         premium = premium + ${s.premium.toString()}, fees = fees + ${s.fees.toString()}, updated_at = now()
         where id = ${id}`
-    return inserted.length
+    return { ids: [...sums.keys()], count: inserted.length }
   })
+  if (deps.strategyEvents && touched.ids.length > 0) {
+    const at = new Date(Math.max(...fills.map((f) => f.trade.timestamp)))
+    await publishFills(sql, deps.strategyEvents, touched.ids, at)
+  }
+  return touched.count
 }
 
 /**
@@ -200,6 +208,13 @@ export async function ingestSettlements(deps: FillDeps, sub: TradingSubaccount, 
           where id = ${leg.id} and state in ('open', 'closing')`
       }
     })
+    if (deps.strategyEvents)
+      await publishSettlement(
+        sql,
+        deps.strategyEvents,
+        legs.map((l) => l.id),
+        new Date(expirySec * 1000),
+      )
     recorded++
   }
   return recorded

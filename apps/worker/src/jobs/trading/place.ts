@@ -23,6 +23,7 @@ import {
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
 import { mapLimit } from '../exchange/transfers'
+import { eventsOf, publishCapacity, strategyOf } from './events'
 import { type FillDeps, ingestFills, ingestSettlements } from './fills'
 
 export const PLACE_TICK = 'trading-place'
@@ -61,6 +62,8 @@ interface Live {
   paused: boolean
   /** the wheel's cost basis (e18 USD per unit), when a wheel opened this leg */
   cost_basis: string | null
+  /** a wheel opened this leg (its strategy is the wheel's, docs/market-data.md) */
+  wheel: boolean
 }
 
 export interface PlaceSummary {
@@ -72,7 +75,8 @@ const BPS = 10_000n
 
 /** One run: every live position one step further. */
 export async function runPlacing(deps: PlaceDeps): Promise<PlaceSummary> {
-  const r = await withCycleLock(deps.redis, () => placeAll(deps))
+  const withEvents = { ...deps, strategyEvents: eventsOf(deps) }
+  const r = await withCycleLock(deps.redis, () => placeAll(withEvents))
   return r.ran ? { locked: false, steps: r.value } : { locked: true, steps: {} }
 }
 
@@ -83,7 +87,8 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
     select p.id, p.user_id, p.asset, p.side, p.state, p.subaccount_id, s.exchange_id::text, s.stopped_at,
       p.collateral_amount::text, p.collateral_currency, f.state as funding_state, f.reason as funding_reason,
       p.instrument, p.size_e18::text, p.filled_e18::text, p.window_ends_at, p.next_reprice_at,
-      p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused, w.cost_basis_e18::text as cost_basis
+      p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused, w.cost_basis_e18::text as cost_basis,
+      (p.wheel_id is not null) as wheel
     from positions p
     join subaccounts s on s.id = p.subaccount_id
     left join subaccount_transfers f on f.id = p.funding_transfer_id
@@ -124,6 +129,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       }
     }
   })
+  if (deps.strategyEvents) await publishCapacity(sql, deps.strategyEvents, deps.profile, now)
   return steps
 }
 
@@ -216,6 +222,32 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
     strike_e18 = ${pick.strikeE18.toString()}, expiry_sec = ${expiry}, size_e18 = ${size.toString()},
     window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
     where id = ${p.id} and state = 'requested'`
+  if (deps.strategyEvents) {
+    const t = await market.ticker(pick.instrument)
+    const q = {
+      instrument: pick.instrument,
+      ts: now.toISOString(),
+      mark: fmt(pick.markE18),
+      index: fmt(index),
+      iv: t.option_pricing?.iv ?? null,
+      delta: t.option_pricing?.delta ?? null,
+    }
+    await deps.strategyEvents.cacheQuote(q)
+    const { ts, instrument, mark, iv, delta } = q
+    await deps.strategyEvents.publish(p.asset, {
+      ts,
+      event: 'cycle_opened',
+      strategy: strategyOf(p.wheel, p.side),
+      side: p.side,
+      instrument,
+      strike: fmt(pick.strikeE18),
+      expiry: new Date(expiry * 1000).toISOString(),
+      mark,
+      index: q.index,
+      iv,
+      delta,
+    })
+  }
   return 'chosen'
 }
 
@@ -233,6 +265,7 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
   const halt = p.cancel_requested_at !== null || p.paused || p.stopped_at !== null
   if (remaining <= 0n || over || halt) {
     for (const o of resting) await cancelQuietly(exchange, subId, o)
+    let crossed = false
     if (remaining > 0n && over && !halt && profile.endOfWindow === 'cross') {
       const t = await market.ticker(instrument, true)
       const bid = toE18(t.best_bid_price)
@@ -247,6 +280,7 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
           time_in_force: 'ioc',
           label: p.id,
         })
+        crossed = true
         await ingestFills(deps, { id: p.subaccount_id, userId: p.user_id, exchangeId: subId })
       }
     }
@@ -265,6 +299,17 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
       next_reprice_at = null, reason = ${why}, updated_at = now(),
       closed_at = ${done > 0n ? null : now}
       where id = ${p.id} and state = 'placing'`
+    await deps.strategyEvents?.publish(p.asset, {
+      ts: now.toISOString(),
+      event: 'window_end',
+      strategy: strategyOf(p.wheel, p.side),
+      instrument,
+      decision: remaining <= 0n ? 'completed' : crossed ? 'crossed' : 'cancelled',
+      reason: crossed
+        ? 'the maker window ended: the rest was sold at the best bid'
+        : (why ??
+          (remaining <= 0n ? 'everything offered was sold' : 'the maker window ended: no bid within the cross floor')),
+    })
     return done > 0n ? 'opened' : 'cancelled'
   }
   if (resting.length > 0 && p.next_reprice_at && now < p.next_reprice_at) return 'resting'
@@ -291,6 +336,14 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
     await sql`update positions set order_id = ${order.order_id},
       next_reprice_at = ${new Date(now.getTime() + profile.repriceEveryMs)}, reason = null, updated_at = now()
       where id = ${p.id} and state = 'placing'`
+    await deps.strategyEvents?.publish(p.asset, {
+      ts: now.toISOString(),
+      event: 'order',
+      strategy: strategyOf(p.wheel, p.side),
+      instrument,
+      step: resting.length > 0 ? 'repriced' : 'placed',
+      price: fmt(price),
+    })
     return 'placed'
   } catch (e) {
     if ((e as { code?: string }).code === 'EXCHANGE_ORDER_REJECTED')

@@ -20,6 +20,7 @@ import {
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
+import { eventsOf, type StrategyEvents } from './events'
 
 export const WHEEL_TICK = 'trading-wheel'
 
@@ -30,6 +31,8 @@ export interface WheelDeps {
   readonly clock: Clock
   readonly profile: TradingProfile
   readonly enabled: boolean
+  /** WS /ws/strategies publisher (default: one on `redis` with the deployment's names) */
+  readonly strategyEvents?: StrategyEvents
 }
 
 interface WheelRow {
@@ -117,6 +120,12 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
     })
     await sql`update wheels set current_position_id = ${p.id}, cycles = cycles + 1, reason = null,
       last_attempt_at = ${now}, updated_at = now() where id = ${w.id} and state = 'running'`
+    await eventsOf(deps).publish(w.asset, {
+      ts: now.toISOString(),
+      event: 'wheel_leg',
+      strategy: 'wheel',
+      side: leg.side,
+    })
     return leg.side === 'put' ? 'put_opened' : 'call_opened'
   } catch (e) {
     // a business refusal (paused, stopped, a release open): retried after RETRY_MS, reason shown
