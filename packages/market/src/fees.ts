@@ -1,7 +1,7 @@
 /**
  * What a sale of options costs, in bigint e18 (no float near an amount): the exchange's fee per
  * Derive's schedule (one copy, in @wh/exchange protocol/fee-schedule.ts) and the platform fee,
- * PLATFORM_FEE_RATE × the premium of each option sold (booked as `platform:fee_revenue` in the
+ * PLATFORM_FEE_RATE × the premium of each option sold (booked as PLATFORM_FEE_REVENUE in the
  * `option_sold` event, docs/ledger.md).
  */
 import { toBaseUnits } from '@wh/core'

@@ -15,7 +15,7 @@ import {
 /**
  * A user's subaccount at the exchange, one per (user, asset), created on first need (docs/exchange.md
  * "Subaccounts"). `exchangeId` is Derive's subaccount id, known once the creating deposit settled;
- * ledger accounts `user:{u}:sub:{exchangeId}:{currency}` and the accrual/reconcile keys use it.
+ * ledger accounts userSub(u, exchangeId, currency) and the accrual/reconcile keys use it.
  * A stop (reconciliation, an operator) blocks trading and funding until cleared.
  */
 export const subaccounts = pgTable(

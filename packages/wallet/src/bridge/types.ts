@@ -10,7 +10,7 @@ import type { LocalAccount } from 'viem'
 import type { ChainName } from '../chains'
 import type { OutboundRecord } from '../outbox'
 
-/** The exchange chain's name in the journal (`bridged.toChain`, account `platform:hot:derive`). */
+/** The exchange chain's name in the journal (`bridged.toChain`, account platformHot('derive')). */
 export const EXCHANGE_CHAIN_NAME = 'derive'
 
 /** One movement of hot-wallet funds to the exchange chain, identified for the outbox by `transferId`. */

@@ -1,6 +1,6 @@
 /**
  * The caller's subaccounts as the API shows them (GET /subaccounts and the portfolio summary):
- * state, stop, balances per currency from the journal (`user:{u}:sub:{exchangeId}:{currency}`),
+ * state, stop, balances per currency from the journal (userSub(u, exchangeId, currency)),
  * fundings in flight and open releases. Base units here; the routes format them.
  */
 import type { Sql } from '@wh/db'

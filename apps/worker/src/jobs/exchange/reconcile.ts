@@ -1,6 +1,6 @@
 /**
  * Reconciliation (issue 5, spec 2.4, 6, 6.1, 8.3 RECONCILE_MODE / RECONCILE_EPSILON): per
- * subaccount and collateral currency, the journal's `user:{u}:sub:{id}:{currency}` against the
+ * subaccount and collateral currency, the journal's userSub(u, id, currency) against the
  * exchange's collateral balance.
  *
  * Per subaccount, under the exchange cycle lock (so no funding or release is between the exchange

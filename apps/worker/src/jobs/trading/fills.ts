@@ -223,7 +223,7 @@ export async function ingestSettlements(deps: FillDeps, sub: TradingSubaccount, 
 /**
  * The platform's fees recorded on the subaccount's fills but still held in the user's subaccount
  * at the exchange (not yet collected to the platform's), per currency: reconciliation adds them to
- * the journal side, since the journal already moved them to `platform:fee_revenue`.
+ * the journal side, since the journal already moved them to PLATFORM_FEE_REVENUE.
  */
 export async function uncollectedPlatformFees(sql: Sql, subaccountRowId: string): Promise<Map<string, bigint>> {
   const [r] = await sql<{ v: string }[]>`
