@@ -1,0 +1,19 @@
+#!/bin/sh
+# The Compose stack's one-shot setup (what scripts/dev.ts does before it starts the apps):
+# migrations, then packages/wallet/scripts/local-stack.ts (TestUSDC on the local chain, the
+# exchange wallet registered with the simulator). Reads the services' environment.
+set -eu
+cd "$(dirname "$0")/wallet"
+node --import tsx node_modules/@wh/db/src/migrate-cli.ts
+out=$(node --import tsx scripts/local-stack.ts)
+echo "$out"
+# The apps take USDC_ADDRESS_LOCAL from their environment (docker-compose.yml): TestUSDC must be
+# there. On a fresh chain it is, as the first deployment of dev account 0 (its address follows from
+# the account and nonce 0); a chain that already saw other transactions puts it elsewhere.
+got=$(printf '%s\n' "$out" | tail -n 1 | sed -n 's/.*"usdcAddress":"\(0x[0-9a-fA-F]*\)".*/\1/p' | tr 'A-F' 'a-f')
+want=$(printf '%s' "${USDC_ADDRESS_LOCAL:-}" | tr 'A-F' 'a-f')
+if [ "$got" != "$want" ]; then
+  echo "setup: TestUSDC is at $got, the apps expect USDC_ADDRESS_LOCAL=$want (restart the chain: docker compose up -d --force-recreate anvil)" >&2
+  exit 1
+fi
+echo "setup: done"
