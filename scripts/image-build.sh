@@ -11,7 +11,7 @@
 # local: the local-run tools: OUT/exchange (the Derive simulator, prod), OUT/wallet (with its dev
 #   dependencies: @wh/testkit holds the development keys local-stack.ts deploys from), drizzle/
 #   where @wh/db looks for it, OUT/bin/anvil (the binary of @foundry-rs/anvil's platform package),
-#   and docker/local/'s simulator.ts (in OUT/exchange) and setup.sh.
+#   and docker/local/setup.sh.
 #
 # Each app folder also gets tsx (the TypeScript loader; a root devDependency, at the lockfile's
 # version) in its top-level node_modules, so `node --import tsx src/main.ts` runs as in development.
@@ -74,8 +74,8 @@ case $target in
     anvil=$(cd "$out" && find wallet/node_modules/.pnpm -path '*/@foundry-rs/anvil-linux-*/bin/anvil' -type f | head -n1)
     [[ -n $anvil ]] || { echo "image-build: no anvil binary in the deployed @foundry-rs/anvil" >&2; exit 1; }
     ln -s "../$anvil" "$out/bin/anvil"
-    # the simulator bound to every interface, and the one-shot setup (docker/local/)
-    cp docker/local/simulator.ts "$out/exchange/simulator.ts"
+    # the one-shot setup (docker/local/); the simulator runs from the deployed @wh/exchange's
+    # src/simulator/main.ts, given host 0.0.0.0 by the Dockerfile and compose
     cp docker/local/setup.sh "$out/setup.sh"
     ;;
   *)
