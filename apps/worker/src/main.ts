@@ -7,16 +7,16 @@ import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { selectQueues } from '@wh/jobs'
 import { Redis } from 'ioredis'
-import pino from 'pino'
 import { buildWorkerDeps } from './deps'
 import { startWorkerPriceFeed } from './feeds/prices'
 import { ticks } from './jobs/index'
+import { workerLogger } from './logger'
 import { startRuntime } from './runtime'
 
 loadDotEnvLocal()
 const config = loadConfigOrExit(processEnv)
 
-const log = pino({ level: config.logLevel, base: { process: 'worker' } })
+const log = workerLogger(config.logLevel)
 const consume = selectQueues(config.workerQueues)
 const connection = new Redis(config.cacheUrl, { maxRetriesPerRequest: null })
 const redis = new Redis(config.cacheUrl)

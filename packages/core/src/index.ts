@@ -1,4 +1,5 @@
 export * from './assets'
 export * from './clock'
 export * from './errors'
+export * from './log'
 export * from './money'
