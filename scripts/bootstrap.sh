@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the service and its tests need, on a fresh Debian machine that has Node 20 and npm:
-# pnpm, the workspace's packages, and (when missing) Postgres and Redis from the OS packages.
+# pnpm, the workspace's packages, and (when missing) Postgres, Redis and Chromium from the OS packages
+# (Chromium drives the web console's browser tests through playwright-core: no browser download).
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   missing+=(postgresql)
 fi
+# the browser tests (apps/web/test) drive Debian's Chromium at /usr/bin/chromium
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap: installing ${missing[*]} from the OS packages"
   as_root apt-get update -qq

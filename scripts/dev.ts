@@ -1,6 +1,7 @@
 /**
  * The local run (README Quick start, line 1): Postgres, Redis, migrations, generated development
- * secrets in .env.local (reused on the next start), then the API and a worker. Ctrl-C stops all.
+ * secrets in .env.local (reused on the next start), then the API, a worker and the web console
+ * (Vite, apps/web). Ctrl-C stops all.
  * Uses the machine's own Postgres and Redis binaries (scripts/bootstrap.sh installs them);
  * with a Docker engine, `docker compose up` runs the same stack instead.
  */
@@ -20,6 +21,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const PG_PORT = 54329
 const REDIS_PORT = 63799
 const API_PORT = 3000
+/** the web console (apps/web/vite.config.ts); WEB_ORIGIN lets it call the API, SIWE_DOMAIN is its host */
+const WEB_PORT = 5173
+const WEB_HOST = `localhost:${WEB_PORT}`
 
 const secret = (bytes = 32) => randomBytes(bytes).toString('base64url')
 
@@ -47,11 +51,11 @@ function ensureEnvLocal(): Record<string, string> {
         EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070',
         EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/ws',
         RECONCILE_MODE: 'observe',
-        WEB_ORIGIN: 'http://localhost:5173,http://127.0.0.1:3000',
+        WEB_ORIGIN: `http://${WEB_HOST},http://127.0.0.1:3000`,
         // a fresh mnemonic per checkout: deposit addresses are this machine's own
         MASTER_MNEMONIC: generateMnemonic(wordlist, 128),
         JWT_SECRET: secret(),
-        SIWE_DOMAIN: `localhost:${API_PORT}`,
+        SIWE_DOMAIN: WEB_HOST,
         WEBHOOK_SECRET: secret(),
         ADMIN_PASSWORD: secret(18),
         // the bridge tick leaves this much USDC in the hot wallet for withdrawals (docs/chains.md)
@@ -126,6 +130,11 @@ function pgDataDir(): string {
 
 async function main() {
   const env = ensureEnvLocal()
+  // .env.local files from before the web console signed in for the API's own host
+  if (env.SIWE_DOMAIN === `localhost:${API_PORT}`) {
+    env.SIWE_DOMAIN = WEB_HOST
+    setEnvLocal('SIWE_DOMAIN', WEB_HOST)
+  }
   const config = loadConfig(env)
   const started: RunningServer[] = []
   const children: ChildProcess[] = []
@@ -212,12 +221,15 @@ async function main() {
   }
   run('api', 'apps/api')
   run('worker', 'apps/worker')
-
   const base = `http://${config.host}:${config.port}`
+  // the web console: Vite's dev server, told where the API is (not written to .env.local)
+  env.VITE_API_URL = base
+  run('web', 'apps/web', ['node_modules/vite/bin/vite.js'])
   for (let i = 0; i < 100 && !(await listening(config.port)); i++) await new Promise((r) => setTimeout(r, 100))
   console.log(`
   Wheelhouse is running (settings in .env.local)
     API            ${base}
+    Web console    http://${WEB_HOST}   (sign in with an injected wallet; SIWE domain ${WEB_HOST})
     OpenAPI UI     ${base}/docs
     Bull Board     ${base}/admin/queues   (user admin, password ADMIN_PASSWORD in .env.local)
     Health         ${base}/health
@@ -227,7 +239,7 @@ async function main() {
 
   Try it:
     curl ${base}/auth/nonce
-    sign a SIWE message for domain ${config.siweDomain} with that nonce, POST it to /auth/verify,
+    open the web console, or sign a SIWE message for domain ${config.siweDomain} with that nonce, POST it to /auth/verify,
     then: curl -H "Authorization: Bearer <token>" ${base}/deposit-address
   Ctrl-C stops everything.
 `)

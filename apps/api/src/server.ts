@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import type { Config } from '@wh/config'
-import { AppError, type Clock, systemClock } from '@wh/core'
+import { AppError, type Clock, serializeError, systemClock } from '@wh/core'
 import type { Database } from '@wh/db'
 import { BULL_PREFIX } from '@wh/jobs'
 import { tradingProfile } from '@wh/trading'
@@ -16,7 +16,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Redis } from 'ioredis'
 import { jwtPlugin } from './plugins/auth'
 import { BULL_BOARD_PATH, bullBoardRoutes } from './plugins/bull-board'
-import { registerErrorHandling } from './plugins/errors'
+import { registerErrorHandling, sendError } from './plugins/errors'
 import { metricsPlugin } from './plugins/metrics'
 import { openapiPlugin } from './plugins/openapi'
 import { websocketPlugin } from './plugins/websocket'
@@ -61,14 +61,23 @@ export const REDACTED_PATHS = [
   'req.headers["x-signal-signature"]',
 ]
 
+/**
+ * An error in a log line keeps its class, message, stack, code and cause, not the options or
+ * configuration a library attached to it (pino's standard serializer prints every property).
+ */
+export const LOG_SERIALIZERS = { err: (err: Error) => serializeError(err) }
+
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config } = deps
   const clock = deps.clock ?? systemClock
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel, redact: REDACTED_PATHS },
+    logger: deps.logger ?? { level: config.logLevel, redact: REDACTED_PATHS, serializers: LOG_SERIALIZERS },
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    // the router's own refusals (a malformed %-escape, a path parameter over its length) would
+    // otherwise answer Fastify's shape with an FST_ code: route them into the one error shape
+    frameworkErrors: (err, request, reply) => sendError(request, reply, err),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   })
   // a callback hook: an async one costs a promise on every response

@@ -1,11 +1,9 @@
-/** The API's one error shape, as a typed error the frontend can branch on by `code`. */
-export interface ApiErrorBody {
-  statusCode: number
-  code: string
-  error: string
-  message: string
-}
+import type { ErrorBody } from './types'
 
+/** The API's one error shape (DESIGN "Conventions"), from the schema the API answers with. */
+export type ApiErrorBody = ErrorBody
+
+/** The API's error shape as a typed error the frontend can branch on by `code` (and `statusCode`). */
 export class ApiError extends Error {
   readonly statusCode: number
   readonly code: string
@@ -17,6 +15,7 @@ export class ApiError extends Error {
   }
 }
 
+/** The body of a successful answer, or an ApiError built from the error body (or the status). */
 export async function readJson<T>(res: Response): Promise<T> {
   const text = await res.text()
   let body: unknown

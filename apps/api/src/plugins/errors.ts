@@ -4,19 +4,11 @@
  * large, wrong content type) keep theirs; anything else is a 500 whose detail stays in the log.
  */
 import { STATUS_CODES } from 'node:http'
+import { ErrorBody } from '@wh/api-schemas/errors'
 import { AppError } from '@wh/core'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import Type from 'typebox'
 
-export const ErrorBody = Type.Object(
-  {
-    statusCode: Type.Integer(),
-    code: Type.String(),
-    error: Type.String(),
-    message: Type.String(),
-  },
-  { $id: 'ErrorBody', description: 'The one error shape of this API' },
-)
+export { ErrorBody }
 
 export interface ErrorBodyValue {
   statusCode: number
@@ -36,7 +28,14 @@ export function toErrorBody(err: unknown): ErrorBodyValue {
   if (fe?.validation) return errorBody(400, 'VALIDATION_ERROR', fe.message ?? 'invalid request')
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500
   if (status >= 400 && status < 500) {
-    const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST'
+    const code =
+      status === 413
+        ? 'PAYLOAD_TOO_LARGE'
+        : status === 414
+          ? 'URI_TOO_LONG'
+          : status === 415
+            ? 'UNSUPPORTED_MEDIA_TYPE'
+            : 'BAD_REQUEST'
     return errorBody(status, code, fe.message ?? 'bad request')
   }
   if (status === 503) return errorBody(503, 'UNAVAILABLE', 'A dependency is unavailable, try again shortly')

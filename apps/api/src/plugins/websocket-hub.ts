@@ -1,9 +1,18 @@
 /**
- * The in-process fan-out of Redis pub/sub to WebSocket clients, shared by /ws/prices and (later)
+ * The in-process fan-out of Redis pub/sub to WebSocket clients, shared by /ws/prices and
  * /ws/strategies. One Redis subscriber connection per API process; a Redis channel is subscribed
- * while at least one local client wants its topic. A message is parsed once per process, turned
- * into one Buffer, and written to the sockets subscribed to its topic only: the cost of an update
- * grows with the clients subscribed to it, not with every client.
+ * while at least one local client wants its topic. A message is parsed once per process (its
+ * sequence number, from the head) and framed once: one WebSocket text frame, header included, in
+ * one Buffer (`textFrame`) that is written as is to every socket subscribed to its topic, and to no
+ * other. No client costs a serialisation, a frame or a copy; the cost of an update grows with the
+ * clients subscribed to it, not with every client.
+ *
+ * Writes are batched and chunked. The messages that arrived together (in one turn of the event
+ * loop: the feed publishes ETH and BTC at once) form one batch, written client by client: a client
+ * gets all of the batch's messages for it in one socket write, since on loopback and small frames
+ * the write system call, not the bytes, is most of the cost. A batch is written `chunkSize` clients
+ * per turn of the event loop, so thousands of sockets never hold up other I/O (the next messages,
+ * pongs, client requests) for the whole burst. Batches go out in arrival order.
  *
  * Per client and topic the hub keeps the last sequence number sent, so a client sees a topic's
  * messages in sequence order with none repeated, including across the snapshot it got on
@@ -13,6 +22,102 @@
  */
 import type { Redis } from 'ioredis'
 import type { WebSocket } from 'ws'
+
+/**
+ * Server-to-client text messages framed once for every socket: `wire` holds whole WebSocket frames
+ * (RFC 6455 5.2: FIN + text opcode, unmasked as every server frame is, the payload length, the
+ * payload), optionally after an empty ping frame (heartbeats: one write for both).
+ */
+export interface TextFrame {
+  /** the bytes on the wire: [ping frame +] one or more text frames */
+  readonly wire: Buffer
+  /** the messages in `wire`, in order (UTF-8 JSON; views of `wire`, not copies) */
+  readonly messages: readonly Buffer[]
+  /** `wire` starts with a ping frame */
+  readonly ping: boolean
+}
+
+const PING_FRAME = Buffer.from([0x89, 0x00])
+
+/** Frames one message (see TextFrame); `ping` prepends an empty ping frame. */
+export function textFrame(text: string | Buffer, opts: { ping?: boolean } = {}): TextFrame {
+  const n = typeof text === 'string' ? Buffer.byteLength(text) : text.length
+  const head = (opts.ping ? PING_FRAME.length : 0) + (n < 126 ? 2 : n < 65_536 ? 4 : 10)
+  const wire = Buffer.allocUnsafe(head + n)
+  let at = 0
+  if (opts.ping) at += PING_FRAME.copy(wire, 0)
+  wire[at++] = 0x81 // FIN, opcode 1 (text), no RSV bit (never compressed)
+  if (n < 126) wire[at++] = n
+  else if (n < 65_536) {
+    wire[at++] = 126
+    at = wire.writeUInt16BE(n, at)
+  } else {
+    wire[at++] = 127
+    at = wire.writeBigUInt64BE(BigInt(n), at)
+  }
+  if (typeof text === 'string') wire.write(text, at, 'utf8')
+  else text.copy(wire, at)
+  return { wire, messages: [wire.subarray(head)], ping: opts.ping === true }
+}
+
+/** Several frames as one write, in order (each keeps its own messages; a ping stays only if first). */
+export function joinFrames(frames: readonly TextFrame[]): TextFrame {
+  if (frames.length === 1) return frames[0] as TextFrame
+  const wire = Buffer.concat(frames.map((f) => f.wire))
+  const messages: Buffer[] = []
+  let at = 0
+  for (const f of frames) {
+    if (f.ping && at > 0) throw new Error('a ping frame must come first')
+    for (const m of f.messages) {
+      const from = at + m.byteOffset - f.wire.byteOffset // the message's place in its frame, moved
+      messages.push(wire.subarray(from, from + m.length))
+    }
+    at += f.wire.length
+  }
+  return { wire, messages, ping: frames[0]?.ping === true }
+}
+
+/** What writeFrame reads of a `ws` WebSocket beyond its public API (ws 8.x: lib/websocket.js, lib/sender.js). */
+interface WsInternals {
+  _socket?: { write(chunk: Buffer): boolean } | null
+  _sender?: { _state?: unknown; _queue?: unknown; _firstFragment?: unknown } | null
+}
+
+const SENDER_IDLE = 0 // lib/sender.js DEFAULT: not deflating, not reading a Blob
+const TEXT = { binary: false } as const
+const OPEN = 1
+
+/**
+ * Writes a prepared frame to a `ws` socket. `ws` has no public way to send bytes already framed
+ * (`Sender.frame` is not in its typings, `sendFrame` is private), and `ws.send` frames each call
+ * again (a header, an options object, a corked two-part write per socket). So when the socket is
+ * open, has no extension (no permessage-deflate), and its Sender is idle with nothing queued and
+ * no fragmented message under way, the frame goes straight to the TCP socket: the bytes are the
+ * ones `ws` would write, in order with everything `ws` wrote before, and they count in
+ * `bufferedAmount` (the socket's writable length) like any send. Otherwise it falls back to
+ * `ws.ping()` / `ws.send()` per message. The only use of `ws` internals, pinned by websocket-hub.test.ts:
+ * if a `ws` upgrade changes them, that test fails (and this falls back rather than misbehaves).
+ * Resolves whether the frame went the direct way.
+ */
+export function writeFrame(ws: WebSocket, frame: TextFrame): boolean {
+  const { _socket: socket, _sender: sender } = ws as unknown as WsInternals
+  if (
+    ws.readyState === OPEN &&
+    socket &&
+    sender &&
+    sender._state === SENDER_IDLE &&
+    Array.isArray(sender._queue) &&
+    sender._queue.length === 0 &&
+    sender._firstFragment === true &&
+    ws.extensions === ''
+  ) {
+    socket.write(frame.wire)
+    return true
+  }
+  if (frame.ping) ws.ping()
+  for (const m of frame.messages) ws.send(m, TEXT)
+  return false
+}
 
 /** One kind of stream a WebSocket route serves ('prices', later 'strategies'). */
 export interface HubStream {
@@ -29,11 +134,135 @@ export interface HubLog {
 
 /** Messages held per topic while a snapshot loads; older ones are dropped (the snapshot supersedes them). */
 const HELD_WHILE_SNAPSHOT = 64
+/** Clients written per turn of the event loop (a few ms of writes), unless the hub is given another. */
+export const FANOUT_CHUNK = 500
+/** A batch closes at this many bytes of messages (a larger message is a batch of its own). */
+const MAX_BATCH_BYTES = 64 * 1024
 
 interface Route {
   readonly stream: HubStream
   readonly topic: string
   readonly members: Set<HubClient>
+}
+
+/** One message of a topic, as received. */
+interface Delivery {
+  readonly route: Route
+  readonly key: string
+  readonly seq: number
+  readonly frame: TextFrame
+}
+
+/** Work the hub does a chunk at a time: `run` makes at most `budget` client writes and says how many. */
+interface Job {
+  done: boolean
+  run(budget: number): number
+}
+
+/**
+ * Messages that arrived together, written member by member. Delivery k's members are visited in
+ * turn (a live iterator: members that leave meanwhile are skipped, members that join are visited).
+ * A client is handled once per batch (its `batchMark`), at the first delivery it is a member of,
+ * and gets that and every later delivery of the batch whose route holds it, in one write. A client
+ * that joins an earlier delivery's route after that delivery's turn skips it: it joined after the
+ * message arrived, so its snapshot (read after joining) is at least as new.
+ *
+ * A message that arrives while the batch is being written joins it (`append`): the clients not
+ * visited yet get it in the same write as the rest. The batch then hands it back (`late`) to go
+ * out again in the next one, for the clients visited before it came; the others already have its
+ * sequence number and skip it without a write.
+ */
+class Batch implements Job {
+  done = false
+  readonly #id: number
+  readonly #deliveries: Delivery[]
+  #bytes: number
+  /** deliveries appended after the batch started, oldest first */
+  readonly late: Delivery[] = []
+  #k = 0
+  #members: Iterator<HubClient> | undefined
+  /** per k: the frames of deliveries k.. joined (the usual write: a client of every later route) */
+  readonly #joined: (TextFrame | undefined)[] = []
+
+  constructor(id: number, deliveries: Delivery[]) {
+    this.#id = id
+    this.#deliveries = deliveries
+    this.#bytes = deliveries.reduce((n, d) => n + d.frame.wire.length, 0)
+  }
+
+  /** Adds a message that arrived meanwhile; false when the batch is full. */
+  append(d: Delivery): boolean {
+    if (this.done || this.#bytes + d.frame.wire.length > MAX_BATCH_BYTES) return false
+    this.#bytes += d.frame.wire.length
+    this.#deliveries.push(d)
+    this.late.push(d)
+    this.#joined.length = 0
+    return true
+  }
+
+  run(budget: number): number {
+    let used = 0
+    while (this.#k < this.#deliveries.length) {
+      if (!this.#members) this.#members = (this.#deliveries[this.#k] as Delivery).route.members.values()
+      const members = this.#members
+      for (let next = members.next(); !next.done; next = members.next()) {
+        const client = next.value
+        if (client.batchMark === this.#id) continue
+        client.batchMark = this.#id
+        this.#write(client)
+        if (++used === budget) return used
+      }
+      this.#members = undefined
+      this.#k++
+    }
+    this.done = true
+    return used
+  }
+
+  #write(client: HubClient): void {
+    const ds = this.#deliveries
+    const k = this.#k
+    if (k === ds.length - 1) {
+      const d = ds[k] as Delivery
+      if (client.accept(d.key, d.seq, d.frame)) client.send(d.frame)
+      return
+    }
+    const accepted: TextFrame[] = []
+    for (let j = k; j < ds.length; j++) {
+      const d = ds[j] as Delivery
+      if ((j === k || d.route.members.has(client)) && client.accept(d.key, d.seq, d.frame)) accepted.push(d.frame)
+    }
+    if (accepted.length === 0) return
+    if (accepted.length === 1) client.send(accepted[0] as TextFrame)
+    else if (accepted.length < ds.length - k) client.send(joinFrames(accepted))
+    else {
+      const joined = this.#joined[k] ?? joinFrames(accepted)
+      this.#joined[k] = joined
+      client.send(joined)
+    }
+  }
+}
+
+/** `run` for every client connected when it starts or joining before it ends (heartbeats). */
+class EachClient implements Job {
+  done = false
+  readonly #clients: Iterator<HubClient>
+  readonly #each: (client: HubClient) => void
+
+  constructor(clients: Iterator<HubClient>, each: (client: HubClient) => void) {
+    this.#clients = clients
+    this.#each = each
+  }
+
+  run(budget: number): number {
+    let used = 0
+    for (let next = this.#clients.next(); !next.done; next = this.#clients.next()) {
+      this.#each(next.value)
+      if (++used === budget) return used
+    }
+    this.done = true
+    return used
+  }
 }
 
 export class FanoutHub {
@@ -42,15 +271,24 @@ export class FanoutHub {
   readonly #routes = new Map<string, Route>()
   readonly #clients = new Set<HubClient>()
   readonly maxBufferedBytes: number
+  readonly #chunkSize: number
+  /** received messages and heartbeat runs not started yet, oldest first */
+  #pending: (Delivery | EachClient)[] = []
+  /** the job being written, a chunk per turn */
+  #current: Job | undefined
+  #scheduled = false
+  /** batches written (messages that arrived together), since start */
+  batches = 0
   /** clients dropped for buffering too much (slow consumers), since start */
   dropped = 0
   /** messages received from Redis, since start */
   received = 0
 
-  constructor(subscriber: Redis, opts: { maxBufferedBytes: number; log: HubLog }) {
+  constructor(subscriber: Redis, opts: { maxBufferedBytes: number; log: HubLog; chunkSize?: number }) {
     this.#subscriber = subscriber
     this.#log = opts.log
     this.maxBufferedBytes = opts.maxBufferedBytes
+    this.#chunkSize = opts.chunkSize ?? FANOUT_CHUNK
     subscriber.on('message', (channel: string, message: string) => this.#onMessage(channel, message))
   }
 
@@ -65,9 +303,15 @@ export class FanoutHub {
     return this.#clients.size
   }
 
-  /** Every connected client (heartbeats). */
+  /** Every connected client. */
   clients(): IterableIterator<HubClient> {
     return this.#clients.values()
+  }
+
+  /** Runs `each` for every connected client, in chunks, after the messages already received (heartbeats). */
+  forEachClient(each: (client: HubClient) => void): void {
+    this.#pending.push(new EachClient(this.#clients.values(), each))
+    this.#schedule()
   }
 
   /** Adds `client` to a topic, subscribing the Redis channel for the first local member. */
@@ -105,6 +349,8 @@ export class FanoutHub {
   }
 
   async close(): Promise<void> {
+    this.#pending = []
+    this.#current = undefined
     for (const c of [...this.#clients]) c.terminate()
     this.#subscriber.disconnect()
   }
@@ -118,9 +364,64 @@ export class FanoutHub {
       this.#log.warn({ channel }, 'malformed pub/sub message dropped')
       return
     }
-    const frame = Buffer.from(message)
-    const key = topicKey(route.stream.name, route.topic)
-    for (const member of route.members) member.deliver(key, seq, frame)
+    const d: Delivery = { route, key: topicKey(route.stream.name, route.topic), seq, frame: textFrame(message) }
+    // nothing waits before it: it rides along with the batch being written (see Batch)
+    if (this.#pending.length === 0 && this.#current instanceof Batch && this.#current.append(d)) return
+    this.#pending.push(d)
+    this.#schedule()
+  }
+
+  /**
+   * Writing starts after the current turn's I/O: messages read together (one Redis reply can hold
+   * several) form one batch. That wait is the rest of one event-loop turn, microseconds when idle.
+   */
+  #schedule(): void {
+    if (this.#scheduled) return
+    this.#scheduled = true
+    setImmediate(this.#drain)
+  }
+
+  /** The next job: a heartbeat run, or the messages received before it (up to MAX_BATCH_BYTES) as a batch. */
+  #nextJob(): Job | undefined {
+    const head = this.#pending[0]
+    if (head === undefined) return undefined
+    if (head instanceof EachClient) {
+      this.#pending.shift()
+      return head
+    }
+    let n = 0
+    let bytes = 0
+    for (const p of this.#pending) {
+      if (p instanceof EachClient || (n > 0 && bytes + p.frame.wire.length > MAX_BATCH_BYTES)) break
+      bytes += p.frame.wire.length
+      n++
+    }
+    const batch = this.#pending.splice(0, n) as Delivery[]
+    return new Batch(++this.batches, batch)
+  }
+
+  readonly #drain = (): void => {
+    this.#scheduled = false
+    let budget = this.#chunkSize
+    while (budget > 0) {
+      const job = this.#current ?? this.#nextJob()
+      if (!job) return
+      this.#current = job
+      try {
+        budget -= job.run(budget)
+      } catch (err) {
+        // a write that throws (it should not: ws and net report errors as events) costs that client its
+        // message, never the fan-out: the job resumes after it
+        this.#log.warn({ err: String(err) }, 'fan-out write failed')
+        budget--
+      }
+      if (job.done) {
+        this.#current = undefined
+        // the clients visited before these came still need them (the others skip them by seq)
+        if (job instanceof Batch && job.late.length > 0) this.#pending.unshift(...job.late)
+      }
+    }
+    this.#schedule()
   }
 }
 
@@ -134,10 +435,12 @@ export class HubClient {
   /** per topic: the last sequence number sent */
   readonly #lastSeq = new Map<string, number>()
   /** per topic whose snapshot is loading: the messages held meanwhile */
-  readonly #held = new Map<string, { seq: number; frame: Buffer }[]>()
+  readonly #held = new Map<string, { seq: number; frame: TextFrame }[]>()
   #closed = false
   /** answered the last ping (heartbeats use it to find dead peers) */
   alive = true
+  /** @internal the last batch that handled this client */
+  batchMark = 0
 
   constructor(hub: FanoutHub, socket: WebSocket) {
     this.#hub = hub
@@ -211,29 +514,42 @@ export class HubClient {
     }
   }
 
-  /** @internal by the hub: one message of a topic, in arrival order. */
-  deliver(key: string, seq: number, frame: Buffer): void {
+  /** @internal one message of a topic, in arrival order: sends it unless held or not newer. */
+  deliver(key: string, seq: number, frame: TextFrame): void {
+    if (this.accept(key, seq, frame)) this.send(frame)
+  }
+
+  /**
+   * @internal by the hub: one message of a topic, in arrival order. True when the caller is to send
+   * it now; false when it is held (the topic's snapshot is loading) or not newer than the last sent.
+   */
+  accept(key: string, seq: number, frame: TextFrame): boolean {
+    if (this.#closed) return false
     const held = this.#held.get(key)
     if (held) {
       held.push({ seq, frame })
       if (held.length > HELD_WHILE_SNAPSHOT) held.shift()
-      return
+      return false
     }
     const last = this.#lastSeq.get(key)
-    if (last === undefined || seq <= last) return
+    if (last === undefined || seq <= last) return false
     this.#lastSeq.set(key, seq)
-    this.send(frame)
+    return true
   }
 
-  /** Sends one text frame, or drops the client when its socket already buffers too much. */
-  send(data: string | Buffer): boolean {
+  /**
+   * Sends a text message (a string, or frames prepared once for many sockets), or drops the client
+   * when its socket already buffers too much.
+   */
+  send(data: string | TextFrame): boolean {
     if (this.#closed) return false
     if (this.socket.bufferedAmount > this.#hub.maxBufferedBytes) {
       this.#hub.dropped++
       this.terminate()
       return false
     }
-    this.socket.send(data, { binary: false })
+    if (typeof data === 'string') this.socket.send(data, TEXT)
+    else writeFrame(this.socket, data)
     return true
   }
 

@@ -1,14 +1,17 @@
 /**
  * WebSockets for the whole API: registers @fastify/websocket and the process's one FanoutHub
  * (websocket-hub.ts) over its own Redis subscriber connection, and sends the heartbeats of every
- * connection from one timer: a `{"type":"heartbeat"}` message plus a protocol ping; a peer that
- * did not answer the previous ping is terminated. Routes reach the hub as `app.fanout`.
+ * connection from one timer: a protocol ping plus a `{"type":"heartbeat"}` message, framed once
+ * and written to each socket in one write (in chunks, like every fan-out); a peer that did not
+ * answer the previous ping is terminated. permessage-deflate stays off: compressing would cost a
+ * deflate per socket and message, and forbid writing one prepared frame to every socket.
+ * Routes reach the hub as `app.fanout`.
  */
 import websocket from '@fastify/websocket'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
-import { FanoutHub } from './websocket-hub'
+import { FanoutHub, textFrame } from './websocket-hub'
 
 /** Heartbeat period (tests shorten it). */
 export const HEARTBEAT_MS = 15_000
@@ -31,7 +34,7 @@ declare module 'fastify' {
 }
 
 export const websocketPlugin = fp(async (app: FastifyInstance, opts: WebsocketPluginOptions) => {
-  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_FRAME_BYTES } })
+  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_FRAME_BYTES, perMessageDeflate: false } })
   // one subscriber per process: a connection in subscribe mode can do nothing else
   const subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false })
   subscriber.on('error', (err) => app.log.warn({ err: String(err) }, 'redis subscriber error'))
@@ -40,16 +43,14 @@ export const websocketPlugin = fp(async (app: FastifyInstance, opts: WebsocketPl
 
   const heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS
   const timer = setInterval(() => {
-    const frame = Buffer.from(`{"type":"heartbeat","ts":"${new Date().toISOString()}"}`)
-    for (const client of hub.clients()) {
-      if (!client.alive) {
-        client.terminate()
-        continue
+    const frame = textFrame(`{"type":"heartbeat","ts":"${new Date().toISOString()}"}`, { ping: true })
+    hub.forEachClient((client) => {
+      if (!client.alive) client.terminate()
+      else {
+        client.alive = false
+        client.send(frame)
       }
-      client.alive = false
-      client.socket.ping()
-      client.send(frame)
-    }
+    })
   }, heartbeatMs)
   timer.unref()
 

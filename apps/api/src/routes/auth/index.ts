@@ -3,12 +3,13 @@
  * POST /auth/verify runs the spec's steps in order: verify message and signature, redeem the
  * nonce, find or create the user, issue the token. Every failure is the same opaque 401.
  */
+
+import { NonceResponse, VerifyBody, VerifyResponse } from '@wh/api-schemas/auth'
 import { AppError, type Clock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { toErrorBody } from '../../plugins/errors'
 import { issueNonce, NonceRedeemer } from './nonces'
-import { NonceResponse, VerifyBody, VerifyResponse } from './schemas'
 import { verifySiweSignature } from './siwe-verify'
 import { createUser } from './users'
 

@@ -8,12 +8,13 @@
  * health checks does not become a storm of RPC calls. `?probe=live` and GET /health/live touch
  * nothing and answer 200 at once.
  */
+
+import { HealthQuery, type HealthQueryValue, HealthResponse, LiveResponse } from '@wh/api-schemas/health'
 import type { Sql } from '@wh/db'
 import type { ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import { CachedProbe, type CheckStatus, exchangeTimeProbe, PROBE_TIMEOUT_MS, probe, rpcBlockNumber } from './probes'
-import { HealthQuery, type HealthQueryValue, HealthResponse, LiveResponse } from './schemas'
 
 /** Postgres and Redis results are reused this long: short, a load balancer acts on them. */
 export const CORE_CACHE_MS = 1_000

@@ -3,6 +3,8 @@
  * from the candles the worker's feed stores (a chart never calls the exchange), the fees that apply
  * to an asset, and WS /ws/prices (ws-prices.ts). docs/market-data.md describes shapes and policies.
  */
+
+import { AssetParams, AssetsResponse, ChartQuery, ChartResponse, FeesResponse } from '@wh/api-schemas/market'
 import { type Clock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { fromE18, toE18 } from '@wh/exchange'
@@ -33,7 +35,6 @@ import type { ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { InvalidChartRangeError, UnknownAssetError } from './errors'
-import { AssetParams, AssetsResponse, ChartQuery, ChartResponse, FeesResponse } from './schemas'
 import { chartOverlays, strategiesRoutes } from './strategies'
 import { wsStrategiesRoute } from './strategies-ws'
 import { wsPricesRoute } from './ws-prices'
@@ -75,6 +76,9 @@ function changePct(nowE18: bigint, refE18: bigint): string {
   const abs = neg ? -bp : bp
   return `${neg ? '-' : ''}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`
 }
+
+const EARLIEST_MS = Date.parse('0001-01-01T00:00:00Z')
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z')
 
 export default async function marketRoutes(app: FastifyInstance, opts: MarketRoutesOptions) {
   const { sql, redis } = opts
@@ -160,7 +164,9 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
       const sizeMs = CANDLE_INTERVAL_MS[interval]
       const toMs = request.query.to ? Date.parse(request.query.to) : clock.now().getTime()
       const fromMs = request.query.from ? Date.parse(request.query.from) : toMs - DEFAULT_CHART_CANDLES * sizeMs
-      if (Number.isNaN(fromMs) || Number.isNaN(toMs)) throw new InvalidChartRangeError('from and to must be ISO-8601')
+      // years 1..9999: a default start (to - N candles) or an offset can reach year 0, which Postgres refuses (a 500)
+      if (![fromMs, toMs].every((t) => t >= EARLIEST_MS && t <= LATEST_MS))
+        throw new InvalidChartRangeError('from and to must be ISO-8601, in the years 1 to 9999')
       if (fromMs >= toMs) throw new InvalidChartRangeError('from must be before to')
       if ((toMs - fromMs) / sizeMs > CHART_MAX_CANDLES)
         throw new InvalidChartRangeError(`at most ${CHART_MAX_CANDLES} candles per request: narrow the range`)

@@ -5,6 +5,8 @@
  * forwarded byte for byte by the API's fan-out hub (the second stream on it after /ws/prices).
  * Same client ops as /ws/prices; heartbeats and slow-client drops come from the hub.
  */
+
+import { StrategySnapshotMessage, StrategyStateMessage, WsStrategiesQuery } from '@wh/api-schemas/strategies'
 import type { Sql } from '@wh/db'
 import {
   type ClientMessage,
@@ -23,7 +25,6 @@ import Value from 'typebox/value'
 import { errorBody } from '../../plugins/errors'
 import type { HubClient, HubStream } from '../../plugins/websocket-hub'
 import { currentCycles } from './strategies'
-import { StrategySnapshotMessage, StrategyStateMessage, WsStrategiesQuery } from './strategies-schemas'
 
 export interface WsStrategiesOptions {
   sql: Sql

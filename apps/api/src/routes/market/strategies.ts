@@ -4,6 +4,9 @@
  * Redis, never the exchange), per-cycle history and statistics with the losing cycles in every
  * figure, against holding the asset. Also the chart's overlays and the /ws/strategies snapshot.
  */
+
+import { AssetParams } from '@wh/api-schemas/market'
+import { StrategiesQuery, StrategiesResponse } from '@wh/api-schemas/strategies'
 import { type Clock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { fromE18, toE18 } from '@wh/exchange'
@@ -36,8 +39,6 @@ import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type Type from 'typebox'
 import { UnknownAssetError } from './errors'
-import { AssetParams } from './schemas'
-import { StrategiesQuery, StrategiesResponse } from './strategies-schemas'
 
 export interface StrategiesOptions {
   sql: Sql

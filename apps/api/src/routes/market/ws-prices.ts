@@ -5,6 +5,8 @@
  * heartbeat from the websocket plugin. A malformed message gets an error message and the
  * connection stays open. Updates are forwarded as the feed published them (no per-client work).
  */
+
+import { WsPricesQuery } from '@wh/api-schemas/market'
 import {
   type ClientMessage,
   ClientMessage as ClientMessageSchema,
@@ -18,7 +20,6 @@ import type Type from 'typebox'
 import Value from 'typebox/value'
 import { errorBody } from '../../plugins/errors'
 import type { HubClient, HubStream } from '../../plugins/websocket-hub'
-import { WsPricesQuery } from './schemas'
 
 export interface WsPricesOptions {
   redis: Redis

@@ -4,14 +4,7 @@
  * this controller picks the period, formats every amount as a decimal string with its currency's
  * decimals and answers JSON, or CSV for a statement export.
  */
-import { type Clock, fromBaseUnits, systemClock } from '@wh/core'
-import type { Sql } from '@wh/db'
-import { InvalidPeriodError, portfolioSummary, statement, statementToCsv } from '@wh/ledger'
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import { currentUser, requireAuth } from '../../plugins/auth'
-import { balanceOut } from '../subaccounts/index'
-import { listSubaccounts } from '../subaccounts/read'
-import { decimalsOf } from './currencies'
+
 import {
   StatementCsv,
   StatementQuery,
@@ -22,7 +15,15 @@ import {
   SummaryQuery,
   type SummaryQueryValue,
   SummaryResponse,
-} from './schemas'
+} from '@wh/api-schemas/portfolio'
+import { type Clock, fromBaseUnits, systemClock } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { InvalidPeriodError, portfolioSummary, statement, statementToCsv } from '@wh/ledger'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { currentUser, requireAuth } from '../../plugins/auth'
+import { balanceOut } from '../subaccounts/index'
+import { listSubaccounts } from '../subaccounts/read'
+import { decimalsOf } from './currencies'
 
 export interface PortfolioRoutesOptions {
   sql: Sql
@@ -89,7 +90,9 @@ export default async function portfolioRoutes(app: FastifyInstance, opts: Portfo
       const { userId } = currentUser(request)
       const to = parseInstant('to', request.query.to) ?? clock.now()
       const from =
-        parseInstant('from', request.query.from) ?? new Date(to.getTime() - SUMMARY_DEFAULT_SPAN_DAYS * DAY_MS)
+        parseInstant('from', request.query.from) ??
+        // not before year 1: a `to` early in year 1 would otherwise put the default start in year 0 (a 500)
+        new Date(Math.max(EARLIEST_MS, to.getTime() - SUMMARY_DEFAULT_SPAN_DAYS * DAY_MS))
       assertOrdered(from, to)
       if (to.getTime() - from.getTime() > SUMMARY_MAX_SPAN_DAYS * DAY_MS)
         throw new InvalidPeriodError(`the period may span at most ${SUMMARY_MAX_SPAN_DAYS} days`)

@@ -3,6 +3,8 @@
  * body and a timestamp header, never by a JWT; it records `signal_received` and moves the
  * pause/resume state of the sides it names in the same transaction. GET /signals/state is public.
  */
+
+import { SignalAccepted, SignalBody, SignalHeaders, SignalStateResponse } from '@wh/api-schemas/signals'
 import { AppError, type Clock, systemClock, UNDERLYINGS } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { append } from '@wh/ledger'
@@ -16,7 +18,6 @@ import {
   verifySignal,
 } from '@wh/trading'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { SignalAccepted, SignalBody, SignalHeaders, SignalStateResponse } from './schemas'
 
 export interface SignalRoutesOptions {
   sql: Sql

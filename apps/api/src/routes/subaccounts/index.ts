@@ -4,6 +4,8 @@
  * release tick in the worker withdraws what the subaccount can free and says why it waits.
  * docs/exchange.md "Subaccounts: funding and release" has the states.
  */
+
+import { ListResponse, Release, ReleaseHeaders, ReleaseParams } from '@wh/api-schemas/subaccounts'
 import { decimalsOf, fromBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { Queryable } from '@wh/ledger'
@@ -12,7 +14,6 @@ import type Type from 'typebox'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import { IdempotencyKeyReusedError, ReleaseAlreadyOpenError, SubaccountNotFoundError } from './errors'
 import { listSubaccounts, OPEN_RELEASE_STATES } from './read'
-import { ListResponse, Release, ReleaseHeaders, ReleaseParams } from './schemas'
 
 export interface SubaccountRoutesOptions {
   sql: Sql

@@ -3,31 +3,12 @@
  * derived address. A user's hd_index never changes, so it is cached per process; the address
  * of an index is cached by the keyring. A warm request does no I/O.
  */
+import { DepositAddressResponse } from '@wh/api-schemas/treasury'
 import { NotFoundError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type ChainInfo, type ChainName, type DepositKeyring, Lru } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
-import Type from 'typebox'
 import { currentUser, requireAuth } from '../../plugins/auth'
-
-const TokenSchema = Type.Object({
-  symbol: Type.String(),
-  decimals: Type.Integer(),
-  contract: Type.Union([Type.String(), Type.Null()], { description: 'null for the native asset' }),
-  minDeposit: Type.String({ description: 'smallest credited deposit, decimal in the token unit' }),
-})
-
-const DepositAddressResponse = Type.Object({
-  address: Type.String({ description: 'EIP-55 deposit address of the caller, the same on every chain listed' }),
-  chains: Type.Array(
-    Type.Object({
-      chain: Type.String(),
-      chainId: Type.Integer(),
-      confirmations: Type.Integer({ description: 'blocks before a deposit counts' }),
-      tokens: Type.Array(TokenSchema),
-    }),
-  ),
-})
 
 export interface TreasuryRoutesOptions {
   sql: Sql

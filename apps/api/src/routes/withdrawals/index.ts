@@ -3,6 +3,16 @@
  * part of the free balance (202; the withdrawals tick sends it), and the caller's history.
  * docs/chains.md "Withdrawals" describes states, reserve and fees.
  */
+
+import {
+  CreatedWithdrawal,
+  CreateWithdrawalBody,
+  CreateWithdrawalHeaders,
+  ListQuery,
+  ListResponse,
+  PAGE_LIMIT_DEFAULT,
+  RoutesResponse,
+} from '@wh/api-schemas/withdrawals'
 import { type Clock, fromBaseUnits, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { InsufficientFreeBalanceError, reserveWithdrawal } from '@wh/ledger'
@@ -17,6 +27,7 @@ import {
   IdempotencyKeyReusedError,
   InvalidCursorError,
   InvalidDestinationError,
+  InvalidLimitError,
   UnknownRouteError,
   WithdrawalAboveMaximumError,
   WithdrawalBelowMinimumError,
@@ -24,15 +35,6 @@ import {
 import { type FeeEstimator, gasLimitOf, rpcFeeEstimator } from './fees'
 import { usdToBaseUnits } from './limits'
 import { fixedPriceSource, type PriceSource, type WithdrawalAsset } from './price'
-import {
-  CreatedWithdrawal,
-  CreateWithdrawalBody,
-  CreateWithdrawalHeaders,
-  ListQuery,
-  ListResponse,
-  PAGE_LIMIT_DEFAULT,
-  RoutesResponse,
-} from './schemas'
 
 export interface WithdrawalRoutesOptions {
   sql: Sql
@@ -69,7 +71,25 @@ const ETH_DECIMALS = 18
 const DECIMALS: Record<string, number> = { USDC: 6, ETH: 18 }
 const UNIQUE_VIOLATION = '23505'
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const PG_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/
+const PG_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2}))?$/
+
+/**
+ * Each field of the cursor's time in range: the pattern alone lets through 2024-02-30, year 0 or an
+ * offset of +99, which Postgres refuses in the query (a 500 instead of a 400).
+ */
+function inRange(pgTimestamp: string): boolean {
+  const m = PG_TIMESTAMP_RE.exec(pgTimestamp)
+  if (!m) return false
+  const [date, time] = [pgTimestamp.slice(0, 10), pgTimestamp.slice(11, 19)]
+  const t = new Date(`${date}T${time}Z`)
+  return (
+    !Number.isNaN(t.getTime()) &&
+    t.toISOString().slice(0, 19) === `${date}T${time}` &&
+    !date.startsWith('0000') &&
+    Number(m[1]) <= 15 &&
+    Number(m[2] ?? 0) <= 59
+  )
+}
 
 /**
  * A destination as EIP-55. All-lowercase (or all-uppercase) hex has no checksum to check; mixed
@@ -95,8 +115,7 @@ function encodeCursor(row: WithdrawalRow): string {
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
   const raw = Buffer.from(cursor, 'base64url').toString('utf8')
   const [createdAt, id, ...rest] = raw.split('|')
-  if (rest.length > 0 || !createdAt || !id || !PG_TIMESTAMP_RE.test(createdAt) || !UUID_RE.test(id))
-    throw new InvalidCursorError()
+  if (rest.length > 0 || !createdAt || !id || !inRange(createdAt) || !UUID_RE.test(id)) throw new InvalidCursorError()
   return { createdAt, id }
 }
 
@@ -322,6 +341,8 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
     async (request) => {
       const { userId } = currentUser(request)
       const limit = request.query.limit ?? PAGE_LIMIT_DEFAULT
+      // Ajv coerces ?limit=Infinity to a number its integer check lets through
+      if (!Number.isSafeInteger(limit)) throw new InvalidLimitError()
       const after = request.query.cursor === undefined ? undefined : decodeCursor(request.query.cursor)
       const rows = await sql<WithdrawalRow[]>`
         select ${selectColumns} from withdrawals

@@ -1,7 +1,7 @@
 /** Query and response schemas of GET /portfolio/summary and GET /portfolio/statement. */
 import { STATEMENT_DEFAULT_LIMIT, STATEMENT_MAX_LIMIT } from '@wh/ledger'
 import Type from 'typebox'
-import { SubaccountSummary } from '../subaccounts/schemas'
+import { SubaccountSummary } from './subaccounts'
 
 /** A summary period may span at most this many days. */
 export const SUMMARY_MAX_SPAN_DAYS = 366

@@ -1,16 +1,14 @@
 /** TypeBox schemas of the withdrawals controller (spec 4.2). Amounts are decimal strings. */
 import { CHAIN_NAMES } from '@wh/wallet'
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
 /** Max length of the Idempotency-Key header (the column is varchar(128)). */
 export const IDEMPOTENCY_KEY_MAX_CHARS = 128
 export const PAGE_LIMIT_MAX = 100
 export const PAGE_LIMIT_DEFAULT = 20
 
-export const ChainSchema = Type.Union(
-  CHAIN_NAMES.map((c) => Type.Literal(c)),
-  { description: 'a withdrawal chain' },
-)
+export const ChainSchema = LiteralUnion(CHAIN_NAMES, { description: 'a withdrawal chain' })
 export const AssetSchema = Type.Union([Type.Literal('USDC'), Type.Literal('ETH')])
 const Decimal = (description: string) => Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', description })
 const Timestamp = Type.String({ format: 'date-time' })

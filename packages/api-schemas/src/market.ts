@@ -4,6 +4,7 @@
  */
 import { ASSET_AVAILABILITIES, CANDLE_INTERVALS, CHART_MAX_CANDLES } from '@wh/market'
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
 const Decimal = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description })
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description })
@@ -29,10 +30,7 @@ export const AssetItem = Type.Object({
   kind: Type.Union([Type.Literal('underlying'), Type.Literal('cash')]),
   exchangeCurrency: Type.String({ description: "the exchange's currency name" }),
   decimals: Type.Integer(),
-  availability: Type.Union(
-    ASSET_AVAILABILITIES.map((a) => Type.Literal(a)),
-    { description: 'active | deposit-only | withdraw-only | paused' },
-  ),
+  availability: LiteralUnion(ASSET_AVAILABILITIES, { description: 'active | deposit-only | withdraw-only | paused' }),
   depositRoutes: Type.Array(DepositRoute, { description: 'chains and tokens that take deposits of this asset' }),
   strategies: Type.Array(Type.String(), {
     description: 'ids of the strategies offered on this asset; empty until the trading issue lands',
@@ -47,12 +45,7 @@ export const AssetsResponse = Type.Object({ assets: Type.Array(AssetItem) }, { $
 
 export const ChartQuery = Type.Object(
   {
-    interval: Type.Optional(
-      Type.Union(
-        CANDLE_INTERVALS.map((i) => Type.Literal(i)),
-        { default: '1h', description: 'candle interval' },
-      ),
-    ),
+    interval: Type.Optional(LiteralUnion(CANDLE_INTERVALS, { default: '1h', description: 'candle interval' })),
     from: Type.Optional(Timestamp('start (inclusive), ISO-8601; default: `to` minus 300 intervals')),
     to: Type.Optional(Timestamp('end (exclusive), ISO-8601; default: now')),
   },

@@ -1,15 +1,13 @@
 /** TypeBox schemas of the subaccounts controller (spec 4.2). Amounts are decimal strings. */
 import { UNDERLYINGS } from '@wh/core'
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
 /** Max length of the Idempotency-Key header (the column is varchar(128)). */
 export const IDEMPOTENCY_KEY_MAX_CHARS = 128
 
 /** The one list of assets a subaccount trades: @wh/core's underlyings (ETH, BTC). */
-export const AssetParam = Type.Union(
-  UNDERLYINGS.map((a) => Type.Literal(a)),
-  { description: 'the underlying the subaccount trades' },
-)
+export const AssetParam = LiteralUnion(UNDERLYINGS, { description: 'the underlying the subaccount trades' })
 export const ReleaseParams = Type.Object({ asset: AssetParam }, { additionalProperties: false })
 export const ReleaseHeaders = Type.Object({
   'idempotency-key': Type.Optional(
@@ -21,14 +19,11 @@ const Timestamp = Type.String({ format: 'date-time' })
 const Amount = (description: string) =>
   Type.String({ pattern: '^-?\\d+(\\.\\d+)?$', description: `${description}; decimal string in the currency's unit` })
 
-export const ReleaseState = Type.Union(
-  ['requested', 'waiting', 'withdrawing', 'released', 'failed'].map((s) => Type.Literal(s)),
-  {
-    description:
-      'requested → waiting (reason: open positions or orders, a stop, a funding in flight, a margin refusal) → ' +
-      'withdrawing → released | failed (reason)',
-  },
-)
+export const ReleaseState = LiteralUnion(['requested', 'waiting', 'withdrawing', 'released', 'failed'] as const, {
+  description:
+    'requested → waiting (reason: open positions or orders, a stop, a funding in flight, a margin refusal) → ' +
+    'withdrawing → released | failed (reason)',
+})
 
 export const Release = Type.Object({
   id: Type.String({ format: 'uuid' }),

@@ -6,14 +6,14 @@
  */
 import { STRATEGY_KINDS } from '@wh/market'
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
 const Decimal = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description })
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description })
 const Nullable = <T extends Type.TSchema>(t: T) => Type.Union([t, Type.Null()])
-const Kind = Type.Union(
-  STRATEGY_KINDS.map((k) => Type.Literal(k)),
-  { description: 'wheel: legs opened by wheels; put / call: single legs sold on request' },
-)
+const Kind = LiteralUnion(STRATEGY_KINDS, {
+  description: 'wheel: legs opened by wheels; put / call: single legs sold on request',
+})
 const Side = Type.Union([Type.Literal('put'), Type.Literal('call')])
 
 /** Most cycles of history one request returns. */

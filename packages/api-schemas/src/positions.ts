@@ -2,6 +2,7 @@
 import { UNDERLYINGS } from '@wh/core'
 import { POSITION_STATES } from '@wh/trading'
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
 export const PAGE_LIMIT_MAX = 100
 export const PAGE_LIMIT_DEFAULT = 20
@@ -10,17 +11,11 @@ const Timestamp = Type.String({ format: 'date-time' })
 const Nullable = <T extends Type.TSchema>(t: T) => Type.Union([t, Type.Null()])
 const Amount = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description })
 
-export const Asset = Type.Union(
-  UNDERLYINGS.map((a) => Type.Literal(a)),
-  { description: 'the underlying' },
-)
+export const Asset = LiteralUnion(UNDERLYINGS, { description: 'the underlying' })
 export const Side = Type.Union([Type.Literal('put'), Type.Literal('call')], {
   description: 'put: cash-secured by USDC; call: covered by the underlying',
 })
-export const State = Type.Union(
-  POSITION_STATES.map((s) => Type.Literal(s)),
-  { description: 'docs/trading.md "Position states"' },
-)
+export const State = LiteralUnion(POSITION_STATES, { description: 'docs/trading.md "Position states"' })
 
 export const CreatePositionBody = Type.Object(
   {

@@ -1,0 +1,24 @@
+import { defineConfig } from 'vite'
+
+// The console is static files: `vite` serves them in the local run (scripts/dev.ts), `vite build`
+// writes dist/ (the browser test builds into a temporary folder and serves that).
+// VITE_API_URL (default http://127.0.0.1:3000) is where the API answers; `?api=` overrides it.
+export default defineConfig({
+  root: import.meta.dirname,
+  server: { host: 'localhost', port: 5173, strictPort: true },
+  preview: { host: 'localhost', port: 5173, strictPort: true },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    // siwe and ethers make one ~1 MB chunk; a console for a handful of users needs no splitting
+    chunkSizeWarningLimit: 1_500,
+    rolldownOptions: {
+      onwarn(warning, warn) {
+        // siwe's parser (apg-js) writes 'use strict;' with a stray semicolon: harmless, and noisy
+        if (warning.code === 'MODULE_LEVEL_DIRECTIVE') return
+        warn(warning)
+      },
+    },
+  },
+})
