@@ -8,23 +8,14 @@
 
 import { StrategySnapshotMessage, StrategyStateMessage, WsStrategiesQuery } from '@wh/api-schemas/strategies'
 import type { Sql } from '@wh/db'
-import {
-  type ClientMessage,
-  ClientMessage as ClientMessageSchema,
-  type MarketNames,
-  PRICED_ASSETS,
-  readStrategySeqs,
-  StrategyEvent,
-  strategyNames,
-} from '@wh/market'
+import { type MarketNames, readStrategySeqs, StrategyEvent, strategyNames } from '@wh/market'
 import type { TradingProfile } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type Type from 'typebox'
-import Value from 'typebox/value'
-import { errorBody } from '../../plugins/errors'
-import type { HubClient, HubStream } from '../../plugins/websocket-hub'
+import type { HubStream } from '../../plugins/websocket-hub'
 import { currentCycles } from './strategies'
+import { topicSocket } from './ws-topics'
 
 export interface WsStrategiesOptions {
   sql: Sql
@@ -34,12 +25,8 @@ export interface WsStrategiesOptions {
   clock: { now(): Date }
 }
 
-const MAX_CLIENT_MESSAGE_CHARS = 1_024
-const PRICED: ReadonlySet<string> = new Set(PRICED_ASSETS.map((a) => a.symbol))
 /** both the events and the snapshot states start with this head (the publisher writes it) */
 const SEQ = /^\{"type":"strategy(?:_state)?","asset":"[A-Z0-9]+","seq":(\d+),/
-
-const errorFrame = (code: string, message: string) => JSON.stringify({ type: 'error', code, message })
 
 export async function wsStrategiesRoute(app: FastifyInstance, opts: WsStrategiesOptions) {
   const sn = strategyNames(opts.names)
@@ -84,45 +71,6 @@ export async function wsStrategiesRoute(app: FastifyInstance, opts: WsStrategies
   }
   const snapshotFrame = (raws: string[]) => `{"type":"snapshot","channel":"strategies","states":[${raws.join(',')}]}`
 
-  function parseAssets(list: readonly string[]): { assets: string[] } | { unknown: string } {
-    const assets: string[] = []
-    for (const raw of list) {
-      const a = raw.trim().toUpperCase()
-      if (!PRICED.has(a)) return { unknown: raw }
-      if (!assets.includes(a)) assets.push(a)
-    }
-    return { assets }
-  }
-
-  async function subscribe(client: HubClient, assets: string[]) {
-    await client.subscribe(stream, assets, loadSnapshot, snapshotFrame)
-    if (!client.closed)
-      client.send(JSON.stringify({ type: 'subscribed', channel: 'strategies', assets: client.topicsOf(stream) }))
-  }
-
-  async function onMessage(client: HubClient, data: Buffer, isBinary: boolean) {
-    if (isBinary) return client.send(errorFrame('MALFORMED_MESSAGE', 'send JSON text frames'))
-    if (data.length > MAX_CLIENT_MESSAGE_CHARS)
-      return client.send(errorFrame('MESSAGE_TOO_LARGE', `at most ${MAX_CLIENT_MESSAGE_CHARS} bytes per message`))
-    let msg: unknown
-    try {
-      msg = JSON.parse(data.toString('utf8'))
-    } catch {
-      return client.send(errorFrame('MALFORMED_MESSAGE', 'not JSON'))
-    }
-    if (!Value.Check(ClientMessageSchema, msg))
-      return client.send(
-        errorFrame('MALFORMED_MESSAGE', 'expected {"op":"subscribe"|"unsubscribe","assets":[...]} or {"op":"ping"}'),
-      )
-    const m = msg as ClientMessage
-    if (m.op === 'ping') return client.send('{"type":"pong"}')
-    const parsed = parseAssets(m.assets)
-    if ('unknown' in parsed) return client.send(errorFrame('UNKNOWN_ASSET', `unknown asset ${parsed.unknown}`))
-    if (m.op === 'subscribe') return subscribe(client, parsed.assets)
-    client.unsubscribe(stream, parsed.assets)
-    return client.send(JSON.stringify({ type: 'unsubscribed', channel: 'strategies', assets: client.topicsOf(stream) }))
-  }
-
   app.route<{ Querystring: Type.Static<typeof WsStrategiesQuery> }>({
     method: 'GET',
     url: '/ws/strategies',
@@ -137,30 +85,6 @@ export async function wsStrategiesRoute(app: FastifyInstance, opts: WsStrategies
       querystring: WsStrategiesQuery,
       response: { 426: { $ref: 'ErrorBody#' } },
     },
-    handler: async (_request, reply) =>
-      reply
-        .code(426)
-        .header('upgrade', 'websocket')
-        .send(errorBody(426, 'UPGRADE_REQUIRED', 'Connect with a WebSocket')),
-    wsHandler: (socket, request) => {
-      const client = app.fanout.connect(socket)
-      socket.on('close', () => client.close())
-      socket.on('error', () => client.close())
-      socket.on('message', (data: Buffer, isBinary: boolean) => {
-        onMessage(client, data, isBinary).catch((err) => {
-          request.log.warn({ err: String(err) }, 'ws/strategies message failed')
-          client.send(errorFrame('MALFORMED_MESSAGE', 'could not handle the message'))
-        })
-      })
-      const initial = request.query.assets?.split(',').filter(Boolean) ?? [...PRICED]
-      const parsed = parseAssets(initial)
-      if ('unknown' in parsed) {
-        client.send(errorFrame('UNKNOWN_ASSET', `unknown asset ${parsed.unknown}`))
-        return
-      }
-      subscribe(client, parsed.assets).catch((err) =>
-        request.log.warn({ err: String(err) }, 'ws/strategies snapshot failed'),
-      )
-    },
+    ...topicSocket(app, { channel: 'strategies', stream, loadSnapshot, snapshotFrame }),
   })
 }

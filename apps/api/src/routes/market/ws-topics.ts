@@ -1,0 +1,97 @@
+/**
+ * What /ws/prices and /ws/strategies share (docs/market-data.md "WebSocket"): a client subscribes
+ * to assets, gets their snapshot and then the stream's messages in sequence order through the
+ * hub; `subscribe` / `unsubscribe` / `ping` ops; a malformed message gets an error message and the
+ * connection stays open; a plain GET without the upgrade answers 426 in the error shape. Each
+ * route supplies its stream, its snapshot and the snapshot's frame.
+ */
+import { type ClientMessage, ClientMessage as ClientMessageSchema, PRICED_ASSETS } from '@wh/market'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import Value from 'typebox/value'
+import { errorBody } from '../../plugins/errors'
+import type { HubClient, HubStream } from '../../plugins/websocket-hub'
+
+/** Client text frames above this get MESSAGE_TOO_LARGE (the connection stays open). */
+export const MAX_CLIENT_MESSAGE_CHARS = 1_024
+const PRICED: ReadonlySet<string> = new Set(PRICED_ASSETS.map((a) => a.symbol))
+
+export const errorFrame = (code: string, message: string) => JSON.stringify({ type: 'error', code, message })
+
+export interface TopicSocketOptions {
+  /** the `channel` of subscribed/unsubscribed/snapshot messages */
+  readonly channel: string
+  readonly stream: HubStream
+  readonly loadSnapshot: (assets: readonly string[]) => Promise<(string | null)[]>
+  readonly snapshotFrame: (raws: string[]) => string
+}
+
+/** Upper-cased assets, or the first unknown one. */
+function parseAssets(list: readonly string[]): { assets: string[] } | { unknown: string } {
+  const assets: string[] = []
+  for (const raw of list) {
+    const a = raw.trim().toUpperCase()
+    if (!PRICED.has(a)) return { unknown: raw }
+    if (!assets.includes(a)) assets.push(a)
+  }
+  return { assets }
+}
+
+/** The `handler` (426) and `wsHandler` of a topic WebSocket route. */
+export function topicSocket(app: FastifyInstance, o: TopicSocketOptions) {
+  async function subscribe(client: HubClient, assets: string[]) {
+    await client.subscribe(o.stream, assets, o.loadSnapshot, o.snapshotFrame)
+    if (!client.closed)
+      client.send(JSON.stringify({ type: 'subscribed', channel: o.channel, assets: client.topicsOf(o.stream) }))
+  }
+
+  async function onMessage(client: HubClient, data: Buffer, isBinary: boolean) {
+    if (isBinary) return client.send(errorFrame('MALFORMED_MESSAGE', 'send JSON text frames'))
+    if (data.length > MAX_CLIENT_MESSAGE_CHARS)
+      return client.send(errorFrame('MESSAGE_TOO_LARGE', `at most ${MAX_CLIENT_MESSAGE_CHARS} bytes per message`))
+    let msg: unknown
+    try {
+      msg = JSON.parse(data.toString('utf8'))
+    } catch {
+      return client.send(errorFrame('MALFORMED_MESSAGE', 'not JSON'))
+    }
+    if (!Value.Check(ClientMessageSchema, msg))
+      return client.send(
+        errorFrame('MALFORMED_MESSAGE', 'expected {"op":"subscribe"|"unsubscribe","assets":[...]} or {"op":"ping"}'),
+      )
+    const m = msg as ClientMessage
+    if (m.op === 'ping') return client.send('{"type":"pong"}')
+    const parsed = parseAssets(m.assets)
+    if ('unknown' in parsed) return client.send(errorFrame('UNKNOWN_ASSET', `unknown asset ${parsed.unknown}`))
+    if (m.op === 'subscribe') return subscribe(client, parsed.assets)
+    client.unsubscribe(o.stream, parsed.assets)
+    return client.send(JSON.stringify({ type: 'unsubscribed', channel: o.channel, assets: client.topicsOf(o.stream) }))
+  }
+
+  return {
+    handler: async (_request: FastifyRequest, reply: FastifyReply) =>
+      reply
+        .code(426)
+        .header('upgrade', 'websocket')
+        .send(errorBody(426, 'UPGRADE_REQUIRED', 'Connect with a WebSocket')),
+    wsHandler: (socket: import('ws').WebSocket, request: FastifyRequest<{ Querystring: { assets?: string } }>) => {
+      const client = app.fanout.connect(socket)
+      socket.on('close', () => client.close())
+      socket.on('error', () => client.close())
+      socket.on('message', (data: Buffer, isBinary: boolean) => {
+        onMessage(client, data, isBinary).catch((err) => {
+          request.log.warn({ err: String(err) }, `ws/${o.channel} message failed`)
+          client.send(errorFrame('MALFORMED_MESSAGE', 'could not handle the message'))
+        })
+      })
+      const initial = request.query.assets?.split(',').filter(Boolean) ?? [...PRICED]
+      const parsed = parseAssets(initial)
+      if ('unknown' in parsed) {
+        client.send(errorFrame('UNKNOWN_ASSET', `unknown asset ${parsed.unknown}`))
+        return
+      }
+      subscribe(client, parsed.assets).catch((err) =>
+        request.log.warn({ err: String(err) }, `ws/${o.channel} snapshot failed`),
+      )
+    },
+  }
+}
