@@ -12,6 +12,7 @@ import {
   ListQuery,
   ListResponse,
   PAGE_LIMIT_DEFAULT,
+  PAGE_LIMIT_MAX,
   PositionParams,
 } from '@wh/api-schemas/positions'
 import { AppError, type Clock, decimalsOf, fromBaseUnits, NotFoundError, systemClock, toBaseUnits } from '@wh/core'
@@ -26,6 +27,7 @@ import {
 } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
+import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
 
 export interface PositionRoutesOptions {
@@ -33,16 +35,6 @@ export interface PositionRoutesOptions {
   clock?: Clock
 }
 
-class InvalidCursorError extends AppError {
-  constructor() {
-    super({ code: 'INVALID_CURSOR', statusCode: 400, message: 'cursor is not one this API issued' })
-  }
-}
-class InvalidLimitError extends AppError {
-  constructor() {
-    super({ code: 'VALIDATION_ERROR', statusCode: 400, message: 'querystring/limit must be an integer from 1 to 100' })
-  }
-}
 class AmountNotStringError extends AppError {
   constructor() {
     super({ code: 'INVALID_AMOUNT', statusCode: 400, message: 'amount must be a decimal string' })
@@ -87,35 +79,9 @@ interface WheelRow {
   stopped_at: Date | null
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const PG_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2}))?$/
-
-/**
- * Each field of the cursor's time in range: the pattern alone lets through 2024-02-30, year 0 or an
- * offset of +99, which Postgres refuses in the query (a 500 instead of a 400).
- */
-function inRange(pgTimestamp: string): boolean {
-  const m = PG_TIMESTAMP_RE.exec(pgTimestamp)
-  if (!m) return false
-  const [date, time] = [pgTimestamp.slice(0, 10), pgTimestamp.slice(11, 19)]
-  const t = new Date(`${date}T${time}Z`)
-  return (
-    !Number.isNaN(t.getTime()) &&
-    t.toISOString().slice(0, 19) === `${date}T${time}` &&
-    !date.startsWith('0000') &&
-    Number(m[1]) <= 15 &&
-    Number(m[2] ?? 0) <= 59
-  )
-}
 const USDC = 6
 const E18 = 18
 
-const encodeCursor = (r: Row) => Buffer.from(`${r.created_at_text}|${r.id}`).toString('base64url')
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  const [createdAt, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  if (rest.length > 0 || !createdAt || !id || !inRange(createdAt) || !UUID_RE.test(id)) throw new InvalidCursorError()
-  return { createdAt, id }
-}
 const e18 = (v: string | null) => (v === null ? null : fromBaseUnits(BigInt(v), E18))
 
 function item(r: Row) {
@@ -214,9 +180,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
     },
     async (request) => {
       const { userId } = currentUser(request)
-      const limit = request.query.limit ?? PAGE_LIMIT_DEFAULT
-      // Ajv coerces ?limit=Infinity to a number its integer check lets through
-      if (!Number.isSafeInteger(limit)) throw new InvalidLimitError()
+      const limit = pageLimit(request.query.limit, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
       const after = request.query.cursor ? decodeCursor(request.query.cursor) : undefined
       const rows = await sql<Row[]>`
         select p.id, p.wheel_id, p.asset, p.side, p.state, p.collateral_currency, p.collateral_amount, p.instrument,

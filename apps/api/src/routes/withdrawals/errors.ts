@@ -11,16 +11,6 @@ export class UnknownRouteError extends AppError {
     super({ code: 'UNKNOWN_ROUTE', statusCode: 400, message: `no withdrawal route for ${asset} on ${chain}` })
   }
 }
-export class InvalidLimitError extends AppError {
-  constructor() {
-    super({ code: 'VALIDATION_ERROR', statusCode: 400, message: 'querystring/limit must be an integer from 1 to 100' })
-  }
-}
-export class InvalidCursorError extends AppError {
-  constructor() {
-    super({ code: 'INVALID_CURSOR', statusCode: 400, message: 'cursor is not one this API issued' })
-  }
-}
 /** spec 8.2: below WITHDRAWAL_MIN_USD. */
 export class WithdrawalBelowMinimumError extends BusinessRuleError {
   constructor(minAmount: string, asset: string, minUsd: string) {

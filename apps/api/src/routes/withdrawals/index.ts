@@ -11,6 +11,7 @@ import {
   ListQuery,
   ListResponse,
   PAGE_LIMIT_DEFAULT,
+  PAGE_LIMIT_MAX,
   RoutesResponse,
 } from '@wh/api-schemas/withdrawals'
 import { type Clock, fromBaseUnits, systemClock, toBaseUnits } from '@wh/core'
@@ -21,13 +22,12 @@ import { Lru } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { getAddress } from 'viem'
+import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import {
   AmountNotStringError,
   IdempotencyKeyReusedError,
-  InvalidCursorError,
   InvalidDestinationError,
-  InvalidLimitError,
   UnknownRouteError,
   WithdrawalAboveMaximumError,
   WithdrawalBelowMinimumError,
@@ -70,27 +70,6 @@ const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 const ETH_DECIMALS = 18
 const DECIMALS: Record<string, number> = { USDC: 6, ETH: 18 }
 const UNIQUE_VIOLATION = '23505'
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const PG_TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2}))?$/
-
-/**
- * Each field of the cursor's time in range: the pattern alone lets through 2024-02-30, year 0 or an
- * offset of +99, which Postgres refuses in the query (a 500 instead of a 400).
- */
-function inRange(pgTimestamp: string): boolean {
-  const m = PG_TIMESTAMP_RE.exec(pgTimestamp)
-  if (!m) return false
-  const [date, time] = [pgTimestamp.slice(0, 10), pgTimestamp.slice(11, 19)]
-  const t = new Date(`${date}T${time}Z`)
-  return (
-    !Number.isNaN(t.getTime()) &&
-    t.toISOString().slice(0, 19) === `${date}T${time}` &&
-    !date.startsWith('0000') &&
-    Number(m[1]) <= 15 &&
-    Number(m[2] ?? 0) <= 59
-  )
-}
-
 /**
  * A destination as EIP-55. All-lowercase (or all-uppercase) hex has no checksum to check; mixed
  * case must be a valid EIP-55 checksum, else a typo would send money to a wrong address.
@@ -107,16 +86,6 @@ export function normaliseDestination(input: string): string {
   if (!unchecked && address !== input) throw new InvalidDestinationError('destination has a wrong EIP-55 checksum')
   if (address === ZERO_ADDRESS) throw new InvalidDestinationError('destination is the zero address')
   return address
-}
-
-function encodeCursor(row: WithdrawalRow): string {
-  return Buffer.from(`${row.created_at_text}|${row.id}`).toString('base64url')
-}
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  const raw = Buffer.from(cursor, 'base64url').toString('utf8')
-  const [createdAt, id, ...rest] = raw.split('|')
-  if (rest.length > 0 || !createdAt || !id || !inRange(createdAt) || !UUID_RE.test(id)) throw new InvalidCursorError()
-  return { createdAt, id }
 }
 
 const iso = (d: Date) => d.toISOString()
@@ -340,9 +309,7 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
     },
     async (request) => {
       const { userId } = currentUser(request)
-      const limit = request.query.limit ?? PAGE_LIMIT_DEFAULT
-      // Ajv coerces ?limit=Infinity to a number its integer check lets through
-      if (!Number.isSafeInteger(limit)) throw new InvalidLimitError()
+      const limit = pageLimit(request.query.limit, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
       const after = request.query.cursor === undefined ? undefined : decodeCursor(request.query.cursor)
       const rows = await sql<WithdrawalRow[]>`
         select ${selectColumns} from withdrawals
