@@ -7,6 +7,7 @@
  */
 import type { Sql } from '@wh/db'
 import {
+  type ChosenQuote,
   cacheChosenQuote,
   MARKET_NAMES,
   type MarketNames,
@@ -21,14 +22,7 @@ import type { Redis } from 'ioredis'
 
 export interface StrategyEvents {
   publish(asset: string, body: StrategyEventBody): Promise<void>
-  cacheQuote(q: {
-    instrument: string
-    ts: string
-    mark: string
-    index: string
-    iv: string | null
-    delta: string | null
-  }): Promise<void>
+  cacheQuote(q: ChosenQuote): Promise<void>
   /** events lost to Redis errors since start */
   readonly dropped: number
 }
