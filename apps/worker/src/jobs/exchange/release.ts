@@ -17,7 +17,7 @@
  *     refusal → failed, with an alert.
  */
 import type { Sql } from '@wh/db'
-import { ExchangeError, type SignedTransfer } from '@wh/exchange'
+import { ExchangeError, type SignedTransfer, toE18 } from '@wh/exchange'
 import { append, parseAccount, userBalances } from '@wh/ledger'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
@@ -142,7 +142,7 @@ async function plan(deps: TransferDeps, rel: ReleaseRow): Promise<Plan> {
     deps.log.warn({ releaseId: rel.id, err: (err as Error).message }, 'release: subaccount read failed')
     return { kind: 'retry' }
   }
-  const positions = sub.positions.filter((p) => Number(p.amount) !== 0).map((p) => p.instrument_name)
+  const positions = sub.positions.filter((p) => toE18(p.amount) !== 0n).map((p) => p.instrument_name)
   if (positions.length > 0) return { kind: 'wait', reason: `open positions: ${positions.join(', ')}` }
   if (sub.open_orders.length > 0) return { kind: 'wait', reason: `open orders: ${sub.open_orders.length}` }
 
