@@ -33,6 +33,13 @@ export const positions = pgTable(
     /** premium received, base units of USDC (before fees) */
     premium: numeric('premium', { precision: 78, scale: 0 }).notNull().default('0'),
     fees: numeric('fees', { precision: 78, scale: 0 }).notNull().default('0'),
+    /** the option's implied volatility when the leg was sold (e18; the mark IV at the first order) */
+    ivE18: numeric('iv_e18', { precision: 78, scale: 0 }),
+    /** a buy-back (DELETE of an open leg): the highest price per unit accepted, from the quote (e18) */
+    closeLimitE18: numeric('close_limit_e18', { precision: 78, scale: 0 }),
+    /** amount bought back (e18) and what it cost in USDC base units (price × amount, fees apart) */
+    boughtE18: numeric('bought_e18', { precision: 78, scale: 0 }).notNull().default('0'),
+    closeCost: numeric('close_cost', { precision: 78, scale: 0 }).notNull().default('0'),
     /** the resting order while placing */
     orderId: text('order_id'),
     windowEndsAt: timestamp('window_ends_at', { withTimezone: true }),
@@ -80,6 +87,8 @@ export const positionFills = pgTable(
     platformFee: numeric('platform_fee', { precision: 78, scale: 0 }).notNull(),
     tradedAt: timestamp('traded_at', { withTimezone: true }).notNull(),
     feeCollectedAt: timestamp('fee_collected_at', { withTimezone: true }),
+    /** the fee collection (a subaccount_transfers row, kind 'fee') that carries this fill's platform fee */
+    feeTransferId: uuid('fee_transfer_id'),
   },
   (t) => [
     index('position_fills_position_idx').on(t.positionId),
@@ -107,6 +116,8 @@ export const wheels = pgTable(
     stopMode: text('stop_mode'),
     /** USD per unit of the underlying the wheel holds; a call is never sold below it (e18) */
     costBasisE18: numeric('cost_basis_e18', { precision: 78, scale: 0 }),
+    /** what the wheel holds between legs: 'cash' (sells puts) or 'underlying' (sells calls) */
+    holding: text('holding').notNull().default('cash'),
     currentPositionId: uuid('current_position_id'),
     cycles: bigint('cycles', { mode: 'number' }).notNull().default(0),
     /** why the runner skipped it last (deadline, pause, nothing to sell, …) */
@@ -123,3 +134,48 @@ export const wheels = pgTable(
 )
 
 export type WheelRow = typeof wheels.$inferSelect
+
+/**
+ * A conversion round (docs/trading.md "Conversions"): moves a wheel's subaccount between cash and
+ * the underlying after (or, from PRE_CONVERT_LEAD_MINUTES before expiry, ahead of) an in-the-money
+ * leg. planned → withdrawing (the sold currency leaves the subaccount for the exchange wallet) →
+ * swapping (the swap ladder, @wh/swap, `swap_id`) → depositing (the bought currency into the
+ * subaccount) → done | failed. One round per leg (`position_id`).
+ */
+export const conversions = pgTable(
+  'conversions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    wheelId: uuid('wheel_id').notNull(),
+    /** the leg whose outcome the round follows */
+    positionId: uuid('position_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    subaccountId: uuid('subaccount_id').notNull(),
+    asset: text('asset').notNull(),
+    /** 'to_underlying' (after a put) | 'to_cash' (after a call) */
+    direction: text('direction').notNull(),
+    /** 'pre_expiry' | 'after_settlement' */
+    trigger: text('trigger').notNull(),
+    state: text('state').notNull(),
+    reason: text('reason'),
+    sellCurrency: text('sell_currency').notNull(),
+    buyCurrency: text('buy_currency').notNull(),
+    amountIn: numeric('amount_in', { precision: 78, scale: 0 }),
+    amountOut: numeric('amount_out', { precision: 78, scale: 0 }),
+    outTransferId: uuid('out_transfer_id'),
+    inTransferId: uuid('in_transfer_id'),
+    swapId: uuid('swap_id'),
+    alertedAt: timestamp('alerted_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('conversions_position_key').on(t.positionId),
+    index('conversions_open_idx')
+      .on(t.subaccountId)
+      .where(sql`${t.state} in ('planned', 'withdrawing', 'swapping', 'depositing')`),
+  ],
+)
+
+export type ConversionRow = typeof conversions.$inferSelect
