@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { fromBaseUnits, systemClock } from '@wh/core'
 import { fromE18, toE18 } from '@wh/exchange'
-import { reconcileDriftKey } from '@wh/jobs'
+import { reconcileDriftKey, tryLock } from '@wh/jobs'
 import {
   balanceOf,
   minuteBucket,
@@ -23,7 +23,7 @@ import {
 import type { Job } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAccruals } from '../src/jobs/exchange/accruals'
-import { withCycleLock } from '../src/jobs/exchange/cycle-lock'
+import { EXCHANGE_CYCLE_LOCK, withCycleLock } from '../src/jobs/exchange/cycle-lock'
 import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/exchange/reconcile'
 import { assertNotStopped, clearStop, isTradingStopped, SubaccountStoppedError } from '../src/jobs/exchange/stops'
 import { ticks } from '../src/jobs/index'
@@ -264,13 +264,23 @@ describe('reconciliation against the simulator (issue 5 "Reconciliation")', () =
     expect(delta + 1_000_000n).toBeLessThanOrEqual(2n)
   })
 
-  it('the cycle lock: of two concurrent runs one skips; a run while another exchange tick holds it skips', async () => {
+  it('the cycle lock: a second run waits for the first; a run held out past its wait skips; fast ticks step aside for a waiting one', async () => {
     const [x, y] = await Promise.all([observe(), observe()])
-    expect([x.ran, y.ran].sort()).toEqual([false, true])
+    expect([x.ran, y.ran]).toEqual([true, true])
     const skipped = await withCycleLock(stack.redis, async () => ({
-      reconcile: await observe(),
-      accruals: await runAccruals(stack.deps, silent),
+      reconcile: await runReconcile(stack.deps, silent, { mode: 'observe', lockWaitMs: 200 }),
+      accruals: await runAccruals(stack.deps, silent, { lockWaitMs: 200 }),
     }))
     expect(skipped).toMatchObject({ ran: true, value: { reconcile: { ran: false }, accruals: { ran: false } } })
+    // a fast tick holds the lock; reconciliation waits for it and raises the queued flag
+    const holder = await tryLock(stack.redis, EXCHANGE_CYCLE_LOCK, 60_000)
+    const waiting = runReconcile(stack.deps, silent, { mode: 'observe', lockWaitMs: 10_000 })
+    for (let i = 0; i < 100 && (await stack.redis.exists(`${EXCHANGE_CYCLE_LOCK}:queued`)) === 0; i++)
+      await new Promise((r) => setTimeout(r, 20))
+    await holder?.release()
+    // the next fast tick does not take the lock from the waiting reconciliation
+    expect(await withCycleLock(stack.redis, async () => 'fast')).toEqual({ ran: false })
+    expect((await waiting).ran).toBe(true)
+    expect(await stack.redis.exists(`${EXCHANGE_CYCLE_LOCK}:queued`)).toBe(0)
   })
 })

@@ -138,4 +138,22 @@ describe('worker runtime', () => {
     expect(await tryLock(redis, key, 1000)).toBeUndefined()
     await next?.release()
   })
+
+  it('a holder running past the TTL keeps the lock (renewed); a waiter gets it once released', async () => {
+    const key = `lock-${randomUUID()}`
+    let during: unknown = 'unset'
+    const slow = withLock(redis, key, 150, async () => {
+      await new Promise((r) => setTimeout(r, 500)) // over three TTLs
+      during = await tryLock(redis, key, 150)
+      return 'slow'
+    })
+    const waiter = withLock(redis, key, 150, async () => 'waited', { waitMs: 3_000, pollMs: 20 })
+    expect(await slow).toBe('slow')
+    expect(during).toBeUndefined() // nobody took it while the slow holder ran
+    expect(await waiter).toBe('waited')
+    // a waiter whose wait runs out gives up
+    const holder = await tryLock(redis, key, 5_000)
+    expect(await withLock(redis, key, 150, async () => 'never', { waitMs: 100, pollMs: 20 })).toBeUndefined()
+    await holder?.release()
+  })
 })

@@ -32,7 +32,7 @@ import {
   toExchangeSubaccount,
 } from './accounting-subaccounts'
 import { type AccrualEntry, closedBeforeMs, e18ToBaseUnits, HOUR_MS, sumByBucket } from './accrual-buckets'
-import { withCycleLock } from './cycle-lock'
+import { ACCOUNTING_LOCK_WAIT_MS, EXCHANGE_CYCLE_LOCK, withCycleLock } from './cycle-lock'
 
 export const ACCRUALS_TICK = 'exchange-accruals'
 /** Buckets close hourly; a quarter-hour period records each at most ~20 minutes after it ends. */
@@ -220,7 +220,11 @@ export interface AccrualsSummary {
  * The accruals tick: every subaccount at the exchange (bounded batch, bounded time), under the
  * cycle lock. A subaccount that fails is logged and retried next tick; the others go on.
  */
-export async function runAccruals(deps: AccountingDeps, log: AccountingLog): Promise<AccrualsSummary> {
+export async function runAccruals(
+  deps: AccountingDeps,
+  log: AccountingLog,
+  opts: { lockWaitMs?: number } = {},
+): Promise<AccrualsSummary> {
   const summary: AccrualsSummary = {
     ran: false,
     subaccounts: 0,
@@ -231,25 +235,30 @@ export async function runAccruals(deps: AccountingDeps, log: AccountingLog): Pro
     errors: 0,
     deferred: 0,
   }
-  const outcome = await withCycleLock(deps.redis, async () => {
-    summary.ran = true
-    const subs = await subaccountsForAccruals(deps.sql, ACCRUALS_BATCH)
-    summary.subaccounts = subs.length
-    const nowMs = deps.clock.now().getTime()
-    const started = await runBounded(subs, async (sub) => {
-      try {
-        const r = await ingestAccruals(deps, sub, { nowMs, needPending: false }, log)
-        if (r.read) summary.read++
-        summary.recorded += r.recorded
-        summary.duplicates += r.duplicates
-        summary.late += r.late
-      } catch (err) {
-        summary.errors++
-        log.warn({ subaccountId: sub.ledgerId, err: errorInfo(err) }, 'accruals failed for a subaccount')
-      }
-    })
-    summary.deferred = subs.length - started
-  })
+  const outcome = await withCycleLock(
+    deps.redis,
+    async () => {
+      summary.ran = true
+      const subs = await subaccountsForAccruals(deps.sql, ACCRUALS_BATCH)
+      summary.subaccounts = subs.length
+      const nowMs = deps.clock.now().getTime()
+      const started = await runBounded(subs, async (sub) => {
+        try {
+          const r = await ingestAccruals(deps, sub, { nowMs, needPending: false }, log)
+          if (r.read) summary.read++
+          summary.recorded += r.recorded
+          summary.duplicates += r.duplicates
+          summary.late += r.late
+        } catch (err) {
+          summary.errors++
+          log.warn({ subaccountId: sub.ledgerId, err: errorInfo(err) }, 'accruals failed for a subaccount')
+        }
+      })
+      summary.deferred = subs.length - started
+    },
+    EXCHANGE_CYCLE_LOCK,
+    { waitMs: opts.lockWaitMs ?? ACCOUNTING_LOCK_WAIT_MS },
+  )
   if (!outcome.ran) log.info({}, 'accruals skipped: the exchange cycle lock is held')
   return summary
 }

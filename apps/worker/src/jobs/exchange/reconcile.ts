@@ -5,8 +5,10 @@
  *
  * Per subaccount, under the exchange cycle lock (so no funding or release is between the exchange
  * and the journal while balances are compared):
- *   1. skip it while one of its transfers is in flight (reserved, submitted, accepted): the lock
- *      covers live fundings and releases, a row left in flight by a crash is not settled yet;
+ *   1. skip it while one of its transfers is in flight (reserved, submitted, accepted) or a
+ *      conversion round of it is open: the lock covers live fundings and releases, a row left in
+ *      flight by a crash is not settled yet, a round's money is between the exchange wallet and
+ *      the subaccount;
  *   2. ingest its positions' fills and settlements (trading/fills.ts), then its accruals
  *      (accruals.ts): complete hours are recorded; the incomplete hours' sums, already in the
  *      exchange's balance, are added to the journal side (`pending`), and so are the platform's
@@ -51,7 +53,7 @@ import {
   toExchangeSubaccount,
 } from './accounting-subaccounts'
 import { type AccountingDeps, type AccountingLog, errorInfo, ingestAccruals } from './accruals'
-import { withCycleLock } from './cycle-lock'
+import { ACCOUNTING_LOCK_WAIT_MS, EXCHANGE_CYCLE_LOCK, withCycleLock } from './cycle-lock'
 
 export const RECONCILE_TICK = 'exchange-reconcile'
 export const RECONCILE_EVERY_MS = 5 * 60_000
@@ -115,10 +117,18 @@ export function epsilonBaseUnits(epsilon: string, decimals: number): bigint {
 const abs = (x: bigint) => (x < 0n ? -x : x)
 const signed = (x: bigint, decimals: number) => (x > 0n ? '+' : '') + fromBaseUnits(x, decimals)
 
+/**
+ * A transfer of the subaccount is in flight, or a conversion round of it is open: between its
+ * withdraw and its deposit the round's money is in the exchange wallet while the journal (after
+ * `swap_executed`) already holds the bought currency in the subaccount (docs/trading.md).
+ */
 async function transferInFlight(sql: Sql, subaccountRowId: string): Promise<boolean> {
   const rows = await sql`
     select 1 from subaccount_transfers
     where subaccount_id = ${subaccountRowId} and state in ${sql([...IN_FLIGHT_STATES])}
+    union all
+    select 1 from conversions
+    where subaccount_id = ${subaccountRowId} and state in ('planned', 'withdrawing', 'swapping', 'depositing')
     limit 1`
   return rows.length > 0
 }
@@ -317,7 +327,7 @@ async function subaccountsAfter(sql: Sql, afterId: string | null, limit: number)
 export async function runReconcile(
   deps: AccountingDeps,
   log: AccountingLog,
-  over: { mode?: ReconcileMode; epsilon?: string } = {},
+  over: { mode?: ReconcileMode; epsilon?: string; lockWaitMs?: number } = {},
 ): Promise<ReconcileSummary> {
   const summary: ReconcileSummary = {
     ran: false,
@@ -332,43 +342,48 @@ export async function runReconcile(
   }
   const mode = over.mode ?? deps.config.reconcileMode
   const epsilon = over.epsilon ?? deps.config.reconcileEpsilon
-  const outcome = await withCycleLock(deps.redis, async () => {
-    summary.ran = true
-    const stored = await deps.redis.get(RECONCILE_CURSOR_KEY)
-    const after = stored !== null && UUID.test(stored) ? stored : null
-    const subs = await subaccountsAfter(deps.sql, after, RECONCILE_BATCH)
-    summary.subaccounts = subs.length
-    const at = deps.clock.now()
-    // GET /metrics: the largest |delta| per currency of this run (docs/architecture.md "Operating it")
-    const drift = new Map<string, Divergence>()
-    const started = await runBounded(subs, async (sub) => {
-      try {
-        const r = await reconcileSubaccount(deps, sub, { mode, epsilon, nowMs: at.getTime(), at }, log)
-        for (const d of r.divergences) {
-          const top = drift.get(d.currency)
-          if (!top || abs(d.delta) > abs(top.delta)) drift.set(d.currency, d)
+  const outcome = await withCycleLock(
+    deps.redis,
+    async () => {
+      summary.ran = true
+      const stored = await deps.redis.get(RECONCILE_CURSOR_KEY)
+      const after = stored !== null && UUID.test(stored) ? stored : null
+      const subs = await subaccountsAfter(deps.sql, after, RECONCILE_BATCH)
+      summary.subaccounts = subs.length
+      const at = deps.clock.now()
+      // GET /metrics: the largest |delta| per currency of this run (docs/architecture.md "Operating it")
+      const drift = new Map<string, Divergence>()
+      const started = await runBounded(subs, async (sub) => {
+        try {
+          const r = await reconcileSubaccount(deps, sub, { mode, epsilon, nowMs: at.getTime(), at }, log)
+          for (const d of r.divergences) {
+            const top = drift.get(d.currency)
+            if (!top || abs(d.delta) > abs(top.delta)) drift.set(d.currency, d)
+          }
+          if (r.outcome === 'clean') summary.clean++
+          else if (r.outcome === 'in_flight') summary.inFlight++
+          else if (r.outcome === 'observed') summary.observed++
+          else if (r.outcome === 'stopped') summary.stopped++
+          else summary.alreadyRecorded++
+        } catch (err) {
+          summary.errors++
+          log.warn({ subaccountId: sub.ledgerId, err: errorInfo(err) }, 'reconciliation failed for a subaccount')
         }
-        if (r.outcome === 'clean') summary.clean++
-        else if (r.outcome === 'in_flight') summary.inFlight++
-        else if (r.outcome === 'observed') summary.observed++
-        else if (r.outcome === 'stopped') summary.stopped++
-        else summary.alreadyRecorded++
-      } catch (err) {
-        summary.errors++
-        log.warn({ subaccountId: sub.ledgerId, err: errorInfo(err) }, 'reconciliation failed for a subaccount')
-      }
-    })
-    summary.deferred = subs.length - started
-    const figures = new Map([...drift].map(([c, d]) => [c, fromBaseUnits(abs(d.delta), d.decimals)]))
-    await recordReconcileDrift(deps.redis, figures).catch((err: unknown) =>
-      log.warn({ err: errorInfo(err) }, 'reconciliation drift not recorded'),
-    )
-    // resume after the last one started; from the start once the whole table was covered
-    const last = subs[started - 1]
-    if (started < subs.length || subs.length === RECONCILE_BATCH) {
-      if (last) await deps.redis.set(RECONCILE_CURSOR_KEY, last.id)
-    } else await deps.redis.del(RECONCILE_CURSOR_KEY)
-  })
+      })
+      summary.deferred = subs.length - started
+      const figures = new Map([...drift].map(([c, d]) => [c, fromBaseUnits(abs(d.delta), d.decimals)]))
+      await recordReconcileDrift(deps.redis, figures).catch((err: unknown) =>
+        log.warn({ err: errorInfo(err) }, 'reconciliation drift not recorded'),
+      )
+      // resume after the last one started; from the start once the whole table was covered
+      const last = subs[started - 1]
+      if (started < subs.length || subs.length === RECONCILE_BATCH) {
+        if (last) await deps.redis.set(RECONCILE_CURSOR_KEY, last.id)
+      } else await deps.redis.del(RECONCILE_CURSOR_KEY)
+    },
+    EXCHANGE_CYCLE_LOCK,
+    { waitMs: over.lockWaitMs ?? ACCOUNTING_LOCK_WAIT_MS },
+  )
   if (!outcome.ran) log.info({}, 'reconciliation skipped: the exchange cycle lock is held')
   return summary
 }
