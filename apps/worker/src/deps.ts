@@ -7,6 +7,7 @@ import type { Config } from '@wh/config'
 import { type Clock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { DeriveClient, type ExchangeLogger } from '@wh/exchange'
+import { localPoolAdapter, notConfiguredSwapAdapter, type SwapAdapter } from '@wh/swap'
 import {
   buildChainClients,
   buildChainRegistry,
@@ -45,13 +46,14 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
   // the hot wallet is MASTER_PRIVATE_KEY's account on every chain (docs/chains.md "Hot wallet")
   const hot = privateKeyToAccount(config.keys.masterPrivateKey)
   const clock = o.clock ?? systemClock
+  const clients = buildChainClients(registry, o.clientOptions)
   return {
     config,
     sql: io.sql,
     redis: io.redis,
     keyring: o.keyring ?? DepositKeyring.fromMnemonic(config.keys.masterMnemonic),
     registry,
-    clients: buildChainClients(registry, o.clientOptions),
+    clients,
     gasWallet: privateKeyToAccount(config.keys.gasWalletPrivateKey),
     hotWallet: () => hot,
     clock,
@@ -61,6 +63,11 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
       log: io.log,
       ...(o.alertApiBaseUrl !== undefined && { apiBaseUrl: o.alertApiBaseUrl }),
     }),
+    swap: {
+      adapter: swapAdapterOf(config, clients),
+      wallet: privateKeyToAccount(config.keys.swapWalletPrivateKey),
+      chain: config.swapChain,
+    },
     exchange: new DeriveClient({
       httpUrl: config.exchange.httpUrl,
       wsUrl: config.exchange.wsUrl,
@@ -71,4 +78,25 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
       ...(o.exchangeLogger && { logger: o.exchangeLogger }),
     }),
   }
+}
+
+/**
+ * The local pool when the local run (or a test) deployed one (SWAP_POOL_ADDRESS_LOCAL and
+ * WETH_ADDRESS_LOCAL, next to USDC_ADDRESS_LOCAL); otherwise the adapter that refuses, so a
+ * conversion waits saying the venue is not configured instead of trading somewhere unexpected.
+ */
+function swapAdapterOf(config: Config, clients: ReturnType<typeof buildChainClients>): SwapAdapter {
+  if (!config.swapLocal || !config.usdcAddressLocal) return notConfiguredSwapAdapter()
+  return localPoolAdapter({
+    clients,
+    pools: {
+      [config.swapChain]: {
+        address: config.swapLocal.pool,
+        tokens: [
+          { currency: 'USDC', address: config.usdcAddressLocal, decimals: 6 },
+          { currency: 'ETH', address: config.swapLocal.weth, decimals: 18 },
+        ],
+      },
+    },
+  })
 }

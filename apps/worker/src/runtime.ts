@@ -47,11 +47,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // Upsert every scheduler (idempotent by id): the same schedule whichever replica starts first.
   for (const tick of opts.ticks) {
     if (tick.everyMs === undefined) continue // a fan-out target: runs the jobs a tick adds
+    const every = (opts.deps && tick.everyMsOf?.(opts.deps.config)) || tick.everyMs
     await queues
       .get(tick.queue)
       ?.upsertJobScheduler(
         tick.name,
-        { every: tick.everyMs },
+        { every },
         { name: tick.name, opts: { removeOnComplete: 1000, removeOnFail: 5000 } },
       )
   }

@@ -3,11 +3,13 @@
  * scheduler (upserted by id), so N replicas agree on one schedule and each period runs once.
  * Later issues add their ticks here (deposit scans, sweeps, funding, withdrawals, …).
  */
+
 import type { Config } from '@wh/config'
 import type { Clock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { DeriveClient } from '@wh/exchange'
 import type { QueueKey } from '@wh/jobs'
+import type { SwapAdapter } from '@wh/swap'
 import type { Alerter, ChainClients, ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
 import type { Job, Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
@@ -36,6 +38,13 @@ export interface WorkerDeps {
   readonly alerter: Alerter
   /** the Derive client for EXCHANGE_WALLET_ADDRESS, signing with SESSION_PRIVATE_KEY */
   readonly exchange: DeriveClient
+  /** the swap venue of conversions (docs/swaps.md): its adapter, the swap wallet, its chain */
+  readonly swap: {
+    readonly adapter: SwapAdapter
+    /** SWAP_WALLET_PRIVATE_KEY's account */
+    readonly wallet: LocalAccount
+    readonly chain: ChainName
+  }
 }
 
 export interface TickContext {
@@ -54,5 +63,7 @@ export interface TickDefinition {
    * out (e.g. one sweep per deposit), which has no schedule of its own
    */
   readonly everyMs?: number
+  /** the period from the deployment's config, when a setting governs it (wins over everyMs) */
+  readonly everyMsOf?: (config: Config) => number
   readonly process: (job: Job, ctx: TickContext) => Promise<unknown>
 }

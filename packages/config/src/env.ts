@@ -133,6 +133,23 @@ export const ENV_SPEC = {
    */
   USDC_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
   /**
+   * the local run and tests: the constant-product pool (TestUSDC/TestWETH) and TestWETH on the local
+   * node that stand in for a swap venue (docs/swaps.md); without them conversions wait, saying the
+   * venue is not configured
+   */
+  SWAP_POOL_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
+  WETH_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
+  /** the chain the swap wallet trades on */
+  SWAP_CHAIN: {
+    schema: Type.Union([
+      Type.Literal('ethereum'),
+      Type.Literal('optimism'),
+      Type.Literal('base'),
+      Type.Literal('arbitrum'),
+    ]),
+    default: 'base',
+  },
+  /**
    * USDC (a decimal amount) the bridge tick leaves in each chain's hot wallet, above the requested
    * withdrawals there; only the surplus crosses to the exchange chain (docs/chains.md "Bridge")
    */
@@ -193,6 +210,9 @@ export interface Config {
   readonly usdcAddressLocal: `0x${string}` | undefined
   /** BRIDGE_RETAIN_USDC: USDC kept in each hot wallet, in base units (6 decimals) */
   readonly bridgeRetainUsdcBaseUnits: bigint
+  /** the local swap venue (SWAP_POOL_ADDRESS_LOCAL, WETH_ADDRESS_LOCAL); refused in production */
+  readonly swapLocal: { readonly pool: `0x${string}`; readonly weth: `0x${string}` } | undefined
+  readonly swapChain: 'ethereum' | 'optimism' | 'base' | 'arbitrum'
 }
 
 /** Thrown by loadConfig; names every bad variable, never a value. */
@@ -249,6 +269,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     // a local override would point every chain's USDC at a test contract: never with real money
     problems.push({ name: 'USDC_ADDRESS_LOCAL', reason: 'must not be set when NODE_ENV=production' })
   }
+  for (const name of ['SWAP_POOL_ADDRESS_LOCAL', 'WETH_ADDRESS_LOCAL'] as const) {
+    if (v[name] !== undefined && v.NODE_ENV === 'production')
+      problems.push({ name, reason: 'must not be set when NODE_ENV=production' })
+  }
+  if ((v.SWAP_POOL_ADDRESS_LOCAL === undefined) !== (v.WETH_ADDRESS_LOCAL === undefined))
+    problems.push({ name: 'SWAP_POOL_ADDRESS_LOCAL', reason: 'must be set together with WETH_ADDRESS_LOCAL' })
   if (problems.length > 0) throw new ConfigError(problems)
 
   const s = (n: EnvName) => v[n] as string
@@ -311,6 +337,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
     usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
     bridgeRetainUsdcBaseUnits: usdcBaseUnits(s('BRIDGE_RETAIN_USDC')),
+    swapLocal:
+      v.SWAP_POOL_ADDRESS_LOCAL !== undefined && v.WETH_ADDRESS_LOCAL !== undefined
+        ? { pool: getAddress(v.SWAP_POOL_ADDRESS_LOCAL), weth: getAddress(v.WETH_ADDRESS_LOCAL) }
+        : undefined,
+    swapChain: s('SWAP_CHAIN') as Config['swapChain'],
   } satisfies Config)
 }
 

@@ -7,6 +7,7 @@ import { accrualsTick } from './exchange/accruals'
 import { fundTick } from './exchange/fund'
 import { reconcileTick } from './exchange/reconcile'
 import { releaseTick } from './exchange/release'
+import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
 import { wheelTick } from './trading/wheel'
 import { withdrawalSendTick } from './withdrawals/send-tick'
@@ -35,4 +36,6 @@ export const ticks: readonly TickDefinition[] = [
   placeTick,
   // the wheel runner: each running wheel's next leg (every RETRY_MS, only when WHEEL_ENABLED)
   wheelTick,
+  // conversion rounds after in-the-money wheel legs (every CONVERSION_FAST_TICK_SECONDS, under the cycle lock)
+  convertTick,
 ]

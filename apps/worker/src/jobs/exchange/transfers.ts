@@ -29,8 +29,8 @@ export const HISTORY_SKEW_MS = 5_000
 /** Unknown subaccounts of the wallet searched for a lost create_subaccount, per attempt. */
 export const CREATE_SEARCH_MAX_SUBACCOUNTS = 50
 
-export type TransferKind = 'fund' | 'release'
-export type TransferState = 'reserved' | 'submitted' | 'accepted' | 'funded' | 'released' | 'failed'
+export type TransferKind = 'fund' | 'release' | 'convert_out' | 'convert_in' | 'fee'
+export type TransferState = 'reserved' | 'submitted' | 'accepted' | 'funded' | 'released' | 'done' | 'failed'
 
 /** A subaccount_transfers row as the ticks read it (amount and ids as Postgres returns them). */
 export interface TransferRow {
@@ -280,4 +280,109 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
   return out
+}
+
+/** Where one pass of `advanceMovement` left a row. */
+export type MovementOutcome =
+  | { kind: 'settled' }
+  | { kind: 'pending' }
+  /** the row is `failed` now; `retryable`: refused for margin or funds, or expired unlanded (nothing moved) */
+  | { kind: 'failed'; reason: string; retryable: boolean }
+
+/**
+ * One pass over a movement row that is `submitted` or `accepted`, by the rules of docs/exchange.md
+ * ("Crash and error rules"): send the stored action (never a new one), take the transaction id,
+ * read its status; settled → `settle(tx, transactionId, from)` runs inside ONE database transaction
+ * with the caller's own updates (it must move the row out of `from` conditionally and return false
+ * when it did not, so a concurrent pass records nothing twice). Used by conversions and fee
+ * collection; funding and release legs keep their own copies of these steps for their events.
+ */
+export async function advanceMovement(
+  deps: TransferDeps,
+  loaded: TransferRow,
+  ctx: { exchangeSubaccountId: number; firstSend: boolean },
+  settle: (tx: import('@wh/db').Sql, transactionId: string, from: 'submitted' | 'accepted') => Promise<boolean>,
+): Promise<MovementOutcome> {
+  let row = loaded
+  const fail = async (reason: string, retryable: boolean): Promise<MovementOutcome> => {
+    await deps.sql`update subaccount_transfers set state = 'failed', reason = ${reason.slice(0, 500)},
+      completed_at = ${deps.clock.now()}, updated_at = now() where id = ${row.id} and state in ('submitted', 'accepted')`
+    return { kind: 'failed', reason, retryable }
+  }
+  const settleIn = async (transactionId: string, from: 'submitted' | 'accepted'): Promise<MovementOutcome> =>
+    (await deps.sql.begin((t) => settle(t as unknown as import('@wh/db').Sql, transactionId, from)))
+      ? { kind: 'settled' }
+      : { kind: 'pending' }
+  if (row.state === 'submitted') {
+    const sent = await sendStored(deps, row, ctx)
+    if (sent.kind === 'retry') return { kind: 'pending' }
+    if (sent.kind === 'expired') return fail(`${row.method} signature expired before it landed`, true)
+    if (sent.kind === 'refused') return fail(`exchange refused the ${row.method}: ${sent.reason}`, sent.margin)
+    if (sent.kind === 'landed')
+      return sent.landed.settled ? settleIn(sent.landed.transactionId, 'submitted') : { kind: 'pending' }
+    const [accepted] = await deps.sql.unsafe<TransferRow[]>(
+      `update subaccount_transfers set state = 'accepted', transaction_id = $1, updated_at = now()
+       where id = $2 and state = 'submitted' returning ${TRANSFER_COLUMNS}`,
+      [sent.result.transaction_id, row.id],
+    )
+    if (!accepted) return { kind: 'pending' }
+    row = accepted
+  }
+  let raw: string
+  try {
+    raw = (await deps.exchange.getTransaction(row.transaction_id as string)).status
+  } catch (err) {
+    if (err instanceof ExchangeError && !err.retryable) throw err
+    return { kind: 'pending' }
+  }
+  const status = settlementOf(raw)
+  if (status === 'pending') return { kind: 'pending' }
+  if (status === 'failed') return fail(`exchange transaction ${row.transaction_id} ${raw}`, true)
+  return settleIn(row.transaction_id as string, 'accepted')
+}
+
+/**
+ * Signs a withdraw or deposit of `units` for a subaccount and inserts it `submitted` inside `tx`
+ * (the caller's transaction, with its own state change), so the action is stored before any send.
+ */
+export async function insertSignedMovement(
+  deps: TransferDeps,
+  tx: import('@wh/db').Sql,
+  m: {
+    kind: string
+    method: 'deposit' | 'withdraw'
+    userId: string
+    subaccountId: string
+    exchangeSubaccountId: number
+    currency: string
+    units: bigint
+  },
+  signed?: SignedTransfer,
+): Promise<TransferRow> {
+  const action =
+    signed ??
+    (await signMovement(deps, {
+      method: m.method,
+      subaccountId: m.exchangeSubaccountId,
+      currency: m.currency,
+      amount: await exchangeAmount(deps.exchange, m.currency, m.units),
+    }))
+  const [row] = await tx.unsafe<TransferRow[]>(
+    `insert into subaccount_transfers (user_id, subaccount_id, kind, state, currency, amount, method, params, nonce,
+       submitted_at)
+     values ($1, $2, $3, 'submitted', $4, $5, $6, $7::text::jsonb, $8, $9)
+     returning ${TRANSFER_COLUMNS}`,
+    [
+      m.userId,
+      m.subaccountId,
+      m.kind,
+      m.currency,
+      m.units.toString(),
+      action.method,
+      JSON.stringify(action.params),
+      String(action.params.nonce),
+      deps.clock.now(),
+    ],
+  )
+  return row as TransferRow
 }

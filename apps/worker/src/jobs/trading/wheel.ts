@@ -44,6 +44,9 @@ interface WheelRow {
   state: 'running' | 'stopping'
   current_position_id: string | null
   leg_state: string | null
+  leg_outcome: string | null
+  /** the conversion round of the current leg, if any (docs/trading.md "Conversions") */
+  conversion_state: string | null
   last_attempt_at: Date | null
 }
 
@@ -66,9 +69,10 @@ async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {
   const now = deps.clock.now()
   const rows = await sql<WheelRow[]>`
     select w.id, w.user_id, w.asset, w.subaccount_id, s.exchange_id::text, w.state, w.current_position_id,
-      p.state as leg_state, w.last_attempt_at
+      p.state as leg_state, p.outcome as leg_outcome, c.state as conversion_state, w.last_attempt_at
     from wheels w join subaccounts s on s.id = w.subaccount_id
     left join positions p on p.id = w.current_position_id
+    left join conversions c on c.position_id = w.current_position_id
     where w.state in ('running', 'stopping')
     order by w.updated_at
     limit 500`
@@ -83,6 +87,12 @@ async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {
 async function skip(sql: Sql, id: string, reason: string, now: Date): Promise<string> {
   await sql`update wheels set reason = ${reason}, last_attempt_at = ${now}, updated_at = now() where id = ${id}`
   return 'skipped'
+}
+
+/** Waiting on another tick (not a failed step): the reason is shown, the retry clock is not started. */
+async function waitFor(sql: Sql, id: string, reason: string): Promise<string> {
+  await sql`update wheels set reason = ${reason}, updated_at = now() where id = ${id} and reason is distinct from ${reason}`
+  return 'converting'
 }
 
 async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
@@ -100,6 +110,11 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
       updated_at = now() where id = ${w.id} and state = 'stopping'`
     return 'stopped'
   }
+  // a leg that ended in the money flips the holding first: the convert tick opens and runs the round
+  if (w.conversion_state !== null && !['done', 'failed'].includes(w.conversion_state))
+    return waitFor(sql, w.id, `converting (${w.conversion_state}) after the last leg`)
+  if (w.conversion_state === null && w.leg_state === 'settled' && w.leg_outcome === 'itm')
+    return waitFor(sql, w.id, 'the last leg settled in the money: waiting for its conversion round')
   if (pastWheelDeadline(now))
     return skip(sql, w.id, 'after the 20:00 UTC deadline: the next leg waits for tomorrow', now)
   if (w.last_attempt_at && now.getTime() - w.last_attempt_at.getTime() < WHEEL_RETRY_MS) return 'waiting_retry'
