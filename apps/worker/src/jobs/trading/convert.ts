@@ -388,6 +388,32 @@ async function storeMovement(
     })
 }
 
+/** A settled movement row: `done`, out of `from` only (a concurrent pass finds it moved and records nothing). */
+async function markDone(t: Sql, row: TransferRow, transactionId: string, from: 'submitted' | 'accepted') {
+  const [moved] = await t`
+    update subaccount_transfers set state = 'done', transaction_id = ${transactionId}, completed_at = now(),
+      updated_at = now() where id = ${row.id} and state = ${from} returning id`
+  return moved !== undefined
+}
+
+/** A movement that did not land: a fresh one for the same amount, stored with the round (same state). */
+async function signAgain(
+  deps: ConvertDeps,
+  round: Round,
+  row: TransferRow,
+  state: 'depositing' | 'withdrawing',
+): Promise<string> {
+  const deposit = state === 'depositing'
+  await storeMovement(deps, round, state, {
+    kind: deposit ? 'convert_in' : 'convert_out',
+    method: deposit ? 'deposit' : 'withdraw',
+    currency: row.currency,
+    units: BigInt(row.amount),
+    set: { state, reason: `${deposit ? 'deposit' : 'withdraw'} signed again after: ${row.reason}` },
+  })
+  return deposit ? 'deposit_resigned' : 'withdraw_resigned'
+}
+
 /**
  * depositing → withdrawing: the bought amount goes from the exchange wallet into the subaccount
  * first, so the subaccount's margin never drops during the round (the sold amount leaves it only
@@ -398,27 +424,13 @@ async function storeMovement(
 async function depositing(deps: ConvertDeps, round: Round, firstSend = false): Promise<string> {
   const row = await loadTransfer(deps.sql, round.in_transfer_id as string)
   if (!row) throw new Error(`conversion ${round.id} lost its deposit row`)
-  if (row.state === 'failed') {
-    await storeMovement(deps, round, 'depositing', {
-      kind: 'convert_in',
-      method: 'deposit',
-      currency: row.currency,
-      units: BigInt(row.amount),
-      set: { state: 'depositing', reason: `deposit signed again after: ${row.reason}` },
-    })
-    return 'deposit_resigned'
-  }
+  if (row.state === 'failed') return signAgain(deps, round, row, 'depositing')
   if (row.state !== 'done') {
     const outcome = await advanceMovement(
       deps,
       row,
       { exchangeSubaccountId: Number(round.exchange_id), firstSend },
-      async (t, transactionId, from) => {
-        const [moved] = await t`
-          update subaccount_transfers set state = 'done', transaction_id = ${transactionId}, completed_at = now(),
-            updated_at = now() where id = ${row.id} and state = ${from} returning id`
-        return moved !== undefined
-      },
+      (t, transactionId, from) => markDone(t, row, transactionId, from),
     )
     if (outcome.kind === 'failed') await setReason(deps.sql, round.id, `deposit did not land: ${outcome.reason}`)
     if (outcome.kind !== 'settled') return 'depositing'
@@ -443,26 +455,14 @@ async function depositing(deps: ConvertDeps, round: Round, firstSend = false): P
 async function withdrawing(deps: ConvertDeps, round: Round, firstSend = false): Promise<string> {
   const row = await loadTransfer(deps.sql, round.out_transfer_id as string)
   if (!row) throw new Error(`conversion ${round.id} lost its withdraw row`)
-  if (row.state === 'failed') {
-    await storeMovement(deps, round, 'withdrawing', {
-      kind: 'convert_out',
-      method: 'withdraw',
-      currency: row.currency,
-      units: BigInt(row.amount),
-      set: { state: 'withdrawing', reason: `withdraw signed again after: ${row.reason}` },
-    })
-    return 'withdraw_resigned'
-  }
+  if (row.state === 'failed') return signAgain(deps, round, row, 'withdrawing')
   const now = deps.clock.now()
   const outcome = await advanceMovement(
     deps,
     row,
     { exchangeSubaccountId: Number(round.exchange_id), firstSend },
     async (t, transactionId, from) => {
-      const [moved] = await t`
-        update subaccount_transfers set state = 'done', transaction_id = ${transactionId}, completed_at = now(),
-          updated_at = now() where id = ${row.id} and state = ${from} returning id`
-      if (!moved) return false
+      if (!(await markDone(t, row, transactionId, from))) return false
       await t`update conversions set state = 'done', reason = null, completed_at = ${now}, updated_at = now()
         where id = ${round.id} and state = 'withdrawing'`
       if (round.direction === 'to_underlying') {
