@@ -8,8 +8,9 @@
 # api, worker: `pnpm deploy --prod` of the app: a self-contained folder with its production
 #   dependencies in its own node_modules, the workspace packages it uses copied in (injected),
 #   not linked to the workspace.
-# local: the local-run tools: OUT/exchange (the Derive simulator, prod), OUT/wallet (with its dev
-#   dependencies: @wh/testkit holds the development keys local-stack.ts deploys from), drizzle/
+# local: the local-run tools: OUT/exchange (the Derive simulator, prod), OUT/wallet and OUT/swap (with
+#   their dev dependencies: @wh/testkit holds the development keys local-stack.ts and
+#   local-venue.ts deploy from), drizzle/
 #   where @wh/db looks for it, OUT/bin/anvil (the binary of @foundry-rs/anvil's platform package),
 #   and docker/local/setup.sh.
 #
@@ -65,8 +66,10 @@ case $target in
     mkdir -p "$out/bin"
     deploy @wh/exchange "$out/exchange" --prod
     deploy @wh/wallet "$out/wallet"
+    deploy @wh/swap "$out/swap"
     add_tsx "$out/exchange"
     add_tsx "$out/wallet"
+    # @wh/swap has tsx among its dev dependencies already
     # @wh/db applies ../../../drizzle from its src/ (the repository root in the workspace);
     # in the deployed copy that is the node_modules folder holding @wh/db
     db=$(readlink -f "$out/wallet/node_modules/@wh/db")

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The Compose stack's one-shot setup (what scripts/dev.ts does before it starts the apps):
 # migrations, then packages/wallet/scripts/local-stack.ts (TestUSDC on the local chain, the
-# exchange wallet registered with the simulator). Reads the services' environment.
+# exchange wallet registered with the simulator) and packages/swap/scripts/local-venue.ts (TestWETH,
+# the pool, the swap wallet's and the exchange wallet's inventory). Reads the services' environment.
 set -eu
 cd "$(dirname "$0")/wallet"
 node --import tsx node_modules/@wh/db/src/migrate-cli.ts
@@ -16,4 +17,17 @@ if [ "$got" != "$want" ]; then
   echo "setup: TestUSDC is at $got, the apps expect USDC_ADDRESS_LOCAL=$want (restart the chain: docker compose up -d --force-recreate anvil)" >&2
   exit 1
 fi
+# the swap venue: on a fresh chain TestWETH and the pool are dev account 0's next deployments
+venue=$(cd ../swap && node --import tsx scripts/local-venue.ts)
+echo "$venue"
+for pair in "poolAddress:SWAP_POOL_ADDRESS_LOCAL" "wethAddress:WETH_ADDRESS_LOCAL"; do
+  field=${pair%%:*}
+  name=${pair#*:}
+  got=$(printf '%s\n' "$venue" | tail -n 1 | sed -n "s/.*\"$field\":\"\(0x[0-9a-fA-F]*\)\".*/\1/p" | tr 'A-F' 'a-f')
+  want=$(eval "printf '%s' \"\${$name:-}\"" | tr 'A-F' 'a-f')
+  if [ "$got" != "$want" ]; then
+    echo "setup: $field is $got, the apps expect $name=$want (restart the chain: docker compose up -d --force-recreate anvil)" >&2
+    exit 1
+  fi
+done
 echo "setup: done"
