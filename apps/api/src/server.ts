@@ -133,7 +133,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     clock,
   })
   await app.register(portfolioRoutes, { sql, clock })
-  await app.register(positionRoutes, { sql, clock })
+  await app.register(positionRoutes, { sql, clock, exchangeHttpUrl: config.exchange.httpUrl })
   await app.register(subaccountRoutes, { sql })
   await app.register(signalRoutes, {
     sql,

@@ -192,7 +192,7 @@ describe('positions', () => {
     expect(await freeBalance(sql, userId, 'USDC')).toBe(usdc(600))
     const res = await del(token, id)
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ id, outcome: 'cancelled', state: 'cancelled' })
+    expect(res.json()).toEqual({ id, action: 'cancel', outcome: 'cancelled', state: 'cancelled' })
     expect(await freeBalance(sql, userId, 'USDC')).toBe(usdc(1000))
     expect((await del(token, id)).json()).toMatchObject({ statusCode: 409, code: 'POSITION_FINISHED' })
 
@@ -200,7 +200,8 @@ describe('positions', () => {
     await sql`update positions set state = 'placing' where id = ${placing}`
     const r2 = await del(token, placing)
     expect(r2.statusCode).toBe(202)
-    expect(r2.json()).toEqual({ id: placing, outcome: 'cancel_requested', state: 'placing' })
+    expect(r2.json()).toEqual({ id: placing, action: 'cancel', outcome: 'cancel_requested', state: 'placing' })
+    // an open leg is bought back (test/positions-close.test.ts); one with nothing sold has nothing to buy
     await sql`update positions set state = 'open' where id = ${placing}`
     expect((await del(token, placing)).json()).toMatchObject({ statusCode: 409, code: 'CLOSE_UNAVAILABLE' })
 
@@ -243,7 +244,7 @@ describe('positions', () => {
     ).toBe(400)
     const stop = await del(token, body.wheelId)
     expect(stop.statusCode).toBe(202)
-    expect(stop.json()).toEqual({ id: body.wheelId, outcome: 'stopping', state: 'stopping' })
+    expect(stop.json()).toEqual({ id: body.wheelId, action: 'stop', outcome: 'stopping', state: 'stopping' })
     const [w] = await api.ctx.database.sql`select state, stop_mode from wheels where id = ${body.wheelId}`
     expect(w).toEqual({ state: 'stopping', stop_mode: 'after_cycle' })
     // another user cannot stop it

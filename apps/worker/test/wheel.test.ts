@@ -5,9 +5,9 @@
  * ends with no order resting.
  */
 import { randomUUID } from 'node:crypto'
-import type { RunningSimulator } from '@wh/exchange'
+import { type RunningSimulator, toE18 } from '@wh/exchange'
 import { balanceOf, userSub } from '@wh/ledger'
-import { cancelPosition, startWheel, stopWheel, tradingProfile } from '@wh/trading'
+import { cancelPosition, type PriceReader, startWheel, stopWheel, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
@@ -157,6 +157,35 @@ describe('the wheel runner against the simulator (issue 6)', () => {
     sim.control.advanceTo(evening + 13 * 60 * MIN) // 09:30 the next day
     expect((await runWheels(wheel)).steps).toEqual({ put_opened: 1 })
     expect(await wheelRow(wheelId)).toMatchObject({ cycles: 2, reason: null })
+  })
+
+  it('a stop now buys the sold leg back at the quoted cost; the wheel is stopped once the leg is closed', async () => {
+    const userId = await userWith(USDC(10_000))
+    const { wheelId, leg } = await startWheel(sql(), { userId, asset: 'ETH', amount: USDC(5_000) })
+    await until(leg.id, 'placing')
+    await runPlacing(place)
+    sim.control.advance(profile.makerWindowMs + MIN)
+    await runPlacing(place)
+    expect(await legState(leg.id)).toBe('open')
+    const prices: PriceReader = async (instrument) => {
+      const t = await deps.exchange.getTicker(instrument)
+      return { askE18: toE18(t.best_ask_price), markE18: toE18(t.mark_price), tickE18: toE18(t.tick_size) }
+    }
+    const stop = await stopWheel(sql(), userId, wheelId, 'now', new Date(sim.control.nowMs()), prices)
+    expect(stop).toMatchObject({ state: 'stopping', stopMode: 'now' })
+    expect(stop.closeQuote?.cost).toBeGreaterThan(0n)
+    expect(await legState(leg.id)).toBe('closing')
+    // while the leg is closing the wheel is not stopped
+    await runWheels(wheel)
+    expect(await wheelRow(wheelId)).toMatchObject({ state: 'stopping' })
+    await runPlacing(place)
+    expect(await legState(leg.id)).toBe('closed')
+    expect((await runWheels(wheel)).steps).toMatchObject({ stopped: 1 })
+    expect(await wheelRow(wheelId)).toMatchObject({ state: 'stopped' })
+    const w = await wheelRow(wheelId)
+    const sub = await deps.exchange.getSubaccount(Number(w?.exchange_id))
+    expect(sub.positions.filter((p) => p.instrument_name.endsWith('-P') && p.amount !== '0')).toEqual([])
+    expect((await deps.exchange.getOpenOrders(Number(w?.exchange_id))).orders).toHaveLength(0)
   })
 
   it('does nothing while WHEEL_ENABLED is false', async () => {

@@ -64,7 +64,12 @@ export const PositionItem = Type.Object({
   fees: Amount('exchange and platform fees, USDC'),
   settlementCost: Nullable(Amount('paid at an in-the-money expiry, USDC')),
   outcome: Nullable(Type.Union([Type.Literal('itm'), Type.Literal('otm')])),
-  realizedPnl: Amount('premium − fees − settlement cost, USDC'),
+  bought: Amount('contracts bought back so far (DELETE of an open leg)'),
+  closeCost: Amount('what buying back cost, USDC: price × contracts, fees apart (they are in `fees`)'),
+  closeLimit: Nullable(
+    Amount('while closing: the highest price per contract the buy-back pays (the quote plus its tolerance), USD'),
+  ),
+  realizedPnl: Amount('premium − fees − settlement cost − close cost, USDC'),
   fills: Type.Integer({ description: 'number of fills' }),
   cancelRequested: Type.Boolean(),
   reason: Nullable(Type.String({ description: 'why it waits, failed or was cancelled' })),
@@ -106,22 +111,44 @@ export const CancelQuery = Type.Object(
   {
     mode: Type.Optional(
       Type.Union([Type.Literal('after_cycle'), Type.Literal('now')], {
-        description: 'for a wheel: stop after the current leg (default) or now (its resting orders cancelled)',
+        description:
+          'for a wheel: stop after the current leg (default) or now (its resting orders cancelled, or its sold leg bought back at a quoted cost)',
       }),
     ),
   },
   { additionalProperties: false },
 )
+export const CloseQuote = Type.Object({
+  pricePerUnit: Amount('the quoted price per contract: the best ask, or the mark plus a margin without one, USD'),
+  amount: Amount('contracts to buy back: sold minus already bought back'),
+  cost: Amount('pricePerUnit × amount, USDC, rounded up; the exchange fee comes on top'),
+  limitPerUnit: Amount('the most the buy order pays per contract: the quote plus 2 %, USD'),
+  quotedAt: Timestamp,
+})
 export const CancelResponse = Type.Object({
   id: Type.String({ format: 'uuid' }),
+  action: Type.Union([Type.Literal('cancel'), Type.Literal('close'), Type.Literal('stop')], {
+    description:
+      'cancel: a leg not sold yet; close: a sold (open) leg is bought back (202, with `quote`); stop: a wheel ' +
+      '(with `quote` when `mode=now` buys its sold leg back)',
+  }),
   outcome: Type.Union(
-    [Type.Literal('cancelled'), Type.Literal('cancel_requested'), Type.Literal('stopping'), Type.Literal('stopped')],
+    [
+      Type.Literal('cancelled'),
+      Type.Literal('cancel_requested'),
+      Type.Literal('close_requested'),
+      Type.Literal('stopping'),
+      Type.Literal('stopped'),
+    ],
     {
       description:
         'cancelled: nothing was at the exchange; cancel_requested: resting orders are being cancelled, what ' +
-        'filled stays open until expiry (an open leg answers 409 CLOSE_UNAVAILABLE: buying back is not built yet); ' +
-        'stopping/stopped: a wheel, reported stopped once no leg is live and no order of it rests',
+        'filled stays open; close_requested: the placing tick sends one immediate-or-cancel buy at the limit ' +
+        '(closed when all is bought back, else back to open with the reason; a second DELETE while closing ' +
+        'answers the same quote); stopping/stopped: a wheel, reported stopped once no leg is live and no order ' +
+        'of it rests',
     },
   ),
   state: Type.String({ description: "the position's state, or the wheel's" }),
+  quote: Type.Optional(CloseQuote),
 })

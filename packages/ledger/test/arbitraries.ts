@@ -34,16 +34,29 @@ export function eventArbitrary(users: readonly string[]): fc.Arbitrary<EventInpu
     ev('subaccount_released', fc.record({ userId, subaccountId: sub, rowId: id, currency, amount })),
     ev(
       'option_sold',
-      fc.record({
-        userId,
-        subaccountId: sub,
-        tradeId: id,
-        instrument: fc.constant('ETH-X-P'),
-        currency,
-        premium: amount,
-        exchangeFee: fee,
-        platformFee: fee,
-      }),
+      fc.oneof(
+        fc.record({
+          userId,
+          subaccountId: sub,
+          tradeId: id,
+          instrument: fc.constant('ETH-X-P'),
+          currency,
+          premium: amount,
+          exchangeFee: fee,
+          platformFee: fee,
+        }),
+        // a buy-back: the premium paid, the exchange's fee, no platform fee
+        fc.record({
+          userId,
+          subaccountId: sub,
+          tradeId: id,
+          instrument: fc.constant('ETH-X-P'),
+          currency,
+          side: fc.constant('buy' as const),
+          premium: amount,
+          exchangeFee: fee,
+        }),
+      ),
     ),
     ev(
       'option_settled',

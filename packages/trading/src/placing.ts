@@ -121,3 +121,84 @@ export function platformFee(premium: bigint, rate: string): bigint {
 export function premiumUsdc(amountE18: bigint, priceE18: bigint): bigint {
   return (amountE18 * priceE18) / E18 / 10n ** 12n
 }
+
+/** Rounds a price down to the tick (a buy's limit never above what the user accepted). */
+export function roundDownToTick(priceE18: bigint, tickE18: bigint): bigint {
+  if (tickE18 <= 0n) return priceE18
+  return (priceE18 / tickE18) * tickE18
+}
+
+/**
+ * Buying a leg back (docs/trading.md "Buying a leg back"): the buy order may pay up to this much
+ * above the quoted price (2 %). The quote is read when the user asks; the order goes out at the
+ * next placing tick, seconds later, and the ask may have moved a little meanwhile. Above it, the
+ * order buys nothing and the leg stays sold (the user asks again for a new quote).
+ */
+export const CLOSE_LIMIT_TOLERANCE_BPS = 200
+/** Without an ask on the book, the quote is the mark plus this margin (5 %), rounded up to the tick. */
+export const CLOSE_NO_ASK_MARGIN_BPS = 500
+
+/** What a buy-back quote is read from: the instrument's ticker (e18; 0 when absent). */
+export interface TickerPrices {
+  readonly askE18: bigint
+  readonly markE18: bigint
+  readonly tickE18: bigint
+}
+
+/** A buy-back quote: per-unit price and limit (e18), the contracts to buy (e18) and its cost (USDC base units). */
+export interface BuyBackQuote {
+  readonly priceE18: bigint
+  readonly limitE18: bigint
+  readonly amountE18: bigint
+  /** price × amount in USDC base units, rounded up (what the buy costs at the quoted price, fees apart) */
+  readonly cost: bigint
+  readonly quotedAt: Date
+}
+
+/**
+ * The quoted price is kept on this grain (1e-14 USD, far below any tick), so the limit is an exact
+ * multiple of it and the price can be read back from the stored limit (`quotedPriceOf`).
+ */
+const PRICE_GRAIN_E18 = BPS
+
+/** USDC base units (6 decimals) of `amountE18` contracts at `priceE18`, rounded up: what a buy costs. */
+export function costUsdcUp(amountE18: bigint, priceE18: bigint): bigint {
+  const scale = E18 * 10n ** 12n
+  return (amountE18 * priceE18 + scale - 1n) / scale
+}
+
+/** The buy-back limit for a quoted price: the price plus CLOSE_LIMIT_TOLERANCE_BPS (exact on the grain). */
+export function closeLimitOf(priceE18: bigint): bigint {
+  return (priceE18 * (BPS + BigInt(CLOSE_LIMIT_TOLERANCE_BPS))) / BPS
+}
+
+/** The quoted price behind a stored limit (the inverse of `closeLimitOf`, exact for prices on the grain). */
+export function quotedPriceOf(limitE18: bigint): bigint {
+  return (limitE18 * BPS) / (BPS + BigInt(CLOSE_LIMIT_TOLERANCE_BPS))
+}
+
+/**
+ * Quotes buying `amountE18` contracts back: the best ask, or without one the mark plus
+ * CLOSE_NO_ASK_MARGIN_BPS rounded up to the tick; undefined when the ticker has neither.
+ *
+ * @example buyBackQuote({ askE18: 12n * E18, markE18: 11n * E18, tickE18: E18 / 10n }, E18, now)
+ *   // price 12, limit 12.24, cost 12 USDC
+ */
+export function buyBackQuote(t: TickerPrices, amountE18: bigint, at: Date): BuyBackQuote | undefined {
+  if (amountE18 <= 0n) return undefined
+  const raw =
+    t.askE18 > 0n
+      ? t.askE18
+      : t.markE18 > 0n
+        ? roundUpToTick((t.markE18 * (BPS + BigInt(CLOSE_NO_ASK_MARGIN_BPS))) / BPS, t.tickE18)
+        : 0n
+  if (raw <= 0n) return undefined
+  const priceE18 = roundUpToTick(raw, PRICE_GRAIN_E18)
+  return {
+    priceE18,
+    limitE18: closeLimitOf(priceE18),
+    amountE18,
+    cost: costUsdcUp(amountE18, priceE18),
+    quotedAt: at,
+  }
+}

@@ -1,6 +1,7 @@
 /**
- * Positions (docs/trading.md "Position states", "Collateral and encumbrance"): requesting one and
- * cancelling one, shared by the API (POST/DELETE /positions) and the wheel runner.
+ * Positions (docs/trading.md "Position states", "Collateral and encumbrance", "Buying a leg back"):
+ * requesting one, cancelling one and closing (buying back) a sold one, shared by the API
+ * (POST/DELETE /positions), the wheel's stop and the wheel runner.
  */
 import {
   AppError,
@@ -13,6 +14,7 @@ import {
 } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { InsufficientFreeBalanceError, type Queryable, reserveFunding, userSub } from '@wh/ledger'
+import { type BuyBackQuote, buyBackQuote, costUsdcUp, quotedPriceOf, type TickerPrices } from './placing'
 
 export const POSITION_SIDES = ['put', 'call'] as const
 export type PositionSide = (typeof POSITION_SIDES)[number]
@@ -53,13 +55,33 @@ export class InsufficientCollateralError extends BusinessRuleError {
     })
   }
 }
-/** Buying an open leg back is not built yet: the leg runs to expiry (docs/trading.md). */
+/** A leg that cannot be bought back now (expired, not sold yet, nothing left to buy); `why` says which. */
 export class CloseUnavailableError extends AppError {
-  constructor(id: string) {
+  constructor(id: string, why: string) {
+    super({ code: 'CLOSE_UNAVAILABLE', statusCode: 409, message: `position ${id} ${why}` })
+  }
+}
+/** cancelPosition of a sold leg: it is closed (bought back) with closePosition instead. */
+export class PositionSoldError extends AppError {
+  constructor(id: string, state: string) {
     super({
-      code: 'CLOSE_UNAVAILABLE',
+      code: 'POSITION_SOLD',
       statusCode: 409,
-      message: `position ${id} is sold and runs to expiry: buying it back early is not available yet`,
+      message: `position ${id} is ${state}: buy it back (closePosition) rather than cancel it`,
+      details: { state },
+    })
+  }
+}
+/** The buy-back could not be priced: the exchange's ticker is unreachable or shows no price (503). */
+export class QuoteUnavailableError extends AppError {
+  constructor(instrument: string, cause?: unknown) {
+    super({
+      code: 'QUOTE_UNAVAILABLE',
+      statusCode: 503,
+      retryable: true,
+      message: `no price to buy ${instrument} back right now, try again shortly`,
+      details: { instrument },
+      ...(cause === undefined ? {} : { cause }),
     })
   }
 }
@@ -259,9 +281,119 @@ export async function cancelPosition(
         return { outcome: 'cancel_requested' as const, state: p.state }
       case 'open':
       case 'closing':
-        throw new CloseUnavailableError(positionId)
+        throw new PositionSoldError(positionId, p.state)
       default:
         throw new PositionFinishedError(positionId, p.state)
     }
   })
+}
+
+/** Reads an instrument's ticker for a buy-back quote (the API: the exchange's public get_ticker). */
+export type PriceReader = (instrument: string) => Promise<TickerPrices>
+
+export interface CloseResult {
+  outcome: 'close_requested'
+  state: 'closing'
+  quote: BuyBackQuote
+}
+
+interface CloseRow {
+  state: PositionState
+  asset: string
+  instrument: string | null
+  expiry_sec: number | null
+  filled_e18: string
+  bought_e18: string
+  close_limit_e18: string | null
+  cancel_requested_at: Date | null
+  stopped_at: Date | null
+  stop_reason: string | null
+}
+
+/** How often a close re-reads a leg that changed under its quote (a fill landed meanwhile). */
+const CLOSE_ATTEMPTS = 2
+
+/**
+ * Buys an open leg back (docs/trading.md "Buying a leg back"): quotes the open amount (filled −
+ * bought) from `prices` (the best ask, or the mark plus a margin) and moves the leg `open →
+ * closing` with `close_limit_e18` = the quoted price plus CLOSE_LIMIT_TOLERANCE_BPS; the placing
+ * tick then sends one immediate-or-cancel buy at that limit. A leg already `closing` answers its
+ * stored quote again without reading a price (idempotent). The price is read outside any
+ * transaction; the move is a conditional UPDATE on the state and the amounts the quote was made for.
+ *
+ * Throws NotFoundError (not the caller's), PositionFinishedError (terminal), CloseUnavailableError
+ * (not sold yet, expired, nothing left to buy), SubaccountStoppedError, QuoteUnavailableError (503:
+ * the price could not be read).
+ *
+ * @example
+ *   const { quote } = await closePosition(sql, userId, positionId, exchangePrices, clock.now())
+ */
+export async function closePosition(
+  sql: Sql,
+  userId: string,
+  positionId: string,
+  prices: PriceReader,
+  now: Date,
+): Promise<CloseResult> {
+  for (let attempt = 1; ; attempt++) {
+    const p = await closeRowOf(sql, userId, positionId)
+    if (p.state === 'closing') return closingAnswer(p)
+    if (p.state !== 'open') {
+      if ((LIVE_POSITION_STATES as readonly string[]).includes(p.state))
+        throw new CloseUnavailableError(positionId, `is ${p.state}: nothing is sold yet, cancel it instead`)
+      throw new PositionFinishedError(positionId, p.state)
+    }
+    // another DELETE won the race (answered above once it reads closing), or fills kept moving
+    if (attempt > CLOSE_ATTEMPTS) throw new CloseUnavailableError(positionId, 'changed while it was quoted: try again')
+    const instrument = p.instrument
+    if (!instrument) throw new CloseUnavailableError(positionId, 'has no instrument to buy back')
+    if (p.expiry_sec !== null && p.expiry_sec * 1000 <= now.getTime())
+      throw new CloseUnavailableError(positionId, 'has expired: the exchange settles it')
+    if (p.stopped_at) throw new SubaccountStoppedError(p.asset, p.stop_reason)
+    const open = BigInt(p.filled_e18) - BigInt(p.bought_e18)
+    if (open <= 0n) throw new CloseUnavailableError(positionId, 'has nothing left to buy back')
+    let ticker: TickerPrices
+    try {
+      ticker = await prices(instrument)
+    } catch (e) {
+      throw new QuoteUnavailableError(instrument, e)
+    }
+    const quote = buyBackQuote(ticker, open, now)
+    if (!quote) throw new QuoteUnavailableError(instrument)
+    const [moved] = await sql`
+      update positions set state = 'closing', close_limit_e18 = ${quote.limitE18.toString()},
+        cancel_requested_at = ${now}, order_id = null, reason = null, updated_at = now()
+      where id = ${positionId} and user_id = ${userId} and state = 'open'
+        and filled_e18 = ${p.filled_e18} and bought_e18 = ${p.bought_e18}
+      returning id`
+    if (moved) return { outcome: 'close_requested', state: 'closing', quote }
+  }
+}
+
+async function closeRowOf(sql: Queryable, userId: string, positionId: string): Promise<CloseRow> {
+  const [p] = await sql<CloseRow[]>`
+    select p.state, p.asset, p.instrument, p.expiry_sec::float8 as expiry_sec, p.filled_e18::text,
+      p.bought_e18::text, p.close_limit_e18::text, p.cancel_requested_at, s.stopped_at, s.stop_reason
+    from positions p join subaccounts s on s.id = p.subaccount_id
+    where p.id = ${positionId} and p.user_id = ${userId}`
+  if (!p) throw new NotFoundError('position')
+  return p
+}
+
+/** A closing leg's quote as it was given: the stored limit, the price behind it, its time. */
+function closingAnswer(p: CloseRow): CloseResult {
+  const limitE18 = BigInt(p.close_limit_e18 ?? '0')
+  const priceE18 = quotedPriceOf(limitE18)
+  const amountE18 = BigInt(p.filled_e18) - BigInt(p.bought_e18)
+  return {
+    outcome: 'close_requested',
+    state: 'closing',
+    quote: {
+      priceE18,
+      limitE18,
+      amountE18,
+      cost: amountE18 > 0n ? costUsdcUp(amountE18, priceE18) : 0n,
+      quotedAt: p.cancel_requested_at ?? new Date(0),
+    },
+  }
 }

@@ -8,7 +8,16 @@ import { WHEEL_DEADLINE_UTC } from '@wh/config'
 import { AppError, NotFoundError, type Underlying } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { append, minuteBucket } from '@wh/ledger'
-import { cancelPosition, type RequestedPosition, requestPosition } from './positions'
+import type { BuyBackQuote } from './placing'
+import {
+  CloseUnavailableError,
+  cancelPosition,
+  closePosition,
+  type PriceReader,
+  type RequestedPosition,
+  requestPosition,
+  SubaccountStoppedError,
+} from './positions'
 
 export type WheelState = 'running' | 'stopping' | 'stopped'
 export type StopMode = 'after_cycle' | 'now'
@@ -83,7 +92,7 @@ export async function startWheel(
 
 /**
  * Stops a wheel: `after_cycle` lets the live leg run to its end and opens no new one; `now` also
- * cancels the leg's resting orders (a sold leg runs to expiry: buying back is not built yet). The
+ * cancels the leg's resting orders, or buys a sold leg back at a quoted cost (closePosition). The
  * wheel is `stopped` once no leg is live and the exchange shows no order of it (the runner checks).
  * Records `stop_raised` (key `stop:{sub}:{minute}`) when the subaccount exists at the exchange.
  */
@@ -93,19 +102,32 @@ export async function stopWheel(
   wheelId: string,
   mode: StopMode,
   now: Date,
-): Promise<{ state: WheelState; stopMode: StopMode }> {
+  /** reads the leg's ticker: with it, a stop "now" buys an open leg back at a quoted cost */
+  prices?: PriceReader,
+): Promise<{ state: WheelState; stopMode: StopMode; closeQuote?: BuyBackQuote }> {
   const [w] = await sql<{ state: WheelState; current_position_id: string | null; exchange_id: string | null }[]>`
     select w.state, w.current_position_id, s.exchange_id::text from wheels w join subaccounts s on s.id = w.subaccount_id
     where w.id = ${wheelId} and w.user_id = ${userId}`
   if (!w) throw new NotFoundError('wheel')
   if (w.state === 'stopped') return { state: 'stopped', stopMode: mode }
-  await sql`update wheels set state = 'stopping', stop_mode = ${mode}, updated_at = now()
-    where id = ${wheelId} and state <> 'stopped'`
+  let closeQuote: BuyBackQuote | undefined
   if (mode === 'now' && w.current_position_id) {
     const [leg] = await sql<{ state: string }[]>`select state from positions where id = ${w.current_position_id}`
     if (leg && ['requested', 'funding', 'placing'].includes(leg.state))
       await cancelPosition(sql, userId, w.current_position_id)
+    else if (leg && ['open', 'closing'].includes(leg.state) && prices) {
+      // before the wheel is marked: a quote that cannot be read (503) changes nothing, and a retry
+      // finds the leg closing with its stored quote
+      try {
+        closeQuote = (await closePosition(sql, userId, w.current_position_id, prices, now)).quote
+      } catch (e) {
+        // expired, nothing left to buy, or the subaccount stopped: the leg runs to expiry
+        if (!(e instanceof CloseUnavailableError || e instanceof SubaccountStoppedError)) throw e
+      }
+    }
   }
+  await sql`update wheels set state = 'stopping', stop_mode = ${mode}, updated_at = now()
+    where id = ${wheelId} and state <> 'stopped'`
   if (w.exchange_id !== null)
     await append(sql, {
       type: 'stop_raised',
@@ -118,5 +140,5 @@ export async function stopWheel(
       },
       occurredAt: now,
     })
-  return { state: 'stopping', stopMode: mode }
+  return { state: 'stopping', stopMode: mode, ...(closeQuote && { closeQuote }) }
 }

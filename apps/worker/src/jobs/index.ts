@@ -4,6 +4,7 @@ import { depositScanTicks } from './deposits/scan'
 import { depositSweepProcessor } from './deposits/sweep'
 import { depositSweepTick } from './deposits/sweep-tick'
 import { accrualsTick } from './exchange/accruals'
+import { feeTick } from './exchange/fees'
 import { fundTick } from './exchange/fund'
 import { reconcileTick } from './exchange/reconcile'
 import { releaseTick } from './exchange/release'
@@ -28,6 +29,8 @@ export const ticks: readonly TickDefinition[] = [
   // subaccount funding (every 5 s) and releases (every 10 s), both under the exchange cycle lock
   fundTick,
   releaseTick,
+  // the platform's fees withdrawn from the users' subaccounts (every 10 min, under the cycle lock)
+  feeTick,
   // accruals (every 15 min) and reconciliation (every 5 min), queue accounting, under the cycle lock
   accrualsTick,
   reconcileTick,

@@ -55,20 +55,32 @@ export const SubaccountReleased = Type.Object(
   { userId: UserId, subaccountId: SubaccountId, rowId: ExternalId, currency: Currency, amount: Amount },
   strict,
 )
-/** One fill of a sold option; the fees are in the premium's currency. */
-export const OptionSold = Type.Object(
-  {
-    userId: UserId,
-    subaccountId: SubaccountId,
-    tradeId: ExternalId,
-    instrument: Instrument,
-    currency: Currency,
-    premium: Amount,
-    exchangeFee: FeeAmount,
-    platformFee: FeeAmount,
-  },
-  strict,
-)
+const FillBase = {
+  userId: UserId,
+  subaccountId: SubaccountId,
+  tradeId: ExternalId,
+  instrument: Instrument,
+  currency: Currency,
+}
+/**
+ * One fill of an option leg (key: the trade id); the fees are in the premium's currency.
+ * - a sale (`side` absent or `sell`): `premium` (price × amount) received, the exchange's and the platform's fee;
+ * - a buy-back (`side: 'buy'`, docs/trading.md "Buying a leg back"): `premium` (price × amount) paid, the
+ *   exchange's fee; the platform takes no fee on a buy.
+ */
+export const OptionSold = Type.Union([
+  Type.Object(
+    {
+      ...FillBase,
+      side: Type.Optional(Type.Literal('sell')),
+      premium: Amount,
+      exchangeFee: FeeAmount,
+      platformFee: FeeAmount,
+    },
+    strict,
+  ),
+  Type.Object({ ...FillBase, side: Type.Literal('buy'), premium: Amount, exchangeFee: FeeAmount }, strict),
+])
 const SettlementBase = { userId: UserId, subaccountId: SubaccountId, instrument: Instrument, expirySec: EpochSeconds }
 /** Expiry: in the money costs the seller the settlement amount; out of the money costs nothing. */
 export const OptionSettled = Type.Union([

@@ -59,6 +59,29 @@ describe('posting rules (spec 6)', () => {
     expect(bearerOf(userExpense(u, 'exchange_fee'))).toBe('user')
   })
 
+  it('a buy-back fill: the price paid is the user settlement expense, the fee theirs, no platform fee', () => {
+    const legs = netPostings(
+      'option_sold',
+      POSTING_RULES.option_sold({
+        userId: u,
+        subaccountId: '1',
+        tradeId: 't-buy',
+        instrument: 'i',
+        currency: 'USDC',
+        side: 'buy',
+        premium: 700n,
+        exchangeFee: 12n,
+      }),
+    )
+    const of = (a: string) => legs.find((l) => l.account === a)?.amount
+    expect(of(userSub(u, '1', 'USDC'))).toBe(-712n)
+    expect(of(userExpense(u, 'settlement'))).toBe(700n)
+    expect(of(userExpense(u, 'exchange_fee'))).toBe(12n)
+    expect(of(PLATFORM_FEE_REVENUE)).toBeUndefined()
+    expect(legs).toHaveLength(3)
+    for (const l of legs) expect(bearerOf(l.account)).toBe('user')
+  })
+
   it('gas is always borne by the platform', () => {
     const tx = `0x${'01'.repeat(32)}`
     for (const userId of [u, undefined]) {

@@ -1,6 +1,7 @@
 /**
  * Positions (spec 4.2; docs/trading.md): a request to sell an option leg (202; the placing tick
- * works it), the caller's positions, and cancelling or closing one.
+ * works it), the caller's positions, and cancelling one or buying a sold one back ("Buying a leg
+ * back": quoted here from the exchange's ticker, bought by the placing tick).
  */
 
 import {
@@ -18,9 +19,14 @@ import {
 import { AppError, type Clock, decimalsOf, fromBaseUnits, NotFoundError, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
+  type BuyBackQuote,
   cancelPosition,
+  closePosition,
   collateralCurrencyOf,
+  PositionSoldError,
   type PositionState,
+  type PriceReader,
+  QuoteUnavailableError,
   requestPosition,
   startWheel,
   stopWheel,
@@ -29,10 +35,15 @@ import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
+import { exchangeTickerPrices } from './prices'
 
 export interface PositionRoutesOptions {
   sql: Sql
   clock?: Clock
+  /** EXCHANGE_HTTP_URL: buy-back quotes read the instrument's ticker there (public, no keys) */
+  exchangeHttpUrl?: string
+  /** overrides the price source of buy-back quotes (default: the exchange's ticker at exchangeHttpUrl) */
+  prices?: PriceReader
 }
 
 class AmountNotStringError extends AppError {
@@ -58,6 +69,9 @@ interface Row {
   fees: string
   settlement_cost: string | null
   outcome: 'itm' | 'otm' | null
+  bought_e18: string
+  close_cost: string
+  close_limit_e18: string | null
   fills: number
   cancel_requested_at: Date | null
   reason: string | null
@@ -89,6 +103,7 @@ function item(r: Row) {
   const premium = BigInt(r.premium)
   const fees = BigInt(r.fees)
   const settlement = r.settlement_cost === null ? 0n : BigInt(r.settlement_cost)
+  const closeCost = BigInt(r.close_cost)
   return {
     id: r.id,
     wheelId: r.wheel_id,
@@ -106,7 +121,10 @@ function item(r: Row) {
     fees: fromBaseUnits(fees, USDC),
     settlementCost: r.settlement_cost === null ? null : fromBaseUnits(settlement, USDC),
     outcome: r.outcome,
-    realizedPnl: fromBaseUnits(premium - fees - settlement, USDC),
+    bought: fromBaseUnits(BigInt(r.bought_e18), E18),
+    closeCost: fromBaseUnits(closeCost, USDC),
+    closeLimit: r.state === 'closing' ? e18(r.close_limit_e18) : null,
+    realizedPnl: fromBaseUnits(premium - fees - settlement - closeCost, USDC),
     fills: r.fills,
     cancelRequested: r.cancel_requested_at !== null,
     reason: r.reason,
@@ -116,10 +134,28 @@ function item(r: Row) {
   }
 }
 
+function quoteBody(q: BuyBackQuote) {
+  return {
+    pricePerUnit: fromBaseUnits(q.priceE18, E18),
+    amount: fromBaseUnits(q.amountE18, E18),
+    cost: fromBaseUnits(q.cost, USDC),
+    limitPerUnit: fromBaseUnits(q.limitE18, E18),
+    quotedAt: q.quotedAt.toISOString(),
+  }
+}
+
 export default async function positionRoutes(app: FastifyInstance, opts: PositionRoutesOptions) {
   requireAuth(app)
   const { sql } = opts
   const clock = opts.clock ?? systemClock
+  const exchangeHttpUrl = opts.exchangeHttpUrl
+  const prices: PriceReader =
+    opts.prices ??
+    (exchangeHttpUrl
+      ? exchangeTickerPrices(exchangeHttpUrl)
+      : async (instrument) => {
+          throw new QuoteUnavailableError(instrument)
+        })
 
   app.post<{ Body: Type.Static<typeof CreatePositionBody>; Headers: Type.Static<typeof IdempotencyHeaders> }>(
     '/positions',
@@ -185,6 +221,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const rows = await sql<Row[]>`
         select p.id, p.wheel_id, p.asset, p.side, p.state, p.collateral_currency, p.collateral_amount, p.instrument,
           p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
+          p.bought_e18, p.close_cost, p.close_limit_e18,
           (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
           p.cancel_requested_at, p.reason, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
         from positions p
@@ -224,7 +261,13 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       schema: {
         tags: ['positions'],
         summary:
-          'Cancel a position (at once when nothing is at the exchange, else its resting orders: 202), or stop a wheel',
+          'Cancel a position (at once when nothing is at the exchange, else its resting orders: 202), buy a sold ' +
+          'one back (202 with the quote), or stop a wheel',
+        description:
+          'An open (sold) leg is quoted from the exchange (the best ask, or the mark plus 5 % without one) and ' +
+          'becomes `closing`: the placing tick sends one immediate-or-cancel buy at the quote plus 2 %. A second ' +
+          'DELETE while closing answers the same quote. 503 QUOTE_UNAVAILABLE when the exchange cannot be read, ' +
+          '409 CLOSE_UNAVAILABLE for an expired leg, 422 SUBACCOUNT_STOPPED while the subaccount is stopped.',
         params: PositionParams,
         querystring: CancelQuery,
         response: {
@@ -233,6 +276,8 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           400: { $ref: 'ErrorBody#' },
           404: { $ref: 'ErrorBody#' },
           409: { $ref: 'ErrorBody#' },
+          422: { $ref: 'ErrorBody#' },
+          503: { $ref: 'ErrorBody#' },
         },
       },
     },
@@ -241,12 +286,24 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const { id } = request.params
       try {
         const r = await cancelPosition(sql, userId, id)
-        return reply.code(r.outcome === 'cancelled' ? 200 : 202).send({ id, ...r })
+        return reply.code(r.outcome === 'cancelled' ? 200 : 202).send({ id, action: 'cancel', ...r })
       } catch (e) {
+        if (e instanceof PositionSoldError) {
+          const c = await closePosition(sql, userId, id, prices, clock.now())
+          return reply
+            .code(202)
+            .send({ id, action: 'close', outcome: c.outcome, state: c.state, quote: quoteBody(c.quote) })
+        }
         if (!(e instanceof NotFoundError)) throw e
         // not a position of the caller's: perhaps one of their wheels
-        const w = await stopWheel(sql, userId, id, request.query.mode ?? 'after_cycle', clock.now())
-        return reply.code(w.state === 'stopped' ? 200 : 202).send({ id, outcome: w.state, state: w.state })
+        const w = await stopWheel(sql, userId, id, request.query.mode ?? 'after_cycle', clock.now(), prices)
+        return reply.code(w.state === 'stopped' ? 200 : 202).send({
+          id,
+          action: 'stop',
+          outcome: w.state,
+          state: w.state,
+          ...(w.closeQuote && { quote: quoteBody(w.closeQuote) }),
+        })
       }
     },
   )

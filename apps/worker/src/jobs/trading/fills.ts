@@ -1,14 +1,15 @@
 /**
- * Fills and settlements (docs/trading.md "Placing" step 5, "Settlement"): the exchange's trade and
- * settlement histories of a subaccount become `option_sold` (key = trade id) and `option_settled`
- * (key `{sub}:{instrument}:{expirySec}`), with the positions' figures moved in the same
- * transaction. Every order we send carries its position id as label, which is how a trade finds
- * its position. Re-reading a history records nothing twice (spec 6 rule 3).
+ * Fills and settlements (docs/trading.md "Placing" step 5, "Buying a leg back", "Settlement"): the
+ * exchange's trade and settlement histories of a subaccount become `option_sold` (key = trade id;
+ * a sale, or with `side: 'buy'` a buy-back) and `option_settled` (key `{sub}:{instrument}:{expirySec}`),
+ * with the positions' figures moved in the same transaction. Every order we send carries its
+ * position id as label, which is how a trade finds its position. Re-reading a history records
+ * nothing twice (spec 6 rule 3).
  */
 import type { Sql } from '@wh/db'
 import type { DeriveClient, Trade } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
-import { platformFee, premiumUsdc } from '@wh/trading'
+import { costUsdcUp, platformFee, premiumUsdc } from '@wh/trading'
 import { publishFills, publishSettlement, type StrategyEvents } from './events'
 
 export interface TradingSubaccount {
@@ -48,7 +49,17 @@ const e18 = (decimal: string) => {
   return BigInt(int) * 10n ** 18n + BigInt((frac.slice(0, 18) || '0').padEnd(18, '0'))
 }
 
-/** Reads the subaccount's new trades and records the sells of our positions. Returns fills recorded. */
+/**
+ * Reads the subaccount's new trades and records those of our positions: sells (premium received,
+ * the exchange's and the platform's fee) and buy-backs (`side: 'buy'`: price × amount paid, rounded
+ * UP to the USDC unit like every fee, so the journal never shows more in the subaccount than the
+ * exchange holds; the exchange's fee; no platform fee). Returns fills recorded.
+ *
+ * Each fill is a `position_fills` row, signed by side: a buy-back's amount and premium are
+ * negative (so their sums are the position's net short amount and net premium), its platform fee
+ * 0 and already "collected" (there is nothing to collect). The position's figures move in the
+ * event's transaction: sells `filled_e18`, `premium`, `fees`; buys `bought_e18`, `close_cost`, `fees`.
+ */
 export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promise<number> {
   const { sql } = deps
   const [since] = await sql<{ ms: string | null }[]>`
@@ -71,7 +82,9 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
     trades.push(...r.trades)
     if (page >= r.pagination.num_pages) break
   }
-  const ours = trades.filter((t) => t.direction === 'sell' && UUID_RE.test(t.label) && !t.is_transfer)
+  const ours = trades.filter(
+    (t) => (t.direction === 'sell' || t.direction === 'buy') && UUID_RE.test(t.label) && !t.is_transfer,
+  )
   if (ours.length === 0) return 0
   const positions = await sql<{ id: string; instrument: string | null }[]>`
     select id, instrument from positions where subaccount_id = ${sub.id}
@@ -80,27 +93,35 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
   const fills = ours
     .filter((t) => byId.get(t.label)?.instrument === t.instrument_name)
     .map((t) => {
-      const premium = premiumUsdc(e18(t.trade_amount), e18(t.trade_price))
+      const buy = t.direction === 'buy'
+      const amount = e18(t.trade_amount)
+      const price = e18(t.trade_price)
+      // a sale's premium rounds down, a buy's cost up: either way the journal's subaccount stays at
+      // or below the exchange's balance, off by under a unit per fill
+      const premium = buy ? costUsdcUp(amount, price) : premiumUsdc(amount, price)
       return {
         trade: t,
+        buy,
+        amount,
+        price,
         premium,
         exchangeFee: usdc(t.trade_fee, 'up'),
-        platformFee: platformFee(premium, deps.platformFeeRate),
+        platformFee: buy ? 0n : platformFee(premium, deps.platformFeeRate),
       }
     })
   if (fills.length === 0) return 0
+  const base = (f: (typeof fills)[number]) => ({
+    userId: sub.userId,
+    subaccountId: String(sub.exchangeId),
+    tradeId: f.trade.trade_id,
+    instrument: f.trade.instrument_name,
+    currency: 'USDC',
+  })
   const events: EventInput[] = fills.map((f) => ({
     type: 'option_sold',
-    payload: {
-      userId: sub.userId,
-      subaccountId: String(sub.exchangeId),
-      tradeId: f.trade.trade_id,
-      instrument: f.trade.instrument_name,
-      currency: 'USDC',
-      premium: f.premium,
-      exchangeFee: f.exchangeFee,
-      platformFee: f.platformFee,
-    },
+    payload: f.buy
+      ? { ...base(f), side: 'buy' as const, premium: f.premium, exchangeFee: f.exchangeFee }
+      : { ...base(f), premium: f.premium, exchangeFee: f.exchangeFee, platformFee: f.platformFee },
     occurredAt: new Date(f.trade.timestamp),
   }))
   const touched = await sql.begin(async (tx) => {
@@ -109,40 +130,51 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
     const rows = fills.map((f) => ({
       trade_id: f.trade.trade_id,
       position_id: f.trade.label,
-      amount_e18: e18(f.trade.trade_amount).toString(),
-      price_e18: e18(f.trade.trade_price).toString(),
-      premium: f.premium.toString(),
+      amount_e18: (f.buy ? -f.amount : f.amount).toString(),
+      price_e18: f.price.toString(),
+      premium: (f.buy ? -f.premium : f.premium).toString(),
       exchange_fee: f.exchangeFee.toString(),
       platform_fee: f.platformFee.toString(),
       traded_at: new Date(f.trade.timestamp).toISOString(),
+      // a buy carries no platform fee: nothing for the fee collection to claim
+      fee_collected_at: f.buy ? new Date(f.trade.timestamp).toISOString() : null,
     }))
     const inserted = await tx<{ position_id: string; amount_e18: string; premium: string; fees: string }[]>`
       insert into position_fills (trade_id, position_id, user_id, subaccount_id, amount_e18, price_e18, premium,
-        exchange_fee, platform_fee, traded_at)
+        exchange_fee, platform_fee, traded_at, fee_collected_at)
       select x.trade_id, x.position_id, ${sub.userId}, ${sub.id}, x.amount_e18, x.price_e18, x.premium,
-        x.exchange_fee, x.platform_fee, x.traded_at
+        x.exchange_fee, x.platform_fee, x.traded_at, x.fee_collected_at
       from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as x(trade_id text, position_id uuid,
         amount_e18 numeric, price_e18 numeric, premium numeric, exchange_fee numeric, platform_fee numeric,
-        traded_at timestamptz)
+        traded_at timestamptz, fee_collected_at timestamptz)
       on conflict (trade_id) do nothing
       returning position_id, amount_e18::text, premium::text, (exchange_fee + platform_fee)::text as fees`
-    const sums = new Map<string, { amount: bigint; premium: bigint; fees: bigint }>()
+    const sums = new Map<string, { sold: bigint; premium: bigint; bought: bigint; cost: bigint; fees: bigint }>()
     for (const r of inserted) {
-      const s = sums.get(r.position_id) ?? { amount: 0n, premium: 0n, fees: 0n }
-      s.amount += BigInt(r.amount_e18)
-      s.premium += BigInt(r.premium)
+      const s = sums.get(r.position_id) ?? { sold: 0n, premium: 0n, bought: 0n, cost: 0n, fees: 0n }
+      const amount = BigInt(r.amount_e18)
+      const premium = BigInt(r.premium)
+      if (amount < 0n) {
+        s.bought -= amount
+        s.cost -= premium
+      } else {
+        s.sold += amount
+        s.premium += premium
+      }
       s.fees += BigInt(r.fees)
       sums.set(r.position_id, s)
     }
     for (const [id, s] of sums)
-      await tx`update positions set filled_e18 = filled_e18 + ${s.amount.toString()},
-        premium = premium + ${s.premium.toString()}, fees = fees + ${s.fees.toString()}, updated_at = now()
+      await tx`update positions set filled_e18 = filled_e18 + ${s.sold.toString()},
+        premium = premium + ${s.premium.toString()}, bought_e18 = bought_e18 + ${s.bought.toString()},
+        close_cost = close_cost + ${s.cost.toString()}, fees = fees + ${s.fees.toString()}, updated_at = now()
         where id = ${id}`
-    return { ids: [...sums.keys()], count: inserted.length }
+    return { sold: [...sums].filter(([, s]) => s.sold > 0n).map(([id]) => id), count: inserted.length }
   })
-  if (deps.strategyEvents && touched.ids.length > 0) {
-    const at = new Date(Math.max(...fills.map((f) => f.trade.timestamp)))
-    await publishFills(sql, deps.strategyEvents, touched.ids, at)
+  // the strategy stream announces sales (a cycle's contracts and premium); a buy-back is the user's own
+  if (deps.strategyEvents && touched.sold.length > 0) {
+    const at = new Date(Math.max(...fills.filter((f) => !f.buy).map((f) => f.trade.timestamp)))
+    await publishFills(sql, deps.strategyEvents, touched.sold, at)
   }
   return touched.count
 }
@@ -155,9 +187,13 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
 export async function ingestSettlements(deps: FillDeps, sub: TradingSubaccount, nowMs: number): Promise<number> {
   const { sql } = deps
   // expiry_sec as float8: an epoch second fits a double exactly, and postgres.js gives int8 as a string
-  const due = await sql<{ id: string; instrument: string; expiry_sec: number; filled_e18: string }[]>`
-    select id, instrument, expiry_sec::float8 as expiry_sec, filled_e18::text from positions
-    where subaccount_id = ${sub.id} and state in ('open', 'closing') and expiry_sec <= ${Math.floor(nowMs / 1000)}`
+  // a leg bought back in part is still short its open amount (filled − bought), and the exchange
+  // settles exactly that; one bought back in full has nothing to settle (the placing tick closes it)
+  const due = await sql<{ id: string; instrument: string; expiry_sec: number; open_e18: string }[]>`
+    select id, instrument, expiry_sec::float8 as expiry_sec, (filled_e18 - bought_e18)::text as open_e18
+    from positions
+    where subaccount_id = ${sub.id} and state in ('open', 'closing') and expiry_sec <= ${Math.floor(nowMs / 1000)}
+      and filled_e18 > bought_e18`
   if (due.length === 0) return 0
   const { settlements } = await deps.exchange.getOptionSettlementHistory(sub.exchangeId)
   let recorded = 0
@@ -194,14 +230,14 @@ export async function ingestSettlements(deps: FillDeps, sub: TradingSubaccount, 
             },
             occurredAt: new Date(expirySec * 1000),
           }
-    const total = legs.reduce((a, l) => a + BigInt(l.filled_e18), 0n)
+    const total = legs.reduce((a, l) => a + BigInt(l.open_e18), 0n)
     await sql.begin(async (tx) => {
       await appendBatch(tx, [event])
       let left = cost
       for (const [i, leg] of legs.entries()) {
-        // the cost split by filled size; the last leg takes the rounding rest
+        // the cost split by the size still short; the last leg takes the rounding rest
         const share =
-          i === legs.length - 1 || total === 0n ? left : (cost * BigInt(leg.filled_e18)) / (total === 0n ? 1n : total)
+          i === legs.length - 1 || total === 0n ? left : (cost * BigInt(leg.open_e18)) / (total === 0n ? 1n : total)
         left -= share
         await tx`update positions set state = 'settled', outcome = ${cost > 0n ? 'itm' : 'otm'},
           settlement_cost = ${share.toString()}, closed_at = now(), updated_at = now()

@@ -4,10 +4,22 @@
  * the position's own state, and every order carries the position id as its label, so a repeated
  * run or a crash between sending an order and storing its id sends no second order: the next run
  * finds the first one among the subaccount's open orders and cancels or keeps it.
+ *
+ * A `closing` leg (DELETE of an open leg, docs/trading.md "Buying a leg back") gets ONE
+ * immediate-or-cancel buy of what is still short, at its stored limit, after the subaccount's
+ * fills were ingested; see `close` for why a crash never buys twice.
  */
 import { type Clock, decimalsOf } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { type DeriveClient, type Instrument, type Order, toE18 } from '@wh/exchange'
+import {
+  DERIVE_FEE_SCHEDULE,
+  type DeriveClient,
+  ExchangeError,
+  ExchangeInsufficientMarginError,
+  type Instrument,
+  type Order,
+  toE18,
+} from '@wh/exchange'
 import {
   annualisedYieldBps,
   askPrice,
@@ -16,6 +28,7 @@ import {
   crossFloor,
   E18,
   type OptionQuote,
+  roundDownToTick,
   sizeFor,
   type TradingProfile,
   tradingProfile,
@@ -37,6 +50,13 @@ export interface PlaceDeps extends FillDeps {
   readonly redis: import('ioredis').Redis
   readonly clock: Clock
   readonly profile: TradingProfile
+  readonly hooks?: PlaceHooks
+}
+
+/** Test seam, as in fund.ts: a crash test stops the step at this point by throwing. */
+export interface PlaceHooks {
+  /** a closing leg's buy-back order was accepted by the exchange; nothing of its answer stored or ingested */
+  afterBuyBackSent?: (positionId: string) => Promise<void>
 }
 
 interface Live {
@@ -44,7 +64,7 @@ interface Live {
   user_id: string
   asset: string
   side: 'put' | 'call'
-  state: 'requested' | 'funding' | 'placing' | 'open'
+  state: 'requested' | 'funding' | 'placing' | 'open' | 'closing'
   subaccount_id: string
   exchange_id: string | null
   stopped_at: Date | null
@@ -55,6 +75,7 @@ interface Live {
   instrument: string | null
   size_e18: string | null
   filled_e18: string
+  bought_e18: string
   window_ends_at: Date | null
   next_reprice_at: Date | null
   cancel_requested_at: Date | null
@@ -86,7 +107,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
   const live = await sql<Live[]>`
     select p.id, p.user_id, p.asset, p.side, p.state, p.subaccount_id, s.exchange_id::text, s.stopped_at,
       p.collateral_amount::text, p.collateral_currency, f.state as funding_state, f.reason as funding_reason,
-      p.instrument, p.size_e18::text, p.filled_e18::text, p.window_ends_at, p.next_reprice_at,
+      p.instrument, p.size_e18::text, p.filled_e18::text, p.bought_e18::text, p.window_ends_at, p.next_reprice_at,
       p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused, w.cost_basis_e18::text as cost_basis,
       (p.wheel_id is not null) as wheel
     from positions p
@@ -94,7 +115,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
     left join subaccount_transfers f on f.id = p.funding_transfer_id
     left join signal_state g on g.asset = p.asset and g.side = p.side
     left join wheels w on w.id = p.wheel_id
-    where p.state in ('requested', 'funding', 'placing', 'open')
+    where p.state in ('requested', 'funding', 'placing', 'open', 'closing')
     order by p.updated_at
     limit ${PLACE_BATCH}`
   const steps: Record<string, number> = {}
@@ -108,7 +129,12 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
   for (const p of live) bySub.set(p.subaccount_id, [...(bySub.get(p.subaccount_id) ?? []), p])
   await mapLimit([...bySub.values()], PLACE_CONCURRENCY, async (group) => {
     const first = group[0] as Live
-    if (first.exchange_id !== null && group.some((p) => p.state === 'placing' || p.state === 'open')) {
+    // the subaccount's fills first, before any step sends an order: a closing leg's buy-back is
+    // sized from what this ingestion recorded (see `close`)
+    if (
+      first.exchange_id !== null &&
+      group.some((p) => p.state === 'placing' || p.state === 'open' || p.state === 'closing')
+    ) {
       const sub = { id: first.subaccount_id, userId: first.user_id, exchangeId: Number(first.exchange_id) }
       try {
         await ingestFills(deps, sub)
@@ -153,8 +179,10 @@ async function step(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
       return choose(deps, market, p, now)
     case 'placing':
       return work(deps, market, p, now)
+    case 'closing':
+      return close(deps, p, now)
     default:
-      return 'open'
+      return closeIfBoughtBack(sql, p)
   }
 }
 
@@ -350,6 +378,156 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
       return wait(sql, p.id, `the exchange refused the order: ${(e as Error).message}`)
     throw e
   }
+}
+
+/** Marks `order_id` of a closing leg between committing to send its buy-back and the exchange's answer. */
+export const BUYBACK_PENDING = 'buyback-pending'
+
+interface ClosingRow {
+  instrument: string
+  expiry_sec: number
+  filled_e18: string
+  bought_e18: string
+  close_limit_e18: string | null
+  order_id: string | null
+}
+
+/**
+ * closing: buy back what is still short, once (docs/trading.md "Buying a leg back").
+ *
+ * 1. remaining = filled − bought, read AFTER this run ingested the subaccount's fills. 0 → `closed`.
+ * 2. No order of this closing sent yet (`order_id` null): mark the leg (`order_id` =
+ *    BUYBACK_PENDING, a conditional UPDATE: of two overlapping runs one wins), then send ONE
+ *    immediate-or-cancel buy of `remaining` at the stored limit, labelled with the position id,
+ *    reduce-only; ingest its fills at once; bought in full → `closed`, else → `open` with why.
+ * 3. A refusal (margin: a covered call's subaccount may hold too little USDC; any other refusal)
+ *    → `open` with the reason: the leg runs to expiry unless the user asks again (a new quote).
+ *
+ * Crash safety: an IOC order lives only for the instant it is matched, so once sent nothing of it
+ * can fill later. A run that dies after sending (before ingesting, or before storing the outcome)
+ * leaves the leg `closing` with the marker set; the next run ingests the subaccount's fills FIRST,
+ * so whatever that order bought is in `bought_e18` before anything else happens: all of it → `closed`;
+ * less → the marker says an order was already sent for this quote, so it sends nothing and returns
+ * the leg to `open`. Either way nothing is bought twice, and never more than the leg is short (the
+ * amount comes from the ingested fills and the order is reduce-only). A run that dies after the
+ * marker but before sending also returns the leg to `open`: the user asks again, at a fresh price.
+ */
+async function close(deps: PlaceDeps, p: Live, now: Date): Promise<string> {
+  const { sql } = deps
+  const [c] = await sql<ClosingRow[]>`
+    select instrument, expiry_sec::float8 as expiry_sec, filled_e18::text, bought_e18::text,
+      close_limit_e18::text, order_id
+    from positions where id = ${p.id} and state = 'closing'`
+  if (!c) return 'moved'
+  const remaining = BigInt(c.filled_e18) - BigInt(c.bought_e18)
+  if (remaining <= 0n) return finishClose(sql, p.id)
+  // an expired option cannot be bought: the settlement (ingested above, or next run) ends the leg
+  if (c.expiry_sec * 1000 <= now.getTime()) return 'waiting_settlement'
+  if (c.order_id !== null)
+    return reopen(
+      sql,
+      p.id,
+      `the buy-back order bought ${fmt(BigInt(c.bought_e18))} of ${fmt(BigInt(c.filled_e18))}: the rest stays sold`,
+    )
+  if (p.stopped_at) return reopen(sql, p.id, 'the subaccount is stopped by reconciliation: the leg stays sold')
+  const [marked] = await sql`update positions set order_id = ${BUYBACK_PENDING}, updated_at = now()
+    where id = ${p.id} and state = 'closing' and order_id is null returning id`
+  if (!marked) return 'moved'
+  const sent = await sendBuyBack(deps, p, c, remaining)
+  if (sent.kind === 'refused') return reopen(sql, p.id, sent.reason)
+  if (sent.kind === 'unknown') return 'buyback_unknown' // the next run decides from the ingested fills
+  await deps.hooks?.afterBuyBackSent?.(p.id)
+  await sql`update positions set order_id = ${sent.orderId}, updated_at = now()
+    where id = ${p.id} and state = 'closing' and order_id = ${BUYBACK_PENDING}`
+  await ingestFills(deps, { id: p.subaccount_id, userId: p.user_id, exchangeId: Number(p.exchange_id) })
+  const [after] = await sql<{ filled_e18: string; bought_e18: string }[]>`
+    select filled_e18::text, bought_e18::text from positions where id = ${p.id}`
+  const left = BigInt(after?.filled_e18 ?? '0') - BigInt(after?.bought_e18 ?? '0')
+  if (left <= 0n) return finishClose(sql, p.id)
+  return reopen(
+    sql,
+    p.id,
+    `no ask at or below the limit ${fmt(BigInt(c.close_limit_e18 ?? '0'))} for ${fmt(left)} contracts: they stay sold`,
+  )
+}
+
+type BuyBackSend =
+  | { kind: 'sent'; orderId: string }
+  /** the exchange refused it: nothing was bought */
+  | { kind: 'refused'; reason: string }
+  /** no answer (transport, timeout): it may have landed; the fills will tell */
+  | { kind: 'unknown'; reason: string }
+
+/**
+ * Sends a closing leg's buy-back: immediate-or-cancel, reduce-only, `amountE18` at the stored limit
+ * rounded down to the tick (never above what the user accepted), labelled with the position id.
+ */
+async function sendBuyBack(
+  deps: Pick<PlaceDeps, 'exchange'>,
+  p: Pick<Live, 'id' | 'exchange_id'>,
+  c: Pick<ClosingRow, 'instrument' | 'close_limit_e18'>,
+  amountE18: bigint,
+): Promise<BuyBackSend> {
+  try {
+    const inst = await deps.exchange.getInstrument(c.instrument)
+    const t = await deps.exchange.getTicker(c.instrument)
+    const limit = roundDownToTick(BigInt(c.close_limit_e18 ?? '0'), toE18(inst.tick_size))
+    if (limit <= 0n) return { kind: 'refused', reason: 'the buy-back has no limit price' }
+    const { order } = await deps.exchange.order({
+      subaccount_id: Number(p.exchange_id),
+      instrument_name: c.instrument,
+      direction: 'buy',
+      amount: fmt(amountE18),
+      limit_price: fmt(limit),
+      max_fee: fmt(buyBackMaxFee(toE18(t.index_price), amountE18)),
+      time_in_force: 'ioc',
+      reduce_only: true,
+      label: p.id,
+    })
+    return { kind: 'sent', orderId: order.order_id }
+  } catch (e) {
+    if (e instanceof ExchangeInsufficientMarginError)
+      return { kind: 'refused', reason: `the exchange refused the buy-back for margin: ${e.message}` }
+    if (e instanceof ExchangeError && !e.retryable)
+      return { kind: 'refused', reason: `the exchange refused the buy-back: ${e.message}` }
+    return { kind: 'unknown', reason: (e as Error).message }
+  }
+}
+
+/**
+ * The most fee a buy-back accepts per contract: the taker base fee spread over the amount (the
+ * base is per order) plus twice the taker rate on the index (the rate part is capped below that).
+ */
+function buyBackMaxFee(indexE18: bigint, amountE18: bigint): bigint {
+  const f = DERIVE_FEE_SCHEDULE.option
+  const base = (f.baseFee * E18 + amountE18 - 1n) / amountE18
+  return base + (2n * indexE18 * f.takerRate) / E18
+}
+
+async function finishClose(sql: Sql, id: string): Promise<string> {
+  await sql`update positions set state = 'closed', order_id = null, reason = null, closed_at = now(),
+    updated_at = now() where id = ${id} and state = 'closing'`
+  return 'closed'
+}
+
+/** closing → open: the leg stays sold (to expiry) with the reason; the user may ask again. */
+async function reopen(sql: Sql, id: string, reason: string): Promise<string> {
+  await sql`update positions set state = 'open', order_id = null, cancel_requested_at = null,
+    reason = ${reason.slice(0, 500)}, updated_at = now()
+    where id = ${id} and state = 'closing'`
+  return 'close_refused'
+}
+
+/**
+ * open: nothing to do, unless buy-back fills that were not visible when its closing ended (an
+ * exchange's history may lag) have since bought the whole leg: then it is closed.
+ */
+async function closeIfBoughtBack(sql: Sql, p: Live): Promise<string> {
+  // as read at the start of the run; the UPDATE re-checks on the row as it is now
+  if (BigInt(p.bought_e18) <= 0n) return 'open'
+  const [r] = await sql`update positions set state = 'closed', order_id = null, closed_at = now(), updated_at = now()
+    where id = ${p.id} and state = 'open' and bought_e18 > 0 and bought_e18 >= filled_e18 returning id`
+  return r ? 'closed' : 'open'
 }
 
 async function ourOrders(exchange: DeriveClient, subId: number, positionId: string): Promise<Order[]> {

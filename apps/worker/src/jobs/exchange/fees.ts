@@ -1,0 +1,257 @@
+/**
+ * Fee collection (queue `treasury`, every FEE_EVERY_MS, under the exchange cycle lock; docs/exchange.md
+ * "Fee collection"). The platform's fee of each fill (`position_fills.platform_fee`) is journaled as
+ * `platform:fee_revenue` by `option_sold` at once, but the money stays in the user's subaccount at
+ * the exchange until this tick withdraws it to the platform's exchange wallet. Reconciliation
+ * counts the uncollected fees (fee_collected_at null) on the journal side meanwhile.
+ *
+ * Per subaccount whose unclaimed fees reach FEE_MIN_COLLECT (1 USDC), while it is not stopped and
+ * no release, conversion round or other fee collection of it is open:
+ *   1. sign a withdraw of exactly their sum; in ONE transaction insert the `subaccount_transfers`
+ *      row (kind 'fee', submitted, the signed params stored BEFORE any send) and claim the fills
+ *      (`fee_transfer_id` = the row, only those still unclaimed and uncollected);
+ *   2. send the stored action, take the transaction id (transfers.ts `advanceMovement`: the crash and
+ *      error rules of funding and release legs: a re-send or a history match, never a second action);
+ *   3. settled → ONE transaction: the row `done` and `fee_collected_at` on its fills;
+ *      failed or expired unlanded → the row `failed` and its fills released (`fee_transfer_id`
+ *      null) for a later run, after FEE_RETRY_AFTER_MS.
+ * No journal event: the journal already moved the fee to `platform:fee_revenue` when the fill was
+ * recorded; the withdraw only moves the platform's money physically, from the user's subaccount to
+ * the platform's exchange wallet.
+ */
+import type { Sql } from '@wh/db'
+import type { TickDefinition } from '../../ticks'
+import { withCycleLock } from './cycle-lock'
+import {
+  advanceMovement,
+  exchangeAmount,
+  insertSignedMovement,
+  mapLimit,
+  signMovement,
+  TRANSFER_COLUMNS,
+  type TransferDeps,
+  type TransferRow,
+} from './transfers'
+
+export const FEE_TICK = 'exchange-fees'
+/** Fees wait in the subaccount meanwhile: collecting them is not urgent, only regular. */
+export const FEE_EVERY_MS = 10 * 60_000
+/** Below this (USDC base units: 1 USDC) a subaccount's fees wait for more, not worth a withdrawal. */
+export const FEE_MIN_COLLECT = 1_000_000n
+/** The only currency fees are charged in (premiums are USDC). */
+export const FEE_CURRENCY = 'USDC'
+/** Subaccounts started per run, and open collections advanced per run. */
+export const FEE_BATCH = 200
+/** Fills one collection claims at most; the rest go with the next one. */
+export const FEE_MAX_FILLS = 5_000
+export const FEE_CONCURRENCY = 8
+/** A subaccount whose last collection failed is tried again after this. */
+export const FEE_RETRY_AFTER_MS = 60 * 60_000
+
+export interface FeeSummary {
+  /** collections settled this run: their fills are marked collected */
+  collected: number
+  /** new collections stored (and sent) this run */
+  started: number
+  /** collections that failed this run: their fills were released */
+  failed: number
+  /** sent or accepted, waiting for the exchange; or a retryable error */
+  pending: number
+  /** another run holds the cycle lock */
+  locked: boolean
+}
+
+/** Test seam, as in fund.ts: a crash test stops the run at this point. */
+export interface FeeHooks {
+  /** the row and the claimed fills are committed, nothing sent yet */
+  afterStored?: (row: TransferRow) => Promise<void>
+}
+
+type Outcome = 'collected' | 'failed' | 'pending'
+
+/** One run of the fee collection; takes the cycle lock. */
+export async function runFeeCollection(
+  deps: TransferDeps & { redis: import('ioredis').Redis },
+  hooks: FeeHooks = {},
+): Promise<FeeSummary> {
+  const r = await withCycleLock(deps.redis, () => collectFees(deps, hooks))
+  return r.ran ? r.value : { collected: 0, started: 0, failed: 0, pending: 0, locked: true }
+}
+
+/** Advances the open collections, then starts new ones; the caller holds the cycle lock. */
+export async function collectFees(deps: TransferDeps, hooks: FeeHooks = {}): Promise<FeeSummary> {
+  const summary: FeeSummary = { collected: 0, started: 0, failed: 0, pending: 0, locked: false }
+  const count = (o: Outcome) => {
+    summary[o]++
+  }
+  // fills of a row that failed in a run that died before releasing them
+  await deps.sql`
+    update position_fills f set fee_transfer_id = null
+    from subaccount_transfers t
+    where f.fee_collected_at is null and f.fee_transfer_id = t.id and t.kind = 'fee' and t.state = 'failed'`
+
+  const open = await deps.sql.unsafe<TransferRow[]>(
+    `select ${TRANSFER_COLUMNS} from subaccount_transfers
+     where kind = 'fee' and state in ('submitted', 'accepted')
+     order by created_at, id limit ${FEE_BATCH}`,
+  )
+  await mapLimit(open, FEE_CONCURRENCY, async (row) => count(await safely(deps, row, () => advance(deps, row, false))))
+
+  const due = await dueSubaccounts(deps.sql, deps.clock.now())
+  await mapLimit(due, FEE_CONCURRENCY, async (sub) => {
+    let row: TransferRow | null
+    try {
+      row = await start(deps, sub)
+    } catch (err) {
+      deps.log.warn({ subaccountId: sub.exchange_id, err: (err as Error).message }, 'fee collection: not started')
+      return
+    }
+    if (!row) return
+    summary.started++
+    const stored = row
+    await hooks.afterStored?.(stored)
+    count(await safely(deps, stored, () => advance(deps, stored, true)))
+  })
+  return summary
+}
+
+async function safely(deps: TransferDeps, row: TransferRow, fn: () => Promise<Outcome>): Promise<Outcome> {
+  try {
+    return await fn()
+  } catch (err) {
+    deps.log.warn({ transferId: row.id, err: (err as Error).message }, 'fee collection: error, retried next run')
+    return 'pending'
+  }
+}
+
+interface DueSubaccount {
+  id: string
+  user_id: string
+  exchange_id: string
+}
+
+/** Subaccounts with enough unclaimed fees and nothing that holds their money in place. */
+async function dueSubaccounts(sql: Sql, now: Date): Promise<DueSubaccount[]> {
+  const retryAfter = new Date(now.getTime() - FEE_RETRY_AFTER_MS)
+  return sql<DueSubaccount[]>`
+    select s.id, s.user_id, s.exchange_id::text as exchange_id
+    from subaccounts s
+    join position_fills f on f.subaccount_id = s.id and f.fee_collected_at is null and f.fee_transfer_id is null
+    where s.exchange_id is not null and s.stopped_at is null
+      and not exists (select 1 from subaccount_releases r
+        where r.subaccount_id = s.id and r.state in ('requested', 'waiting', 'withdrawing'))
+      and not exists (select 1 from conversions c
+        where c.subaccount_id = s.id and c.state in ('planned', 'withdrawing', 'swapping', 'depositing'))
+      and not exists (select 1 from subaccount_transfers t
+        where t.subaccount_id = s.id and t.kind = 'fee'
+          and (t.state in ('reserved', 'submitted', 'accepted') or (t.state = 'failed' and t.completed_at > ${retryAfter})))
+    group by s.id, s.user_id, s.exchange_id
+    having sum(f.platform_fee) >= ${FEE_MIN_COLLECT.toString()}
+    order by s.id
+    limit ${FEE_BATCH}`
+}
+
+class FillsMovedError extends Error {}
+
+/**
+ * Signs a withdraw of the subaccount's unclaimed fees and stores it with the claim of exactly those
+ * fills, in one transaction. Null when the fills moved meanwhile (the next run starts again).
+ */
+async function start(deps: TransferDeps, sub: DueSubaccount): Promise<TransferRow | null> {
+  const fills = await deps.sql<{ trade_id: string; platform_fee: string }[]>`
+    select trade_id, platform_fee::text from position_fills
+    where subaccount_id = ${sub.id} and fee_collected_at is null and fee_transfer_id is null
+    order by traded_at, trade_id limit ${FEE_MAX_FILLS}`
+  const units = fills.reduce((a, f) => a + BigInt(f.platform_fee), 0n)
+  if (units < FEE_MIN_COLLECT) return null
+  const exchangeSubaccountId = Number(sub.exchange_id)
+  const signed = await signMovement(deps, {
+    method: 'withdraw',
+    subaccountId: exchangeSubaccountId,
+    currency: FEE_CURRENCY,
+    amount: await exchangeAmount(deps.exchange, FEE_CURRENCY, units),
+  })
+  try {
+    return await deps.sql.begin(async (t) => {
+      const tx = t as unknown as Sql
+      const row = await insertSignedMovement(
+        deps,
+        tx,
+        {
+          kind: 'fee',
+          method: 'withdraw',
+          userId: sub.user_id,
+          subaccountId: sub.id,
+          exchangeSubaccountId,
+          currency: FEE_CURRENCY,
+          units,
+        },
+        signed,
+      )
+      const claimed = await tx<{ platform_fee: string }[]>`
+        update position_fills set fee_transfer_id = ${row.id}
+        where subaccount_id = ${sub.id} and trade_id = any(${fills.map((f) => f.trade_id)}::text[])
+          and fee_collected_at is null and fee_transfer_id is null
+        returning platform_fee::text`
+      const sum = claimed.reduce((a, f) => a + BigInt(f.platform_fee), 0n)
+      // the withdraw is signed for `units`: it must carry exactly the fills it claims
+      if (claimed.length !== fills.length || sum !== units) throw new FillsMovedError()
+      return row
+    })
+  } catch (e) {
+    if (e instanceof FillsMovedError) return null
+    throw e
+  }
+}
+
+/** One pass over a stored collection: send / accept / settle, by transfers.ts `advanceMovement`. */
+async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean): Promise<Outcome> {
+  const [sub] = await deps.sql<{ exchange_id: string }[]>`
+    select exchange_id::text as exchange_id from subaccounts where id = ${row.subaccount_id}`
+  if (!sub?.exchange_id) throw new Error(`fee collection ${row.id}: subaccount without an exchange id`)
+  const now = deps.clock.now()
+  const outcome = await advanceMovement(
+    deps,
+    row,
+    { exchangeSubaccountId: Number(sub.exchange_id), firstSend },
+    async (t, transactionId, from) => {
+      const [moved] = await t`
+        update subaccount_transfers set state = 'done', transaction_id = ${transactionId}, completed_at = ${now},
+          reason = null, updated_at = now()
+        where id = ${row.id} and state = ${from} returning id`
+      if (!moved) return false
+      await t`update position_fills set fee_collected_at = ${now}
+        where fee_transfer_id = ${row.id} and fee_collected_at is null`
+      return true
+    },
+  )
+  if (outcome.kind === 'settled') {
+    deps.log.info({ transferId: row.id, subaccountId: sub.exchange_id, amount: row.amount }, 'platform fees collected')
+    return 'collected'
+  }
+  if (outcome.kind === 'pending') return 'pending'
+  // nothing moved: the fills go back to the pool of the next collection (after FEE_RETRY_AFTER_MS)
+  await deps.sql`update position_fills set fee_transfer_id = null
+    where fee_transfer_id = ${row.id} and fee_collected_at is null`
+  // a margin or funds refusal, or an expiry, is expected to pass; anything else needs a look
+  if (!outcome.retryable)
+    await deps.alerter.alert('platform fee collection failed; fees stay in the subaccount', {
+      transferId: row.id,
+      userId: row.user_id,
+      currency: row.currency,
+      amount: row.amount,
+      reason: outcome.reason,
+    })
+  return 'failed'
+}
+
+export const feeTick: TickDefinition = {
+  name: FEE_TICK,
+  queue: 'treasury',
+  everyMs: FEE_EVERY_MS,
+  process: async (_job, ctx): Promise<FeeSummary> => {
+    const summary = await runFeeCollection({ ...ctx.deps, log: ctx.log })
+    if (summary.collected + summary.failed + summary.started > 0) ctx.log.info({ ...summary }, 'fee collection tick')
+    return summary
+  },
+}
