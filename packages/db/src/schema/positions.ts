@@ -69,9 +69,10 @@ export const positions = pgTable(
 )
 
 /**
- * One fill of a position's orders, as recorded by `option_sold` (keyed by the trade id). The
- * platform's fee stays in the user's subaccount at the exchange until the fee collection moves it
- * to the platform's subaccount (`fee_collected_at`); reconciliation counts what is not collected.
+ * One fill of a position's orders, as recorded by `option_sold` (keyed by the trade id); a buy-back's
+ * fill has a negative amount and premium. The platform's fee stays in the user's subaccount at the
+ * exchange until the fee collection withdraws it to the platform's exchange wallet
+ * (`fee_transfer_id`, then `fee_collected_at`); reconciliation counts what is not collected.
  */
 export const positionFills = pgTable(
   'position_fills',

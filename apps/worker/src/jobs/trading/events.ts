@@ -103,7 +103,8 @@ async function cycleTotals(sql: Sql, positionIds: readonly string[]): Promise<Cy
       sum(case when p.side = 'put' then p.strike_e18 * p.filled_e18 / 1e30 else 0 end)::numeric(78,0)::text as collateral,
       max(p.outcome) as outcome,
       (select f.price_e18::text from position_fills f join positions q on q.id = f.position_id
-        where q.instrument = t.instrument order by f.traded_at desc limit 1) as price_e18
+        -- the latest sale (a buy-back's fill has a negative amount)
+        where q.instrument = t.instrument and f.amount_e18 > 0 order by f.traded_at desc limit 1) as price_e18
     from touched t join positions p on p.asset = t.asset and p.instrument = t.instrument
       and (p.wheel_id is not null) = t.wheel and p.side = t.side and p.filled_e18 > 0
     group by t.asset, t.instrument, t.wheel, t.side`
