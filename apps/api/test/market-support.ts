@@ -33,6 +33,8 @@ export interface MarketStack {
   ctx: Awaited<ReturnType<typeof integrationContext>>
   names: MarketNames
   redis: Redis
+  /** the feed's client of the simulator (for tickers and instruments in assertions) */
+  exchange: DeriveClient
   feed: PriceFeed
   apps: FastifyInstance[]
   startApp(o?: { heartbeatMs?: number; maxBufferedBytes?: number; names?: MarketNames }): Promise<FastifyInstance>
@@ -60,7 +62,15 @@ export async function startMarketStack(tuning: Partial<PriceFeedTuning> = {}): P
     log: silent,
     names,
     now: () => sim.control.nowMs(),
-    tuning: { publishThrottleMs: 0, candleFlushMs: 20, standbyRetryMs: 50, leaseTtlMs: 3_000, probeMs: 500, ...tuning },
+    tuning: {
+      publishThrottleMs: 0,
+      candleFlushMs: 20,
+      standbyRetryMs: 50,
+      leaseTtlMs: 3_000,
+      probeMs: 500,
+      inUseRefreshMs: 50,
+      ...tuning,
+    },
   })
   const keyring = DepositKeyring.fromMnemonic(ctx.config.keys.masterMnemonic).publicOnly()
   const apps: FastifyInstance[] = []
@@ -70,6 +80,7 @@ export async function startMarketStack(tuning: Partial<PriceFeedTuning> = {}): P
     ctx,
     names,
     redis,
+    exchange,
     feed,
     apps,
     async startApp(o = {}) {

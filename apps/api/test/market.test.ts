@@ -49,7 +49,6 @@ describe('market data routes', () => {
       kind: 'underlying',
       exchangeCurrency: 'ETH',
       availability: 'active',
-      strategies: [],
       indexPrice: '3005.5',
       priceAt: iso(START),
       change24hPct: null, // the feed is not 24 h old
@@ -64,6 +63,51 @@ describe('market data routes', () => {
     expect(usdc).toMatchObject({ kind: 'cash', indexPrice: '1', depositRoutes: expect.any(Array) })
     expect(usdc.depositRoutes[0]).toMatchObject({ token: 'USDC', decimals: 6, minDeposit: '1.000000' })
     expect(btc).toMatchObject({ depositRoutes: [], indexPrice: '90000' })
+  })
+
+  it('GET /assets lists the strategies each underlying offers under TRADING_PROFILE, with their parameters', async () => {
+    const { assets } = (await get('/assets')).json()
+    const [eth, btc, usdc] = assets
+    const profile = stack.ctx.config.tradingProfile
+    expect(eth.strategies.map((s: { id: string; kind: string }) => [s.id, s.kind])).toEqual([
+      ['eth-wheel', 'wheel'],
+      ['eth-put', 'put'],
+      ['eth-call', 'call'],
+    ])
+    expect(eth.strategies.map((s: { name: string }) => s.name)).toEqual([
+      `ETH wheel (${profile} profile)`,
+      `ETH cash-secured put (${profile} profile)`,
+      `ETH covered call (${profile} profile)`,
+    ])
+    const [wheel, put, call] = eth.strategies
+    expect(wheel.parameters).toMatchObject({ profile, sells: ['put', 'call'] })
+    expect(put.parameters).toMatchObject({ sells: ['put'], callTargetDelta: null })
+    expect(call.parameters).toMatchObject({ sells: ['call'], putTargetDelta: null })
+    expect(put.parameters.putTargetDelta).toMatch(/^0\.\d{4}$/)
+    expect(put.parameters).toEqual(
+      expect.objectContaining({
+        deltaTolerance: expect.any(String),
+        minTenorHours: expect.any(Number),
+        maxTenorDays: expect.any(Number),
+        minAnnualisedYieldPct: expect.any(String),
+        sizes: { min: expect.any(String), step: expect.any(String), max: expect.any(String) },
+        endOfWindow: expect.stringMatching(/^(cancel|cross)$/),
+      }),
+    )
+    // the same descriptions and parameters as GET /:asset/strategies
+    const detailed = (await get('/ETH/strategies')).json().strategies
+    expect(eth.strategies).toEqual(
+      detailed.map((s: Record<string, unknown>) => ({
+        id: s.id,
+        kind: s.kind,
+        name: s.name,
+        description: s.description,
+        parameters: s.parameters,
+      })),
+    )
+    expect(btc.strategies.map((s: { id: string }) => s.id)).toEqual(['btc-wheel', 'btc-put', 'btc-call'])
+    expect(btc.strategies[1].parameters.sizes).not.toEqual(put.parameters.sizes) // BTC's own order sizes
+    expect(usdc.strategies).toEqual([]) // the cash currency: nothing is sold on it
   })
 
   it('GET /:asset/chart answers the candles the feed stored, per interval, with an empty overlays array', async () => {

@@ -2,11 +2,21 @@
  * GET /:asset/strategies and the chart's overlays against data the real placing tick wrote on the
  * Derive simulator (a put sold through the maker window, then settled in the money: a losing
  * cycle), and against hand-built history with hand-computed statistics (BTC). Real Postgres and
- * Redis; the API is built by buildServer over the same database.
+ * Redis; the API is built by buildServer over the same database. Also the IV at sale (the mark IV a
+ * leg records when it chooses its instrument) and the reuse of the Postgres part until an event.
  */
 import { randomUUID } from 'node:crypto'
-import type { RunningSimulator } from '@wh/exchange'
-import { type Candle, marketNames, pctString, ratio, upsertCandles } from '@wh/market'
+import { fromE18, type RunningSimulator } from '@wh/exchange'
+import {
+  type Candle,
+  marketNames,
+  markIvE18,
+  pctString,
+  publishStrategyEvent,
+  ratio,
+  strategyNames,
+  upsertCandles,
+} from '@wh/market'
 import { requestPosition, tradingProfile } from '@wh/trading'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
@@ -42,7 +52,7 @@ describe('GET /:asset/strategies and chart overlays (issue 7, strategies half)',
   const names = marketNames(`t-${randomUUID()}:`)
   const profile = tradingProfile('balanced')
 
-  async function startApp(now: () => number): Promise<FastifyInstance> {
+  async function startApp(now: () => number, strategiesCacheMs = 0): Promise<FastifyInstance> {
     const redis = new Redis(stack.ctx.config.cacheUrl, { maxRetriesPerRequest: 1 })
     redises.push(redis)
     const a = await buildServer({
@@ -53,7 +63,7 @@ describe('GET /:asset/strategies and chart overlays (issue 7, strategies half)',
       chains: buildChainRegistry(stack.ctx.config),
       clock: { now: () => new Date(now()) },
       logger: false,
-      marketData: { names, fees: fixedFees, strategiesCacheMs: 0 },
+      marketData: { names, fees: fixedFees, strategiesCacheMs },
     })
     apps.push(a)
     return a
@@ -121,6 +131,16 @@ describe('GET /:asset/strategies and chart overlays (issue 7, strategies half)',
     await creditDeposit(stack.sql, userId, USDC(10_000), { at: new Date(sim.control.nowMs()) })
     const req = await requestPosition(stack.sql, { userId, asset: 'ETH', side: 'put', amount: USDC(5_000) })
     await until(req.id, 'placing')
+    // the IV at sale: what the placing step records where it chooses the instrument (the one line
+    // place.ts takes: iv_e18 = markIvE18(the chosen ticker)), written here while that line is pending
+    const chosen = await position(req.id)
+    const ivE18 = markIvE18(await stack.deps.exchange.getTicker(chosen?.instrument as string))
+    expect(ivE18).not.toBeNull()
+    await stack.sql`update positions set iv_e18 = ${ivE18?.toString() ?? null} where id = ${req.id} and iv_e18 is null`
+    const [{ iv_e18: storedIv } = { iv_e18: null }] = await stack.sql<{ iv_e18: string | null }[]>`
+      select iv_e18::text from positions where id = ${req.id}`
+    expect(storedIv).toBe(ivE18?.toString())
+    const ivAtSale = fromE18(BigInt(storedIv as string))
     await runPlacing(place)
     sim.control.advance(MIN)
     await runPlacing(place)
@@ -169,7 +189,8 @@ describe('GET /:asset/strategies and chart overlays (issue 7, strategies half)',
     expect(cur.sold).toMatchObject({ legs: 1 })
     expect(cur.note).toMatch(/mark from when/)
     expect(put.history).toHaveLength(1)
-    expect(put.history[0]).toMatchObject({ status: 'open', outcome: null, realisedReturnPct: null })
+    expect(put.history[0]).toMatchObject({ status: 'open', outcome: null, realisedReturnPct: null, ivAtSale })
+    expect(ivAtSale).toMatch(/^0\.\d+$/)
     expect(put.statistics.sinceStart.strategy).toMatchObject({ settledCycles: 0, realisedReturnPct: null })
     // the wheel and the call strategy have nothing live: no cached ticker to say what they would sell
     expect(body.strategies[0].currentCycle).toBeNull()
@@ -237,7 +258,7 @@ describe('GET /:asset/strategies and chart overlays (issue 7, strategies half)',
         instrument: open?.instrument,
         strike: cur.strike,
         expiry: cur.expiry,
-        ivSoldAt: null,
+        ivAtSale,
         outcome: 'itm',
         cumulativeRealisedReturnPct: expected,
       }),
@@ -377,6 +398,70 @@ describe('GET /:asset/strategies and chart overlays (issue 7, strategies half)',
     // strategies without a cycle have no statistics, and say why they show no current cycle
     const all = (await get('/BTC/strategies', fixed)).json()
     expect(all.strategies[0]).toMatchObject({ kind: 'wheel', history: [], statistics: { sinceStart: null } })
+  })
+
+  it('ivAtSale: the IV the legs recorded, weighted by contracts sold; null when none recorded one', async () => {
+    const exp1 = Date.UTC(2025, 2, 7, 8)
+    const exp2 = Date.UTC(2025, 2, 14, 8)
+    const X = 'ETH-20250307-3500-C'
+    const Y = 'ETH-20250314-3600-C'
+    const leg = async (instrument: string, expiryMs: number, filled: bigint, iv: string | null) =>
+      stack.sql`insert into positions (user_id, asset, side, subaccount_id, state, collateral_currency,
+          collateral_amount, instrument, strike_e18, expiry_sec, size_e18, filled_e18, premium, fees, outcome,
+          settlement_cost, created_at, closed_at, iv_e18)
+        values (${randomUUID()}, 'ETH', 'call', ${randomUUID()}, 'settled', 'ETH', ${(filled * E18).toString()},
+          ${instrument}, ${(3500n * E18).toString()}, ${expiryMs / 1000}, ${(filled * E18).toString()},
+          ${(filled * E18).toString()}, ${USDC(10).toString()}, '0', 'otm', '0', ${new Date(expiryMs - 3 * DAY)},
+          ${new Date(expiryMs)}, ${iv === null ? null : toE18(iv).toString()})`
+    await leg(X, exp1, 1n, '0.5')
+    await leg(X, exp1, 3n, '0.8')
+    await leg(X, exp1, 2n, null) // sold before IVs were recorded: left out of the weighting
+    await leg(Y, exp2, 1n, null)
+    const calls = (await get('/ETH/strategies?strategy=call')).json().strategies[0]
+    const byId = new Map(calls.history.map((c: { cycleId: string }) => [c.cycleId, c]))
+    expect(byId.get(`call:${X}`)).toMatchObject({ legs: 3, contracts: '6', ivAtSale: '0.725' }) // (0.5 + 2.4) / 4
+    expect(byId.get(`call:${Y}`)).toMatchObject({ legs: 1, ivAtSale: null })
+    const chart = (
+      await get(`/ETH/chart?interval=1d&from=${iso(Date.UTC(2025, 2, 1))}&to=${iso(Date.UTC(2025, 2, 20))}`)
+    ).json()
+    expect(chart.overlays.map((o: { cycleId: string; ivAtSale: string | null }) => [o.cycleId, o.ivAtSale])).toEqual([
+      [`call:${X}`, '0.725'],
+      [`call:${Y}`, null],
+    ])
+  })
+
+  it('the Postgres part (history, statistics, live cycles) is reused until a strategy event bumps the sequence', async () => {
+    const cached = await startApp(() => sim.control.nowMs(), 60_000)
+    const putOf = async () => (await get('/BTC/strategies?strategy=put', cached)).json().strategies[0]
+    const before = await putOf()
+    expect(before.liveCycles).toBe(0)
+    // a leg goes live (its fills land) without an event yet
+    const expirySec = Math.floor((sim.control.nowMs() + 3 * DAY) / DAY) * (DAY / 1000) + 8 * 3600
+    const instrument = `BTC-${new Date(expirySec * 1000).toISOString().slice(0, 10).replaceAll('-', '')}-80000-P`
+    const [row] = await stack.sql<{ id: string }[]>`insert into positions (user_id, asset, side, subaccount_id, state,
+        collateral_currency, collateral_amount, instrument, strike_e18, expiry_sec, size_e18, filled_e18, premium, fees)
+      values (${randomUUID()}, 'BTC', 'put', ${randomUUID()}, 'open', 'USDC', ${USDC(8_000).toString()}, ${instrument},
+        ${(80_000n * E18).toString()}, ${expirySec}, ${(E18 / 10n).toString()}, ${(E18 / 10n).toString()},
+        ${USDC(100).toString()}, '0')
+      returning id`
+    const stale = await putOf()
+    expect(stale.liveCycles).toBe(0) // within the reuse window, no event: the earlier read stands
+    expect(stale.historyTotal).toBe(before.historyTotal)
+    const pub = new Redis(stack.ctx.config.cacheUrl, { maxRetriesPerRequest: 1 })
+    redises.push(pub)
+    await publishStrategyEvent(pub, strategyNames(names), 'BTC', {
+      ts: new Date(sim.control.nowMs()).toISOString(),
+      event: 'window_end',
+      strategy: 'put',
+      instrument,
+      decision: 'completed',
+      reason: 'everything offered was sold',
+    })
+    const fresh = await putOf()
+    expect(fresh.liveCycles).toBe(1)
+    expect(fresh.currentCycle).toMatchObject({ status: 'open', instrument, sold: { legs: 1, contracts: '0.1' } })
+    expect(fresh.history[0]).toMatchObject({ cycleId: `put:${instrument}`, status: 'open' })
+    await stack.sql`delete from positions where id = ${row?.id as string}`
   })
 
   it('an unknown asset answers 404, a bad query 400, and the OpenAPI document publishes the shapes', async () => {

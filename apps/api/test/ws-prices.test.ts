@@ -1,8 +1,11 @@
 /**
  * WS /ws/prices over real sockets: two API instances (two buildServer) behind one price feed on the
  * Derive simulator, fanned out through real Redis pub/sub. Snapshot on connect, updates in sequence
- * order, subscribe/unsubscribe, heartbeats, malformed messages, a slow consumer dropped.
+ * order, subscribe/unsubscribe, heartbeats, malformed messages, a slow consumer dropped, and the
+ * options of live positions (Postgres) in the updates while the positions live.
  */
+import { randomUUID } from 'node:crypto'
+import { toE18 } from '@wh/exchange'
 import { marketNames, type PriceUpdate } from '@wh/market'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -197,5 +200,61 @@ describe('WS /ws/prices', () => {
     await waitFor(() => slow.closed, 'the slow client sees its connection closed')
     expect(prices(slow).length).toBeLessThan(N)
     expect(fast.closed).toBe(false)
+  })
+
+  it("a live position's option is in the updates with its bid, ask, mark, IV and delta, and leaves them when the position ends", async () => {
+    // a put of the third expiry (the ATM ones followed anyway are of the two nearest), ~10 % below the index
+    const options = await stack.exchange.getInstruments({ currency: 'ETH', instrument_type: 'option' })
+    const expiries = [...new Set(options.map((o) => o.option_details?.expiry ?? 0))]
+      .filter((e) => e * 1000 > stack.sim.control.nowMs() + 3_600_000)
+      .sort((x, y) => x - y)
+    const targetE18 = (toE18(String(price)) * 9n) / 10n
+    const gap = (strike: string) => {
+      const d = toE18(strike) - targetE18
+      return d < 0n ? -d : d
+    }
+    const put = options
+      .filter((o) => o.option_details?.expiry === expiries[2] && o.option_details?.option_type === 'P')
+      .reduce((best, o) => (gap(o.option_details?.strike ?? '0') < gap(best.option_details?.strike ?? '0') ? o : best))
+    const instrument = put.instrument_name
+    const c = await open(a, '?assets=ETH')
+    await c.next((m) => m.type === 'subscribed', 'ack')
+    const inUpdate = (m: Msg) => m.type === 'price' && (m as PriceUpdate).instruments.find((i) => i.name === instrument)
+    expect(c.messages.some(inUpdate)).toBe(false)
+
+    const [row] = await stack.ctx.database.sql<{ id: string }[]>`
+      insert into positions (user_id, asset, side, subaccount_id, state, collateral_currency, collateral_amount,
+        instrument, strike_e18, expiry_sec)
+      values (${randomUUID()}, 'ETH', 'put', ${randomUUID()}, 'placing', 'USDC', '1000000000', ${instrument},
+        ${toE18(put.option_details?.strike ?? '0').toString()}, ${put.option_details?.expiry ?? 0})
+      returning id`
+    const first = await c.next((m) => Boolean(inUpdate(m)), `${instrument} in an update`)
+    const ticker = await stack.exchange.getTicker(instrument)
+    expect(inUpdate(first)).toEqual({
+      name: instrument,
+      kind: 'option',
+      strike: put.option_details?.strike,
+      expiry: new Date((put.option_details?.expiry ?? 0) * 1000).toISOString(),
+      optionType: 'P',
+      bid: ticker.best_bid_price,
+      ask: ticker.best_ask_price,
+      mark: ticker.mark_price,
+      iv: ticker.option_pricing?.iv,
+      delta: ticker.option_pricing?.delta,
+    })
+    expect(toE18(ticker.best_ask_price)).toBeGreaterThan(0n)
+    expect(ticker.option_pricing?.delta).toMatch(/^-0\.\d*[1-9]/)
+    // the cached latest (the next client's snapshot) carries it too
+    const later = await open(b, '?assets=ETH')
+    const snap = await later.next((m) => m.type === 'snapshot', 'snapshot')
+    expect(snap.updates[0].instruments.map((i: { name: string }) => i.name)).toContain(instrument)
+
+    // the position ends: the next refresh drops the option, and an update without it goes out
+    await stack.ctx.database.sql`update positions set state = 'cancelled' where id = ${row?.id as string}`
+    const from = c.messages.length
+    await c.next((m) => m.type === 'price' && !inUpdate(m), `an update without ${instrument}`, from)
+    const eth = bumpEth()
+    const next = await c.next((m) => m.type === 'price' && m.index === eth, `ETH ${eth}`, from)
+    expect(inUpdate(next)).toBeUndefined()
   })
 })

@@ -2,10 +2,11 @@
  * The worker's price feed against the Derive simulator (its WebSocket ticker channels, through the
  * real DeriveClient), a real Postgres and a real Redis: one holder per deployment, throttled
  * updates with per-asset sequence numbers, the latest update cached, candles written in batches,
- * a standby taking over with the sequence continuing, and a fenced-out ex-holder.
+ * a standby taking over with the sequence continuing, a fenced-out ex-holder, and the options of
+ * live positions followed while they are live.
  */
 import { randomUUID } from 'node:crypto'
-import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { parseInstrumentName, type RunningSimulator, startDeriveSimulator, toE18 } from '@wh/exchange'
 import {
   type MarketNames,
   marketNames,
@@ -14,6 +15,7 @@ import {
   type PriceUpdate,
   publishPriceUpdate,
   readCandles,
+  readInstrumentsInUse,
   tryAcquireLease,
 } from '@wh/market'
 import { integrationContext } from '@wh/testkit'
@@ -34,6 +36,7 @@ const FAST: Partial<PriceFeedTuning> = {
   publishThrottleMs: 0,
   candleFlushMs: 25,
   probeMs: 200,
+  inUseRefreshMs: 50,
 }
 
 async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
@@ -202,5 +205,127 @@ describe('price feed (worker) against the simulator', () => {
     await lease?.release()
     expect(await publishPriceUpdate(redis, names, lease?.token ?? '', 'ETH', body)).toBeUndefined()
     expect(await redis.get(names.seq('ETH'))).toBe('1')
+  })
+
+  /** a position row as the placing step leaves it (no ledger, no subaccount: only what the feed reads) */
+  const insertPosition = async (o: { asset: string; instrument: string | null; state: string }) => {
+    const expirySec = o.instrument ? (parseInstrumentName(o.instrument) as { expirySec: number }).expirySec : null
+    const [row] = await ctx.database.sql<{ id: string }[]>`
+      insert into positions (user_id, asset, side, subaccount_id, state, collateral_currency, collateral_amount,
+        instrument, expiry_sec)
+      values (${randomUUID()}, ${o.asset}, 'put', ${randomUUID()}, ${o.state}, 'USDC', '1000000000',
+        ${o.instrument}, ${expirySec})
+      returning id`
+    return row?.id as string
+  }
+  /**
+   * ETH puts the feed does not follow for being at the money (those are of the two nearest expiries):
+   * the third expiry's, nearest a 0.9 × index strike first (a live delta and IV)
+   */
+  const farOptions = async () => {
+    const all = await deps.exchange.getInstruments({ currency: 'ETH', instrument_type: 'option' })
+    const nowMs = sim.control.nowMs()
+    const targetE18 = (toE18((await deps.exchange.getTicker('ETH-PERP')).index_price) * 9n) / 10n
+    const distance = (strike: string | undefined) => {
+      const d = toE18(strike ?? '0') - targetE18
+      return d < 0n ? -d : d
+    }
+    const expiries = [...new Set(all.map((i) => i.option_details?.expiry ?? 0))]
+      .filter((e) => e * 1000 - nowMs > 2 * 60 * MIN)
+      .sort((a, b) => a - b)
+    return all
+      .filter((i) => i.option_details?.expiry === expiries[2] && i.option_details?.option_type === 'P')
+      .sort((a, b) => {
+        const d = distance(a.option_details?.strike) - distance(b.option_details?.strike)
+        return d < 0n ? -1 : d > 0n ? 1 : 0
+      })
+      .map((i) => i.instrument_name)
+  }
+
+  it('reads the options of live positions only (requested … closing), unexpired, per asset, bounded', async () => {
+    const [a, b, c] = await farOptions()
+    const nowMs = sim.control.nowMs()
+    const ids = [
+      ...(await Promise.all(
+        ['requested', 'funding', 'placing', 'open', 'closing'].map((state) =>
+          insertPosition({ asset: 'ETH', instrument: a as string, state }),
+        ),
+      )),
+      await insertPosition({ asset: 'ETH', instrument: b as string, state: 'open' }),
+      // ended, or not chosen yet: not in use
+      ...(await Promise.all(
+        ['settled', 'closed', 'cancelled', 'failed'].map((state) =>
+          insertPosition({ asset: 'ETH', instrument: c as string, state }),
+        ),
+      )),
+      await insertPosition({ asset: 'ETH', instrument: null, state: 'requested' }),
+      // a name of another underlying filed under ETH, and an expired option: never subscribed
+      await insertPosition({ asset: 'ETH', instrument: 'BTC-20260130-90000-P', state: 'open' }),
+      await insertPosition({ asset: 'ETH', instrument: 'ETH-20260102-3000-P', state: 'open' }),
+    ]
+    const assets = [
+      { symbol: 'ETH' as const, exchangeCurrency: 'ETH' },
+      { symbol: 'BTC' as const, exchangeCurrency: 'BTC' },
+    ]
+    const inUse = await readInstrumentsInUse(ctx.database.sql, assets, nowMs)
+    expect(inUse.get('ETH')).toEqual([a, b].sort())
+    expect(inUse.get('BTC')).toEqual([])
+    // the bound keeps the most used: `a` has five live positions, `b` one
+    expect((await readInstrumentsInUse(ctx.database.sql, assets, nowMs, 1)).get('ETH')).toEqual([a])
+    await ctx.database.sql`delete from positions where id = any(${ids}::uuid[])`
+  })
+
+  it("follows a live position's option: its bid, ask, mark, IV and delta in the updates, gone once the position ends", async () => {
+    const names = marketNames(`t-${randomUUID()}:`)
+    const eth = await listen(inject('redisUrl'), names, 'ETH')
+    const feed = start(names)
+    await waitFor(() => feed.holding, 'holding')
+    const [instrument] = await farOptions()
+    const has = (u: PriceUpdate) => u.instruments.some((i) => i.name === instrument)
+    sim.control.setPrice('ETH', '3301')
+    await waitFor(() => eth.got.find((u) => u.index === '3301'), 'ETH at 3301')
+    expect(eth.got.some(has)).toBe(false) // not ATM, not in use: not followed
+
+    const id = await insertPosition({ asset: 'ETH', instrument: instrument as string, state: 'open' })
+    const withIt = await waitFor(() => eth.got.find(has), `${instrument} in an update`)
+    const published = withIt.instruments.find((i) => i.name === instrument)
+    const ticker = await deps.exchange.getTicker(instrument as string)
+    expect(published).toEqual({
+      name: instrument,
+      kind: 'option',
+      strike: ticker.option_details?.strike,
+      expiry: new Date((ticker.option_details?.expiry ?? 0) * 1000).toISOString(),
+      optionType: 'P',
+      bid: ticker.best_bid_price,
+      ask: ticker.best_ask_price,
+      mark: ticker.mark_price,
+      iv: ticker.option_pricing?.iv,
+      delta: ticker.option_pricing?.delta,
+    })
+    expect(published?.iv).toMatch(/^0\.\d+$/)
+    expect(published?.delta).toMatch(/^-0\.\d+$/)
+    // listed after the perp and the four ATM options
+    expect(withIt.instruments.map((i) => i.kind)).toEqual(['perp', 'option', 'option', 'option', 'option', 'option'])
+    // it follows the market like the others (its own ticker, which may come a tick after the perp's)
+    sim.control.setPrice('ETH', '3250')
+    const markAfter = (await deps.exchange.getTicker(instrument as string)).mark_price
+    expect(markAfter).not.toBe(ticker.mark_price)
+    await waitFor(
+      () =>
+        eth.got.find(
+          (u) => u.index === '3250' && u.instruments.some((i) => i.name === instrument && i.mark === markAfter),
+        ),
+      'its new mark',
+    )
+
+    await ctx.database.sql`update positions set state = 'settled' where id = ${id}`
+    const mark = eth.got.length
+    // dropped at the next refresh, and an update without it goes out at once
+    const without = await waitFor(() => eth.got.slice(mark).find((u) => !has(u)), `an update without ${instrument}`)
+    expect(without.instruments.filter((i) => i.kind === 'option')).toHaveLength(4)
+    sim.control.setPrice('ETH', '3260')
+    await waitFor(() => eth.got.find((u) => u.index === '3260'), 'ETH at 3260')
+    expect(eth.got.slice(eth.got.indexOf(without)).some(has)).toBe(false)
+    eth.close()
   })
 })

@@ -2,9 +2,10 @@
  * TypeBox schemas of the market-data controller (spec 4.2: GET /assets, /:asset/chart, /:asset/fees;
  * WS /ws/prices). Prices and amounts are decimal strings; rates are fractions (0.0003 = 0.03 %).
  */
-import { ASSET_AVAILABILITIES, CANDLE_INTERVALS, CHART_MAX_CANDLES } from '@wh/market'
+import { ASSET_AVAILABILITIES, CANDLE_INTERVALS, CHART_MAX_CANDLES, STRATEGY_KINDS } from '@wh/market'
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
+import { StrategyParameters } from './strategies'
 
 const Decimal = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description })
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description })
@@ -24,6 +25,14 @@ export const DepositRoute = Type.Object({
   confirmations: Type.Integer({ description: 'blocks on top of the deposit before it counts' }),
 })
 
+export const AssetStrategy = Type.Object({
+  id: Type.String({ description: 'e.g. eth-wheel, as in GET /:asset/strategies' }),
+  kind: LiteralUnion(STRATEGY_KINDS, { description: 'wheel | put (cash-secured) | call (covered)' }),
+  name: Type.String(),
+  description: Type.String(),
+  parameters: StrategyParameters,
+})
+
 export const AssetItem = Type.Object({
   symbol: Type.String(),
   name: Type.String(),
@@ -32,8 +41,10 @@ export const AssetItem = Type.Object({
   decimals: Type.Integer(),
   availability: LiteralUnion(ASSET_AVAILABILITIES, { description: 'active | deposit-only | withdraw-only | paused' }),
   depositRoutes: Type.Array(DepositRoute, { description: 'chains and tokens that take deposits of this asset' }),
-  strategies: Type.Array(Type.String(), {
-    description: 'ids of the strategies offered on this asset; empty until the trading issue lands',
+  strategies: Type.Array(AssetStrategy, {
+    description:
+      'the strategies offered on this asset under TRADING_PROFILE (wheel, cash-secured put, covered call); ' +
+      'empty for the cash currency. History and statistics: GET /:asset/strategies',
   }),
   indexPrice: Nullable(Decimal('latest index price, USD (cash: 1); null before the feed has one')),
   priceAt: Nullable(Timestamp('exchange time of that price')),
@@ -69,7 +80,12 @@ export const Overlay = Type.Object({
   strike: Decimal('USD'),
   soldAt: Timestamp('first fill of the cycle'),
   expiry: Timestamp('expiry of the option sold'),
-  ivSoldAt: Nullable(Decimal('implied volatility at the sale, display only; null: no IV is stored per sale yet')),
+  ivAtSale: Nullable(
+    Decimal(
+      "the option's mark implied volatility (a fraction) when its legs were sold, weighted by contracts; " +
+        'display only; null when no leg recorded one',
+    ),
+  ),
   outcome: Nullable(Type.Union([Type.Literal('itm'), Type.Literal('otm')])),
   cumulativeRealisedReturnPct: Nullable(
     Decimal("the strategy's cumulative realised return after this cycle's expiry, percent; null while open"),

@@ -108,6 +108,12 @@ export const CycleItem = Type.Object({
   net: Decimal('premium − fees − settlement cost, USDC (so far while open)'),
   collateral: Decimal('USDC tied up: strike × contracts (put), index at sale × contracts (call)'),
   indexAtSale: Nullable(Decimal('index at the first fill (1m candle close), USD')),
+  ivAtSale: Nullable(
+    Decimal(
+      "the option's mark implied volatility (a fraction) when its legs were sold, weighted by contracts; " +
+        'display only; null when no leg recorded one',
+    ),
+  ),
   premiumYieldPct: Decimal('(premium − fees) / collateral, percent'),
   outcome: Nullable(Type.Union([Type.Literal('itm'), Type.Literal('otm')])),
   realisedReturnPct: Nullable(Decimal('net / collateral, percent; null while open')),

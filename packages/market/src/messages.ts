@@ -41,7 +41,10 @@ export const PriceUpdate = Type.Object(
     index: Decimal('index price, USD'),
     mark: Decimal('perp mark price, USD'),
     atmIv: DisplayFigure('implied volatility of the at-the-money option nearest expiry'),
-    instruments: Type.Array(PriceInstrument, { description: 'the perp and the options in use' }),
+    instruments: Type.Array(PriceInstrument, {
+      description:
+        'the perp, the at-the-money options (nearest expiry first), then the options of live positions (by name)',
+    }),
   },
   { $id: 'PriceUpdate', additionalProperties: false },
 )

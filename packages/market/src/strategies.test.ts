@@ -29,6 +29,7 @@ function cycle(o: Partial<Cycle> & { premium: bigint; collateral: bigint; expiry
     settled: true,
     outcome: 'otm',
     indexAtSaleE18: null,
+    ivAtSaleE18: null,
     ...o,
   }
 }

@@ -46,6 +46,11 @@ export interface Cycle {
   readonly outcome: 'itm' | 'otm' | null
   /** the index at the first fill (the 1m candle's close), null when no candle is stored */
   readonly indexAtSaleE18: bigint | null
+  /**
+   * the option's mark IV when its legs were sold (e18 fraction): the legs' `iv_e18` (recorded when
+   * each chose the instrument) weighted by contracts sold; null when no leg recorded one
+   */
+  readonly ivAtSaleE18: bigint | null
   /** what the cycle tied up, in USDC: strike × contracts (put), index at sale × contracts (call) */
   readonly collateral: bigint
 }
@@ -235,18 +240,20 @@ interface CycleRow {
   settled: boolean
   itm: boolean
   index_e18: string | null
+  iv_weighted: string | null
+  iv_filled: string | null
 }
 
 /**
  * Every cycle of `asset` (sold legs only: filled > 0), oldest expiry first, at most
  * MAX_CYCLES_READ (the newest). One statement: legs grouped by strategy and instrument, the
- * index at the first fill from the 1m candles.
+ * index at the first fill from the 1m candles, the IV at sale from the legs' `iv_e18`.
  */
 export async function readCycles(sql: Sql, asset: string): Promise<Cycle[]> {
   const rows = await sql<CycleRow[]>`
     with legs as (
       select case when p.wheel_id is not null then 'wheel' else p.side end as strategy, p.side, p.instrument,
-        p.strike_e18, p.expiry_sec, p.state, p.outcome, p.filled_e18, p.premium, p.fees,
+        p.strike_e18, p.expiry_sec, p.state, p.outcome, p.filled_e18, p.premium, p.fees, p.iv_e18,
         coalesce(p.settlement_cost, 0) as settlement_cost,
         coalesce((select min(f.traded_at) from position_fills f where f.position_id = p.id), p.created_at) as sold_at
       from positions p
@@ -257,13 +264,16 @@ export async function readCycles(sql: Sql, asset: string): Promise<Cycle[]> {
       select strategy, side, instrument, min(strike_e18) as strike_e18, expiry_sec, min(sold_at) as sold_at,
         count(*)::int as legs, sum(filled_e18) as filled_e18, sum(premium) as premium, sum(fees) as fees,
         sum(settlement_cost) as settlement_cost, bool_and(state in ('settled', 'closed')) as settled,
-        bool_or(outcome = 'itm') as itm
+        bool_or(outcome = 'itm') as itm,
+        sum(iv_e18 * filled_e18) filter (where iv_e18 is not null) as iv_weighted,
+        sum(filled_e18) filter (where iv_e18 is not null) as iv_filled
       from legs group by strategy, side, instrument, expiry_sec
       order by expiry_sec desc, instrument
       limit ${MAX_CYCLES_READ}
     )
     select c.strategy, c.side, c.instrument, c.strike_e18::text, c.expiry_sec::float8 as expiry_sec, c.sold_at,
       c.legs, c.filled_e18::text, c.premium::text, c.fees::text, c.settlement_cost::text, c.settled, c.itm,
+      c.iv_weighted::text, c.iv_filled::text,
       (select k.close_e18::text from price_candles k where k.asset = ${asset} and k.interval = '1m'
         and k.bucket_start <= c.sold_at order by k.bucket_start desc limit 1) as index_e18
     from cycles c
@@ -272,6 +282,7 @@ export async function readCycles(sql: Sql, asset: string): Promise<Cycle[]> {
     const filledE18 = BigInt(r.filled_e18)
     const strikeE18 = BigInt(r.strike_e18)
     const indexAtSaleE18 = r.index_e18 === null ? null : BigInt(r.index_e18)
+    const ivFilledE18 = r.iv_filled === null ? 0n : BigInt(r.iv_filled)
     // a call ties up the underlying: valued at the index at the sale (the strike when no candle is stored)
     const perContractE18 = r.side === 'put' ? strikeE18 : (indexAtSaleE18 ?? strikeE18)
     return {
@@ -289,6 +300,7 @@ export async function readCycles(sql: Sql, asset: string): Promise<Cycle[]> {
       settled: r.settled,
       outcome: r.settled ? (r.itm ? 'itm' : 'otm') : null,
       indexAtSaleE18,
+      ivAtSaleE18: ivFilledE18 > 0n && r.iv_weighted !== null ? BigInt(r.iv_weighted) / ivFilledE18 : null,
       collateral: (filledE18 * perContractE18) / RATIO_ONE / E12,
     }
   })

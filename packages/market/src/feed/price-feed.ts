@@ -2,8 +2,9 @@
  * The price feed: ONE upstream subscription to the exchange's ticker channels for the whole
  * deployment. Every worker replica runs `startPriceFeed`; the one holding the feed lease
  * (lease.ts, `{market}:feed-lease`) subscribes, the others stand by and retry. The holder:
- * - follows `ticker.<perp>.<ms>` (index and mark) and the ATM call and put of the nearest expiries
- *   (instruments.ts), re-selected every `optionsRefreshMs`;
+ * - follows `ticker.<perp>.<ms>` (index and mark), the ATM call and put of the nearest expiries
+ *   (instruments.ts), re-selected every `optionsRefreshMs`, and the options of live positions
+ *   (in-use.ts), re-read every `inUseRefreshMs`: an instrument no longer used is unsubscribed;
  * - folds every index tick into candles and writes the touched candles every `candleFlushMs`
  *   in one upsert (candle-store.ts), never one write per tick;
  * - publishes at most one update per asset per `publishThrottleMs` (the latest state, so nothing
@@ -22,6 +23,7 @@ import { type MarketAsset, PRICED_ASSETS } from '../assets'
 import { upsertCandles } from '../candle-store'
 import { CandleAggregator, MAX_PENDING_CANDLES } from '../candles'
 import { MARKET_NAMES, type MarketNames, publishPriceUpdate } from '../channels'
+import { readInstrumentsInUse } from '../in-use'
 import { MIN_TIME_TO_EXPIRY_MS, priceInstrumentOf, selectAtmOptions } from '../instruments'
 import type { PriceInstrument } from '../messages'
 import { type Lease, tryAcquireLease } from './lease'
@@ -35,6 +37,8 @@ export interface PriceFeedTuning {
   readonly publishThrottleMs: number
   readonly candleFlushMs: number
   readonly optionsRefreshMs: number
+  /** how often the options of live positions are read again (one bounded query per period) */
+  readonly inUseRefreshMs: number
   /** period of the upstream liveness probe (`public/get_time` on the subscription's socket) */
   readonly probeMs: number
   /** Derive's ticker channel interval */
@@ -48,6 +52,7 @@ export const DEFAULT_PRICE_FEED_TUNING: PriceFeedTuning = Object.freeze({
   publishThrottleMs: 250,
   candleFlushMs: 1_000,
   optionsRefreshMs: 10 * 60_000,
+  inUseRefreshMs: 10_000,
   probeMs: 5_000,
   tickerIntervalMs: 100,
   followedExpiries: 2,
@@ -86,9 +91,15 @@ interface AssetState {
   indexE18: bigint | undefined
   lastTickMs: number
   perp: PriceInstrument | undefined
-  optionNames: string[]
-  /** when the nearest followed option comes within MIN_TIME_TO_EXPIRY_MS of expiry: re-select then */
+  /** the ATM options, nearest expiry first */
+  atmNames: string[]
+  /** the options of live positions, by name (some may be ATM too) */
+  inUseNames: string[]
+  /** options whose ticker channel is subscribed: the ATM ones and those in use */
+  readonly followed: Set<string>
+  /** when the nearest followed ATM option comes within MIN_TIME_TO_EXPIRY_MS of expiry: re-select then */
   reselectAtMs: number
+  /** the latest ticker of each followed option */
   readonly options: Map<string, PriceInstrument>
   lastPublishAt: number
   timer: NodeJS.Timeout | undefined
@@ -151,6 +162,9 @@ class FeedSession {
   #ws: DeriveWsClient | undefined
   #flushing: Promise<void> | undefined
   #refreshing: Promise<void> | undefined
+  #readingInUse: Promise<void> | undefined
+  /** follow/unfollow runs one at a time (the ATM re-selection and the in-use refresh both change it) */
+  #syncing: Promise<unknown> = Promise.resolve()
   #stopped = false
   #stop!: (reason: string) => void
   readonly #stoppedP: Promise<string>
@@ -165,7 +179,9 @@ class FeedSession {
       indexE18: undefined,
       lastTickMs: 0,
       perp: undefined,
-      optionNames: [],
+      atmNames: [],
+      inUseNames: [],
+      followed: new Set(),
       reselectAtMs: Number.POSITIVE_INFINITY,
       options: new Map(),
       lastPublishAt: Number.NEGATIVE_INFINITY,
@@ -194,8 +210,10 @@ class FeedSession {
       })
       this.#every(this.#tuning.candleFlushMs, () => this.flushCandles())
       this.#every(this.#tuning.optionsRefreshMs, () => this.#refreshOptions())
+      this.#every(this.#tuning.inUseRefreshMs, () => this.#refreshInUse())
       await Promise.all(this.#states.map((s) => this.#follow(s, s.perpName)))
       await this.#refreshOptions()
+      await this.#refreshInUse()
       this.live = !this.#stopped
     } catch (err) {
       this.stop(`upstream failed: ${String(err)}`)
@@ -251,6 +269,69 @@ class FeedSession {
     await off?.()
   }
 
+  /**
+   * Subscribes the options `state` wants (ATM or in use) and unsubscribes the others, one sync at a
+   * time. A dropped option leaves the next update at once (a publish is scheduled).
+   */
+  #syncFollows(state: AssetState): Promise<void> {
+    const run = this.#syncing.then(async () => {
+      if (this.#stopped) return
+      const wanted = new Set([...state.atmNames, ...state.inUseNames])
+      const dropped = [...state.followed].filter((n) => !wanted.has(n))
+      for (const n of dropped) {
+        state.followed.delete(n)
+        state.options.delete(n)
+        await this.#unfollow(n)
+      }
+      const added = [...wanted].filter((n) => !state.followed.has(n))
+      // followed before the subscription answers: the first ticker may arrive ahead of the answer
+      for (const n of added) state.followed.add(n)
+      try {
+        await Promise.all(added.map((n) => this.#follow(state, n)))
+      } catch (err) {
+        for (const n of added) if (!this.#unsubscribe.has(this.#channel(n))) state.followed.delete(n)
+        throw err
+      }
+      if (dropped.length > 0) this.#schedulePublish(state)
+    })
+    this.#syncing = run.catch(() => {})
+    return run
+  }
+
+  /**
+   * Re-reads the options of live positions (one bounded query for every asset) and follows them.
+   * A failed read keeps the set as it was (the database being away must not end the upstream
+   * session); a failed subscription ends it like any upstream failure.
+   */
+  #refreshInUse(): Promise<void> {
+    this.#readingInUse ??= this.#readInUse().finally(() => {
+      this.#readingInUse = undefined
+    })
+    return this.#readingInUse
+  }
+
+  async #readInUse(): Promise<void> {
+    if (this.#stopped) return
+    const atMs = Math.max((this.#opts.now ?? Date.now)(), ...this.#states.map((s) => s.lastTickMs))
+    let inUse: Map<string, string[]>
+    try {
+      inUse = await readInstrumentsInUse(
+        this.#opts.sql,
+        this.#states.map((s) => s.asset),
+        atMs,
+      )
+    } catch (err) {
+      this.#opts.log.warn({ feed: 'prices', err: String(err) }, 'reading the instruments in use failed')
+      return
+    }
+    for (const s of this.#states) {
+      const next = inUse.get(s.asset.symbol) ?? []
+      if (next.length === s.inUseNames.length && next.every((n, i) => n === s.inUseNames[i])) continue
+      s.inUseNames = next
+      await this.#syncFollows(s)
+    }
+  }
+
   /** Re-selects the ATM options per asset (one run at a time); follows the new ones, drops the old ones. */
   #refreshOptions(): Promise<void> {
     this.#refreshing ??= this.#selectOptions().finally(() => {
@@ -270,19 +351,14 @@ class FeedSession {
       // exchange time when it is ahead of ours: an expiring option is then dropped, not re-picked
       const atMs = Math.max(now(), s.lastTickMs)
       const next = selectAtmOptions(instruments, indexE18, atMs, { expiries: this.#tuning.followedExpiries })
-      const dropped = s.optionNames.filter((n) => !next.includes(n))
-      s.optionNames = next
+      s.atmNames = next
       const expiries = next.flatMap((n) => {
         const p = parseInstrumentName(n)
         return p?.kind === 'option' ? [p.expirySec * 1000] : []
       })
       s.reselectAtMs =
         expiries.length > 0 ? Math.min(...expiries) - MIN_TIME_TO_EXPIRY_MS : atMs + MIN_TIME_TO_EXPIRY_MS
-      for (const n of dropped) {
-        s.options.delete(n)
-        await this.#unfollow(n)
-      }
-      await Promise.all(next.map((n) => this.#follow(s, n)))
+      await this.#syncFollows(s)
     }
   }
 
@@ -304,7 +380,7 @@ class FeedSession {
         // exchange time reached the nearest followed expiry (less the margin): follow the next ones
         if (tsMs >= state.reselectAtMs && this.live)
           this.#refreshOptions().catch((err) => this.stop(`option refresh failed: ${String(err)}`))
-      } else if (state.optionNames.includes(t.instrument_name) && parseInstrumentName(t.instrument_name)) {
+      } else if (state.followed.has(t.instrument_name) && parseInstrumentName(t.instrument_name)) {
         state.options.set(t.instrument_name, priceInstrumentOf(t))
         state.lastTickMs = Math.max(state.lastTickMs, tsMs)
       } else return
@@ -330,15 +406,17 @@ class FeedSession {
   #publish(state: AssetState): void {
     if (state.indexE18 === undefined || !state.perp || this.#stopped) return
     state.lastPublishAt = performance.now()
-    const options = state.optionNames.flatMap((n) => state.options.get(n) ?? [])
-    const atmCall = options.find((o) => o.optionType === 'C' && o.iv !== null)
+    const atm = state.atmNames.flatMap((n) => state.options.get(n) ?? [])
+    const inUse = state.inUseNames.flatMap((n) => (state.atmNames.includes(n) ? [] : (state.options.get(n) ?? [])))
+    const atmCall = atm.find((o) => o.optionType === 'C' && o.iv !== null)
     const body = {
       ts: new Date(state.lastTickMs).toISOString(),
       publishedAt: new Date().toISOString(),
       index: fromE18(state.indexE18),
       mark: state.perp.mark,
       atmIv: atmCall?.iv ?? null,
-      instruments: [state.perp, ...options],
+      // the perp, the ATM options (nearest expiry first), then the other options in use (by name)
+      instruments: [state.perp, ...atm, ...inUse],
     }
     publishPriceUpdate(
       this.#opts.redis,

@@ -35,7 +35,7 @@ import type { ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { InvalidChartRangeError, UnknownAssetError } from './errors'
-import { chartOverlays, strategiesRoutes } from './strategies'
+import { chartOverlays, offeredStrategies, strategiesRoutes } from './strategies'
 import { wsStrategiesRoute } from './strategies-ws'
 import { wsPricesRoute } from './ws-prices'
 
@@ -86,6 +86,8 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
   const clock = opts.clock ?? systemClock
   const fees = opts.fees ?? rpcFeeEstimator(opts.chains, () => clock.now().getTime())
   const reference = new Map<string, { at: number; minute: number; value: bigint | undefined }>()
+  // the profile is fixed for the process: what each asset offers is built once
+  const offered = new Map(MARKET_ASSETS.map((a) => [a.symbol, offeredStrategies(a.symbol, opts.profile)]))
 
   async function latestOf(assets: readonly MarketAsset[]): Promise<(PriceUpdate | undefined)[]> {
     const raws = await readLatestPrices(
@@ -112,7 +114,7 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
     {
       schema: {
         tags: ['market'],
-        summary: 'Assets: deposit chains and tokens, index price and 24 h change, strategies, availability',
+        summary: 'Assets: deposit chains and tokens, index price and 24 h change, the strategies offered, availability',
         response: { 200: AssetsResponse },
       },
     },
@@ -129,7 +131,7 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
             decimals: a.decimals,
             availability: a.availability,
             depositRoutes: depositRoutesOf(a.symbol, opts.chains),
-            strategies: [] as string[],
+            strategies: offered.get(a.symbol) ?? [],
           }
           if (a.kind === 'cash') return { ...base, indexPrice: '1', priceAt: null, change24hPct: '0.00' }
           const u = latest[priced.indexOf(a)]

@@ -11,6 +11,7 @@ import { type Clock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { fromE18, toE18 } from '@wh/exchange'
 import {
+  type ChosenQuote,
   type Cycle,
   cycleReturn,
   holdStats,
@@ -46,7 +47,10 @@ export interface StrategiesOptions {
   names: MarketNames
   profile: TradingProfile
   clock?: Clock
-  /** how long an asset's history and statistics are reused while no strategy event arrives */
+  /**
+   * how long an asset's history, statistics and live cycles are reused while no strategy event
+   * arrives (the price parts of the current cycle are read on every request)
+   */
   cacheMs?: number
 }
 
@@ -67,6 +71,23 @@ const DESCRIPTIONS: Record<StrategyKind, string> = {
     'Sells a put while the wheel holds cash and a call (never below the cost basis) while it holds the asset, one leg after another.',
   put: 'Sells one cash-secured put per request; the collateral is the strike in USDC.',
   call: 'Sells one covered call per request; the collateral is the asset itself.',
+}
+
+/** The strategies the profile offers on an underlying it sizes (ETH, BTC); none on anything else. */
+export function offeredStrategies(asset: string, p: TradingProfile) {
+  if (!Object.hasOwn(p.sizes, asset)) return []
+  return STRATEGY_KINDS.map((kind) => strategyDescriptor(kind, asset, p))
+}
+
+/** What a strategy is on an asset under the profile: id, name, description and parameters. */
+export function strategyDescriptor(kind: StrategyKind, asset: string, p: TradingProfile) {
+  return {
+    id: `${asset.toLowerCase()}-${kind}`,
+    kind,
+    name: `${NAMES[kind](asset)} (${p.name} profile)`,
+    description: DESCRIPTIONS[kind],
+    parameters: strategyParameters(kind, asset, p),
+  }
 }
 
 export function strategyParameters(kind: StrategyKind, asset: string, p: TradingProfile) {
@@ -215,18 +236,34 @@ function indicative(
   })
 }
 
+/** What the current cycles are made of besides the price: the live cycles and the quotes they were chosen at. */
+export interface LiveCycles {
+  readonly live: readonly LiveCycleRow[]
+  readonly chosenOf: ReadonlyMap<string, ChosenQuote | undefined>
+}
+
+/** The live cycles of an asset (Postgres) and their chosen quotes (Redis). */
+export async function readLiveCycleState(
+  o: { sql: Sql; redis: Redis; names: MarketNames },
+  asset: string,
+): Promise<LiveCycles> {
+  const live = await readLiveCycles(o.sql, asset)
+  const instruments = [...new Set(live.map((l) => l.instrument))]
+  const chosen = await readChosenQuotes(o.redis, strategyNames(o.names), instruments)
+  return { live, chosenOf: new Map(instruments.map((i, k) => [i, chosen[k]])) }
+}
+
 /** The cycle each strategy sells now (live legs first, else what it would sell), for the route and the snapshot. */
 export async function currentCycles(
   o: { sql: Sql; redis: Redis; names: MarketNames; profile: TradingProfile },
   asset: string,
   nowMs: number,
   latestRaw?: string | null,
+  liveState?: LiveCycles,
 ) {
   const [raw] = latestRaw !== undefined ? [latestRaw] : await readLatestPrices(o.redis, o.names, [asset])
   const latest = raw ? (JSON.parse(raw) as PriceUpdate) : undefined
-  const live = await readLiveCycles(o.sql, asset)
-  const chosen = await readChosenQuotes(o.redis, strategyNames(o.names), [...new Set(live.map((l) => l.instrument))])
-  const chosenOf = new Map(live.map((l, i) => [l.instrument, chosen[i]]))
+  const { live, chosenOf } = liveState ?? (await readLiveCycleState(o, asset))
   return STRATEGY_KINDS.map((kind) => {
     const mine = live.filter((l) => l.strategy === kind)
     const l = mine[0]
@@ -276,6 +313,7 @@ function cycleItem(c: Cycle, cumulative: Map<number, bigint>) {
     net: usdc(netOf(c)),
     collateral: usdc(c.collateral),
     indexAtSale: c.indexAtSaleE18 === null ? null : fromE18(c.indexAtSaleE18),
+    ivAtSale: c.ivAtSaleE18 === null ? null : fromE18(c.ivAtSaleE18),
     premiumYieldPct: pctString(premiumYield(c)),
     outcome: c.outcome,
     realisedReturnPct: r === null ? null : pctString(r),
@@ -342,7 +380,7 @@ export interface ChartOverlays {
     strike: string
     soldAt: string
     expiry: string
-    ivSoldAt: null
+    ivAtSale: string | null
     outcome: 'itm' | 'otm' | null
     cumulativeRealisedReturnPct: string | null
   }[]
@@ -354,8 +392,8 @@ export const MAX_OVERLAYS = 1_000
 
 /**
  * GET /:asset/chart's overlays: each cycle whose life [sale, expiry] meets [fromMs, toMs), and each
- * strategy's cumulative realised return at every expiry in the range. `ivSoldAt` is null: the
- * fills carry a price only, and no IV is stored per position (docs/market-data.md).
+ * strategy's cumulative realised return at every expiry in the range. `ivAtSale` is the mark IV the
+ * legs recorded when they chose the instrument (`positions.iv_e18`), weighted by contracts.
  */
 export async function chartOverlays(sql: Sql, asset: string, fromMs: number, toMs: number): Promise<ChartOverlays> {
   const all = await readCycles(sql, asset)
@@ -375,7 +413,7 @@ export async function chartOverlays(sql: Sql, asset: string, fromMs: number, toM
         strike: fromE18(c.strikeE18),
         soldAt: new Date(c.soldAtMs).toISOString(),
         expiry: new Date(c.expiryMs).toISOString(),
-        ivSoldAt: null,
+        ivAtSale: c.ivAtSaleE18 === null ? null : fromE18(c.ivAtSaleE18),
         outcome: c.outcome,
         cumulativeRealisedReturnPct: cum === undefined ? null : pctString(cum),
       })
@@ -394,23 +432,35 @@ export async function strategiesRoutes(app: FastifyInstance, opts: StrategiesOpt
   const clock = opts.clock ?? systemClock
   const sn: StrategyNames = strategyNames(names)
   const cacheMs = opts.cacheMs ?? STRATEGIES_CACHE_MS
-  const cache = new Map<
-    string,
-    { at: number; seq: number; value: Promise<Record<StrategyKind, Awaited<ReturnType<typeof strategyRecord>>>> }
-  >()
+  type Records = Record<StrategyKind, Awaited<ReturnType<typeof strategyRecord>>>
+  /**
+   * Per asset, what Postgres says (history, statistics, live cycles), reused for `cacheMs` while the
+   * asset's strategy sequence number stays: every event that changes a cycle (cycle_opened, fill,
+   * window_end, settlement) bumps it. A lost event (Redis down) leaves an answer at most `cacheMs` old.
+   */
+  const cache = new Map<string, { at: number; seq: number; records: Promise<Records>; live: Promise<LiveCycles> }>()
 
-  async function records(asset: string, seq: number, nowMs: number) {
+  function postgresPart(asset: string, seq: number, nowMs: number) {
     const hit = cache.get(asset)
-    if (hit && hit.seq === seq && nowMs - hit.at >= 0 && nowMs - hit.at < cacheMs) return hit.value
-    const value = (async () => {
-      const all = await readCycles(sql, asset)
-      const out = {} as Record<StrategyKind, Awaited<ReturnType<typeof strategyRecord>>>
-      for (const k of STRATEGY_KINDS) out[k] = await strategyRecord(sql, asset, all, k, nowMs)
-      return out
-    })()
-    cache.set(asset, { at: nowMs, seq, value })
-    value.catch(() => cache.delete(asset))
-    return value
+    if (hit && hit.seq === seq && nowMs - hit.at >= 0 && nowMs - hit.at < cacheMs) return hit
+    const entry = {
+      at: nowMs,
+      seq,
+      records: (async () => {
+        const all = await readCycles(sql, asset)
+        const out = {} as Records
+        for (const k of STRATEGY_KINDS) out[k] = await strategyRecord(sql, asset, all, k, nowMs)
+        return out
+      })(),
+      live: readLiveCycleState({ sql, redis, names }, asset),
+    }
+    cache.set(asset, entry)
+    const forget = () => {
+      if (cache.get(asset) === entry) cache.delete(asset)
+    }
+    entry.records.catch(forget)
+    entry.live.catch(forget)
+    return entry
   }
 
   app.get<{ Params: Type.Static<typeof AssetParams>; Querystring: Type.Static<typeof StrategiesQuery> }>(
@@ -433,10 +483,9 @@ export async function strategiesRoutes(app: FastifyInstance, opts: StrategiesOpt
         readLatestPrices(redis, names, [asset]),
         readStrategySeqs(redis, sn, [asset]),
       ])
-      const [recs, current] = await Promise.all([
-        records(asset, seq ?? 0, nowMs),
-        currentCycles({ sql, redis, names, profile }, asset, nowMs, latestRaw ?? null),
-      ])
+      const part = postgresPart(asset, seq ?? 0, nowMs)
+      const [recs, live] = await Promise.all([part.records, part.live])
+      const current = await currentCycles({ sql, redis, names, profile }, asset, nowMs, latestRaw ?? null, live)
       const kinds = request.query.strategy ? [request.query.strategy] : STRATEGY_KINDS
       return {
         asset,
@@ -446,11 +495,7 @@ export async function strategiesRoutes(app: FastifyInstance, opts: StrategiesOpt
           const rec = recs[kind]
           const cur = current.find((c) => c.kind === kind)
           return {
-            id: `${asset.toLowerCase()}-${kind}`,
-            kind,
-            name: `${NAMES[kind](asset)} (${profile.name} profile)`,
-            description: DESCRIPTIONS[kind],
-            parameters: strategyParameters(kind, asset, profile),
+            ...strategyDescriptor(kind, asset, profile),
             currentCycle: cur?.currentCycle ?? null,
             currentCycleNote: cur?.currentCycleNote ?? null,
             liveCycles: cur?.liveCycles ?? 0,

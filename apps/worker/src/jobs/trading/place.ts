@@ -20,6 +20,7 @@ import {
   type Order,
   toE18,
 } from '@wh/exchange'
+import { markIvE18 } from '@wh/market'
 import {
   annualisedYieldBps,
   askPrice,
@@ -246,9 +247,11 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   if (yieldBps < BigInt(profile.minAnnualisedYieldBps))
     return wait(sql, p.id, `premium yields ${yieldBps} bps a year, below the profile minimum`)
   const windowEnds = new Date(now.getTime() + profile.makerWindowMs)
+  // the IV the leg is sold at (the chart and strategy history show it), from the ticker the strike was chosen on
+  const ivE18 = markIvE18(await market.ticker(pick.instrument))
   await sql`update positions set state = 'placing', instrument = ${pick.instrument},
     strike_e18 = ${pick.strikeE18.toString()}, expiry_sec = ${expiry}, size_e18 = ${size.toString()},
-    window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
+    iv_e18 = ${ivE18 === null ? null : ivE18.toString()}, window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
     where id = ${p.id} and state = 'requested'`
   if (deps.strategyEvents) {
     const t = await market.ticker(pick.instrument)
