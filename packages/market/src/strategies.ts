@@ -254,7 +254,8 @@ export async function readCycles(sql: Sql, asset: string): Promise<Cycle[]> {
     with legs as (
       select case when p.wheel_id is not null then 'wheel' else p.side end as strategy, p.side, p.instrument,
         p.strike_e18, p.expiry_sec, p.state, p.outcome, p.filled_e18, p.premium, p.fees, p.iv_e18,
-        coalesce(p.settlement_cost, 0) as settlement_cost,
+        -- a buy-back's cost counts like a settlement's (the journal books both to expense:settlement)
+        coalesce(p.settlement_cost, 0) + p.close_cost as settlement_cost,
         coalesce((select min(f.traded_at) from position_fills f where f.position_id = p.id), p.created_at) as sold_at
       from positions p
       where p.asset = ${asset} and p.instrument is not null and p.expiry_sec is not null

@@ -98,7 +98,7 @@ async function cycleTotals(sql: Sql, positionIds: readonly string[]): Promise<Cy
     )
     select case when t.wheel then 'wheel' else t.side end as strategy, t.asset, t.instrument,
       max(p.expiry_sec)::float8 as expiry_sec, sum(p.filled_e18)::text as filled_e18, sum(p.premium)::text as premium,
-      sum(p.fees)::text as fees, coalesce(sum(p.settlement_cost), 0)::text as settlement_cost,
+      sum(p.fees)::text as fees, (coalesce(sum(p.settlement_cost), 0) + sum(p.close_cost))::text as settlement_cost,
       -- collateral in USDC base units: strike × contracts for puts, the collateral itself for calls is not USD
       sum(case when p.side = 'put' then p.strike_e18 * p.filled_e18 / 1e30 else 0 end)::numeric(78,0)::text as collateral,
       max(p.outcome) as outcome,
