@@ -1,7 +1,9 @@
 /**
  * The local run (README Quick start, line 1): Postgres, Redis, migrations, generated development
  * secrets in .env.local (reused on the next start), then the API, a worker and the web console
- * (Vite, apps/web). Ctrl-C stops all.
+ * (Vite, apps/web). Ctrl-C stops all. `--demo` (scripts/demo.sh): the wheel runner on, the
+ * worker's clock following the Derive simulator's (WORKER_CLOCK=exchange) and the database
+ * `<name>_demo`, for this run only.
  * Uses the machine's own Postgres and Redis binaries (scripts/bootstrap.sh installs them);
  * with a Docker engine, `docker compose up` runs the same stack instead.
  */
@@ -73,6 +75,13 @@ function ensureEnvLocal(): Record<string, string> {
   return env
 }
 
+/** The database of `--demo` runs: the configured one's name with `_demo` (scripts/demo.ts has the same). */
+function demoDatabaseUrl(url: string): string {
+  const u = new URL(url)
+  u.pathname = `${u.pathname}_demo`
+  return u.toString()
+}
+
 /** Rewrites (or adds) one KEY=VALUE line of .env.local, keeping the rest as it is. */
 function setEnvLocal(key: string, value: string): void {
   const lines = readFileSync(ENV_LOCAL_PATH, 'utf8').split('\n')
@@ -88,14 +97,19 @@ function localStack(env: Record<string, string>): {
   deployed: boolean
   exchangeWallet: string
 } {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/local-stack.ts'], {
-    cwd: join(ROOT, 'packages/wallet'),
+  return runSetupScript('packages/wallet', 'scripts/local-stack.ts', env)
+}
+
+/** Runs a package's setup script with the services' environment; its last line, parsed as JSON. */
+function runSetupScript<T>(pkg: string, script: string, env: Record<string, string>): T {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', script], {
+    cwd: join(ROOT, pkg),
     env: { ...process.env, ...env },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     timeout: 60_000,
   })
-  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}')
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as T
 }
 
 function listening(port: number): Promise<boolean> {
@@ -130,6 +144,16 @@ function pgDataDir(): string {
 
 async function main() {
   const env = ensureEnvLocal()
+  // --demo (scripts/demo.sh): the wheel runner on, the worker's clock following the simulator's (so
+  // moving the exchange's time, POST /_sim/advance, moves the ticks' too) and a database of its own,
+  // which scripts/demo.ts reads too; none of it is written to .env.local
+  const demo = process.argv.includes('--demo')
+  if (demo)
+    Object.assign(env, {
+      WHEEL_ENABLED: 'true',
+      WORKER_CLOCK: 'exchange',
+      DATABASE_URL: demoDatabaseUrl(env.DATABASE_URL ?? ''),
+    })
   // .env.local files from before the web console signed in for the API's own host
   if (env.SIWE_DOMAIN === `localhost:${API_PORT}`) {
     env.SIWE_DOMAIN = WEB_HOST
@@ -156,7 +180,15 @@ async function main() {
   const { default: postgres } = await import('postgres')
   const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} })
   const exists = await sql`select 1 from pg_database where datname = ${dbName}`
-  if (exists.length === 0) await sql.unsafe(`create database "${dbName}"`)
+  // The database goes with the chain. The chain and the simulator keep their state in memory, so a
+  // new chain gets a new database: an earlier chain's rows (the scan cursor, the outbox's nonces)
+  // would stall the new one, and the journal would name money that no longer exists
+  const stale = exists.length > 0 && !(await listening(Number(new URL(config.rpcUrls.ethereum).port)))
+  if (stale) {
+    console.log(`a new local chain starts: database ${dbName} of the previous one is dropped and created afresh`)
+    await sql.unsafe(`drop database "${dbName}" with (force)`)
+  }
+  if (exists.length === 0 || stale) await sql.unsafe(`create database "${dbName}"`)
   await sql.end()
   await runMigrations(config.databaseUrl)
 
@@ -219,6 +251,24 @@ async function main() {
     env.USDC_ADDRESS_LOCAL = local.usdcAddress
     setEnvLocal('USDC_ADDRESS_LOCAL', local.usdcAddress)
   }
+  // the swap venue conversions trade on: TestWETH and the pool, the swap wallet's and the exchange
+  // wallet's inventory (packages/swap/scripts/local-venue.ts)
+  let venue: { poolAddress: string; wethAddress: string; deployed: boolean }
+  try {
+    venue = runSetupScript('packages/swap', 'scripts/local-venue.ts', env)
+  } catch (e) {
+    console.error(`local swap venue setup failed: ${(e as Error).message}`)
+    return stop(1)
+  }
+  for (const [key, value] of [
+    ['SWAP_POOL_ADDRESS_LOCAL', venue.poolAddress],
+    ['WETH_ADDRESS_LOCAL', venue.wethAddress],
+  ] as const) {
+    if (env[key]?.toLowerCase() !== value.toLowerCase()) {
+      env[key] = value
+      setEnvLocal(key, value)
+    }
+  }
   run('api', 'apps/api')
   run('worker', 'apps/worker')
   const base = `http://${config.host}:${config.port}`
@@ -236,7 +286,8 @@ async function main() {
     Local chain    ${config.rpcUrls.ethereum} (chain id ${config.exchange.chainId}; every chain's RPC points here)
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)
     Test USDC      ${local.usdcAddress} (${local.deployed ? 'deployed now; dev account 0 holds 1,000,000' : 'already deployed'})
-
+    Swap venue     pool ${venue.poolAddress}, TestWETH ${venue.wethAddress} (${venue.deployed ? 'deployed now' : 'already deployed'})
+${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}
   Try it:
     curl ${base}/auth/nonce
     open the web console, or sign a SIWE message for domain ${config.siweDomain} with that nonce, POST it to /auth/verify,

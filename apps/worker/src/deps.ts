@@ -4,7 +4,7 @@
  * re-point parts at the local stand-ins (a local node's chain id and USDC, the simulator's clock).
  */
 import type { Config } from '@wh/config'
-import { type Clock, systemClock } from '@wh/core'
+import { type Clock, FollowedClock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { DeriveClient, type ExchangeLogger } from '@wh/exchange'
 import { localPoolAdapter, notConfiguredSwapAdapter, type SwapAdapter } from '@wh/swap'
@@ -45,8 +45,20 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
   const registry = buildChainRegistry(config, o.chains ?? configuredChainOverrides(config))
   // the hot wallet is MASTER_PRIVATE_KEY's account on every chain (docs/chains.md "Hot wallet")
   const hot = privateKeyToAccount(config.keys.masterPrivateKey)
-  const clock = o.clock ?? systemClock
+  // WORKER_CLOCK=exchange (the local run): the exchange's own time, read again before each job
+  // (clock-sync.ts), so moving the simulator's clock moves every tick's "now" and the client's auth
+  const clock: Clock =
+    o.clock ?? (config.workerClock === 'exchange' ? new FollowedClock(() => exchange.getTime()) : systemClock)
   const clients = buildChainClients(registry, o.clientOptions)
+  const exchange = new DeriveClient({
+    httpUrl: config.exchange.httpUrl,
+    wsUrl: config.exchange.wsUrl,
+    wallet: config.exchange.walletAddress,
+    sessionKey: config.keys.sessionPrivateKey,
+    chainId: config.exchange.chainId,
+    clock,
+    ...(o.exchangeLogger && { logger: o.exchangeLogger }),
+  })
   return {
     config,
     sql: io.sql,
@@ -68,15 +80,7 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
       wallet: privateKeyToAccount(config.keys.swapWalletPrivateKey),
       chain: config.swapChain,
     },
-    exchange: new DeriveClient({
-      httpUrl: config.exchange.httpUrl,
-      wsUrl: config.exchange.wsUrl,
-      wallet: config.exchange.walletAddress,
-      sessionKey: config.keys.sessionPrivateKey,
-      chainId: config.exchange.chainId,
-      clock,
-      ...(o.exchangeLogger && { logger: o.exchangeLogger }),
-    }),
+    exchange,
   }
 }
 

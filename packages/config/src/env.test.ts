@@ -198,3 +198,17 @@ describe('BRIDGE_RETAIN_USDC (the bridge tick)', () => {
     expect(() => loadConfig({ ...VALID, BRIDGE_RETAIN_USDC: '-5' })).toThrow(/BRIDGE_RETAIN_USDC/)
   })
 })
+
+describe('WORKER_CLOCK (the local run and tests)', () => {
+  it('is the system clock by default; exchange follows the exchange time (scripts/dev.sh --demo)', () => {
+    expect(loadConfig(VALID).workerClock).toBe('system')
+    expect(loadConfig({ ...VALID, WORKER_CLOCK: 'exchange' }).workerClock).toBe('exchange')
+    expect(() => loadConfig({ ...VALID, WORKER_CLOCK: 'simulator' })).toThrow(/WORKER_CLOCK/)
+  })
+  it('refuses to follow the exchange in production', () => {
+    expect(() => loadConfig({ ...VALID, NODE_ENV: 'production', WORKER_CLOCK: 'exchange' })).toThrow(
+      /WORKER_CLOCK: must not be exchange when NODE_ENV=production/,
+    )
+    expect(loadConfig({ ...VALID, NODE_ENV: 'production', WORKER_CLOCK: 'system' }).workerClock).toBe('system')
+  })
+})

@@ -123,6 +123,12 @@ export const ENV_SPEC = {
   },
   /** comma-separated queue names this worker consumes; empty = all */
   WORKER_QUEUES: { schema: Type.String(), default: '' },
+  /**
+   * the local run and tests: `exchange` makes the worker's clock follow the exchange's time
+   * (`public/get_time`, read before each job), so moving the Derive simulator's clock moves the
+   * worker's too (scripts/demo.sh); refused in production
+   */
+  WORKER_CLOCK: { schema: Type.Union([Type.Literal('system'), Type.Literal('exchange')]), default: 'system' },
   /** Bull Board password (user "admin"); the board is not mounted when unset */
   ADMIN_PASSWORD: { schema: str({ minLength: 16 }), secret: true, optional: true },
   /** sign-in attempts per IP per minute on /auth/* */
@@ -204,6 +210,8 @@ export interface Config {
   readonly wheelEnabled: boolean
   readonly alert: { readonly botToken: string; readonly chatId: string } | undefined
   readonly workerQueues: readonly string[]
+  /** WORKER_CLOCK: `exchange` only in the local run and tests */
+  readonly workerClock: 'system' | 'exchange'
   readonly adminPassword: string | undefined
   readonly authRateLimitPerMinute: number
   /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
@@ -275,6 +283,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   if ((v.SWAP_POOL_ADDRESS_LOCAL === undefined) !== (v.WETH_ADDRESS_LOCAL === undefined))
     problems.push({ name: 'SWAP_POOL_ADDRESS_LOCAL', reason: 'must be set together with WETH_ADDRESS_LOCAL' })
+  if (v.WORKER_CLOCK === 'exchange' && v.NODE_ENV === 'production') {
+    // the simulator's clock is for moving time in development; a deployment runs on its own
+    problems.push({ name: 'WORKER_CLOCK', reason: 'must not be exchange when NODE_ENV=production' })
+  }
   if (problems.length > 0) throw new ConfigError(problems)
 
   const s = (n: EnvName) => v[n] as string
@@ -333,6 +345,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       .split(',')
       .map((q) => q.trim())
       .filter(Boolean),
+    workerClock: s('WORKER_CLOCK') as Config['workerClock'],
     adminPassword: v.ADMIN_PASSWORD,
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
     usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),

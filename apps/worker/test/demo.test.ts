@@ -1,0 +1,198 @@
+/**
+ * The accelerated demo (issue 8, apps/worker/demo/demo.ts) in CI: the real API (buildServer, over
+ * HTTP), the real worker runtime (every tick, BullMQ, WORKER_CLOCK=exchange exactly as the local run
+ * sets it), anvil with TestUSDC, the Derive simulator on the wall clock, the integration suite's
+ * Postgres and Redis. A new user signs in, deposits, starts the wheel; the put is sold, expires out
+ * of the money and settles, the runner opens the next leg; a withdrawal is sent on chain.
+ */
+import { randomUUID } from 'node:crypto'
+import { FollowedClock, toBaseUnits } from '@wh/core'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { QUEUE_KEYS } from '@wh/jobs'
+import { balanceOf, userTransit } from '@wh/ledger'
+import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
+import { buildChainRegistry, DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import { Redis } from 'ioredis'
+import { createPublicClient, createWalletClient, http } from 'viem'
+import { english, generateMnemonic, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { buildServer } from '../../api/src/server'
+import { DEFAULT_DEMO_AMOUNTS, type DemoReport, formatStatement, runDemo } from '../demo/demo'
+import { clockSyncedTicks } from '../src/clock-sync'
+import { buildWorkerDeps } from '../src/deps'
+import { ticks } from '../src/jobs/index'
+import { type Runtime, startRuntime } from '../src/runtime'
+import type { WorkerDeps } from '../src/ticks'
+
+const silent = { info() {}, warn() {} }
+const SIWE_DOMAIN = 'demo.example.test'
+/** the whole demo must fit well inside the suite's 60 s per test */
+const DEMO_BUDGET_MS = 45_000
+
+describe('the accelerated demo: deposit → wheel → withdrawal (issue 8)', () => {
+  let chain: RunningChain
+  let sim: RunningSimulator
+  let ctx: Awaited<ReturnType<typeof integrationContext>>
+  let app: Awaited<ReturnType<typeof buildServer>>
+  let apiUrl: string
+  let usdc: `0x${string}`
+  let deps: WorkerDeps
+  let runtime: Runtime
+  const redisConnections: Redis[] = []
+  const bullPrefix = `wh-demo-${randomUUID()}`
+
+  beforeAll(async () => {
+    chain = await startChain({ chainId: 901 })
+    const transport = http(chain.rpcUrl)
+    const deployer = createWalletClient({ account: privateKeyToAccount(TEST_PRIVATE_KEYS[0]), transport })
+    const publicClient = createPublicClient({ transport })
+    usdc = await deployTestUsdc(deployer, publicClient)
+    const mint = await deployer.writeContract({
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'mint',
+      args: [deployer.account.address, 1_000_000n * 10n ** 6n],
+      chain: null,
+    })
+    await publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
+
+    // the exchange as the local run has it: the simulator on the wall clock, the platform's wallet
+    // registered with its session key (packages/wallet/scripts/local-stack.ts), nothing funded by hand
+    sim = await startDeriveSimulator({ chainId: 901, clock: 'wall' })
+    ctx = await integrationContext({
+      EXCHANGE_HTTP_URL: sim.httpUrl,
+      EXCHANGE_WS_URL: sim.wsUrl,
+      EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
+      RPC_URL_ETHEREUM: chain.rpcUrl,
+      RPC_URL_OPTIMISM: chain.rpcUrl,
+      RPC_URL_BASE: chain.rpcUrl,
+      RPC_URL_ARBITRUM: chain.rpcUrl,
+      USDC_ADDRESS_LOCAL: usdc,
+      // deposit addresses of their own (the test mnemonic's first indexes are the node's funded accounts)
+      MASTER_MNEMONIC: generateMnemonic(english),
+      SIWE_DOMAIN,
+      AUTH_RATE_LIMIT_PER_MINUTE: '100000',
+      TRADING_PROFILE: 'balanced',
+      WHEEL_ENABLED: 'true',
+      WORKER_CLOCK: 'exchange',
+      BRIDGE_RETAIN_USDC: '100',
+    })
+    const { config } = ctx
+    sim.control.registerWallet({
+      wallet: config.exchange.walletAddress,
+      sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address],
+    })
+
+    // the worker, as main.ts builds it: deps from the config, every tick, each job on the exchange's time
+    const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, keyPrefix: `${bullPrefix}:` })
+    const connection = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null })
+    redisConnections.push(redis, connection)
+    deps = buildWorkerDeps(config, { sql: ctx.database.sql, redis, log: silent })
+    runtime = await startRuntime({
+      connection,
+      ticks: clockSyncedTicks(ticks, deps.clock),
+      consume: QUEUE_KEYS,
+      prefix: bullPrefix,
+      log: silent,
+      deps,
+    })
+
+    // the API, as its main.ts builds it
+    const apiRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
+    redisConnections.push(apiRedis)
+    app = await buildServer({
+      config,
+      database: ctx.database,
+      redis: apiRedis,
+      keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly(),
+      chains: buildChainRegistry(config),
+      logger: false,
+    })
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const addr = app.server.address()
+    apiUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`
+  })
+
+  afterAll(async () => {
+    await app?.close()
+    await runtime?.close()
+    for (const r of redisConnections) r.disconnect()
+    await ctx?.database.close()
+    await sim?.close()
+    await chain?.stop()
+  })
+
+  it('signs a new key in, credits its deposit, sells one put that expires out of the money, opens the next leg and sends a withdrawal', async () => {
+    expect(deps.clock).toBeInstanceOf(FollowedClock)
+    const lines: string[] = []
+    const startedMs = performance.now()
+    const report: DemoReport = await runDemo({
+      apiUrl,
+      siweDomain: SIWE_DOMAIN,
+      simulatorUrl: sim.httpUrl,
+      rpcUrl: chain.rpcUrl,
+      usdc,
+      funderKey: TEST_PRIVATE_KEYS[0],
+      bull: { redisUrl: inject('redisUrl'), prefix: bullPrefix },
+      databaseUrl: ctx.config.databaseUrl,
+      stepTimeoutMs: 20_000,
+      log: (l) => lines.push(l),
+    })
+    const wallMs = performance.now() - startedMs
+    if (process.env.DEMO_LOG) console.log(`${lines.join('\n')}\n\n${formatStatement(report)}`)
+    expect(wallMs).toBeLessThan(DEMO_BUDGET_MS)
+
+    const { depositUsdc, wheelUsdc, withdrawUsdc } = DEFAULT_DEMO_AMOUNTS
+    expect(report.steps.map((s) => s.name)).toEqual([
+      'signed in',
+      'deposit address',
+      'deposit sent',
+      'deposit credited',
+      'swept and bridged',
+      'wheel started',
+      'put placed',
+      'clock: window over',
+      'put sold',
+      'clock: past expiry',
+      'put expired',
+      'next leg opened',
+      'withdrawal requested',
+      'withdrawal sent',
+    ])
+    // the exchange's clock (and the worker's with it) went past the put's expiry
+    const expiry = Date.parse(report.firstLeg.expiry ?? '')
+    expect(Date.parse(report.steps.at(-1)?.exchangeTime ?? '')).toBeGreaterThan(expiry)
+
+    // one OTM put cycle: premium kept, no settlement cost, the next leg takes all the cash
+    expect(report.firstLeg).toMatchObject({ side: 'put', state: 'settled', outcome: 'otm', settlementCost: '0.000000' })
+    const usdcUnits = (decimal: string) => toBaseUnits(decimal, 6)
+    const premium = usdcUnits(report.firstLeg.premium)
+    const fees = usdcUnits(report.firstLeg.fees)
+    expect(premium).toBeGreaterThan(0n)
+    expect(report.wheel).toMatchObject({ state: 'running', cycles: 2 })
+    expect(report.secondLeg).toMatchObject({ side: 'put', state: 'placing' })
+    // all the cash: leg 1's collateral and its premium net of fees, plus any interest the accruals
+    // tick happened to record before the runner ran (it runs every 15 min of wall time)
+    const allCash = wheelUsdc + premium - fees
+    const collateral = usdcUnits(report.secondLeg.collateral)
+    expect(collateral).toBeGreaterThanOrEqual(allCash)
+    expect(collateral).toBeLessThanOrEqual(allCash + usdcUnits(report.usdc.income.interest))
+
+    // the withdrawal left the hot wallet for the user's own address
+    expect(report.withdrawal).toMatchObject({ state: 'sent', destination: report.user })
+    expect(report.receivedOnChainUsdc).toBe(withdrawUsdc)
+    expect(report.usdc.freeBalance).toBe('450.000000')
+    const [user] = await ctx.database.sql<{ id: string }[]>`
+      select id from users where wallet_address = ${report.user}`
+    expect(await balanceOf(ctx.database.sql, userTransit(user?.id ?? ''), 'USDC')).toBe(
+      depositUsdc - wheelUsdc - withdrawUsdc,
+    )
+
+    // the statement tells the story in order: deposit, funding, sale, settlement, withdrawal
+    const types = report.statement.map((r) => r.type)
+    for (const t of ['deposit_detected', 'subaccount_funded', 'option_sold', 'option_settled', 'withdrawal_sent'])
+      expect(types).toContain(t)
+    expect(types.indexOf('deposit_detected')).toBeLessThan(types.indexOf('option_sold'))
+    expect(types.indexOf('option_sold')).toBeLessThan(types.indexOf('option_settled'))
+  })
+})
