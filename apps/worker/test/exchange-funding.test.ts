@@ -141,11 +141,27 @@ describe('funding tick against the simulator (issue 5 "Subaccounts")', () => {
     expect(ids.size).toBe(3)
   })
 
-  it('a wallet short of funds: the row fails with the reason, the reservation is released, an alert goes out', async () => {
+  it('a wallet short of funds: the row waits re-signed each run; it lands once the wallet is filled', async () => {
+    const userId = await userWith('ETH', ETH(10))
+    const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(5) })
+    expect(await runTick()).toMatchObject({ funded: 0, failed: 0, held: 1 })
+    const waiting = await transfer(r.transferId)
+    expect(waiting).toMatchObject({ state: 'reserved', nonce: null })
+    expect(waiting?.reason).toMatch(/exchange wallet is short.*insufficient|funds/i)
+    expect(await freeBalance(sql(), userId, 'ETH')).toBe(ETH(5)) // still reserved
+    expect(await runTick()).toMatchObject({ held: 1 })
+    // the bridge brings the money over: the next run signs afresh and it lands
+    sim.control.fundWallet(stack.ctx.config.exchange.walletAddress, 'ETH', '5')
+    expect(await runTick()).toMatchObject({ funded: 1 })
+    expect(await transfer(r.transferId)).toMatchObject({ state: 'funded' })
+  })
+
+  it('a wallet short for longer than the wait: the row fails, the reservation is released, an alert goes out', async () => {
     const userId = await userWith('ETH', ETH(10))
     alerts.length = 0
     const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(5) })
     expect(await freeBalance(sql(), userId, 'ETH')).toBe(ETH(5))
+    await sql()`update subaccount_transfers set created_at = now() - interval '31 minutes' where id = ${r.transferId}`
     expect(await runTick()).toMatchObject({ funded: 0, failed: 1 })
     const row = await transfer(r.transferId)
     expect(row?.state).toBe('failed')

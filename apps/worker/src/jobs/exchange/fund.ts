@@ -10,7 +10,9 @@
  *   accepted   → get_transaction settled → ONE transaction: row funded (out of the in-flight
  *                states first, so the authorizing check does not count it twice), the subaccount's
  *                exchange id for a create, and the append
- *   failed     ← refused (wallet short of funds, bad action), reverted, or the signature expired
+ *   failed     ← refused (a bad action; the wallet short of funds for longer than
+ *                FUNDING_WALLET_WAIT_MS: before that the row goes back to reserved), reverted, or
+ *                the signature expired
  *                with nothing landed: the reservation is released, an alert goes out.
  * Crash rules (a submitted row found by a later run) live in transfers.ts `sendStored`; the doc
  * section "Subaccounts: funding and release" in docs/exchange.md states them.
@@ -68,6 +70,13 @@ interface SubaccountState {
 }
 
 type Outcome = 'funded' | 'failed' | 'held' | 'pending'
+
+/**
+ * How long a funding waits while the exchange refuses it for the wallet's funds (the deposit that
+ * pays for it is still being swept and bridged, docs/chains.md "Bridge"): the row is re-signed each
+ * run until it lands, or fails with an alert once it is older than this (Postgres time).
+ */
+export const FUNDING_WALLET_WAIT_MS = 30 * 60_000
 
 /** One run of the funding tick; takes the cycle lock (a run already holding it passes `locked`). */
 export async function runFunding(
@@ -165,6 +174,18 @@ async function fundOne(deps: TransferDeps, loaded: TransferRow, hooks: FundHooks
     if (sent.kind === 'retry') {
       deps.log.warn({ transferId: row.id, reason: sent.reason }, 'funding: send not confirmed, retried next run')
       return 'pending'
+    }
+    if (sent.kind === 'refused' && sent.margin) {
+      // the exchange wallet is short (the bridge has not brought the deposit over yet): nothing
+      // landed, so the row goes back to reserved and is signed afresh next run, for a while
+      const [waiting] = await deps.sql`
+        update subaccount_transfers set state = 'reserved', method = null, params = null, nonce = null,
+          submitted_at = null, reason = ${`the exchange wallet is short, waiting for the bridge: ${sent.reason}`.slice(0, 500)},
+          updated_at = now()
+        where id = ${row.id} and state = 'submitted'
+          and created_at > now() - make_interval(secs => ${FUNDING_WALLET_WAIT_MS / 1000})
+        returning id`
+      if (waiting) return 'held'
     }
     if (sent.kind === 'refused' || sent.kind === 'expired') {
       const reason =
