@@ -238,7 +238,7 @@ async function main() {
   // Tokens for the read routes.
   const tokens: string[] = []
   for (let i = 0; i < 200; i++) {
-    const nonce = (await (await fetch(`${base}/auth/nonce`)).json()).nonce
+    const { nonce } = (await (await fetch(`${base}/auth/nonce`)).json()) as { nonce: string }
     const key = randomBytes(32)
     const address = privateKeyToAccount(`0x${key.toString('hex')}`).address
     const message = new SiweMessage({
@@ -255,7 +255,7 @@ async function main() {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ message, signature: sign(message, key) }),
     })
-    tokens.push((await res.json()).token)
+    tokens.push(((await res.json()) as { token: string }).token)
   }
   const authed = (path: string): autocannon.Options => {
     let i = 0
