@@ -7,10 +7,15 @@ import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { buildServer } from './server'
 
+/** A query waits at most this long for a reconnection attempt while Postgres is unreachable. */
+const DB_MAX_RECONNECT_DELAY_MS = 500
+
 loadDotEnvLocal()
 const config = loadConfigOrExit(processEnv)
 
-const database = createDatabase(config.databaseUrl, { appName: 'api' })
+// a Postgres outage answers 503 at once and the API serves again as soon as the server is back
+// (tested by test/fault/restarts.test.ts), instead of requests waiting out a growing reconnect delay
+const database = createDatabase(config.databaseUrl, { appName: 'api', maxReconnectDelayMs: DB_MAX_RECONNECT_DELAY_MS })
 const redis = new Redis(config.cacheUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false })
 redis.on('error', () => {}) // readiness reports it; ioredis reconnects by itself
 // the mnemonic's PBKDF2 runs once here; the API keeps only the extended public key

@@ -1,12 +1,14 @@
 /**
  * One error shape for the whole API (DESIGN): { statusCode, code, error, message }.
  * AppErrors carry their code and status; Fastify's own 4xx (validation, bad JSON, body too
- * large, wrong content type) keep theirs; anything else is a 500 whose detail stays in the log.
+ * large, wrong content type) keep theirs; Postgres or Redis out of reach is a 503
+ * SERVICE_UNAVAILABLE (dependency-errors.ts); anything else is a 500 whose detail stays in the log.
  */
 import { STATUS_CODES } from 'node:http'
 import { ErrorBody } from '@wh/api-schemas/errors'
 import { AppError } from '@wh/core'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isDependencyUnavailable } from './dependency-errors'
 
 export { ErrorBody }
 
@@ -38,7 +40,9 @@ export function toErrorBody(err: unknown): ErrorBodyValue {
             : 'BAD_REQUEST'
     return errorBody(status, code, fe.message ?? 'bad request')
   }
-  if (status === 503) return errorBody(503, 'UNAVAILABLE', 'A dependency is unavailable, try again shortly')
+  // Postgres or Redis out of reach: nothing is wrong with the request, it may be sent again shortly
+  if (status === 503 || isDependencyUnavailable(err))
+    return errorBody(503, 'SERVICE_UNAVAILABLE', 'A dependency is unavailable, try again shortly')
   return errorBody(500, 'INTERNAL_ERROR', 'Internal error')
 }
 

@@ -1,0 +1,152 @@
+/**
+ * Fault suite, part 1: a worker SIGKILLed at seeded-random moments of deposit scans, sweeps,
+ * withdrawals, fundings and swaps, and restarted, until a final clean pass finishes the work. Then
+ * every fact is checked against the real chain (anvil), the Derive simulator and the journal
+ * (fixtures/invariants.ts): each on-chain transfer happened once, each event exists once, balances
+ * reconcile. `FAULT_SEED=<n>` replays a run's plan (its kill points, amounts and orders).
+ */
+import { randomUUID } from 'node:crypto'
+import { freeBalance } from '@wh/ledger'
+import { executeSwap } from '@wh/swap'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CHAOS_KINDS, type ChaosKind, type ChaosPlan, fromSpec, type SwapSpec } from './fixtures/chaos-protocol'
+import { type ChaosRunner, chaosRunner } from './fixtures/chaos-runner'
+import { SWAP_CHAIN } from './fixtures/child-world'
+import {
+  type Baseline,
+  checkInvariants,
+  type Expected,
+  type ExpectedSwap,
+  snapshotBaseline,
+} from './fixtures/invariants'
+import { faultSeed, seededRng } from './fixtures/seed'
+import { ETH_DEPOSIT, type FaultWorld, freshAddress, startFaultWorld, USDC, type WorldUser } from './fixtures/world'
+
+type Currency = ExpectedSwap['sell']
+
+const ROUNDS = 4
+/** lives per round killed after a random delay instead of at a checkpoint */
+const TIMED_KILLS_PER_ROUND = 2
+const USERS = 6
+/** the highest checkpoint a kill aims at, per kind: low enough that each round's work reaches it */
+const MAX_KILL_AT: Record<ChaosKind, number> = { scan: 1, sweep: 4, withdrawal: 3, funding: 3, swap: 4 }
+
+describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings and swaps (issue 8)', () => {
+  const seed = faultSeed()
+  const rng = seededRng(seed)
+  let world: FaultWorld
+  let baseline: Baseline
+  let users: WorldUser[]
+  let runner: ChaosRunner
+  // deposits are world.deposits: every one the test made on chain
+  const expected: { -readonly [K in Exclude<keyof Expected, 'deposits'>]: Expected[K][number][] } = {
+    withdrawals: [],
+    fundings: [],
+    swaps: [],
+  }
+  const swapSpecs: SwapSpec[] = []
+  const landed: Record<ChaosKind, number> = { scan: 0, sweep: 0, withdrawal: 0, funding: 0, swap: 0 }
+
+  beforeAll(async () => {
+    console.info(`[fault] chaos seed ${seed} (FAULT_SEED=${seed} replays this plan)`)
+    world = await startFaultWorld()
+    users = await world.addUsers(USERS, rng)
+    // the hot wallet starts with some USDC, so a withdrawal never waits for a sweep to land
+    await world.mintUsdc(world.w.deps.hotWallet('ethereum').address, USDC(5_000))
+    // each user's first deposit, recorded before the chaos: the reserves below need a free balance
+    for (const u of users) await world.deposit(u, 'USDC', USDC(rng.int(800, 1_200)))
+    await world.scan()
+    baseline = await snapshotBaseline(world)
+    runner = await chaosRunner(world)
+    // the swap wallet's approvals of the pool, before the chaos: a crash after an approval's
+    // broadcast leaves it unrecorded for good (a bug of @wh/swap, swap-approval.test.ts)
+    for (const spec of [swapSpec(users[0] as WorldUser, true), swapSpec(users[1] as WorldUser, false)]) {
+      const r = await executeSwap(world.w.swapDeps(), fromSpec(spec))
+      if (r.outcome !== 'executed') throw new Error(`warm-up swap: ${r.outcome}`)
+    }
+  }, 120_000)
+  afterAll(async () => {
+    await runner?.close()
+    await world?.close()
+  })
+
+  /** One life of the worker (fixtures/chaos-runner.ts); counts the kills that landed per kind. */
+  async function life(order: ChaosKind[], kill: ChaosPlan['kill'], killAfterMs?: number): Promise<'killed' | 'done'> {
+    const r = await runner.life({ order, kill, swaps: swapSpecs, maxPasses: 12 }, killAfterMs)
+    if (r.ended === 'killed' && kill) landed[kill.kind]++
+    return r.ended
+  }
+
+  async function addWork(round: number): Promise<void> {
+    for (let i = 0; i < 2; i++) await world.deposit(rng.pick(users), 'USDC', USDC(rng.int(20, 200)))
+    if (round === 1) await world.deposit(rng.pick(users), 'ETH', ETH_DEPOSIT)
+    for (let i = 0; i < 2; i++) {
+      const user = rng.pick(users)
+      const amount = USDC(rng.int(10, 60))
+      if ((await freeBalance(world.w.sql, user.id, 'USDC')) < amount) continue
+      const destination = freshAddress(rng)
+      const id = await world.requestWithdrawal(user, amount, destination)
+      expected.withdrawals.push({ id, userId: user.id, amount, destination })
+    }
+    for (let i = 0; i < 2; i++) {
+      const user = rng.pick(users)
+      const amount = USDC(rng.int(20, 150))
+      if ((await freeBalance(world.w.sql, user.id, 'USDC')) < amount) continue
+      const transferId = await world.reserveFunding(user, rng.pick(['ETH', 'BTC'] as const), amount)
+      expected.fundings.push({ transferId, userId: user.id, amount })
+    }
+    for (let i = 0; i < 2; i++) swapSpec(rng.pick(users), i % 2 === 0)
+  }
+
+  /** A swap to run under chaos; alternate directions keep the pool's price near the index (the sanity guard). */
+  function swapSpec(user: WorldUser, sellUsdc: boolean): SwapSpec {
+    const amountIn = sellUsdc ? USDC(rng.int(1_000, 5_000)) : 10n ** 18n + rng.bigint(0n, 10n ** 18n)
+    const spec: SwapSpec = {
+      swapId: randomUUID(),
+      userId: user.id,
+      subaccountId: 'conversions',
+      chain: SWAP_CHAIN,
+      sell: sellUsdc ? 'USDC' : 'ETH',
+      buy: sellUsdc ? 'ETH' : 'USDC',
+      amountIn: amountIn.toString(),
+      indexPrice: sellUsdc ? { num: '1', den: '3000' } : '3000',
+    }
+    swapSpecs.push(spec)
+    expected.swaps.push({
+      swapId: spec.swapId,
+      userId: user.id,
+      sell: spec.sell as Currency,
+      buy: spec.buy as Currency,
+      amountIn,
+    })
+    return spec
+  }
+
+  it('after kills at random points and a clean pass, every transfer happened once, every event once, balances reconcile', async () => {
+    const started = performance.now()
+    for (let round = 1; round <= ROUNDS; round++) {
+      await addWork(round)
+      for (const kind of rng.shuffle(CHAOS_KINDS)) {
+        // the scan first (it turns this round's deposits into work), then the kind under fire
+        const rest = rng.shuffle(CHAOS_KINDS.filter((k) => k !== kind && k !== 'scan'))
+        const order: ChaosKind[] = kind === 'scan' ? ['scan', ...rest] : ['scan', kind, ...rest]
+        // a deposit in the very blocks the killed scan reads: it must be recorded once, by the restart
+        if (kind === 'scan') await world.deposit(rng.pick(users), 'USDC', USDC(rng.int(20, 200)))
+        await life(order, { kind, at: rng.int(1, MAX_KILL_AT[kind]) })
+      }
+      // and wherever the worker happens to be (a life's work takes a few hundred milliseconds)
+      for (let i = 0; i < TIMED_KILLS_PER_ROUND; i++) {
+        await world.deposit(rng.pick(users), 'USDC', USDC(rng.int(20, 200)))
+        await life(rng.shuffle(CHAOS_KINDS), null, rng.int(20, 600))
+      }
+    }
+    expect(await life([...CHAOS_KINDS], null), 'the final clean pass finishes the work').toBe('done')
+    console.info(
+      `[fault] chaos seed ${seed}: ${runner.kills.length} kills in ${Math.round((performance.now() - started) / 1000)} s: ${runner.kills.join('; ')}`,
+    )
+    // the harness itself: several kills landed on each kind (else this test proves little)
+    for (const kind of CHAOS_KINDS)
+      expect(landed[kind], `kills that landed in ${kind}`).toBeGreaterThanOrEqual(ROUNDS - 1)
+    expect(await checkInvariants(world, { ...expected, deposits: world.deposits }, baseline)).toEqual([])
+  }, 240_000)
+})
