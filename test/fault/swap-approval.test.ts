@@ -1,13 +1,11 @@
 /**
- * Fault suite, part 1 (a found bug, kept as a failing expectation): a worker SIGKILLed after the
- * swap wallet's first approval of the pool is broadcast, and before its receipt is read.
+ * Fault suite, part 1 (a bug this suite found, fixed): a worker SIGKILLed after the swap wallet's
+ * first approval of the pool is broadcast, and before its receipt is read.
  *
  * The restarted ladder asks the adapter which approvals the swap needs; the approval is mined by
- * then, the allowance suffices, so none is asked for, and `ensureApprovals` (packages/swap
- * ladder.ts) never returns to the open outbox row: it stays `broadcast` forever and the gas the
- * approval burnt is never journaled (`gas_spent`, platform overhead). The chaos test runs its
- * approvals before the chaos for this reason. `it.fails` turns red once @wh/swap settles open
- * approval rows on every call: then make it a plain `it` and let the chaos test approve under fire.
+ * then, the allowance suffices, so none is asked for. `ensureApprovals` (packages/swap ladder.ts)
+ * used to never return to the open outbox row: it stayed `broadcast` forever and the gas the
+ * approval burnt was never journaled. It now settles every open approval row of the wallet first.
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -61,7 +59,7 @@ describe('fault: a worker SIGKILLed between a swap approval’s broadcast and it
     expect(receipt.status).toBe('success') // it happened on chain, and cost gas
   }, 120_000)
 
-  it.fails('and records the approval once it is final: its row confirmed, its gas_spent journaled (BUG: never)', async () => {
+  it('and records the approval once it is final: its row confirmed, its gas_spent journaled', async () => {
     expect(approval).toBeDefined()
     const receipt = await world.chainClients.publicClient.getTransactionReceipt({
       hash: approval?.tx_hash as `0x${string}`,

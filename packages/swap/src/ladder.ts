@@ -193,6 +193,18 @@ async function waitFinal(deps: SwapDeps, record: OutboundRecord): Promise<Outbou
   return undefined
 }
 
+/** An approval's gas, platform overhead (`gas_spent` slot 0, no user); keyed by its hash, so once. */
+async function journalApprovalGas(deps: SwapDeps, chain: ChainName, final: OutboundRecord): Promise<void> {
+  if (final.gasUsed === undefined) return
+  await appendBatch(deps.sql, [
+    {
+      type: 'gas_spent',
+      payload: { chain, txHash: final.txHash, slot: 0, currency: GAS_CURRENCY, amount: feePaidWei(final) },
+      occurredAt: deps.clock.now(),
+    },
+  ])
+}
+
 /**
  * The allowances the swap still needs, each through the outbox (purpose `swap_approval`, ref
  * `{chain}:{spender}:{token}`; a new step only when the previous approval is final and the
@@ -200,6 +212,17 @@ async function waitFinal(deps: SwapDeps, record: OutboundRecord): Promise<Outbou
  * Returns false when an approval is not final yet.
  */
 async function ensureApprovals(deps: SwapDeps, chain: ChainName, approvals: readonly ApprovalCall[]): Promise<boolean> {
+  // An approval a dead worker broadcast may be mined by now, so the adapter no longer asks for it:
+  // its row is settled here whatever `approvals` says, or its gas would never be journaled
+  // (test/fault/swap-approval.test.ts). Reverted ones only get their gas: the allowance check asks again.
+  const open = await deps.sql<{ id: string }[]>`
+    select id from outbound_txs where purpose = 'swap_approval' and chain = ${chain}
+      and from_address = ${getAddress(deps.swapWallet.address)} and state in ('signed', 'broadcast')`
+  for (const row of open) {
+    const final = await waitFinal(deps, { id: row.id } as OutboundRecord)
+    if (!final) return false
+    await journalApprovalGas(deps, chain, final)
+  }
   for (const a of approvals) {
     const refId = `${chain}:${a.spender.toLowerCase()}:${a.token.address.toLowerCase()}`
     const [last] = await deps.sql<{ step: number; state: string }[]>`
@@ -222,15 +245,7 @@ async function ensureApprovals(deps: SwapDeps, chain: ChainName, approvals: read
     })
     const final = await waitFinal(deps, sent)
     if (!final) return false
-    if (final.gasUsed !== undefined) {
-      await appendBatch(deps.sql, [
-        {
-          type: 'gas_spent',
-          payload: { chain, txHash: final.txHash, slot: 0, currency: GAS_CURRENCY, amount: feePaidWei(final) },
-          occurredAt: deps.clock.now(),
-        },
-      ])
-    }
+    await journalApprovalGas(deps, chain, final)
     // a reverted approval is not retried in this call (no loop of burnt gas): the caller's retry sends the next one
     if (final.state !== 'confirmed')
       throw new SwapApprovalFailedError({ chain, txHash: final.txHash, token: a.token.currency, spender: a.spender })
