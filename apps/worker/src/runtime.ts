@@ -18,6 +18,8 @@ export interface RuntimeOptions {
   log: TickContext['log']
   /** what processors act through (main.ts builds it once); a runtime without it runs only ticks that need none */
   deps?: WorkerDeps
+  /** SCHEDULER_REFRESH_MS unless given (tests) */
+  schedulerRefreshMs?: number
 }
 
 export interface Runtime {
@@ -28,6 +30,8 @@ export interface Runtime {
 }
 
 export const DEFAULT_CONCURRENCY = 4
+/** how often each replica re-upserts the job schedulers (a Redis restarted empty loses them) */
+export const SCHEDULER_REFRESH_MS = 30_000
 
 /** Stands in for absent deps: a processor that reaches for one fails loudly, naming it. */
 function missingDeps(): WorkerDeps {
@@ -45,17 +49,31 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     queues.set(key, new Queue(QUEUES[key], { connection: opts.connection, prefix }))
   }
   // Upsert every scheduler (idempotent by id): the same schedule whichever replica starts first.
-  for (const tick of opts.ticks) {
-    if (tick.everyMs === undefined) continue // a fan-out target: runs the jobs a tick adds
-    const every = (opts.deps && tick.everyMsOf?.(opts.deps.config)) || tick.everyMs
-    await queues
-      .get(tick.queue)
-      ?.upsertJobScheduler(
-        tick.name,
-        { every },
-        { name: tick.name, opts: { removeOnComplete: 1000, removeOnFail: 5000 } },
-      )
+  const upsertSchedulers = async () => {
+    for (const tick of opts.ticks) {
+      if (tick.everyMs === undefined) continue // a fan-out target: runs the jobs a tick adds
+      const every = (opts.deps && tick.everyMsOf?.(opts.deps.config)) || tick.everyMs
+      await queues
+        .get(tick.queue)
+        ?.upsertJobScheduler(
+          tick.name,
+          { every },
+          { name: tick.name, opts: { removeOnComplete: 1000, removeOnFail: 5000 } },
+        )
+    }
   }
+  await upsertSchedulers()
+  // ...and again every SCHEDULER_REFRESH_MS: a Redis that restarted without its data (no append-only
+  // file) has lost the schedulers, and no tick would run again until a worker restarted (found by
+  // the fault suite). Re-upserting an unchanged scheduler changes nothing.
+  const refresh = setInterval(
+    () =>
+      void upsertSchedulers().catch((err: unknown) =>
+        opts.log.warn({ err: String(err) }, 'job schedulers not refreshed; retried next period'),
+      ),
+    opts.schedulerRefreshMs ?? SCHEDULER_REFRESH_MS,
+  )
+  refresh.unref?.()
   const byName = new Map(opts.ticks.map((t) => [`${t.queue}/${t.name}`, t]))
   const ctx: TickContext = { log: opts.log, deps: opts.deps ?? missingDeps(), queues }
   const workers = opts.consume.map(
@@ -85,6 +103,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     queues,
     workers,
     async close() {
+      clearInterval(refresh)
       await Promise.all(workers.map((w) => w.close()))
       await Promise.all([...queues.values()].map((q) => q.close()))
     },

@@ -42,6 +42,41 @@ describe('worker runtime', () => {
     }
   })
 
+  it('a scheduler lost with a Redis restarted empty is registered again and the tick runs again', async () => {
+    const prefix = `t-${randomUUID().slice(0, 8)}`
+    let runs = 0
+    const tick: TickDefinition = {
+      name: 'probe',
+      queue: 'accounting',
+      everyMs: 100,
+      process: async () => {
+        runs++
+      },
+    }
+    const rt = await startRuntime({
+      connection: redis,
+      ticks: [tick],
+      consume: ['accounting'],
+      prefix,
+      log: silent,
+      schedulerRefreshMs: 150,
+    })
+    try {
+      const queue = rt.queues.get('accounting')
+      while (runs < 1) await new Promise((r) => setTimeout(r, 20))
+      // what a Redis restarted without its data leaves: no scheduler, nothing queued
+      await queue?.removeJobScheduler('probe')
+      await queue?.drain(true)
+      expect(await queue?.getJobSchedulers()).toEqual([])
+      const before = runs
+      for (let i = 0; i < 100 && runs <= before; i++) await new Promise((r) => setTimeout(r, 20))
+      expect(runs).toBeGreaterThan(before)
+      expect((await queue?.getJobSchedulers())?.map((s) => s.key ?? s.id)).toEqual(['probe'])
+    } finally {
+      await rt.close()
+    }
+  })
+
   it('a replica consumes only the queues it is told to', async () => {
     const prefix = `t-${randomUUID().slice(0, 8)}`
     const rt = await startRuntime({ connection: redis, ticks: [], consume: ['deposits'], prefix, log: silent })
