@@ -46,6 +46,7 @@ import {
   advanceMovement,
   exchangeAmount,
   insertSignedMovement,
+  mapLimit,
   signMovement,
   TRANSFER_COLUMNS,
   type TransferDeps,
@@ -55,6 +56,8 @@ import {
 export const CONVERT_TICK = 'trading-convert'
 /** rounds advanced per run (a bound on everything) */
 export const CONVERT_BATCH = 100
+/** rounds advanced at once */
+export const CONVERT_CONCURRENCY = 8
 
 export interface ConvertDeps extends TransferDeps {
   readonly redis: import('ioredis').Redis
@@ -109,8 +112,10 @@ export async function runConversions(deps: ConvertDeps): Promise<ConvertSummary>
   const r = await withCycleLock(deps.redis, async () => {
     const planned = await planRounds(deps)
     const steps: Record<string, number> = {}
-    const rounds = await openRounds(deps.sql)
-    for (const round of rounds) {
+    // rounds side by side (the swap wallet's nonce lock serialises only the signing): on a chain
+    // with real block times a round waits seconds for its swap, and one at a time would hold the
+    // cycle lock for minutes with a hundred rounds open
+    await mapLimit(await openRounds(deps.sql), CONVERT_CONCURRENCY, async (round) => {
       let step: string
       try {
         step = await advance(deps, round)
@@ -119,7 +124,7 @@ export async function runConversions(deps: ConvertDeps): Promise<ConvertSummary>
         await setReason(deps.sql, round.id, `step failed: ${(e as Error).message}`)
       }
       steps[step] = (steps[step] ?? 0) + 1
-    }
+    })
     await alertStuck(deps)
     return { planned, steps }
   })
