@@ -31,7 +31,7 @@ import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
-import { localPoolAdapter, mintTestToken, poolAbi, poolReserves } from '@wh/swap'
+import { localPoolAdapter, mintTestToken, poolAbi } from '@wh/swap'
 import { localStackEnv, startChain, startPostgres, startRedis } from '@wh/testkit'
 import { startWheel, tradingProfile } from '@wh/trading'
 import { buildChainClients, testUsdcAbi } from '@wh/wallet'
@@ -60,16 +60,6 @@ const fmt = (n: number, digits = 0) =>
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length === 0 ? Number.NaN : (s[Math.min(s.length - 1, Math.max(0, Math.ceil(s.length * q) - 1))] as number)
-}
-function sqrt(n: bigint): bigint {
-  if (n < 2n) return n
-  let x = n
-  let y = (x + 1n) / 2n
-  while (y < x) {
-    x = y
-    y = (x + n / x) / 2n
-  }
-  return x
 }
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
@@ -140,17 +130,7 @@ try {
   /** Sets the exchange's index and trades the pool to the same price (the swap's sanity guard compares them). */
   async function setIndex(price: string) {
     sim.control.setPrice('ETH', price)
-    const { reserve0: usdc, reserve1: weth } = await poolReserves(swap.base.publicClient, swap.pool)
-    const p = BigInt(price)
-    const wethTarget = sqrt((usdc * weth * 10n ** 12n) / p)
-    const hash =
-      wethTarget > weth
-        ? await swap.frontRun({ sell: 'ETH', amountIn: ((wethTarget - weth) * 10_030n) / 10_000n })
-        : await swap.frontRun({
-            sell: 'USDC',
-            amountIn: ((((weth - wethTarget) * p) / 10n ** 12n) * 10_030n) / 10_000n,
-          })
-    await swap.base.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
+    await swap.movePoolTo(BigInt(price))
   }
 
   /** Adds liquidity at the pool's price until it holds `ethUnits` ETH; the deployer keeps a fifth more for setIndex. */

@@ -16,7 +16,6 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/exchange'
-import { poolReserves } from '@wh/swap'
 import { type RunningChain, startChain } from '@wh/testkit'
 import { startWheel, tradingProfile } from '@wh/trading'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -34,17 +33,6 @@ const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
 const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
 const E18 = 10n ** 18n
-
-function sqrt(n: bigint): bigint {
-  if (n < 2n) return n
-  let x = n
-  let y = (x + 1n) / 2n
-  while (y < x) {
-    x = y
-    y = (x + n / x) / 2n
-  }
-  return x
-}
 
 describe('the wheel over several days, with conversions (issue 6)', () => {
   let stack: ExchangeStack
@@ -101,17 +89,7 @@ describe('the wheel over several days, with conversions (issue 6)', () => {
   /** Sets the exchange's index and trades the pool to the same price (the swap's sanity guard compares them). */
   async function setIndex(price: string) {
     sim.control.setPrice('ETH', price)
-    const { reserve0: usdc, reserve1: weth } = await poolReserves(swap.base.publicClient, swap.pool)
-    const p = BigInt(price)
-    const wethTarget = sqrt((usdc * weth * 10n ** 12n) / p)
-    const hash =
-      wethTarget > weth
-        ? await swap.frontRun({ sell: 'ETH', amountIn: ((wethTarget - weth) * 10_030n) / 10_000n })
-        : await swap.frontRun({
-            sell: 'USDC',
-            amountIn: ((((weth - wethTarget) * p) / 10n ** 12n) * 10_030n) / 10_000n,
-          })
-    await swap.base.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
+    await swap.movePoolTo(BigInt(price))
   }
 
   interface Leg {

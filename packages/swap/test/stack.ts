@@ -24,6 +24,7 @@ import {
   localPoolAdapter,
   mintTestToken,
   poolAbi,
+  poolReserves,
   type SwapToken,
   seedLiquidity,
 } from '../src/index'
@@ -53,6 +54,23 @@ export interface SwapStack {
    * pending transaction, so a block mined with both orders it first.
    */
   frontRun(p: { sell: 'USDC' | 'ETH'; amountIn: bigint; outbid?: `0x${string}` }): Promise<`0x${string}`>
+  /**
+   * Trades the pool (as the deployer) to about `usdcPerEth` whole USDC per ETH, within its fee: what
+   * an arbitrageur does after the index moved (the ladder's sanity guard compares the two).
+   */
+  movePoolTo(usdcPerEth: bigint): Promise<void>
+}
+
+/** ⌊√n⌋ of a bigint (Newton). */
+function sqrt(n: bigint): bigint {
+  if (n < 2n) return n
+  let x = n
+  let y = (x + 1n) / 2n
+  while (y < x) {
+    x = y
+    y = (x + n / x) / 2n
+  }
+  return x
 }
 
 export async function buildSwapStack(p: {
@@ -118,7 +136,7 @@ export async function buildSwapStack(p: {
   const clock = p.clock instanceof ManualClock ? p.clock : new ManualClock(Date.now())
   const anvil = createTestClient({ mode: 'anvil', transport })
 
-  return {
+  const self: SwapStack = {
     deployer,
     swapWallet,
     usdc,
@@ -147,6 +165,20 @@ export async function buildSwapStack(p: {
         ...rest,
       }
     },
+    async movePoolTo(usdcPerEth) {
+      const { reserve0: usdcReserve, reserve1: wethReserve } = await poolReserves(publicClient, pool)
+      // x·y = k at the target price: weth' = √(k · 10^12 / price) (USDC 6 decimals, WETH 18)
+      const wethTarget = sqrt((usdcReserve * wethReserve * 10n ** 12n) / usdcPerEth)
+      const withFee = (x: bigint) => (x * 10_030n) / 10_000n
+      const hash =
+        wethTarget > wethReserve
+          ? await self.frontRun({ sell: 'ETH', amountIn: withFee(wethTarget - wethReserve) })
+          : await self.frontRun({
+              sell: 'USDC',
+              amountIn: withFee(((wethReserve - wethTarget) * usdcPerEth) / 10n ** 12n),
+            })
+      await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
+    },
     async frontRun({ sell, amountIn, outbid }) {
       const fees = await publicClient.estimateFeesPerGas()
       const victim = outbid ? await publicClient.getTransaction({ hash: outbid }) : undefined
@@ -164,4 +196,5 @@ export async function buildSwapStack(p: {
       })
     },
   }
+  return self
 }
