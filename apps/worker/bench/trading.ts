@@ -3,7 +3,9 @@
  * against the Derive simulator over real HTTP, on a durable throwaway Postgres and Redis.
  *   1. choose: N funded positions get their expiry, strike (delta from the tickers) and size;
  *   2. place: each gets its post-only order (open orders read, order signed and sent);
- *   3. cross: the window ends, each rest is sold at the bid and its fills recorded (option_sold).
+ *   3. cross: the window ends, each rest is sold at the bid and its fills recorded (option_sold);
+ *   4. fees: each subaccount's platform fees withdrawn to the exchange wallet (the fees tick);
+ *   5. buy-back: each leg quoted (DELETE of an open leg) and bought back with one IOC order.
  * Figures: positions per second per phase, exchange calls, tick runs.
  *
  *   pnpm --filter @wh/worker exec tsx bench/trading.ts          200 positions
@@ -12,13 +14,14 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
-import { startDeriveSimulator } from '@wh/exchange'
+import { startDeriveSimulator, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { closePosition, type PriceReader, requestPosition, tradingProfile } from '@wh/trading'
 import { Redis } from 'ioredis'
 import { privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
+import { runFeeCollection } from '../src/jobs/exchange/fees'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { PLACE_BATCH, runPlacing } from '../src/jobs/trading/place'
 
@@ -115,6 +118,53 @@ try {
 
   const [sold] = await sql<{ n: number }[]>`select count(*)::int as n from ledger_events where type = 'option_sold'`
   if ((sold?.n ?? 0) < N) throw new Error(`expected at least ${N} option_sold, found ${sold?.n}`)
+
+  // fee collection: each subaccount's uncollected platform fees withdrawn to the exchange wallet
+  {
+    exchangeCalls = 0
+    let runs = 0
+    const t0 = performance.now()
+    const collected = async () =>
+      (
+        await sql<{ n: number }[]>`
+          select count(distinct subaccount_id)::int as n from position_fills where fee_collected_at is not null`
+      )[0]?.n ?? 0
+    while ((await collected()) < N) {
+      await runFeeCollection({ ...deps, log: silent })
+      if (++runs > 20) throw new Error(`fees not collected: ${await collected()} of ${N}`)
+    }
+    const ms = performance.now() - t0
+    rows.push([
+      'fee collection (withdraw per subaccount)',
+      String(N),
+      String(runs),
+      String(exchangeCalls),
+      Math.round(ms).toLocaleString('en-US'),
+      (N / (ms / 1000)).toFixed(0),
+    ])
+  }
+
+  // buy-back: every leg closed at a quote (DELETE of an open leg), one IOC buy each
+  const prices: PriceReader = async (instrument) => {
+    const t = await deps.exchange.getTicker(instrument)
+    return { askE18: toE18(t.best_ask_price), markE18: toE18(t.mark_price), tickE18: toE18(t.tick_size) }
+  }
+  const open = await sql<{ id: string; user_id: string }[]>`select id, user_id from positions where state = 'open'`
+  {
+    exchangeCalls = 0
+    const t0 = performance.now()
+    for (const p of open) await closePosition(sql, p.user_id, p.id, prices, clock.now())
+    const ms = performance.now() - t0
+    rows.push([
+      'buy-back quote (DELETE of an open leg)',
+      String(open.length),
+      '-',
+      String(exchangeCalls),
+      Math.round(ms).toLocaleString('en-US'),
+      (open.length / (ms / 1000)).toFixed(0),
+    ])
+  }
+  await phase('buy-back (IOC buy + fills recorded)', async () => (await count('closed')) === open.length)
 
   const header = ['phase', 'positions', 'tick runs', 'exchange calls', 'ms', 'positions/s']
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
