@@ -1,5 +1,5 @@
 /**
- * Conversion rounds (queue `trading`, every CONVERSION_FAST_TICK_SECONDS, under the exchange cycle
+ * Conversion rounds (queue `conversions`, every CONVERSION_FAST_TICK_SECONDS, under the exchange cycle
  * lock; docs/trading.md "Conversions"). A wheel leg that ends in the money flips what the wheel
  * holds: after a put the subaccount buys the underlying, after a call it sells it. A round:
  *
@@ -528,7 +528,7 @@ async function alertStuck(deps: ConvertDeps): Promise<void> {
 
 export const convertTick: TickDefinition = {
   name: CONVERT_TICK,
-  queue: 'trading',
+  queue: 'conversions',
   // CONVERSION_FAST_TICK_SECONDS (spec 8.3) sets the period; this is its default
   everyMs: 5_000,
   everyMsOf: (config) => config.conversionFastTickSeconds * 1000,
