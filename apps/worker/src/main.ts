@@ -5,7 +5,7 @@
  */
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
-import { selectQueues } from '@wh/jobs'
+import { selectConcurrency, selectQueues } from '@wh/jobs'
 import { Redis } from 'ioredis'
 import { clockSyncedTicks } from './clock-sync'
 import { buildWorkerDeps } from './deps'
@@ -19,16 +19,24 @@ const config = loadConfigOrExit(processEnv)
 
 const log = workerLogger(config.logLevel)
 const consume = selectQueues(config.workerQueues)
+const concurrency = selectConcurrency(config.workerConcurrency)
 const connection = new Redis(config.cacheUrl, { maxRetriesPerRequest: null })
 const redis = new Redis(config.cacheUrl)
 const database = createDatabase(config.databaseUrl, { appName: 'wheelhouse-worker' })
 // built once: the keyring's PBKDF2 and hardened steps, one client set per chain, one exchange client
 const deps = buildWorkerDeps(config, { sql: database.sql, redis, log })
 // WORKER_CLOCK=exchange: every job reads the exchange's time first (the local run's demo moves it)
-const runtime = await startRuntime({ connection, ticks: clockSyncedTicks(ticks, deps.clock), consume, log, deps })
+const runtime = await startRuntime({
+  connection,
+  ticks: clockSyncedTicks(ticks, deps.clock),
+  consume,
+  concurrency,
+  log,
+  deps,
+})
 // one upstream price subscription per deployment: every replica contends, one holds (docs/market-data.md)
 const priceFeed = startWorkerPriceFeed(deps, log)
-log.info({ queues: consume, ticks: ticks.map((t) => t.name), clock: config.workerClock }, 'worker started')
+log.info({ queues: consume, concurrency, ticks: ticks.map((t) => t.name), clock: config.workerClock }, 'worker started')
 
 let closing = false
 async function shutdown(signal: string) {

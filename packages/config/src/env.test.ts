@@ -212,3 +212,29 @@ describe('WORKER_CLOCK (the local run and tests)', () => {
     expect(loadConfig({ ...VALID, NODE_ENV: 'production', WORKER_CLOCK: 'system' }).workerClock).toBe('system')
   })
 })
+
+describe('WORKER_CONCURRENCY and the local swap venue', () => {
+  it('reads queue=n pairs; refuses anything else', () => {
+    expect(loadConfig(VALID).workerConcurrency).toEqual({})
+    expect(loadConfig({ ...VALID, WORKER_CONCURRENCY: 'deposits=8, trading=2' }).workerConcurrency).toEqual({
+      deposits: 8,
+      trading: 2,
+    })
+    for (const bad of ['deposits', 'deposits=0', 'deposits=-1', 'deposits=1.5', 'Deposits=2', 'a=1;b=2'])
+      expect(() => loadConfig({ ...VALID, WORKER_CONCURRENCY: bad }), bad).toThrow(/WORKER_CONCURRENCY/)
+  })
+  it('takes the pool and TestWETH together, never in production; SWAP_CHAIN defaults to base', () => {
+    const pool = '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9'
+    const weth = '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0'
+    expect(loadConfig(VALID).swapLocal).toBeUndefined()
+    expect(loadConfig(VALID).swapChain).toBe('base')
+    expect(
+      loadConfig({ ...VALID, SWAP_POOL_ADDRESS_LOCAL: pool.toLowerCase(), WETH_ADDRESS_LOCAL: weth }).swapLocal,
+    ).toEqual({ pool, weth })
+    expect(() => loadConfig({ ...VALID, SWAP_POOL_ADDRESS_LOCAL: pool })).toThrow(/together with WETH_ADDRESS_LOCAL/)
+    expect(() =>
+      loadConfig({ ...VALID, NODE_ENV: 'production', SWAP_POOL_ADDRESS_LOCAL: pool, WETH_ADDRESS_LOCAL: weth }),
+    ).toThrow(/SWAP_POOL_ADDRESS_LOCAL: must not be set when NODE_ENV=production/)
+    expect(() => loadConfig({ ...VALID, SWAP_CHAIN: 'solana' })).toThrow(/SWAP_CHAIN/)
+  })
+})

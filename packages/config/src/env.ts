@@ -123,6 +123,19 @@ export const ENV_SPEC = {
   },
   /** comma-separated queue names this worker consumes; empty = all */
   WORKER_QUEUES: { schema: Type.String(), default: '' },
+  /** jobs run at once per consumed queue, `queue=n` pairs (`deposits=8,trading=2`); the rest 4 */
+  WORKER_CONCURRENCY: {
+    schema: Type.String(),
+    default: '',
+    check: (v) =>
+      v
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)
+        .every((p) => /^[a-z][a-z0-9_-]*=[1-9][0-9]{0,3}$/.test(p))
+        ? undefined
+        : 'must be comma-separated queue=n pairs, n from 1 to 9999',
+  },
   /**
    * the local run and tests: `exchange` makes the worker's clock follow the exchange's time
    * (`public/get_time`, read before each job), so moving the Derive simulator's clock moves the
@@ -210,6 +223,8 @@ export interface Config {
   readonly wheelEnabled: boolean
   readonly alert: { readonly botToken: string; readonly chatId: string } | undefined
   readonly workerQueues: readonly string[]
+  /** WORKER_CONCURRENCY: jobs at once per queue name (queues not named take the runtime's default) */
+  readonly workerConcurrency: Readonly<Record<string, number>>
   /** WORKER_CLOCK: `exchange` only in the local run and tests */
   readonly workerClock: 'system' | 'exchange'
   readonly adminPassword: string | undefined
@@ -341,6 +356,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       v.ALERT_BOT_TOKEN !== undefined && v.ALERT_CHAT_ID !== undefined
         ? { botToken: v.ALERT_BOT_TOKEN, chatId: v.ALERT_CHAT_ID }
         : undefined,
+    workerConcurrency: Object.fromEntries(
+      s('WORKER_CONCURRENCY')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)
+        .map((p) => {
+          const [queue = '', n = '0'] = p.split('=')
+          return [queue, Number(n)]
+        }),
+    ),
     workerQueues: s('WORKER_QUEUES')
       .split(',')
       .map((q) => q.trim())

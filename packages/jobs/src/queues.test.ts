@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { jobId, QUEUE_KEYS, selectQueues } from './queues'
+import { jobId, QUEUE_KEYS, selectConcurrency, selectQueues } from './queues'
 
 describe('queues', () => {
   it('job ids never contain a colon, whatever their parts', () => {
@@ -12,5 +12,11 @@ describe('queues', () => {
     expect(selectQueues([])).toEqual(QUEUE_KEYS)
     expect(selectQueues(['deposits', 'withdrawals'])).toEqual(['deposits', 'withdrawals'])
     expect(() => selectQueues(['deposits', 'nope'])).toThrow(/nope/)
+  })
+
+  it('WORKER_CONCURRENCY names known queues only', () => {
+    expect(selectConcurrency({})).toEqual({})
+    expect(selectConcurrency({ deposits: 8, trading: 2 })).toEqual({ deposits: 8, trading: 2 })
+    expect(() => selectConcurrency({ deposits: 8, nope: 1 })).toThrow(/nope/)
   })
 })

@@ -36,3 +36,12 @@ export function selectQueues(wanted: readonly string[]): QueueKey[] {
   }
   return wanted as QueueKey[]
 }
+
+/** Per-queue concurrency from WORKER_CONCURRENCY's pairs; an unknown queue name stops start-up. */
+export function selectConcurrency(wanted: Readonly<Record<string, number>>): Partial<Record<QueueKey, number>> {
+  const unknown = Object.keys(wanted).filter((w) => !(w in QUEUES))
+  if (unknown.length > 0) {
+    throw new Error(`WORKER_CONCURRENCY names unknown queues: ${unknown.join(', ')} (known: ${QUEUE_KEYS.join(', ')})`)
+  }
+  return wanted as Partial<Record<QueueKey, number>>
+}
