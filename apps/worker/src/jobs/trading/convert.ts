@@ -70,6 +70,8 @@ export interface ConvertDeps extends TransferDeps {
   readonly stuckMinutes: number
   /** tests: poll receipts faster */
   readonly swapReceiptPollMs?: number
+  /** set by runConversions: the index per instrument, read once per run */
+  readonly indexCache?: Map<string, Promise<bigint>>
   /** tests: runs once a movement is stored and before it is first sent (the crash window) */
   readonly hooks?: { afterStored?: (row: TransferRow) => Promise<void> }
 }
@@ -108,7 +110,10 @@ export interface ConvertSummary {
   steps: Record<string, number>
 }
 
-export async function runConversions(deps: ConvertDeps): Promise<ConvertSummary> {
+export async function runConversions(given: ConvertDeps): Promise<ConvertSummary> {
+  // one index read per instrument and run (a run takes seconds; the ladder's sanity guard and the
+  // in-the-money check are not finer than that), not one per round and step
+  const deps: ConvertDeps = { ...given, indexCache: new Map() }
   const r = await withCycleLock(deps.redis, async () => {
     const planned = await planRounds(deps)
     const steps: Record<string, number> = {}
@@ -155,8 +160,7 @@ async function planRounds(deps: ConvertDeps): Promise<number> {
     if (leg.state === 'settled') trigger = 'after_settlement'
     else {
       if (!inPreConvertWindow(leg.expiry_sec, nowMs, deps.preConvertLeadMinutes)) continue
-      const ticker = await deps.exchange.getTicker(leg.instrument)
-      if (!inTheMoney(leg.side, BigInt(leg.strike_e18), toE18(ticker.index_price))) continue
+      if (!inTheMoney(leg.side, BigInt(leg.strike_e18), await indexOf(deps, leg.instrument))) continue
       trigger = 'pre_expiry'
     }
     const direction = directionAfter(leg.side)
@@ -206,8 +210,19 @@ async function advance(deps: ConvertDeps, round: Round): Promise<string> {
   }
 }
 
-async function indexE18(deps: ConvertDeps, round: Round): Promise<bigint> {
-  return toE18((await deps.exchange.getTicker(round.instrument)).index_price)
+/** The index (e18) from the instrument's ticker, read once per run. */
+function indexOf(deps: ConvertDeps, instrument: string): Promise<bigint> {
+  const cached = deps.indexCache?.get(instrument)
+  if (cached) return cached
+  const read = deps.exchange.getTicker(instrument).then((t) => toE18(t.index_price))
+  // a failed read is not kept: the next round asks again
+  read.catch(() => deps.indexCache?.delete(instrument))
+  deps.indexCache?.set(instrument, read)
+  return read
+}
+
+function indexE18(deps: ConvertDeps, round: Round): Promise<bigint> {
+  return indexOf(deps, round.instrument)
 }
 
 /** planned → swapping: every check first (nothing moves on a refusal), then the amount fixed. */
