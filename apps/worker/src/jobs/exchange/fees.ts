@@ -1,7 +1,7 @@
 /**
  * Fee collection (queue `treasury`, every FEE_EVERY_MS, under the exchange cycle lock; docs/exchange.md
  * "Fee collection"). The platform's fee of each fill (`position_fills.platform_fee`) is journaled as
- * `platform:fee_revenue` by `option_sold` at once, but the money stays in the user's subaccount at
+ * revenue (`PLATFORM_FEE_REVENUE` of @wh/ledger) by `option_sold` at once, but the money stays in the user's subaccount at
  * the exchange until this tick withdraws it to the platform's exchange wallet. Reconciliation
  * counts the uncollected fees (fee_collected_at null) on the journal side meanwhile.
  *
@@ -15,7 +15,7 @@
  *   3. settled → ONE transaction: the row `done` and `fee_collected_at` on its fills;
  *      failed or expired unlanded → the row `failed` and its fills released (`fee_transfer_id`
  *      null) for a later run, after FEE_RETRY_AFTER_MS.
- * No journal event: the journal already moved the fee to `platform:fee_revenue` when the fill was
+ * No journal event: the journal already moved the fee to `PLATFORM_FEE_REVENUE` when the fill was
  * recorded; the withdraw only moves the platform's money physically, from the user's subaccount to
  * the platform's exchange wallet.
  */
