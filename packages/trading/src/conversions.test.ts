@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import {
   conversionAmountIn,
   costBasisAfter,
-  directionAfter,
   inPreConvertWindow,
   inTheMoney,
   swapIndexPrice,
@@ -13,9 +12,7 @@ const e18 = (n: bigint) => n * 10n ** 18n
 const usdc = (n: bigint) => n * 1_000_000n
 
 describe('conversion rounds (pure)', () => {
-  it('a put ends holding the underlying, a call holding cash; in the money is strict', () => {
-    expect(directionAfter('put')).toBe('to_underlying')
-    expect(directionAfter('call')).toBe('to_cash')
+  it('in the money is strict', () => {
     expect(inTheMoney('put', e18(3000n), e18(2999n))).toBe(true)
     expect(inTheMoney('put', e18(3000n), e18(3000n))).toBe(false)
     expect(inTheMoney('call', e18(3000n), e18(3001n))).toBe(true)

@@ -13,11 +13,6 @@ import { E18 } from './placing'
 export type ConversionDirection = 'to_underlying' | 'to_cash'
 export type ConversionTrigger = 'pre_expiry' | 'after_settlement'
 
-/** A put ending in the money leaves the wheel holding the underlying; a call, holding cash. */
-export function directionAfter(side: 'put' | 'call'): ConversionDirection {
-  return side === 'put' ? 'to_underlying' : 'to_cash'
-}
-
 /** In the money at `indexE18`: a put below its strike, a call above it. At the strike: out. */
 export function inTheMoney(side: 'put' | 'call', strikeE18: bigint, indexE18: bigint): boolean {
   return side === 'put' ? indexE18 < strikeE18 : indexE18 > strikeE18

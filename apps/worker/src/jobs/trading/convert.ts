@@ -33,7 +33,6 @@ import {
   type ConversionTrigger,
   conversionAmountIn,
   costBasisAfter,
-  directionAfter,
   inPreConvertWindow,
   inTheMoney,
   swapIndexPrice,
@@ -56,6 +55,8 @@ import {
 export const CONVERT_TICK = 'trading-convert'
 /** rounds advanced per run (a bound on everything) */
 export const CONVERT_BATCH = 100
+/** rounds opened per run (the rest next run: they are only rows) */
+export const PLAN_BATCH = 1_000
 /** rounds advanced at once */
 export const CONVERT_CONCURRENCY = 8
 
@@ -143,38 +144,38 @@ export async function runConversions(given: ConvertDeps): Promise<ConvertSummary
  */
 async function planRounds(deps: ConvertDeps): Promise<number> {
   const { sql } = deps
-  const nowMs = deps.clock.now().getTime()
-  const leadEndSec = Math.floor(nowMs / 1000) + deps.preConvertLeadMinutes * 60
-  const legs = await sql<
-    { id: string; state: string; side: 'put' | 'call'; instrument: string; strike_e18: string; expiry_sec: number }[]
-  >`
-    select p.id, p.state, p.side, p.instrument, p.strike_e18::text, p.expiry_sec
+  const now = deps.clock.now()
+  const nowSec = Math.floor(now.getTime() / 1000)
+  const leadEndSec = nowSec + deps.preConvertLeadMinutes * 60
+  // every wheel's leg of a daily expiry enters the lead at once: the instruments first (a handful),
+  // their index once each, then the legs of the ones in the money, all in one insert
+  const inWindow = await sql<{ instrument: string; side: 'put' | 'call'; strike_e18: string; expiry_sec: number }[]>`
+    select distinct p.instrument, p.side, p.strike_e18::text, p.expiry_sec
     from wheels w join positions p on p.id = w.current_position_id
-    where w.state = 'running' and p.instrument is not null and p.filled_e18 > 0
-      and ((p.state = 'open' and p.expiry_sec <= ${leadEndSec}) or (p.state = 'settled' and p.outcome = 'itm'))
-      and not exists (select 1 from conversions c where c.position_id = p.id)
-    limit ${CONVERT_BATCH}`
-  let planned = 0
-  for (const leg of legs) {
-    let trigger: ConversionTrigger
-    if (leg.state === 'settled') trigger = 'after_settlement'
-    else {
-      if (!inPreConvertWindow(leg.expiry_sec, nowMs, deps.preConvertLeadMinutes)) continue
-      if (!inTheMoney(leg.side, BigInt(leg.strike_e18), await indexOf(deps, leg.instrument))) continue
-      trigger = 'pre_expiry'
-    }
-    const direction = directionAfter(leg.side)
-    const inserted = await sql`
-      insert into conversions (wheel_id, position_id, user_id, subaccount_id, asset, direction, trigger, state,
-        sell_currency, buy_currency, created_at)
-      select p.wheel_id, p.id, p.user_id, p.subaccount_id, p.asset, ${direction}, ${trigger}, 'planned',
-        case when ${direction} = 'to_underlying' then 'USDC' else p.asset end,
-        case when ${direction} = 'to_underlying' then p.asset else 'USDC' end, ${deps.clock.now()}
-      from positions p where p.id = ${leg.id}
-      on conflict (position_id) do nothing returning id`
-    planned += inserted.length
+    where w.state = 'running' and p.state = 'open' and p.filled_e18 > 0 and p.instrument is not null
+      and p.expiry_sec > ${nowSec} and p.expiry_sec <= ${leadEndSec}
+      and not exists (select 1 from conversions c where c.position_id = p.id)`
+  const itm: string[] = []
+  for (const i of inWindow) {
+    if (!inPreConvertWindow(i.expiry_sec, now.getTime(), deps.preConvertLeadMinutes)) continue
+    if (inTheMoney(i.side, BigInt(i.strike_e18), await indexOf(deps, i.instrument))) itm.push(i.instrument)
   }
-  return planned
+  const inserted = await sql`
+    insert into conversions (wheel_id, position_id, user_id, subaccount_id, asset, direction, trigger, state,
+      sell_currency, buy_currency, created_at)
+    select p.wheel_id, p.id, p.user_id, p.subaccount_id, p.asset,
+      case when p.side = 'put' then 'to_underlying' else 'to_cash' end,
+      case when p.state = 'settled' then 'after_settlement' else 'pre_expiry' end, 'planned',
+      case when p.side = 'put' then 'USDC' else p.asset end,
+      case when p.side = 'put' then p.asset else 'USDC' end, ${now}
+    from wheels w join positions p on p.id = w.current_position_id
+    where w.state = 'running' and p.filled_e18 > 0 and p.instrument is not null
+      and ((p.state = 'open' and p.expiry_sec > ${nowSec} and p.instrument = any(${itm}::text[]))
+        or (p.state = 'settled' and p.outcome = 'itm'))
+      and not exists (select 1 from conversions c where c.position_id = p.id)
+    limit ${PLAN_BATCH}
+    on conflict (position_id) do nothing returning id`
+  return inserted.length
 }
 
 async function openRounds(sql: Sql): Promise<Round[]> {
