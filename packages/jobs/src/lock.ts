@@ -32,10 +32,15 @@ export async function tryLock(redis: Redis, key: string, ttlMs: number): Promise
 export interface LockOptions {
   /**
    * wait up to this long for a holder to finish (polling), instead of giving up at once; while it
-   * waits it raises `{key}:queued`, and callers without `waitMs` step aside while that is raised,
-   * so a rare tick is not starved by frequent ones
+   * waits it raises `{key}:queued`
    */
   readonly waitMs?: number
+  /**
+   * without `waitMs`: give up while a waiter has raised `{key}:queued`, so a rare tick is not
+   * starved by frequent ones (the exchange cycle lock). Costs one Redis read; locks nobody waits
+   * for (sweeps, scans) leave it off
+   */
+  readonly yieldToWaiters?: boolean
   /** poll period while waiting (default 100 ms, jittered) */
   readonly pollMs?: number
 }
@@ -67,7 +72,7 @@ export async function withLock<T>(
 async function acquire(redis: Redis, key: string, ttlMs: number, opts: LockOptions): Promise<Lock | undefined> {
   const queued = `${key}:queued`
   if (!opts.waitMs) {
-    if ((await redis.exists(queued)) === 1) return undefined
+    if (opts.yieldToWaiters && (await redis.exists(queued)) === 1) return undefined
     return tryLock(redis, key, ttlMs)
   }
   const deadline = Date.now() + opts.waitMs

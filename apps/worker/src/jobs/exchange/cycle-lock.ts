@@ -32,7 +32,8 @@ export async function withCycleLock<T>(
       ran = true
       return fn()
     },
-    opts,
+    // the fast ticks step aside while an accounting run waits
+    { ...opts, yieldToWaiters: true },
   )
   return ran ? { ran: true, value: value as T } : { ran: false }
 }
