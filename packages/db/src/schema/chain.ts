@@ -5,6 +5,7 @@ import {
   integer,
   numeric,
   pgTable,
+  primaryKey,
   smallint,
   text,
   timestamp,
@@ -12,6 +13,7 @@ import {
   uuid,
   varchar,
 } from 'drizzle-orm/pg-core'
+import { holdColumns, retryColumns } from './retry'
 
 /**
  * Per chain, the next block the deposit watch will scan. It advances only in the transaction that
@@ -21,6 +23,11 @@ import {
 export const chainCursors = pgTable('chain_cursors', {
   chain: text('chain').primaryKey(),
   nextBlock: bigint('next_block', { mode: 'bigint' }).notNull(),
+  /** the hash of block next_block − 1 as scanned: a later answer with another hash is a reorg past the cursor */
+  blockHash: varchar('block_hash', { length: 66 }),
+  /** set when crediting on this chain stopped (a reorg past the cursor) until an operator resumes it */
+  haltedAt: timestamp('halted_at', { withTimezone: true }),
+  haltReason: text('halt_reason'),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 })
 
@@ -50,14 +57,19 @@ export const deposits = pgTable(
     address: varchar('address', { length: 42 }).notNull(),
     token: text('token').notNull(),
     amount: numeric('amount', { precision: 78, scale: 0 }).notNull(),
-    /** detected → sweeping → swept */
+    /** detected → sweeping → swept; failed (an operator retries: retry) */
     state: text('state').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    ...retryColumns(),
+    ...holdColumns(),
   },
   (t) => [
     unique('deposits_chain_tx_log_key').on(t.chain, t.txHash, t.logIndex),
     index('deposits_pending_idx').on(t.state, t.createdAt).where(sql`${t.state} <> 'swept'`),
+    index('deposits_due_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`${t.state} in ('detected', 'sweeping', 'retry') and ${t.heldAt} is null`),
   ],
 )
 
@@ -85,12 +97,20 @@ export const outboundTxs = pgTable(
     nonce: bigint('nonce', { mode: 'number' }).notNull(),
     rawTx: text('raw_tx').notNull(),
     txHash: varchar('tx_hash', { length: 66 }).notNull(),
-    /** signed → broadcast → confirmed | failed */
+    /**
+     * signed → broadcast → confirmed | failed; held when the chain's answers contradict each other
+     * (the nonce is used at confirmed depth, yet no version of the transaction has a receipt): an
+     * operator decides, nothing is released meanwhile (docs/hostile-world.md)
+     */
     state: text('state').notNull(),
     gasUsed: numeric('gas_used', { precision: 78, scale: 0 }),
     effectiveGasPrice: numeric('effective_gas_price', { precision: 78, scale: 0 }),
     blockNumber: bigint('block_number', { mode: 'bigint' }),
     error: text('error'),
+    /** consecutive readings where the nonce was used at confirmed depth and no version had a receipt */
+    contradictions: smallint('contradictions').notNull().default(0),
+    firstContradictionAt: timestamp('first_contradiction_at', { withTimezone: true }),
+    holdReason: text('hold_reason'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -100,3 +120,35 @@ export const outboundTxs = pgTable(
     index('outbound_txs_open_idx').on(t.state, t.createdAt).where(sql`${t.state} in ('signed', 'broadcast')`),
   ],
 )
+
+/**
+ * Every signed version of an outbound transaction: version 0 is the first signature, each later one
+ * a replacement with the same nonce and higher fees (a transaction not mined within its bound).
+ * Stored before it is broadcast, so after a crash every transaction that may be on the network is
+ * known, and whichever version is mined is found by its hash. The parent row's raw_tx and tx_hash
+ * are the newest version until one is mined, then the mined one. Fees are read from the raw bytes.
+ */
+export const outboundTxVersions = pgTable(
+  'outbound_tx_versions',
+  {
+    outboundId: uuid('outbound_id').notNull(),
+    version: smallint('version').notNull(),
+    rawTx: text('raw_tx').notNull(),
+    txHash: varchar('tx_hash', { length: 66 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.outboundId, t.version] }), unique('outbound_tx_versions_tx_hash_key').on(t.txHash)],
+)
+
+/**
+ * The platform's own addresses (hot, gas, swap wallets and the exchange wallet), registered by the
+ * worker at start from the keys it holds. The API reads them to refuse a withdrawal to one of them
+ * (it holds no key to derive them itself); solvency reads them as the places assets sit.
+ */
+export const platformWallets = pgTable('platform_wallets', {
+  /** EIP-55 */
+  address: varchar('address', { length: 42 }).primaryKey(),
+  /** hot | gas | swap | exchange */
+  role: text('role').notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+})

@@ -11,6 +11,7 @@ import {
   uuid,
   varchar,
 } from 'drizzle-orm/pg-core'
+import { retryColumns } from './retry'
 
 /**
  * A user's subaccount at the exchange, one per (user, asset), created on first need (docs/exchange.md
@@ -57,10 +58,14 @@ export const subaccountReleases = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
+    ...retryColumns(),
   },
   (t) => [
     index('subaccount_releases_open_idx')
       .on(t.createdAt)
+      .where(sql`${t.state} in ('requested', 'waiting', 'withdrawing')`),
+    index('subaccount_releases_due_idx')
+      .on(t.nextAttemptAt)
       .where(sql`${t.state} in ('requested', 'waiting', 'withdrawing')`),
     index('subaccount_releases_user_idx').on(t.userId, t.createdAt),
     uniqueIndex('subaccount_releases_user_idempotency_key')
@@ -101,6 +106,7 @@ export const subaccountTransfers = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     submittedAt: timestamp('submitted_at', { withTimezone: true }),
     completedAt: timestamp('completed_at', { withTimezone: true }),
+    ...retryColumns(),
   },
   (t) => [
     uniqueIndex('subaccount_transfers_transaction_id_key')
@@ -108,6 +114,9 @@ export const subaccountTransfers = pgTable(
       .where(sql`${t.transactionId} is not null`),
     index('subaccount_transfers_open_idx')
       .on(t.kind, t.createdAt)
+      .where(sql`${t.state} in ('reserved', 'submitted', 'accepted')`),
+    index('subaccount_transfers_due_idx')
+      .on(t.kind, t.nextAttemptAt)
       .where(sql`${t.state} in ('reserved', 'submitted', 'accepted')`),
     index('subaccount_transfers_in_flight_idx')
       .on(t.userId, t.currency)

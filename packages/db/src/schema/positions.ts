@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { bigint, index, numeric, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core'
+import { retryColumns } from './retry'
 
 /**
  * A user's option leg (docs/trading.md "Position states"): requested → funding → placing → open →
@@ -170,11 +171,15 @@ export const conversions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
+    ...retryColumns(),
   },
   (t) => [
     uniqueIndex('conversions_position_key').on(t.positionId),
     index('conversions_open_idx')
       .on(t.subaccountId)
+      .where(sql`${t.state} in ('planned', 'withdrawing', 'swapping', 'depositing')`),
+    index('conversions_due_idx')
+      .on(t.nextAttemptAt)
       .where(sql`${t.state} in ('planned', 'withdrawing', 'swapping', 'depositing')`),
   ],
 )

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { index, numeric, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core'
+import { holdColumns, retryColumns } from './retry'
 
 /**
  * Withdrawals (spec 3.2, 4.2). 'requested' is the only ACTIVE state: such a row counts against
@@ -28,6 +29,8 @@ export const withdrawals = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     sentAt: timestamp('sent_at', { withTimezone: true }),
+    ...retryColumns(),
+    ...holdColumns(),
   },
   (t) => [
     index('withdrawals_active_idx').on(t.userId, t.currency).where(sql`${t.state} = 'requested'`),
@@ -36,6 +39,7 @@ export const withdrawals = pgTable(
       .where(sql`${t.idempotencyKey} is not null`),
     index('withdrawals_user_created_idx').on(t.userId, t.createdAt),
     index('withdrawals_state_idx').on(t.state, t.createdAt).where(sql`${t.state} <> 'sent'`),
+    index('withdrawals_due_idx').on(t.nextAttemptAt).where(sql`${t.state} = 'requested' and ${t.heldAt} is null`),
   ],
 )
 
