@@ -132,6 +132,11 @@ async function main() {
     CACHE_URL: 'redis://127.0.0.1:63799',
     EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070',
     EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/ws',
+    ...Object.fromEntries(
+      ['EXCHANGE_CHAIN_RPC_URL', 'RPC_URL_ETHEREUM', 'RPC_URL_OPTIMISM', 'RPC_URL_BASE', 'RPC_URL_ARBITRUM'].map(
+        (k) => [k, 'http://127.0.0.1:8545'],
+      ),
+    ),
     RECONCILE_MODE: 'observe',
     WEB_ORIGIN: 'http://localhost:5173,http://127.0.0.1:3000',
     JWT_SECRET: randomBytes(32).toString('base64url'),

@@ -23,6 +23,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const PG_PORT = 54329
 const REDIS_PORT = 63799
 const API_PORT = 3000
+/** the local chain (anvil): every chain's RPC points at it */
+const CHAIN_RPC_URL = 'http://127.0.0.1:8545'
 /** the web console (apps/web/vite.config.ts); WEB_ORIGIN lets it call the API, SIWE_DOMAIN is its host */
 const WEB_PORT = 5173
 const WEB_HOST = `localhost:${WEB_PORT}`
@@ -52,6 +54,11 @@ function ensureEnvLocal(): Record<string, string> {
         CACHE_URL: `redis://127.0.0.1:${REDIS_PORT}`,
         EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070',
         EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/ws',
+        EXCHANGE_CHAIN_RPC_URL: CHAIN_RPC_URL,
+        RPC_URL_ETHEREUM: CHAIN_RPC_URL,
+        RPC_URL_OPTIMISM: CHAIN_RPC_URL,
+        RPC_URL_BASE: CHAIN_RPC_URL,
+        RPC_URL_ARBITRUM: CHAIN_RPC_URL,
         RECONCILE_MODE: 'observe',
         WEB_ORIGIN: `http://${WEB_HOST},http://127.0.0.1:3000`,
         // a fresh mnemonic per checkout: deposit addresses are this machine's own

@@ -31,7 +31,15 @@ export interface StartChainOptions {
   accounts?: number
   /** a fixed port (the local run); default: one the node picks */
   port?: number
+  /**
+   * recent states kept in memory (default KEPT_STATES): reads at a past block (a balance or a nonce
+   * at confirmed depth, a lagging RPC backend) and transaction traces need them
+   */
+  keptStates?: number
 }
+
+/** States anvil keeps in memory by default: enough for reads at confirmed depth and for traces. */
+export const KEPT_STATES = 256
 
 /** The anvil binary inside the platform package that `@foundry-rs/anvil` depends on. */
 export function anvilBinary(): string {
@@ -55,8 +63,9 @@ const LISTENING = /Listening on ([\d.]+):(\d+)/
  * Starts a fresh anvil on a free loopback port (the node picks it: `--port 0`, then we read
  * the port it announces, so parallel test files never race for one).
  *
- * `--prune-history` keeps old states in memory only; without it anvil writes about 100 MB per
- * run under the home folder. Blocks, transactions and receipts stay queryable.
+ * `--prune-history N` keeps the last N states in memory only; without it anvil writes about 100 MB
+ * per run under the home folder. Blocks, transactions and receipts stay queryable, and so do
+ * balances, nonces and traces at the last N blocks (a bare `--prune-history` keeps no past state).
  *
  * @example
  *   const chain = await startChain({ chainId: 8453 })
@@ -77,6 +86,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
     '--accounts',
     String(opts.accounts ?? 10),
     '--prune-history',
+    String(opts.keptStates ?? KEPT_STATES),
   ]
   if (opts.blockTimeSeconds !== undefined) args.push('--block-time', String(opts.blockTimeSeconds))
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })

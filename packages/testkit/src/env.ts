@@ -14,6 +14,13 @@ export const TEST_PRIVATE_KEYS = [
 ] as const
 
 /**
+ * Where a test's services are until the test starts its own: a loopback port nothing listens on
+ * (the discard port), so a test that forgets to start a chain or a simulator fails at once instead
+ * of talking to a developer's running local stack (README: line 1 and line 2 run side by side).
+ */
+export const UNREACHABLE_HOST = '127.0.0.1:9'
+
+/**
  * The settings every local stack shares (tests, benchmarks, the local run): one local EVM node
  * standing in for every chain, the local chain's funded development keys, loopback services.
  * Callers override what differs (secrets, ports, database).
@@ -23,11 +30,11 @@ export function localStackEnv(overrides: Record<string, string | undefined> = {}
     NODE_ENV: 'test',
     PORT: '0',
     TRADING_PROFILE: 'balanced',
-    DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
-    CACHE_URL: 'redis://127.0.0.1:6379',
-    EXCHANGE_HTTP_URL: 'http://127.0.0.1:7000',
-    EXCHANGE_WS_URL: 'ws://127.0.0.1:7000/ws',
-    EXCHANGE_CHAIN_RPC_URL: 'http://127.0.0.1:8545',
+    DATABASE_URL: `postgres://postgres@${UNREACHABLE_HOST}/postgres`,
+    CACHE_URL: `redis://${UNREACHABLE_HOST}`,
+    EXCHANGE_HTTP_URL: `http://${UNREACHABLE_HOST}`,
+    EXCHANGE_WS_URL: `ws://${UNREACHABLE_HOST}/ws`,
+    EXCHANGE_CHAIN_RPC_URL: `http://${UNREACHABLE_HOST}`,
     MASTER_PRIVATE_KEY: TEST_PRIVATE_KEYS[1],
     SESSION_PRIVATE_KEY: TEST_PRIVATE_KEYS[2],
     GAS_WALLET_PRIVATE_KEY: TEST_PRIVATE_KEYS[3],
@@ -44,10 +51,10 @@ export function localStackEnv(overrides: Record<string, string | undefined> = {}
     WITHDRAWAL_MIN_USD: '10',
     WITHDRAWAL_MAX_USD: '100000',
     WITHDRAWAL_STUCK_MINUTES: '30',
-    RPC_URL_ETHEREUM: 'http://127.0.0.1:8545',
-    RPC_URL_OPTIMISM: 'http://127.0.0.1:8545',
-    RPC_URL_BASE: 'http://127.0.0.1:8545',
-    RPC_URL_ARBITRUM: 'http://127.0.0.1:8545',
+    RPC_URL_ETHEREUM: `http://${UNREACHABLE_HOST}`,
+    RPC_URL_OPTIMISM: `http://${UNREACHABLE_HOST}`,
+    RPC_URL_BASE: `http://${UNREACHABLE_HOST}`,
+    RPC_URL_ARBITRUM: `http://${UNREACHABLE_HOST}`,
     ...overrides,
   }
 }
