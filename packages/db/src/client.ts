@@ -3,6 +3,8 @@ import postgres from 'postgres'
 import * as schema from './schema'
 
 export type Sql = postgres.Sql
+/** The pool, or a transaction a caller opened with `sql.begin` (so a write commits with the caller's). */
+export type Queryable = postgres.Sql | postgres.TransactionSql
 export type Db = PostgresJsDatabase<typeof schema>
 
 export interface Database {

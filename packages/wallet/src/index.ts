@@ -8,6 +8,7 @@ export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc'
 export * from './hd'
 export { Lru } from './lru'
 export * from './outbox'
+export * from './platform-wallets'
 export * from './scan'
 export {
   type BlockRange,
@@ -16,3 +17,4 @@ export {
   parseTransferLog,
   TRANSFER_TOPIC,
 } from './scan-parse'
+export * from './send-errors'

@@ -26,10 +26,34 @@ import {
   parseTransaction,
   size,
   slice,
-  TransactionReceiptNotFoundError,
 } from 'viem'
+import type { Alerter } from './alerts'
 import type { ChainInfo, ChainName } from './chains'
 import type { ChainClients } from './clients'
+import { broadcastRaw, OutboundNotFoundError } from './outbox-confirm'
+import {
+  findById,
+  findByRef,
+  insertSigned,
+  markBroadcast,
+  maxNonce,
+  type OutboundRecord,
+  type OutboundRow,
+  toRecord,
+} from './outbox-store'
+
+export {
+  CONTRADICTION_HOLD_AFTER_MS,
+  CONTRADICTION_HOLD_READINGS,
+  confirmOutbound,
+  OUTBOUND_FEE_CAP_MULTIPLE,
+  OUTBOUND_MAX_VERSIONS,
+  OUTBOUND_REPLACE_AFTER_MS,
+  OutboundNotFoundError,
+  OutboundNotHeldError,
+  resolveHeldOutbound,
+} from './outbox-confirm'
+export type { OutboundRecord, OutboundState } from './outbox-store'
 
 export type OutboundPurpose = 'gas_topup' | 'sweep' | 'withdrawal' | 'bridge' | 'swap' | 'swap_approval'
 
@@ -85,21 +109,21 @@ export interface StoredTransaction {
   readonly valueWei: bigint
 }
 
-export interface OutboundRecord {
-  id: string
-  txHash: Hex
-  nonce: number
-  state: 'signed' | 'broadcast' | 'confirmed' | 'failed'
-  /** set once the transaction is mined (final or not) */
-  gasUsed?: bigint
-  effectiveGasPrice?: bigint
-  blockNumber?: bigint
-}
-
 export interface OutboxDeps {
   sql: Sql
   clients: ReadonlyMap<ChainName, ChainClients>
   registry: ReadonlyMap<ChainName, ChainInfo>
+  /**
+   * The account that signs for `from` (the worker's keys and deposit addresses): lets a stuck
+   * transaction be replaced with higher fees. Without it nothing is replaced.
+   */
+  signerOf?: (from: Address) => Promise<LocalAccount | undefined>
+  /** where a hold is announced (spec 6.2); without it the hold is only in the row */
+  alerter?: Alerter
+  /** OUTBOUND_REPLACE_AFTER_MS unless given (tests shorten it) */
+  replaceAfterMs?: number
+  /** CONTRADICTION_HOLD_READINGS / _AFTER_MS unless given (tests shorten them) */
+  contradictionHold?: { readings: number; afterMs: number }
   /**
    * Observation points for tests and tracing (optional, an addition to the shared contract):
    * `afterSigned` runs once the row is committed and before the first broadcast, the window the
@@ -133,13 +157,6 @@ export class OutboxConfigError extends AppError {
   }
 }
 
-/** An outbound row id that does not exist. */
-export class OutboundNotFoundError extends AppError {
-  constructor(id: string) {
-    super({ code: 'OUTBOUND_NOT_FOUND', statusCode: 404, message: 'no such outbound transaction', details: { id } })
-  }
-}
-
 export interface TransferFeeEstimate {
   /** the node's estimate plus GAS_LIMIT_MARGIN_PCT */
   gasLimit: bigint
@@ -147,33 +164,6 @@ export interface TransferFeeEstimate {
   maxPriorityFeePerGas: bigint
   /** gasLimit × maxFeePerGas: the most the transaction can cost, in wei */
   maxFeeWei: bigint
-}
-
-interface OutboundRow {
-  id: string
-  chain: string
-  purpose: string
-  ref_id: string
-  step: number
-  from_address: string
-  to_address: string
-  token: string
-  amount: string
-  nonce: string | number
-  raw_tx: string
-  tx_hash: string
-  state: OutboundRecord['state']
-  gas_used: string | null
-  effective_gas_price: string | null
-  block_number: string | null
-}
-
-function toRecord(row: OutboundRow): OutboundRecord {
-  const r: OutboundRecord = { id: row.id, txHash: row.tx_hash as Hex, nonce: Number(row.nonce), state: row.state }
-  if (row.gas_used !== null) r.gasUsed = BigInt(row.gas_used)
-  if (row.effective_gas_price !== null) r.effectiveGasPrice = BigInt(row.effective_gas_price)
-  if (row.block_number !== null) r.blockNumber = BigInt(row.block_number)
-  return r
 }
 
 function clientsOf(deps: OutboxDeps, chain: string): ChainClients {
@@ -258,22 +248,6 @@ export async function estimateCallFee(
   return estimateWire(c, getAddress(t.from), { to: getAddress(t.to), value: t.valueWei, data: t.data })
 }
 
-const SELECT_COLUMNS =
-  'id, chain, purpose, ref_id, step, from_address, to_address, token, amount, nonce, raw_tx, tx_hash, state, gas_used, effective_gas_price, block_number'
-
-async function findByRef(sql: Sql, purpose: string, refId: string, step: number): Promise<OutboundRow | undefined> {
-  const rows = await sql.unsafe<OutboundRow[]>(
-    `select ${SELECT_COLUMNS} from outbound_txs where purpose = $1 and ref_id = $2 and step = $3`,
-    [purpose, refId, step],
-  )
-  return rows[0]
-}
-
-async function findById(sql: Sql, id: string): Promise<OutboundRow | undefined> {
-  const rows = await sql.unsafe<OutboundRow[]>(`select ${SELECT_COLUMNS} from outbound_txs where id = $1`, [id])
-  return rows[0]
-}
-
 /** The 4-byte function selector of calldata, or undefined for none (a plain payment). */
 function selectorOf(data: Hex | undefined): Hex | undefined {
   return data !== undefined && size(data) >= 4 ? slice(data, 0, 4) : undefined
@@ -292,30 +266,11 @@ function assertSame(row: OutboundRow, t: OutboundTx): void {
   }
 }
 
-/** A node's answers that mean "this very transaction is already in the pool or mined". */
-function isAlreadyKnown(e: unknown): boolean {
-  const seen = new Set<unknown>()
-  let cur: unknown = e
-  while (cur && typeof cur === 'object' && !seen.has(cur)) {
-    seen.add(cur)
-    const msg = `${(cur as { details?: string }).details ?? ''} ${(cur as { message?: string }).message ?? ''}`
-    if (/already known|known transaction|already imported|nonce too low|nonce has already been used/i.test(msg))
-      return true
-    cur = (cur as { cause?: unknown }).cause
-  }
-  return false
-}
-
-/** Sends the stored raw transaction; "already known" is success (the same bytes are out there). */
+/** Sends the row's stored raw transaction; "already known" is success (the same bytes are out there). */
 async function broadcast(deps: OutboxDeps, row: OutboundRow): Promise<void> {
-  const c = clientsOf(deps, row.chain)
-  try {
-    await c.publicClient.request({ method: 'eth_sendRawTransaction', params: [row.raw_tx as Hex] })
-  } catch (e) {
-    if (!isAlreadyKnown(e)) throw e
-  }
+  await broadcastRaw(clientsOf(deps, row.chain), row.raw_tx as Hex)
   if (row.state === 'signed') {
-    await deps.sql`update outbound_txs set state = 'broadcast', updated_at = now() where id = ${row.id} and state = 'signed'`
+    await markBroadcast(deps.sql, row.id)
     row.state = 'broadcast'
   }
 }
@@ -337,14 +292,9 @@ async function signAndRecord(
   return deps.sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`
     // a concurrent caller of the same (purpose, refId, step) holds the same lock: re-read under it
-    const [existing] = await tx.unsafe<OutboundRow[]>(
-      `select ${SELECT_COLUMNS} from outbound_txs where purpose = $1 and ref_id = $2 and step = $3`,
-      [t.purpose, t.refId, step],
-    )
+    const existing = await findByRef(tx, t.purpose, t.refId, step)
     if (existing) return { row: existing, created: false }
-    const [{ max }] = (await tx`
-      select max(nonce)::text as max from outbound_txs where chain = ${t.chain} and from_address = ${from}
-    `) as unknown as [{ max: string | null }]
+    const max = await maxNonce(tx, t.chain, from)
     const call = wireOf(c.info, t)
     const [pending, fee] = await Promise.all([
       c.publicClient.getTransactionCount({ address: from, blockTag: 'pending' }),
@@ -352,7 +302,7 @@ async function signAndRecord(
     ])
     // the outbox may be ahead of the node (a signed row not broadcast yet) or behind it (a
     // transaction sent outside the outbox): the larger never reuses a nonce
-    const nonce = Math.max(max === null ? 0 : Number(max) + 1, pending)
+    const nonce = Math.max(max === null ? 0 : max + 1, pending)
     const raw = await t.signer.signTransaction({
       type: 'eip1559',
       chainId: c.info.chainId,
@@ -364,14 +314,20 @@ async function signAndRecord(
       maxFeePerGas: fee.maxFeePerGas,
       maxPriorityFeePerGas: fee.maxPriorityFeePerGas,
     })
-    const txHash = keccak256(raw)
-    const [row] = await tx.unsafe<OutboundRow[]>(
-      `insert into outbound_txs (chain, purpose, ref_id, step, from_address, to_address, token, amount, nonce, raw_tx, tx_hash, state)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'signed')
-       returning ${SELECT_COLUMNS}`,
-      [t.chain, t.purpose, t.refId, step, from, to, t.token, t.amountBaseUnits.toString(), nonce, raw, txHash],
-    )
-    return { row: row as OutboundRow, created: true }
+    const row = await insertSigned(tx, {
+      chain: t.chain,
+      purpose: t.purpose,
+      refId: t.refId,
+      step,
+      from,
+      to,
+      token: t.token,
+      amount: t.amountBaseUnits,
+      nonce,
+      rawTx: raw,
+      txHash: keccak256(raw),
+    })
+    return { row, created: true }
   })
 }
 
@@ -417,83 +373,10 @@ export async function sendOnce(deps: OutboxDeps, t: OutboundTx): Promise<Outboun
     await broadcast(deps, row)
     await deps.hooks?.afterBroadcast?.(toRecord(row))
   } else if (row.state === 'signed' || row.state === 'broadcast') {
-    // mined already? then a re-broadcast is pointless (and answers "nonce too low")
-    const mined = await receiptOf(deps, row)
-    if (!mined) await broadcast(deps, row)
+    // a re-broadcast of bytes already mined answers "nonce too low", which counts as known
+    await broadcast(deps, row)
   }
   return toRecord(row)
-}
-
-async function receiptOf(deps: OutboxDeps, row: OutboundRow) {
-  try {
-    return await clientsOf(deps, row.chain).publicClient.getTransactionReceipt({ hash: row.tx_hash as Hex })
-  } catch (e) {
-    if (e instanceof TransactionReceiptNotFoundError) return undefined
-    throw e
-  }
-}
-
-async function knownByHash(c: ChainClients, hash: Hex): Promise<boolean> {
-  const tx = await c.publicClient.request({ method: 'eth_getTransactionByHash', params: [hash] })
-  return tx !== null
-}
-
-/**
- * Checks the receipt; moves the row to confirmed/failed once it has the chain's confirmations;
- * returns the row. A row not mined yet is re-broadcast (a node may have dropped it, or the worker
- * died before its first broadcast); one whose nonce the chain has used for another transaction is
- * 'failed' (it can never be mined).
- */
-export async function confirmOutbound(deps: OutboxDeps, id: string): Promise<OutboundRecord> {
-  const row = await findById(deps.sql, id)
-  if (!row) throw new OutboundNotFoundError(id)
-  if (row.state === 'confirmed' || row.state === 'failed') return toRecord(row)
-  const c = clientsOf(deps, row.chain)
-  const info = deps.registry.get(row.chain as ChainName) ?? c.info
-  // the nonce before the receipt: a used nonce with no receipt after it means another transaction took it
-  const usedNonce = await c.publicClient.getTransactionCount({
-    address: row.from_address as Address,
-    blockTag: 'latest',
-  })
-  const receipt = await receiptOf(deps, row)
-  if (!receipt) {
-    // a node can advance the sender's nonce a moment before it serves the receipt (anvil does
-    // under load): only a transaction the node does not know at all was replaced
-    if (usedNonce > Number(row.nonce) && !(await knownByHash(c, row.tx_hash as Hex))) {
-      const [failed] = await deps.sql.unsafe<OutboundRow[]>(
-        `update outbound_txs set state = 'failed', error = 'nonce used by another transaction', gas_used = null,
-           effective_gas_price = null, block_number = null, updated_at = now()
-         where id = $1 and state in ('signed', 'broadcast') returning ${SELECT_COLUMNS}`,
-        [row.id],
-      )
-      return toRecord(failed ?? ((await findById(deps.sql, id)) as OutboundRow))
-    }
-    await broadcast(deps, row)
-    if (row.block_number !== null) {
-      // it was mined once and is gone again (a reorg): forget the stale receipt
-      await deps.sql`update outbound_txs set gas_used = null, effective_gas_price = null, block_number = null, updated_at = now() where id = ${row.id}`
-      row.block_number = row.gas_used = row.effective_gas_price = null
-    }
-    return toRecord(row)
-  }
-  // eth_blockNumber straight from the node: viem's getBlockNumber caches for seconds
-  const head = BigInt(await c.publicClient.request({ method: 'eth_blockNumber' }))
-  const final = head >= receipt.blockNumber + BigInt(info.confirmations)
-  const state = final ? (receipt.status === 'success' ? 'confirmed' : 'failed') : 'broadcast'
-  const [updated] = await deps.sql.unsafe<OutboundRow[]>(
-    `update outbound_txs set state = $2, gas_used = $3, effective_gas_price = $4, block_number = $5,
-       error = $6, updated_at = now()
-     where id = $1 and state in ('signed', 'broadcast') returning ${SELECT_COLUMNS}`,
-    [
-      row.id,
-      state,
-      receipt.gasUsed.toString(),
-      receipt.effectiveGasPrice.toString(),
-      receipt.blockNumber.toString(),
-      final && receipt.status !== 'success' ? 'reverted' : null,
-    ],
-  )
-  return toRecord(updated ?? ((await findById(deps.sql, id)) as OutboundRow))
 }
 
 /** The fee a mined transaction paid, in wei (gas used × effective gas price). */

@@ -25,8 +25,10 @@ import {
   confirmOutbound,
   deployTestUsdc,
   feePaidWei,
+  OutboundNotHeldError,
   type OutboxDeps,
   OutboxMismatchError,
+  resolveHeldOutbound,
   sendOnce,
   testUsdcAbi,
 } from '../src/index'
@@ -140,7 +142,7 @@ describe('outbox (crash-safe sender) on a real chain', () => {
     expect((await confirmOutbound(deps, retry.id)).state).toBe('confirmed')
   })
 
-  it('a row whose nonce another transaction used is failed, and the next send skips past it', async () => {
+  it('a nonce used by a transaction the outbox never signed is never taken for "failed": the row is held for an operator, with one alert', async () => {
     const refId = nextRef()
     const crashing: OutboxDeps = { ...deps, hooks: { afterSigned: () => Promise.reject(new Error('killed')) } }
     await expect(sendOnce(crashing, transfer(refId))).rejects.toThrow('killed')
@@ -154,11 +156,115 @@ describe('outbox (crash-safe sender) on a real chain', () => {
       nonce: Number(row?.nonce),
     })
     await base.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
-    expect((await confirmOutbound(deps, row?.id ?? '')).state).toBe('failed')
+    await mine()
+    const alerts: string[] = []
+    const watching: OutboxDeps = {
+      ...deps,
+      contradictionHold: { readings: 3, afterMs: 0 },
+      alerter: { channel: 'log', alert: async (text) => void alerts.push(text) },
+    }
+    // each reading counts, none concludes
+    expect((await confirmOutbound(watching, row?.id ?? '')).state).toBe('signed')
+    expect((await confirmOutbound(watching, row?.id ?? '')).state).toBe('signed')
+    expect(alerts).toHaveLength(0)
+    expect((await confirmOutbound(watching, row?.id ?? '')).state).toBe('held')
+    expect((await confirmOutbound(watching, row?.id ?? '')).state).toBe('held')
+    expect(alerts).toEqual(['outbound transaction held: the chain contradicts itself; an operator decides'])
+    const [held] = await ctx.database.sql<{ contradictions: number; hold_reason: string }[]>`
+      select contradictions, hold_reason from outbound_txs where id = ${row?.id ?? ''}`
+    expect(held?.contradictions).toBe(3)
+    expect(held?.hold_reason).toMatch(/nonce .* is used at confirmed depth/)
+
+    // the operator, having found the other transaction, ends it as never mined
+    await expect(
+      resolveHeldOutbound(deps, row?.id ?? '', 'failed', 'nonce taken by a manual transfer'),
+    ).resolves.toMatchObject({ state: 'failed' })
+    await expect(resolveHeldOutbound(deps, row?.id ?? '', 'failed', 'again')).rejects.toBeInstanceOf(
+      OutboundNotHeldError,
+    )
     const next = await sendOnce(deps, transfer(nextRef()))
     expect(next.nonce).toBe(Number(row?.nonce) + 1)
     await mine()
     expect((await confirmOutbound(deps, next.id)).state).toBe('confirmed')
+  })
+
+  it('a reading that no longer contradicts (a receipt after all) clears the count; an operator recheck returns a held row to the chain', async () => {
+    const rec = await sendOnce(deps, transfer(nextRef()))
+    await mine()
+    // as if two earlier readings had found the nonce used and no receipt
+    await ctx.database
+      .sql`update outbound_txs set contradictions = 2, first_contradiction_at = now() where id = ${rec.id}`
+    const done = await confirmOutbound({ ...deps, contradictionHold: { readings: 3, afterMs: 0 } }, rec.id)
+    expect(done.state).toBe('confirmed')
+    const [after] = await ctx.database.sql<{ contradictions: number }[]>`
+      select contradictions from outbound_txs where id = ${rec.id}`
+    expect(after?.contradictions).toBe(0)
+
+    const other = await sendOnce(deps, transfer(nextRef()))
+    await ctx.database.sql`update outbound_txs set state = 'held', hold_reason = 'test' where id = ${other.id}`
+    expect((await confirmOutbound(deps, other.id)).state).toBe('held') // a held row is left alone
+    await resolveHeldOutbound(deps, other.id, 'recheck', 'provider fixed')
+    await mine()
+    expect((await confirmOutbound(deps, other.id)).state).toBe('confirmed')
+  })
+
+  it('a transaction priced under a fee spike is replaced with the same nonce and higher fees; the mined version is the record', async () => {
+    const anvil = createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) })
+    const before = await base.publicClient.getBalance({ address: RECIPIENT })
+    await anvil.setAutomine(false)
+    try {
+      // signed and broadcast at today's fees; then the base fee jumps past its max fee and the
+      // node drops the transaction from its pool instead of mining it
+      const rec = await sendOnce(deps, { ...transfer(nextRef()), token: 'ETH', amountBaseUnits: 777n })
+      const pending = await base.publicClient.getTransaction({ hash: rec.txHash })
+      await anvil.setNextBlockBaseFeePerGas({ baseFeePerGas: (pending.maxFeePerGas ?? 1n) * 2n })
+      await anvil.mine({ blocks: 1 })
+      const stuck = await confirmOutbound(deps, rec.id)
+      expect(stuck.blockNumber).toBeUndefined()
+      // young, or without a signer: nothing is replaced
+      expect((await confirmOutbound({ ...deps, signerOf: async () => sender }, rec.id)).txHash).toBe(rec.txHash)
+      expect((await confirmOutbound({ ...deps, replaceAfterMs: 0 }, rec.id)).txHash).toBe(rec.txHash)
+
+      const replacing: OutboxDeps = {
+        ...deps,
+        replaceAfterMs: 0,
+        signerOf: async (a) => (a === sender.address ? sender : undefined),
+      }
+      const bumped = await confirmOutbound(replacing, rec.id)
+      expect(bumped.txHash).not.toBe(rec.txHash)
+      expect(bumped.nonce).toBe(rec.nonce)
+      const first = await base.publicClient.getTransaction({ hash: bumped.txHash })
+      expect(first.nonce).toBe(rec.nonce)
+      await anvil.mine({ blocks: CONFIRMATIONS + 1 })
+      const done = await confirmOutbound(replacing, rec.id)
+      expect(done).toMatchObject({ state: 'confirmed', nonce: rec.nonce, txHash: bumped.txHash })
+      const versions = await ctx.database.sql<{ version: number; tx_hash: string }[]>`
+        select version, tx_hash from outbound_tx_versions where outbound_id = ${rec.id} order by version`
+      expect(versions.map((v) => v.tx_hash)).toEqual([rec.txHash, bumped.txHash])
+      const receipt = await base.publicClient.getTransactionReceipt({ hash: done.txHash })
+      expect(receipt.status).toBe('success')
+      expect(feePaidWei(done)).toBe(receipt.gasUsed * receipt.effectiveGasPrice)
+      // one payment, whatever the number of versions
+      expect((await base.publicClient.getBalance({ address: RECIPIENT })) - before).toBe(777n)
+    } finally {
+      await anvil.setAutomine(true)
+    }
+  })
+
+  it('a receipt whose block a reorg removed is forgotten; the transaction is final only once mined again', async () => {
+    const anvil = createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) })
+    const rec = await sendOnce(deps, { ...transfer(nextRef()), token: 'ETH', amountBaseUnits: 555n })
+    const mined = await confirmOutbound(deps, rec.id)
+    expect(mined.blockNumber).toBeTypeOf('bigint')
+    // the block holding it and the one after are replaced by blocks without it
+    await anvil.request({ method: 'anvil_reorg' as never, params: [2, []] as never })
+    const after = await confirmOutbound(deps, rec.id)
+    expect(after.state).toBe('broadcast')
+    await mine(CONFIRMATIONS + 1)
+    const done = await confirmOutbound(deps, rec.id)
+    expect(done.state).toBe('confirmed')
+    const receipt = await base.publicClient.getTransactionReceipt({ hash: done.txHash })
+    expect(done.blockNumber).toBe(receipt.blockNumber)
   })
 
   it('a call whose gas estimate reverts throws the revert and stores nothing; the next send takes that nonce', async () => {
