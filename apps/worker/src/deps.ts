@@ -17,8 +17,11 @@ import {
   configuredChainOverrides,
   createAlerter,
   DepositKeyring,
+  type OutboxDeps,
+  type PlatformWallet,
 } from '@wh/wallet'
 import type { Redis } from 'ioredis'
+import { type Address, getAddress, type LocalAccount } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { WorkerDeps } from './ticks'
 
@@ -50,6 +53,37 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
   const clock: Clock =
     o.clock ?? (config.workerClock === 'exchange' ? new FollowedClock(() => exchange.getTime()) : systemClock)
   const clients = buildChainClients(registry, o.clientOptions)
+  const keyring = o.keyring ?? DepositKeyring.fromMnemonic(config.keys.masterMnemonic)
+  const gasWallet = privateKeyToAccount(config.keys.gasWalletPrivateKey)
+  const swapWallet = privateKeyToAccount(config.keys.swapWalletPrivateKey)
+  const alerter = createAlerter({
+    botToken: config.alert?.botToken,
+    chatId: config.alert?.chatId,
+    log: io.log,
+    ...(o.alertApiBaseUrl !== undefined && { apiBaseUrl: o.alertApiBaseUrl }),
+  })
+  const platformWallets: PlatformWallet[] = [
+    { address: hot.address, role: 'hot' },
+    { address: gasWallet.address, role: 'gas' },
+    { address: swapWallet.address, role: 'swap' },
+    { address: config.exchange.walletAddress, role: 'exchange' },
+  ]
+  const ownKeys = new Map<string, LocalAccount>([hot, gasWallet, swapWallet].map((a) => [a.address.toLowerCase(), a]))
+  const outbox: OutboxDeps = {
+    sql: io.sql,
+    clients,
+    registry,
+    alerter,
+    // the keys this process holds sign replacements of their stuck transactions: the platform's
+    // wallets, and a deposit address's own key (spec 2.1 rule 4) found by its stored address
+    signerOf: async (from: Address) => {
+      const own = ownKeys.get(from.toLowerCase())
+      if (own) return own
+      const [row] = await io.sql<{ hd_index: number }[]>`
+        select hd_index from deposit_addresses where address = ${getAddress(from)}`
+      return row ? keyring.signer(row.hd_index).account : undefined
+    },
+  }
   const exchange = new DeriveClient({
     httpUrl: config.exchange.httpUrl,
     wsUrl: config.exchange.wsUrl,
@@ -63,21 +97,18 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
     config,
     sql: io.sql,
     redis: io.redis,
-    keyring: o.keyring ?? DepositKeyring.fromMnemonic(config.keys.masterMnemonic),
+    keyring,
     registry,
     clients,
-    gasWallet: privateKeyToAccount(config.keys.gasWalletPrivateKey),
+    gasWallet,
     hotWallet: () => hot,
+    platformWallets,
+    outbox,
     clock,
-    alerter: createAlerter({
-      botToken: config.alert?.botToken,
-      chatId: config.alert?.chatId,
-      log: io.log,
-      ...(o.alertApiBaseUrl !== undefined && { apiBaseUrl: o.alertApiBaseUrl }),
-    }),
+    alerter,
     swap: {
       adapter: swapAdapterOf(config, clients),
-      wallet: privateKeyToAccount(config.keys.swapWalletPrivateKey),
+      wallet: swapWallet,
       chain: config.swapChain,
     },
     exchange,

@@ -6,6 +6,7 @@
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { selectConcurrency, selectQueues } from '@wh/jobs'
+import { registerPlatformWallets } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { clockSyncedTicks } from './clock-sync'
 import { buildWorkerDeps } from './deps'
@@ -25,6 +26,8 @@ const redis = new Redis(config.cacheUrl)
 const database = createDatabase(config.databaseUrl, { appName: 'wheelhouse-worker' })
 // built once: the keyring's PBKDF2 and hardened steps, one client set per chain, one exchange client
 const deps = buildWorkerDeps(config, { sql: database.sql, redis, log })
+// the API holds no key: it learns the platform's own addresses here, to refuse withdrawals to them
+await registerPlatformWallets(database.sql, deps.platformWallets)
 // WORKER_CLOCK=exchange: every job reads the exchange's time first (the local run's demo moves it)
 const runtime = await startRuntime({
   connection,

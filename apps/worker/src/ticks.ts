@@ -10,7 +10,15 @@ import type { Sql } from '@wh/db'
 import type { DeriveClient } from '@wh/exchange'
 import type { QueueKey } from '@wh/jobs'
 import type { SwapAdapter } from '@wh/swap'
-import type { Alerter, ChainClients, ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
+import type {
+  Alerter,
+  ChainClients,
+  ChainInfo,
+  ChainName,
+  DepositKeyring,
+  OutboxDeps,
+  PlatformWallet,
+} from '@wh/wallet'
 import type { Job, Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
 import type { LocalAccount } from 'viem'
@@ -32,6 +40,13 @@ export interface WorkerDeps {
   readonly gasWallet: LocalAccount
   /** the platform's hot wallet on `chain`: receives sweeps, sends withdrawals (docs/chains.md) */
   readonly hotWallet: (chain: ChainName) => LocalAccount
+  /** the platform's own addresses (hot, gas, swap, exchange), registered at start for the API */
+  readonly platformWallets: readonly PlatformWallet[]
+  /**
+   * the outbox's dependencies, built once: it can sign a replacement for any key this process
+   * holds (docs/hostile-world.md "Stuck transactions") and alerts when it holds a transaction
+   */
+  readonly outbox: OutboxDeps
   /** the time source of every tick (tests pass the simulator's or a manual one) */
   readonly clock: Clock
   /** spec 6.2: the chat channel, or a warn line when it is not configured */

@@ -127,12 +127,25 @@ describe('withdrawals tick (spec 4.2, 3.2, 6.1) on a real chain', () => {
           blockNumber: r.blockNumber,
         }
       },
+      async hasTransaction(id) {
+        return broadcasts.has(`withdrawal/${id}/0`)
+      },
+      async balanceOf(_chain, token, address) {
+        if (token === 'ETH') return baseClients.publicClient.getBalance({ address })
+        return baseClients.publicClient.readContract({
+          address: usdc,
+          abi: testUsdcAbi,
+          functionName: 'balanceOf',
+          args: [address],
+        })
+      },
     }
     clock = new ManualClock(Date.now())
     deps = {
       sql: ctx.database.sql,
       outbox,
       hotWallet: () => hot,
+      platformAddresses: new Set([hot.address.toLowerCase()]),
       alerter: createAlerter({ botToken: '42:test-token', chatId: '-1001', log: silent, apiBaseUrl: capture.baseUrl }),
       stuckMinutes: ctx.config.withdrawal.stuckMinutes,
       claimAlert: async (key, ttlMs) => (await redis.set(`${alertPrefix}:${key}`, '1', 'PX', ttlMs, 'NX')) === 'OK',
@@ -231,29 +244,42 @@ describe('withdrawals tick (spec 4.2, 3.2, 6.1) on a real chain', () => {
     expect(await freeBalance(ctx.database.sql, userId, 'ETH')).toBe(40_000_000_000_000_000n)
   })
 
-  it('a withdrawal that cannot be sent stays requested and alerts once it is stuck', async () => {
+  it('a withdrawal the hot wallet cannot cover waits out its backoff, alerts the shortage once, and later that it is stuck', async () => {
     // more USDC than the hot wallet holds: the send fails before anything is signed
     const { withdrawalId } = await requested({ amount: 5_000_000_000n, deposit: 6_000_000_000n })
     const early = await sendWithdrawals(deps)
-    expect(early).toMatchObject({ sent: 0, errors: 1, stuckAlerts: 0 })
-    expect(capture.requests).toHaveLength(0)
+    expect(early).toMatchObject({ sent: 0, failed: 0, errors: 1, stuckAlerts: 0 })
+    const row = async () =>
+      (
+        await ctx.database.sql<{ state: string; attempts: number; last_error_code: string; due: boolean }[]>`
+          select state, attempts, last_error_code, next_attempt_at <= now() as due from withdrawals
+          where id = ${withdrawalId}`
+      )[0]
+    expect(await row()).toEqual({ state: 'requested', attempts: 1, last_error_code: 'HOT_WALLET_SHORT', due: false })
+    expect(capture.requests).toHaveLength(1)
+    expect(capture.requests[0]?.body.text).toContain('short of funds')
 
+    // not due yet: the next run passes it by
+    expect(await sendWithdrawals(deps)).toMatchObject({ errors: 0 })
+
+    // due again (its backoff over) and stuck by then: tried again, the shortage not announced twice
+    await ctx.database.sql`update withdrawals set next_attempt_at = now() where id = ${withdrawalId}`
     clock.advance((ctx.config.withdrawal.stuckMinutes + 1) * 60_000)
     const late = await sendWithdrawals(deps)
     expect(late).toMatchObject({ sent: 0, errors: 1, stuckAlerts: 1 })
-    expect(capture.requests).toHaveLength(1)
-    expect(capture.requests[0]?.url).toBe('/bot42:test-token/sendMessage')
-    expect(capture.requests[0]?.body.chat_id).toBe('-1001')
-    expect(capture.requests[0]?.body.text).toContain('withdrawal stuck')
-    expect(capture.requests[0]?.body.text).toContain(withdrawalId)
-    expect(capture.requests[0]?.body.text).not.toContain('test-token')
+    expect((await row())?.attempts).toBe(2)
+    expect(capture.requests).toHaveLength(2)
+    expect(capture.requests[1]?.url).toBe('/bot42:test-token/sendMessage')
+    expect(capture.requests[1]?.body.chat_id).toBe('-1001')
+    expect(capture.requests[1]?.body.text).toContain('withdrawal stuck')
+    expect(capture.requests[1]?.body.text).toContain(withdrawalId)
+    expect(capture.requests[1]?.body.text).not.toContain('test-token')
 
     // once per period, not every tick
     const again = await sendWithdrawals(deps)
     expect(again.stuckAlerts).toBe(0)
-    expect(capture.requests).toHaveLength(1)
-    const [w] = await ctx.database.sql<{ state: string }[]>`select state from withdrawals where id = ${withdrawalId}`
-    expect(w?.state).toBe('requested')
+    expect(capture.requests).toHaveLength(2)
+    expect((await row())?.state).toBe('requested')
   })
 
   it('a transaction that fails on chain moves the withdrawal to failed and releases the reserve', async () => {

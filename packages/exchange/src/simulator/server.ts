@@ -29,6 +29,9 @@ export interface SimulatorOptions extends Partial<Omit<EngineConfig, 'chainId'>>
   wallets?: { wallet: Address; owner?: Address; sessionKeys?: Address[] }[]
 }
 
+/** How often a wall-clock simulator re-sends every subscribed ticker, moved or not. */
+export const TICKER_HEARTBEAT_MS = 1_000
+
 export interface RunningSimulator {
   httpUrl: string
   wsUrl: string
@@ -64,6 +67,17 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
   engine.onMarketChange(() => {
     for (const c of clients) pushTickers(engine, c)
   })
+  // Derive's ticker channels publish every interval whether or not the market moved; a consumer
+  // judges a price's freshness by the ticker's timestamp (the withdrawal bounds refuse a stale
+  // one). With a wall clock the simulator does the same, once a second; a manual clock only moves
+  // through the control API, which pushes on every change.
+  const heartbeat = wall
+    ? setInterval(() => {
+        sync()
+        for (const c of clients) pushTickers(engine, c)
+      }, TICKER_HEARTBEAT_MS)
+    : undefined
+  heartbeat?.unref()
 
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
@@ -74,6 +88,7 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
     control,
     engine,
     close: async () => {
+      clearInterval(heartbeat)
       for (const c of clients) c.ws.terminate()
       await new Promise<void>((resolve) => wss.close(() => resolve()))
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -40,7 +40,7 @@ export const bridgeTickName = (chain: ChainName) => `bridge-${chain}`
 
 export type BridgeDeps = Pick<
   WorkerDeps,
-  'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config'
+  'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config' | 'outbox'
 >
 
 export interface BridgeRunOptions {
@@ -240,13 +240,13 @@ export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']):
   const adapter: BridgeAdapter =
     deps.config.usdcAddressLocal !== undefined
       ? new LocalBridgeAdapter({
-          outbox: { sql: deps.sql, clients: deps.clients, registry: deps.registry, ...(hooks ? { hooks } : {}) },
+          outbox: { ...deps.outbox, ...(hooks ? { hooks } : {}) },
           exchangeWallet: deps.config.exchange.walletAddress,
           simulatorUrl: deps.config.exchange.httpUrl,
           claimCredit: async (key) => (await deps.redis.set(key, '1', 'NX')) === 'OK',
         })
       : new DeriveBridgeAdapter({
-          outbox: { sql: deps.sql, clients: deps.clients, registry: deps.registry, ...(hooks ? { hooks } : {}) },
+          outbox: { ...deps.outbox, ...(hooks ? { hooks } : {}) },
           receiver: deps.config.exchange.walletAddress,
           exchangeChainId: deps.config.exchange.chainId,
         })

@@ -49,7 +49,7 @@ export const TOPUP_STEPS = [0, 2] as const
 
 export type SweepDeps = Pick<
   WorkerDeps,
-  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'hotWallet' | 'alerter'
+  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'hotWallet' | 'alerter' | 'outbox'
 > & { readonly outboxHooks?: OutboxDeps['hooks'] }
 
 /**
@@ -141,12 +141,7 @@ export async function retryFailedSweep(deps: Pick<SweepDeps, 'sql'>, depositId: 
 }
 
 async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
-  const outbox: OutboxDeps = {
-    sql: deps.sql,
-    clients: deps.clients,
-    registry: deps.registry,
-    ...(deps.outboxHooks ? { hooks: deps.outboxHooks } : {}),
-  }
+  const outbox: OutboxDeps = { ...deps.outbox, ...(deps.outboxHooks ? { hooks: deps.outboxHooks } : {}) }
   const clients = deps.clients.get(d.chain)
   if (!clients) throw new UnrecoverableError(`chain ${d.chain} is not configured`)
   // spec 2.1 rule 4: the address the user was shown signs its own sweep

@@ -37,7 +37,7 @@ import {
   inTheMoney,
   swapIndexPrice,
 } from '@wh/trading'
-import type { ChainClients, ChainInfo, ChainName } from '@wh/wallet'
+import type { ChainClients, ChainInfo, ChainName, OutboxDeps } from '@wh/wallet'
 import type { LocalAccount } from 'viem'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
@@ -66,6 +66,8 @@ export interface ConvertDeps extends TransferDeps {
   readonly swap: { readonly adapter: SwapAdapter; readonly wallet: LocalAccount; readonly chain: ChainName }
   readonly clients: ReadonlyMap<ChainName, ChainClients>
   readonly registry: ReadonlyMap<ChainName, ChainInfo>
+  /** the worker's outbox (replacement of stuck swaps, holds); a bare one over sql/clients/registry when absent */
+  readonly outbox?: OutboxDeps
   /** PRE_CONVERT_LEAD_MINUTES, CONVERSION_STUCK_MINUTES */
   readonly preConvertLeadMinutes: number
   readonly stuckMinutes: number
@@ -298,7 +300,7 @@ async function swapping(deps: ConvertDeps, round: Round): Promise<string> {
     result = await executeSwap(
       {
         sql: deps.sql,
-        outbox: { sql: deps.sql, clients: deps.clients, registry: deps.registry },
+        outbox: deps.outbox ?? { sql: deps.sql, clients: deps.clients, registry: deps.registry },
         adapter: deps.swap.adapter,
         swapWallet: deps.swap.wallet,
         clock: deps.clock,

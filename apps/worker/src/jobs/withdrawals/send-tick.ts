@@ -7,7 +7,8 @@
  * overlapping runs (a slow one and the next period's, or two replicas) split the rows between
  * them, and the outbox keeps one transaction per withdrawal whoever sends it.
  */
-import { confirmOutbound, type OutboxDeps, sendOnce } from '@wh/wallet'
+import { confirmOutbound, findOutbound, type OutboxDeps, sendOnce } from '@wh/wallet'
+import { erc20Abi } from 'viem'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 import {
   sendWithdrawals,
@@ -28,24 +29,45 @@ export const WITHDRAWAL_ALERT_KEY_PREFIX = 'alert:'
  *   const summary = await sendWithdrawals(withdrawalSendDeps(ctx.deps, ctx.log))
  */
 export function withdrawalSendDeps(
-  deps: Pick<WorkerDeps, 'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config'>,
+  deps: Pick<
+    WorkerDeps,
+    | 'sql'
+    | 'redis'
+    | 'clients'
+    | 'registry'
+    | 'hotWallet'
+    | 'alerter'
+    | 'clock'
+    | 'config'
+    | 'outbox'
+    | 'platformWallets'
+  >,
   log: TickContext['log'],
   hooks?: OutboxDeps['hooks'],
 ): WithdrawalSendDeps {
-  const outbox: OutboxDeps = {
-    sql: deps.sql,
-    clients: deps.clients,
-    registry: deps.registry,
-    ...(hooks ? { hooks } : {}),
-  }
+  const outbox: OutboxDeps = { ...deps.outbox, ...(hooks ? { hooks } : {}) }
   return {
     sql: deps.sql,
     outbox: {
       registry: deps.registry,
       sendOnce: (t) => sendOnce(outbox, t),
       confirmOutbound: (id) => confirmOutbound(outbox, id),
+      hasTransaction: async (id) => (await findOutbound(outbox, { purpose: 'withdrawal', refId: id })) !== undefined,
+      balanceOf: async (chain, token, address) => {
+        const c = deps.clients.get(chain)
+        const contract = deps.registry.get(chain)?.tokens.find((t) => t.symbol === token)?.contract
+        if (!c || contract === undefined) throw new Error(`no ${token} on ${chain}`)
+        if (contract === null) return c.publicClient.getBalance({ address })
+        return c.publicClient.readContract({
+          address: contract,
+          abi: erc20Abi,
+          functionName: 'balanceOf',
+          args: [address],
+        })
+      },
     },
     hotWallet: deps.hotWallet,
+    platformAddresses: new Set(deps.platformWallets.map((w) => w.address.toLowerCase())),
     alerter: deps.alerter,
     stuckMinutes: deps.config.withdrawal.stuckMinutes,
     claimAlert: async (key, ttlMs) =>

@@ -1,6 +1,7 @@
 /**
  * The withdrawals tick (spec 4.2, 3.2, 8.1 ACTIVE, 6.1): sends requested withdrawals from the
- * chain's hot wallet, exactly once, and journals them. docs/chains.md "Withdrawals" has the states.
+ * chain's hot wallet, exactly once, and journals them. docs/chains.md "Withdrawals" has the states,
+ * docs/hostile-world.md what happens when users, RPCs or the chain misbehave.
  *
  * Why the row stays 'requested' until the send is journaled (spec 3.2, DESIGN): free balance =
  * transit − withdrawals in state 'requested', and `withdrawal_sent` (user:transit → user:external)
@@ -12,29 +13,38 @@
  * same one):
  *   1. sendOnce (the outbox signs and records the transaction before broadcasting it; a retry or
  *      a restarted worker gets the same transaction back, never a second one);
- *   2. confirmOutbound;
+ *   2. confirmOutbound (final only at confirmed depth; replaced when stuck; held for an operator
+ *      when the chain's answers contradict each other, never released on them);
  *   3. confirmed → ONE database transaction: append `withdrawal_sent` (slot 0) and its
- *      `gas_spent` (slot 1), and move the row 'requested' → 'sent' with tx hash, fee and sent_at.
- *      Transit and the reserve drop by the same amount in one commit, and the append holds the
- *      user's transit row lock that every reserve and authorizing append also takes, so no reader
- *      sees one change without the other: the free balance never goes up;
- *      failed → 'failed' with a reason: the money never left, the row stops counting as ACTIVE and
- *      the reserve is released (the ledger has no event for it, nothing was posted); the gas the
- *      reverted transaction burnt is a `gas_spent` at slot 0, its only event;
- *      not yet mined → the row stays 'requested' with its tx hash; the next tick resumes at 1.
- * "Sending" is therefore not a stored state: it is a 'requested' row with a tx hash.
- * A withdrawal still 'requested' WITHDRAWAL_STUCK_MINUTES after its request raises an alert (once
- * per period per withdrawal).
+ *      `gas_spent` (slot 1), and move the row 'requested' → 'sent' with tx hash, fee and sent_at;
+ *      failed (a receipt that reverted) → 'failed' with a reason: the reserve is released, the
+ *      burnt gas is a `gas_spent` at slot 0; held → the row keeps its reserve, is marked held and
+ *      leaves the queue until an operator decides; not yet mined → the row stays 'requested'.
+ *
+ * Fair queue: rows are taken when due (`next_attempt_at`), soonest first. A preparation that fails
+ * records the attempt on the row and pushes it back by a growing delay; one that fails for good
+ * (the destination refuses: the dry run reverts while the hot wallet holds the amount) ends the
+ * row as 'failed' with a reason the user can read. Chains are served side by side and a chain
+ * whose RPC fails stops for this run, so one chain's outage or one user's poisoned rows never
+ * delay another's withdrawals.
  */
 import type { Clock } from '@wh/core'
-import type { Sql } from '@wh/db'
+import type { Queryable, Sql } from '@wh/db'
+import { retryDelayMs } from '@wh/jobs'
 import { appendBatch, type EventInput } from '@wh/ledger'
-import type { Alerter, AlertFields, ChainInfo, ChainName, OutboundRecord, OutboundTransfer } from '@wh/wallet'
+import {
+  type Alerter,
+  type AlertFields,
+  type ChainInfo,
+  type ChainName,
+  type OutboundRecord,
+  type OutboundTransfer,
+  sendFailureOf,
+} from '@wh/wallet'
 
 /**
- * The outbox contract of packages/wallet/src/outbox.ts (sendOnce / confirmOutbound, written
- * alongside this tick). Injected, so this processor compiles and is tested on its own; the tick
- * wiring passes `(t) => sendOnce(outboxDeps, t)` and `(id) => confirmOutbound(outboxDeps, id)`.
+ * The outbox contract of packages/wallet/src/outbox.ts (sendOnce / confirmOutbound). Injected, so
+ * this processor compiles and is tested on its own; the tick wiring passes the real outbox.
  */
 export type { OutboundRecord, OutboundTransfer }
 export interface OutboxPort {
@@ -42,6 +52,10 @@ export interface OutboxPort {
   /** exactly once per (purpose, refId, step), crash-safe */
   sendOnce(t: OutboundTransfer): Promise<OutboundRecord>
   confirmOutbound(id: string): Promise<OutboundRecord>
+  /** whether the outbox holds a transaction for this withdrawal (signed, whatever happened since) */
+  hasTransaction(withdrawalId: string): Promise<boolean>
+  /** base units of `token` that `address` holds on `chain` (tells "the wallet is short" from "the destination refuses") */
+  balanceOf(chain: ChainName, token: OutboundTransfer['token'], address: `0x${string}`): Promise<bigint>
 }
 
 /** Withdrawals taken per tick (TIGER_STYLE: a bound on everything). */
@@ -50,12 +64,25 @@ export const WITHDRAWAL_SEND_BATCH = 20
 export const WITHDRAWAL_STUCK_ALERT_BATCH = 50
 export const WITHDRAWAL_SEND_EVERY_MS = 15_000
 export const WITHDRAWAL_SEND_TICK = 'withdrawals-send'
+/** A hot wallet short of a token on a chain alerts once per this period. */
+export const HOT_WALLET_SHORT_ALERT_MS = 30 * 60_000
+
+/** Why a withdrawal failed, as the user reads it in GET /withdrawals. */
+export const FAILURE_REASONS = {
+  DESTINATION_REFUSED:
+    'the destination refused the transfer: a dry run of it reverts (a contract that does not accept this asset, or an address the token blocks)',
+  PLATFORM_ADDRESS: 'the destination is an address of this service',
+  REVERTED: 'transaction failed on chain',
+  INCOMPLETE: 'incomplete request: no route or destination',
+} as const
 
 export interface WithdrawalSendDeps {
   readonly sql: Sql
   readonly outbox: OutboxPort
   /** the account that signs withdrawals on `chain`: the chain's hot wallet */
   readonly hotWallet: (chain: ChainName) => OutboundTransfer['signer']
+  /** the platform's own addresses, lowercase (a withdrawal there is refused) */
+  readonly platformAddresses: ReadonlySet<string>
   readonly alerter: Alerter
   /** WITHDRAWAL_STUCK_MINUTES */
   readonly stuckMinutes: number
@@ -70,8 +97,10 @@ export interface WithdrawalSendSummary {
   failed: number
   /** broadcast, not yet confirmed; resumed next tick */
   pending: number
-  /** the send threw (RPC down, hot wallet short, …); retried next tick */
+  /** the preparation failed for now (RPC, hot wallet short, …): the row waits out its backoff */
   errors: number
+  /** held for an operator: the chain's answers contradict each other */
+  held: number
   /** held by another replica */
   skipped: number
   stuckAlerts: number
@@ -84,10 +113,13 @@ interface Row {
   amount: string
   chain: string | null
   destination: string | null
+  attempts: number
   created_at: Date
 }
 
-type Outcome = 'sent' | 'failed' | 'pending' | 'skipped'
+type Outcome = 'sent' | 'failed' | 'pending' | 'skipped' | 'held' | 'errors'
+/** A failure of the preparation that a later try may get past, with its stable code. */
+type Retry = { code: 'RPC_UNAVAILABLE' | 'HOT_WALLET_SHORT'; chainDown: boolean; detail: string }
 
 const feeOf = (r: OutboundRecord): bigint | undefined =>
   r.gasUsed !== undefined && r.effectiveGasPrice !== undefined ? r.gasUsed * r.effectiveGasPrice : undefined
@@ -99,26 +131,51 @@ function nativeSymbol(deps: WithdrawalSendDeps, chain: ChainName): string {
   return native.symbol
 }
 
-async function processOne(deps: WithdrawalSendDeps, id: string): Promise<Outcome> {
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 300)
+
+/**
+ * Why sending `transfer` failed before anything was signed: the hot wallet short of the amount
+ * (a refill fixes it), the provider (it passes), or the destination itself (the dry run reverts
+ * while the wallet holds the amount: the same call fails every time).
+ */
+async function classify(deps: WithdrawalSendDeps, t: OutboundTransfer, err: unknown): Promise<Retry | 'refused'> {
+  const kind = sendFailureOf(err)
+  if (kind === 'unavailable') return { code: 'RPC_UNAVAILABLE', chainDown: true, detail: errorText(err) }
+  let held: bigint
+  try {
+    held = await deps.outbox.balanceOf(t.chain, t.token, t.signer.address)
+  } catch (e) {
+    return { code: 'RPC_UNAVAILABLE', chainDown: true, detail: errorText(e) }
+  }
+  if (held < t.amountBaseUnits || kind === 'insufficient-funds')
+    return { code: 'HOT_WALLET_SHORT', chainDown: false, detail: `holds ${held} of ${t.amountBaseUnits}` }
+  return 'refused'
+}
+
+async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outcome: Outcome; retry?: Retry }> {
   // alerts go out after the commit: no chat round trip while the row and balances are locked
-  const alerts: Array<[string, AlertFields]> = []
-  const outcome = await deps.sql.begin(async (tx): Promise<Outcome> => {
+  const alerts: Array<[string, AlertFields, string?]> = []
+  const result = await deps.sql.begin(async (tx): Promise<{ outcome: Outcome; retry?: Retry }> => {
+    const now = deps.clock.now()
     const [w] = await tx<Row[]>`
-      select id, user_id, currency, amount, chain, destination, created_at from withdrawals
-      where id = ${id} and state = 'requested'
+      select id, user_id, currency, amount, chain, destination, attempts, created_at from withdrawals
+      where id = ${id} and state = 'requested' and held_at is null
       for update skip locked`
-    if (!w) return 'skipped'
+    if (!w) return { outcome: 'skipped' }
     const chain = w.chain as ChainName | null
     const token = deps.outbox.registry.get(chain as ChainName)?.tokens.find((t) => t.symbol === w.currency)
+    const fail = async (code: keyof typeof FAILURE_REASONS) => {
+      await tx`
+        update withdrawals set state = 'failed', failure_reason = ${FAILURE_REASONS[code]}, last_error_code = ${code},
+          attempts = attempts + 1, updated_at = ${now}
+        where id = ${id}`
+      return { outcome: 'failed' as const }
+    }
     if (!chain || !w.destination || !token) {
       // the API sets chain and destination in the reserve's own transaction; this is a bug, not
       // a user error, and sending it anywhere would be worse than releasing the reserve
-      await tx`
-        update withdrawals set state = 'failed', failure_reason = 'incomplete request: no route or destination',
-          updated_at = now()
-        where id = ${id}`
       alerts.push(['withdrawal failed: incomplete request', { withdrawalId: id }])
-      return 'failed'
+      return fail('INCOMPLETE')
     }
     const transfer: OutboundTransfer = {
       chain,
@@ -129,9 +186,25 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<Outcome
       token: token.symbol,
       amountBaseUnits: BigInt(w.amount),
     }
-    let record = await deps.outbox.sendOnce(transfer)
+    let record: OutboundRecord
+    try {
+      record = await deps.outbox.sendOnce(transfer)
+    } catch (err) {
+      // a transaction exists (signed, its broadcast failed): it holds a nonce of the hot wallet,
+      // so it is never pushed back; the next run re-broadcasts those very bytes
+      if (await deps.outbox.hasTransaction(w.id)) throw err
+      const verdict = await classify(deps, transfer, err)
+      if (verdict === 'refused') return fail('DESTINATION_REFUSED')
+      await recordRetry(tx, id, w.attempts + 1, verdict, now)
+      if (verdict.code === 'HOT_WALLET_SHORT')
+        alerts.push([
+          'withdrawals wait: the hot wallet is short of funds',
+          { chain, token: token.symbol, withdrawalId: id, detail: verdict.detail },
+          `hot-wallet-short:${chain}:${token.symbol}`,
+        ])
+      return { outcome: 'errors', retry: verdict }
+    }
     if (record.state === 'signed' || record.state === 'broadcast') record = await deps.outbox.confirmOutbound(record.id)
-    const now = deps.clock.now()
     const fee = feeOf(record)
     const gasCurrency = nativeSymbol(deps, chain)
 
@@ -161,10 +234,11 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<Outcome
       await appendBatch(tx, events)
       await tx`
         update withdrawals set state = 'sent', tx_hash = ${record.txHash.toLowerCase()},
-          network_fee = ${fee === undefined ? null : fee.toString()}, sent_at = ${now}, updated_at = ${now}
+          network_fee = ${fee === undefined ? null : fee.toString()}, sent_at = ${now}, updated_at = ${now},
+          last_error_code = null
         where id = ${id}`
       deps.log.info({ withdrawalId: id, chain, txHash: record.txHash }, 'withdrawal sent')
-      return 'sent'
+      return { outcome: 'sent' }
     }
     if (record.state === 'failed') {
       // nothing left the hot wallet but gas: its only event, so slot 0
@@ -177,27 +251,78 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<Outcome
           },
         ])
       await tx`
-        update withdrawals set state = 'failed', failure_reason = 'transaction failed on chain',
+        update withdrawals set state = 'failed', failure_reason = ${FAILURE_REASONS.REVERTED}, last_error_code = 'REVERTED',
           tx_hash = ${record.txHash.toLowerCase()}, network_fee = ${fee === undefined ? null : fee.toString()},
           updated_at = ${now}
         where id = ${id}`
       alerts.push(['withdrawal failed on chain; reserve released', { withdrawalId: id, chain, txHash: record.txHash }])
-      return 'failed'
+      return { outcome: 'failed' }
+    }
+    if (record.state === 'held') {
+      // the outbox alerted when it held the transaction; the reserve stays until an operator decides
+      await tx`
+        update withdrawals set held_at = ${now}, hold_reason = 'the chain contradicts itself about its transaction',
+          tx_hash = ${record.txHash.toLowerCase()}, last_error_code = 'HELD', updated_at = ${now}
+        where id = ${id}`
+      return { outcome: 'held' }
     }
     // in flight: keep it ACTIVE, remember the hash (shown by GET /withdrawals), resume next tick
     await tx`update withdrawals set tx_hash = ${record.txHash.toLowerCase()}, updated_at = ${now} where id = ${id}`
-    return 'pending'
+    return { outcome: 'pending' }
   })
-  for (const [text, fields] of alerts) await deps.alerter.alert(text, fields)
-  return outcome
+  for (const [text, fields, onceKey] of alerts) {
+    if (onceKey === undefined || (await deps.claimAlert(onceKey, HOT_WALLET_SHORT_ALERT_MS)))
+      await deps.alerter.alert(text, fields)
+  }
+  return result
+}
+
+/**
+ * The attempt on the row and its next try. Backoff runs on the database's clock, like the rows'
+ * defaults: it is operations' time, the same for every replica, not the business clock of a tick.
+ */
+async function recordRetry(tx: Queryable, id: string, attempts: number, r: Retry, now: Date): Promise<void> {
+  await tx`
+    update withdrawals set attempts = ${attempts}, last_error_code = ${r.code},
+      next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000}), updated_at = ${now}
+    where id = ${id}`
+}
+
+/**
+ * Refuses, before anything is signed, a destination that is the platform's own (a platform wallet
+ * or any deposit address): the API refuses these at request time; this catches a row from before
+ * a wallet was registered. Returns the ids it failed.
+ */
+async function refuseOwnDestinations(deps: WithdrawalSendDeps, rows: readonly DueRow[]): Promise<Set<string>> {
+  const fresh = rows.filter((r) => r.tx_hash === null && r.destination !== null)
+  if (fresh.length === 0) return new Set()
+  const destinations = fresh.map((r) => r.destination as string)
+  const deposit = await deps.sql<{ address: string }[]>`
+    select address from deposit_addresses where address = any(${destinations}::text[])`
+  const own = new Set([...deposit.map((d) => d.address.toLowerCase())])
+  const refused = fresh.filter(
+    (r) =>
+      own.has((r.destination as string).toLowerCase()) ||
+      deps.platformAddresses.has(r.destination?.toLowerCase() ?? ''),
+  )
+  if (refused.length === 0) return new Set()
+  const ids = refused.map((r) => r.id)
+  await deps.sql`
+    update withdrawals set state = 'failed', failure_reason = ${FAILURE_REASONS.PLATFORM_ADDRESS},
+      last_error_code = 'PLATFORM_ADDRESS', updated_at = ${deps.clock.now()}
+    where id = any(${ids}::uuid[]) and state = 'requested' and tx_hash is null`
+  return new Set(ids)
 }
 
 /** Alerts on withdrawals still 'requested' WITHDRAWAL_STUCK_MINUTES after their request. */
 async function alertStuck(deps: WithdrawalSendDeps): Promise<number> {
   const stuckMs = deps.stuckMinutes * 60_000
   const now = deps.clock.now()
-  const rows = await deps.sql<(Row & { tx_hash: string | null })[]>`
-    select id, user_id, currency, amount, chain, destination, created_at, tx_hash from withdrawals
+  const rows = await deps.sql<
+    (Row & { tx_hash: string | null; last_error_code: string | null; held_at: Date | null })[]
+  >`
+    select id, user_id, currency, amount, chain, destination, attempts, created_at, tx_hash, last_error_code, held_at
+    from withdrawals
     where state = 'requested' and created_at < ${new Date(now.getTime() - stuckMs)}
     order by created_at
     limit ${WITHDRAWAL_STUCK_ALERT_BATCH}`
@@ -206,13 +331,19 @@ async function alertStuck(deps: WithdrawalSendDeps): Promise<number> {
     if (!(await deps.claimAlert(`withdrawal-stuck:${w.id}`, stuckMs))) continue
     alerts++
     await deps.alerter.alert(
-      w.tx_hash ? 'withdrawal stuck: broadcast but not confirmed' : 'withdrawal stuck: not sent yet',
+      w.held_at
+        ? 'withdrawal stuck: held for an operator'
+        : w.tx_hash
+          ? 'withdrawal stuck: broadcast but not confirmed'
+          : 'withdrawal stuck: not sent yet',
       {
         withdrawalId: w.id,
         chain: w.chain,
         currency: w.currency,
         amountBaseUnits: w.amount,
         txHash: w.tx_hash,
+        attempts: w.attempts,
+        lastErrorCode: w.last_error_code,
         minutesWaiting: Math.floor((now.getTime() - w.created_at.getTime()) / 60_000),
       },
     )
@@ -220,32 +351,67 @@ async function alertStuck(deps: WithdrawalSendDeps): Promise<number> {
   return alerts
 }
 
+interface DueRow {
+  id: string
+  chain: string | null
+  destination: string | null
+  tx_hash: string | null
+}
+
 /**
- * One tick: a bounded batch of requested withdrawals, oldest first, each sent and journaled in
+ * One tick: a bounded batch of the requested withdrawals that are due, soonest first; the chains
+ * side by side, each chain's rows one after another (they share the hot wallet's nonces), each in
  * its own transaction; then the stuck check.
  */
 export async function sendWithdrawals(
   deps: WithdrawalSendDeps,
   opts: { batchSize?: number } = {},
 ): Promise<WithdrawalSendSummary> {
-  const summary: WithdrawalSendSummary = { sent: 0, failed: 0, pending: 0, errors: 0, skipped: 0, stuckAlerts: 0 }
-  const batch = await deps.sql<{ id: string }[]>`
-    select id from withdrawals where state = 'requested'
-    order by created_at, id
-    limit ${opts.batchSize ?? WITHDRAWAL_SEND_BATCH}`
-  for (const { id } of batch) {
-    try {
-      summary[await processOne(deps, id)]++
-    } catch (err) {
-      // retryable by nature (RPC outage, hot wallet short of funds, …): the row stays
-      // 'requested' and the stuck alert catches one that never gets through
-      summary.errors++
-      deps.log.warn(
-        { withdrawalId: id, err: err instanceof Error ? err.message : String(err) },
-        'withdrawal send failed',
-      )
-    }
+  const summary: WithdrawalSendSummary = {
+    sent: 0,
+    failed: 0,
+    pending: 0,
+    errors: 0,
+    held: 0,
+    skipped: 0,
+    stuckAlerts: 0,
   }
+  const batch = await deps.sql<DueRow[]>`
+    select id, chain, destination, tx_hash from withdrawals
+    where state = 'requested' and held_at is null and next_attempt_at <= now()
+    order by next_attempt_at, created_at, id
+    limit ${opts.batchSize ?? WITHDRAWAL_SEND_BATCH}`
+  const refused = await refuseOwnDestinations(deps, batch)
+  summary.failed += refused.size
+  const byChain = new Map<string, DueRow[]>()
+  for (const row of batch) {
+    if (refused.has(row.id)) continue
+    const key = row.chain ?? ''
+    byChain.set(key, [...(byChain.get(key) ?? []), row])
+  }
+  await Promise.all(
+    [...byChain.entries()].map(async ([chain, rows]) => {
+      for (const { id } of rows) {
+        let result: { outcome: Outcome; retry?: Retry }
+        try {
+          result = await processOne(deps, id)
+        } catch (err) {
+          // after the outbox has a row (the confirmation's reads failed): the transaction is out
+          // there, so the row is not pushed back; the provider is assumed down for this run
+          deps.log.warn({ withdrawalId: id, chain, err: errorText(err) }, 'withdrawal send failed')
+          result = { outcome: 'errors', retry: { code: 'RPC_UNAVAILABLE', chainDown: true, detail: errorText(err) } }
+        }
+        summary[result.outcome]++
+        if (result.retry?.chainDown) {
+          deps.log.warn(
+            { chain, withdrawalId: id, code: result.retry.code },
+            'withdrawals: chain unavailable, next run',
+          )
+          break
+        }
+      }
+    }),
+  )
   summary.stuckAlerts = await alertStuck(deps)
   return summary
 }
