@@ -127,6 +127,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(treasuryRoutes, { sql, keyring: deps.keyring, chains: deps.chains })
   await app.register(withdrawalRoutes, {
     sql,
+    redis: deps.redis,
+    ...(deps.marketData?.names && { names: deps.marketData.names }),
     keyring: deps.keyring,
     chains: deps.chains,
     limits: config.withdrawal,

@@ -95,12 +95,12 @@ describe('@wh/client against the API', () => {
     expect(await api.healthLive()).toEqual({ status: 'ok' })
 
     // a business rule answers 422 in the error shape: a typed ApiError
-    const r = routes.routes[0]!
+    const r = routes.routes.find((x) => x.asset === 'USDC')!
     const err = await api
       .requestWithdrawal({
         chain: r.chain as CreateWithdrawalBody['chain'],
         asset: r.asset,
-        amount: r.minAmount,
+        amount: r.minAmount ?? '10',
         destination: account.address,
       })
       .catch((e) => e)

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto'
 import { ManualClock } from '@wh/core'
 import { BULL_PREFIX, QUEUES } from '@wh/jobs'
+import { type MarketNames, marketNames, publishPriceUpdate, tryAcquireLease } from '@wh/market'
 import { integrationContext } from '@wh/testkit'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import { Queue } from 'bullmq'
@@ -16,6 +18,13 @@ export interface Api {
   clock: ManualClock
   ctx: Awaited<ReturnType<typeof integrationContext>>
   keyring: DepositKeyring
+  /** this API's own Redis namespace of market data */
+  names: MarketNames
+  /**
+   * Publishes `asset`'s index as the price feed does (fenced by the feed's lease), stamped with the
+   * API's clock unless `tsMs` says otherwise: what the withdrawal bounds convert with.
+   */
+  seedPrice(asset: string, index: string, tsMs?: number): Promise<void>
   close(): Promise<void>
 }
 
@@ -26,6 +35,7 @@ export async function startApi(env: Record<string, string | undefined> = {}): Pr
   // each test file its own rate-limit namespace: flush what this redis db holds for us
   const keyring = DepositKeyring.fromMnemonic(ctx.config.keys.masterMnemonic)
   const queues = Object.values(QUEUES).map((n) => new Queue(n, { connection: redis, prefix: `${BULL_PREFIX}-test` }))
+  const names = marketNames(`t-${randomUUID()}:`)
   const app = await buildServer({
     config: ctx.config,
     database: ctx.database,
@@ -35,6 +45,7 @@ export async function startApi(env: Record<string, string | undefined> = {}): Pr
     queues,
     clock,
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
+    marketData: { names },
   })
   await app.ready()
   return {
@@ -42,6 +53,8 @@ export async function startApi(env: Record<string, string | undefined> = {}): Pr
     clock,
     ctx,
     keyring,
+    names,
+    seedPrice: (asset, index, tsMs = clock.now().getTime()) => seedFeedPrice(redis, names, asset, index, tsMs),
     async close() {
       await app.close()
       await Promise.all(queues.map((q) => q.close()))
@@ -49,6 +62,25 @@ export async function startApi(env: Record<string, string | undefined> = {}): Pr
       await ctx.database.close()
     },
   }
+}
+
+/**
+ * Publishes `asset`'s index under `names` exactly as the worker's price feed does (fenced by the
+ * feed's lease), stamped `tsMs`: what the withdrawal bounds convert with.
+ */
+export async function seedFeedPrice(redis: Redis, names: MarketNames, asset: string, index: string, tsMs: number) {
+  const lease = await tryAcquireLease(redis, names.feedLease, 60_000)
+  if (!lease) throw new Error('the feed lease of this test is held')
+  const ts = new Date(tsMs).toISOString()
+  await publishPriceUpdate(redis, names, lease.token, asset, {
+    ts,
+    publishedAt: ts,
+    index,
+    mark: index,
+    atmIv: null,
+    instruments: [],
+  })
+  await lease.release()
 }
 
 export const newAccount = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey())

@@ -14,6 +14,7 @@ describe('withdrawal routes (spec 4.2, 3.2, 8.2)', () => {
 
   beforeAll(async () => {
     api = await startApi()
+    await api.seedPrice('ETH', '3000')
   })
   afterAll(() => api.close())
 
@@ -64,8 +65,8 @@ describe('withdrawal routes (spec 4.2, 3.2, 8.2)', () => {
       networkFee: { available: false, asset: 'ETH', gasLimit: '65000' },
     })
     const eth = routes.find((r: { chain: string; asset: string }) => r.chain === 'base' && r.asset === 'ETH')
-    // the fixed development price (3000 USD): 10 USD rounds up, 100000 USD down
-    expect(eth).toMatchObject({ decimals: 18, priceUsd: '3000', priceIndicative: true, contract: null })
+    // the feed's index (3000 USD): 10 USD rounds up, 100000 USD down
+    expect(eth).toMatchObject({ decimals: 18, priceUsd: '3000', priceAvailable: true, contract: null })
     expect(eth.minAmount).toBe('0.003333333333333334')
     expect(eth.maxAmount).toBe('33.333333333333333333')
   })

@@ -197,9 +197,9 @@ async function loadWithdrawals() {
     routes.map((x) => [
       x.chain,
       x.asset,
-      x.minAmount,
-      x.maxAmount,
-      `${x.minUsd} – ${x.maxUsd}${x.priceIndicative ? ' (indicative price)' : ''}`,
+      x.minAmount ?? '–',
+      x.maxAmount ?? '–',
+      `${x.minUsd} – ${x.maxUsd}${x.priceAvailable ? '' : ' (no recent price: unavailable)'}`,
       x.networkFee.available ? `${x.networkFee.estimate ?? '?'} ETH, paid by the platform` : 'unavailable',
     ]),
     'no routes',
@@ -209,7 +209,10 @@ async function loadWithdrawals() {
     ...routes.map((x, i) => {
       const o = document.createElement('option')
       o.value = String(i)
-      o.textContent = `${x.asset} on ${x.chain} (${x.minAmount}–${x.maxAmount})`
+      o.textContent = x.priceAvailable
+        ? `${x.asset} on ${x.chain} (${x.minAmount}–${x.maxAmount})`
+        : `${x.asset} on ${x.chain} (unavailable: no recent price)`
+      o.disabled = !x.priceAvailable
       return o
     }),
   )

@@ -21,10 +21,13 @@ export const RouteSchema = Type.Object({
   contract: Type.Union([Type.String(), Type.Null()], { description: 'null for the native asset' }),
   minUsd: Decimal('WITHDRAWAL_MIN_USD'),
   maxUsd: Decimal('WITHDRAWAL_MAX_USD'),
-  priceUsd: Decimal('USD per whole unit of the asset used to convert the bounds'),
-  priceIndicative: Type.Boolean({ description: 'true while the price is a fixed development price, not a feed' }),
-  minAmount: Decimal('smallest amount accepted, in the asset'),
-  maxAmount: Decimal('largest amount accepted, in the asset'),
+  priceAvailable: Type.Boolean({
+    description:
+      'false while the price feed has no recent price of the asset: no bounds in the asset then, and a request of it answers 503 PRICE_UNAVAILABLE',
+  }),
+  priceUsd: Type.Union([Decimal('USD per whole unit of the asset, from the price feed'), Type.Null()]),
+  minAmount: Type.Union([Decimal('smallest amount accepted, in the asset'), Type.Null()]),
+  maxAmount: Type.Union([Decimal('largest amount accepted, in the asset'), Type.Null()]),
   networkFee: Type.Object({
     available: Type.Boolean({ description: 'false when the chain could not be reached; no estimate then' }),
     asset: Type.Literal('ETH'),

@@ -46,9 +46,14 @@ export function toErrorBody(err: unknown): ErrorBodyValue {
   return errorBody(500, 'INTERNAL_ERROR', 'Internal error')
 }
 
+/** A 503 says when to come back: a dependency or the price feed is expected back within seconds. */
+export const RETRY_AFTER_SECONDS = 5
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const body = toErrorBody(err)
-  if (body.statusCode >= 500) request.log.error({ err }, 'request failed')
+  if (body.statusCode >= 500 && body.statusCode !== 503) request.log.error({ err }, 'request failed')
+  else if (body.statusCode === 503) request.log.warn({ code: body.code }, 'request refused: unavailable')
+  if (body.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
   return reply.code(body.statusCode).send(body)
 }
 

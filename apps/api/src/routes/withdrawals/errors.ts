@@ -43,3 +43,24 @@ export class AmountNotStringError extends AppError {
     super({ code: 'VALIDATION_ERROR', statusCode: 400, message: 'body/amount must be a decimal string' })
   }
 }
+/** ETH to an address holding code whose dry run reverts (docs/hostile-world.md "Destinations"). */
+export class DestinationRefusesEthError extends BusinessRuleError {
+  constructor(chain: string) {
+    super(
+      'DESTINATION_REFUSES_ETH',
+      `the destination is a contract that refuses this ETH payment on ${chain} (a dry run of it reverts)`,
+      { chain },
+    )
+  }
+}
+/** The ETH price is missing or older than its maximum age: the bounds in USD cannot be converted. */
+export class PriceUnavailableError extends AppError {
+  constructor(asset: string) {
+    super({
+      code: 'PRICE_UNAVAILABLE',
+      statusCode: 503,
+      retryable: true,
+      message: `no recent ${asset} price to convert the withdrawal bounds; try again shortly`,
+    })
+  }
+}

@@ -17,34 +17,43 @@ import {
 import { type Clock, fromBaseUnits, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { InsufficientFreeBalanceError, reserveWithdrawal } from '@wh/ledger'
+import { type MarketNames, PriceUnavailableError as StalePriceError } from '@wh/market'
 import type { ChainInfo, ChainName, DepositKeyring, TokenInfo } from '@wh/wallet'
-import { Lru } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
 import type Type from 'typebox'
 import { getAddress } from 'viem'
 import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
+import { type DestinationGuard, destinationGuard } from './destinations'
 import {
   AmountNotStringError,
   IdempotencyKeyReusedError,
   InvalidDestinationError,
+  PriceUnavailableError,
   UnknownRouteError,
   WithdrawalAboveMaximumError,
   WithdrawalBelowMinimumError,
 } from './errors'
 import { type FeeEstimator, gasLimitOf, rpcFeeEstimator } from './fees'
 import { usdToBaseUnits } from './limits'
-import { fixedPriceSource, type PriceSource, type WithdrawalAsset } from './price'
+import { feedPriceSource, type PriceSource, WITHDRAWAL_PRICE_MAX_AGE_MS, type WithdrawalAsset } from './price'
 
 export interface WithdrawalRoutesOptions {
   sql: Sql
+  /** where the price feed keeps the latest index (docs/market-data.md) */
+  redis: Redis
   chains: ReadonlyMap<ChainName, ChainInfo>
   /** public-only keyring: to refuse the caller's own deposit address as a destination */
   keyring: DepositKeyring
   /** config.withdrawal: WITHDRAWAL_MIN_USD / WITHDRAWAL_MAX_USD (decimal USD strings) */
   limits: { readonly minUsd: string; readonly maxUsd: string }
+  /** the feed's latest index by default, refused when older than WITHDRAWAL_PRICE_MAX_AGE_MS */
   prices?: PriceSource
+  /** Redis names of the feed (tests namespace them) */
+  names?: MarketNames
   fees?: FeeEstimator
+  destinations?: DestinationGuard
   clock?: Clock
 }
 
@@ -94,9 +103,23 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
   requireAuth(app)
   const { sql } = opts
   const clock = opts.clock ?? systemClock
-  const prices = opts.prices ?? fixedPriceSource()
+  const prices =
+    opts.prices ??
+    feedPriceSource(opts.redis, {
+      maxAgeMs: WITHDRAWAL_PRICE_MAX_AGE_MS,
+      now: () => clock.now().getTime(),
+      ...(opts.names && { names: opts.names }),
+    })
   const fees = opts.fees ?? rpcFeeEstimator(opts.chains, () => clock.now().getTime())
-  const hdIndexByUser = new Lru<string, number>(100_000)
+  const destinations =
+    opts.destinations ??
+    destinationGuard({
+      sql,
+      chains: opts.chains,
+      keyring: opts.keyring,
+      now: () => clock.now().getTime(),
+      log: app.log,
+    })
 
   function tokenOf(chain: string, asset: string): { info: ChainInfo; token: TokenInfo } {
     const info = opts.chains.get(chain as ChainName)
@@ -107,27 +130,20 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
 
   /** The accepted range of an asset in base units, from the USD bounds at the current price. */
   async function boundsOf(asset: WithdrawalAsset, decimals: number) {
-    const priceUsd = await prices.usdPrice(asset)
+    let priceUsd: string
+    try {
+      priceUsd = await prices.usdPrice(asset)
+    } catch (err) {
+      // limits in USD are only as good as the price that converts them: never a price fixed in
+      // code, never a stale one (docs/hostile-world.md "Limits use the real price")
+      if (err instanceof StalePriceError) throw new PriceUnavailableError(asset)
+      throw err
+    }
     return {
       priceUsd,
       min: usdToBaseUnits(opts.limits.minUsd, priceUsd, decimals, 'up'),
       max: usdToBaseUnits(opts.limits.maxUsd, priceUsd, decimals, 'down'),
     }
-  }
-
-  /** Our own addresses: the caller's deposit address and every stored deposit address. */
-  async function isOwnAddress(userId: string, address: string): Promise<boolean> {
-    let hdIndex = hdIndexByUser.get(userId)
-    if (hdIndex === undefined) {
-      const rows = await sql<{ hd_index: number }[]>`select hd_index from users where id = ${userId}`
-      if (rows[0]) {
-        hdIndex = rows[0].hd_index
-        hdIndexByUser.set(userId, hdIndex)
-      }
-    }
-    if (hdIndex !== undefined && opts.keyring.address(hdIndex) === address) return true
-    const hit = await sql`select 1 from deposit_addresses where address = ${address} limit 1`
-    return hit.length > 0
   }
 
   const selectColumns = sql`id, state, currency, amount, chain, destination, network_fee, tx_hash, idempotency_key,
@@ -177,11 +193,25 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
       // the chains' fee reads in parallel: one slow RPC bounds the answer, not their sum
       const feeByChain = await Promise.all(chains.map((c) => fees.feePerGasWei(c.name)))
       const routes = []
+      // one price read per asset, not per chain; an asset without a recent price is listed
+      // without bounds (its requests answer 503 PRICE_UNAVAILABLE)
+      const boundsByAsset = new Map<string, Promise<Awaited<ReturnType<typeof boundsOf>> | undefined>>()
+      const boundsOnce = (asset: WithdrawalAsset, decimals: number) => {
+        let b = boundsByAsset.get(asset)
+        if (!b) {
+          b = boundsOf(asset, decimals).catch((err: unknown) => {
+            if (err instanceof PriceUnavailableError) return undefined
+            throw err
+          })
+          boundsByAsset.set(asset, b)
+        }
+        return b
+      }
       for (const [i, info] of chains.entries()) {
         const feePerGasWei = feeByChain[i]
         for (const token of info.tokens) {
           const asset = token.symbol
-          const { priceUsd, min, max } = await boundsOf(asset, token.decimals)
+          const bounds = await boundsOnce(asset, token.decimals)
           const gasLimit = gasLimitOf(asset)
           routes.push({
             chain: info.name,
@@ -191,10 +221,10 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
             contract: token.contract,
             minUsd: opts.limits.minUsd,
             maxUsd: opts.limits.maxUsd,
-            priceUsd,
-            priceIndicative: prices.indicative,
-            minAmount: fromBaseUnits(min, token.decimals),
-            maxAmount: fromBaseUnits(max, token.decimals),
+            priceAvailable: bounds !== undefined,
+            priceUsd: bounds?.priceUsd ?? null,
+            minAmount: bounds ? fromBaseUnits(bounds.min, token.decimals) : null,
+            maxAmount: bounds ? fromBaseUnits(bounds.max, token.decimals) : null,
             networkFee:
               feePerGasWei === undefined
                 ? { available: false, asset: 'ETH' as const, gasLimit: gasLimit.toString() }
@@ -230,6 +260,7 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
           202: CreatedWithdrawal,
           400: { $ref: 'ErrorBody#' },
           422: { $ref: 'ErrorBody#' },
+          503: { $ref: 'ErrorBody#' },
         },
       },
       // the server's ajv coerces a JSON number to a string; an amount must arrive as a decimal string
@@ -256,8 +287,7 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
           return reply.code(202).send(createdBody(earlier))
         }
       }
-      if (await isOwnAddress(userId, to))
-        throw new InvalidDestinationError('destination is a deposit address of this service')
+      await destinations.check({ userId, chain: body.chain, asset, amount, destination: to as `0x${string}` })
       const { min, max } = await boundsOf(asset, token.decimals)
       // a zero amount is below any minimum, even a WITHDRAWAL_MIN_USD of 0
       if (amount <= 0n || amount < min)
