@@ -17,7 +17,6 @@ import {
   configuredChainOverrides,
   createAlerter,
   DepositKeyring,
-  type OutboxDeps,
   type PlatformWallet,
 } from '@wh/wallet'
 import type { Redis } from 'ioredis'
@@ -69,20 +68,14 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
     { address: config.exchange.walletAddress, role: 'exchange' },
   ]
   const ownKeys = new Map<string, LocalAccount>([hot, gasWallet, swapWallet].map((a) => [a.address.toLowerCase(), a]))
-  const outbox: OutboxDeps = {
-    sql: io.sql,
-    clients,
-    registry,
-    alerter,
-    // the keys this process holds sign replacements of their stuck transactions: the platform's
-    // wallets, and a deposit address's own key (spec 2.1 rule 4) found by its stored address
-    signerOf: async (from: Address) => {
-      const own = ownKeys.get(from.toLowerCase())
-      if (own) return own
-      const [row] = await io.sql<{ hd_index: number }[]>`
+  // the keys this process holds sign replacements of their stuck transactions: the platform's
+  // wallets, and a deposit address's own key (spec 2.1 rule 4) found by its stored address
+  const signerOf: WorkerDeps['signerOf'] = async (from: Address) => {
+    const own = ownKeys.get(from.toLowerCase())
+    if (own) return own
+    const [row] = await io.sql<{ hd_index: number }[]>`
         select hd_index from deposit_addresses where address = ${getAddress(from)}`
-      return row ? keyring.signer(row.hd_index).account : undefined
-    },
+    return row ? keyring.signer(row.hd_index).account : undefined
   }
   const exchange = new DeriveClient({
     httpUrl: config.exchange.httpUrl,
@@ -103,7 +96,7 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
     gasWallet,
     hotWallet: () => hot,
     platformWallets,
-    outbox,
+    signerOf,
     clock,
     alerter,
     swap: {

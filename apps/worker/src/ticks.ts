@@ -43,10 +43,11 @@ export interface WorkerDeps {
   /** the platform's own addresses (hot, gas, swap, exchange), registered at start for the API */
   readonly platformWallets: readonly PlatformWallet[]
   /**
-   * the outbox's dependencies, built once: it can sign a replacement for any key this process
-   * holds (docs/hostile-world.md "Stuck transactions") and alerts when it holds a transaction
+   * the account of any key this process holds, by address (the platform's wallets, a deposit
+   * address's own key): the outbox signs replacements of stuck transactions with it
+   * (docs/hostile-world.md "Stuck transactions"; outbox-deps.ts builds the outbox's deps)
    */
-  readonly outbox: OutboxDeps
+  readonly signerOf: NonNullable<OutboxDeps['signerOf']>
   /** the time source of every tick (tests pass the simulator's or a manual one) */
   readonly clock: Clock
   /** spec 6.2: the chat channel, or a warn line when it is not configured */

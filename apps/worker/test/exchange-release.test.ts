@@ -211,6 +211,11 @@ describe('release tick against the simulator (issue 5 "Subaccounts")', () => {
     expect(stored?.state).toBe('submitted')
     expect(await releaseRow(id)).toMatchObject({ state: 'withdrawing' })
     expect((await exchange.getWithdrawalHistory({ subaccount_id: Number(sub) })).events).toHaveLength(0)
+    // the thrown error backed the release off; a process that really died recorded nothing: due now
+    const [backedOff] = await ctx.database.sql<{ attempts: number; due: boolean }[]>`
+      select attempts, next_attempt_at <= now() as due from subaccount_releases where id = ${id}`
+    expect(backedOff).toEqual({ attempts: 1, due: false })
+    await ctx.database.sql`update subaccount_releases set next_attempt_at = now() where id = ${id}`
 
     expect(await release()).toMatchObject({ released: 1 })
     const after = await legs(id)

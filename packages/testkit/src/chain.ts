@@ -36,6 +36,8 @@ export interface StartChainOptions {
    * at confirmed depth, a lagging RPC backend) and transaction traces need them
    */
   keptStates?: number
+  /** the first block's base fee (anvil's `--block-base-fee-per-gas`): a chain with expensive gas */
+  baseFeePerGasWei?: bigint
 }
 
 /** States anvil keeps in memory by default: enough for reads at confirmed depth and for traces. */
@@ -89,6 +91,7 @@ export async function startChain(opts: StartChainOptions = {}): Promise<RunningC
     String(opts.keptStates ?? KEPT_STATES),
   ]
   if (opts.blockTimeSeconds !== undefined) args.push('--block-time', String(opts.blockTimeSeconds))
+  if (opts.baseFeePerGasWei !== undefined) args.push('--block-base-fee-per-gas', opts.baseFeePerGasWei.toString())
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   const port = await new Promise<number>((resolve, reject) => {

@@ -26,6 +26,7 @@ import {
   parseTransaction,
   size,
   slice,
+  TransactionReceiptNotFoundError,
 } from 'viem'
 import type { Alerter } from './alerts'
 import type { ChainInfo, ChainName } from './chains'
@@ -372,11 +373,24 @@ export async function sendOnce(deps: OutboxDeps, t: OutboundTx): Promise<Outboun
     await deps.hooks?.afterSigned?.(toRecord(row))
     await broadcast(deps, row)
     await deps.hooks?.afterBroadcast?.(toRecord(row))
-  } else if (row.state === 'signed' || row.state === 'broadcast') {
-    // a re-broadcast of bytes already mined answers "nonce too low", which counts as known
-    await broadcast(deps, row)
+  } else if ((row.state === 'signed' || row.state === 'broadcast') && row.block_number === null) {
+    // not seen mined yet: re-broadcast (a node may have dropped it, or the worker died before its
+    // first broadcast). One mined already is left alone: confirmOutbound reads it, and nodes
+    // answer the bytes of a mined transaction with errors of their own choosing.
+    if (!(await minedAlready(deps, row))) await broadcast(deps, row)
   }
   return toRecord(row)
+}
+
+/** Whether the row's current version has a receipt (cheap: one call). */
+async function minedAlready(deps: OutboxDeps, row: OutboundRow): Promise<boolean> {
+  try {
+    await clientsOf(deps, row.chain).publicClient.getTransactionReceipt({ hash: row.tx_hash as Hex })
+    return true
+  } catch (e) {
+    if (e instanceof TransactionReceiptNotFoundError) return false
+    throw e
+  }
 }
 
 /** The fee a mined transaction paid, in wei (gas used × effective gas price). */

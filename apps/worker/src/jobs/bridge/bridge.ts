@@ -30,6 +30,7 @@ import {
   testUsdcAbi,
 } from '@wh/wallet'
 import type { Address } from 'viem'
+import { outboxOf } from '../../outbox-deps'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 import { isWatchedChain } from '../deposits/scan'
 
@@ -40,7 +41,7 @@ export const bridgeTickName = (chain: ChainName) => `bridge-${chain}`
 
 export type BridgeDeps = Pick<
   WorkerDeps,
-  'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config' | 'outbox'
+  'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config' | 'signerOf'
 >
 
 export interface BridgeRunOptions {
@@ -240,13 +241,13 @@ export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']):
   const adapter: BridgeAdapter =
     deps.config.usdcAddressLocal !== undefined
       ? new LocalBridgeAdapter({
-          outbox: { ...deps.outbox, ...(hooks ? { hooks } : {}) },
+          outbox: outboxOf(deps, hooks),
           exchangeWallet: deps.config.exchange.walletAddress,
           simulatorUrl: deps.config.exchange.httpUrl,
           claimCredit: async (key) => (await deps.redis.set(key, '1', 'NX')) === 'OK',
         })
       : new DeriveBridgeAdapter({
-          outbox: { ...deps.outbox, ...(hooks ? { hooks } : {}) },
+          outbox: outboxOf(deps, hooks),
           receiver: deps.config.exchange.walletAddress,
           exchangeChainId: deps.config.exchange.chainId,
         })

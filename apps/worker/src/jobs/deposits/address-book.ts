@@ -9,7 +9,7 @@
  * that point into deposit_addresses and its lookup, and only then scans up to that head.
  */
 import type { Sql } from '@wh/db'
-import type { DepositKeyring } from '@wh/wallet'
+import { type DepositKeyring, recordDepositAddresses } from '@wh/wallet'
 
 /** Users derived and inserted per batch (TIGER_STYLE: a bound on everything). */
 export const ADDRESS_SYNC_BATCH = 5_000
@@ -32,14 +32,11 @@ export async function syncDepositAddresses(
   `
   if (missing.length === 0) return { inserted: 0, complete: true }
   // derived from the public half only: an address needs no private key
-  const rows = missing.map((u) => ({ hd_index: u.hd_index, address: keyring.address(u.hd_index), user_id: u.id }))
-  await sql`
-    insert into deposit_addresses (hd_index, address, user_id)
-    select hd_index, address, user_id
-    from jsonb_to_recordset(${sql.json(rows)}::jsonb) as x(hd_index integer, address text, user_id uuid)
-    on conflict do nothing
-  `
-  return { inserted: rows.length, complete: missing.length < batch }
+  await recordDepositAddresses(
+    sql,
+    missing.map((u) => ({ hdIndex: u.hd_index, address: keyring.address(u.hd_index), userId: u.id })),
+  )
+  return { inserted: missing.length, complete: missing.length < batch }
 }
 
 /**

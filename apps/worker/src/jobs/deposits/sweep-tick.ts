@@ -1,37 +1,101 @@
 /**
- * The sweep tick (queue `deposits`): takes a bounded batch of deposits not swept yet and fans out
+ * The sweep tick (queue `deposits`): takes a bounded batch of the deposits not swept yet that are
+ * due (soonest first: one that cannot be swept waits out its backoff behind the others, see
+ * docs/hostile-world.md "Fair queues") and fans out
  * one `deposit-sweep` job per deposit. The job id is the deposit's, so while a deposit's job waits
  * or retries the tick adds no second one; jobs are removed when done, so the next period can add
  * it again while the sweep is still pending on chain. Exactly-once does not rest on this: the
  * outbox and the journal's keys make a doubled job harmless.
  */
 import { jobId, QUEUES } from '@wh/jobs'
-import type { TickDefinition } from '../../ticks'
-import { DEPOSIT_SWEEP_JOB, SWEEPABLE_STATES } from './sweep'
+import { GAS_LIMIT_MARGIN_PCT } from '@wh/wallet'
+import type { TickDefinition, WorkerDeps } from '../../ticks'
+import { isWatchedChain } from './scan'
+import { BELOW_GAS_RETRY_MS, DEPOSIT_SWEEP_JOB, SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
 
 export const DEPOSIT_SWEEP_EVERY_MS = 10_000
 /** Deposits fanned out per tick. */
 export const DEPOSIT_SWEEP_BATCH = 200
 export const DEPOSIT_SWEEP_ATTEMPTS = 3
 export const DEPOSIT_SWEEP_BACKOFF_MS = 5_000
+/** Gas of a plain ETH transfer (a sweep of an ETH deposit from an address without code). */
+export const ETH_SWEEP_GAS = 21_000n
+/** Dust deposits set aside per chain and tick at most (a bound; the rest next tick). */
+export const DUST_DEFER_BATCH = 10_000
+
+/**
+ * The ETH below which a deposit cannot pay for its own sweep at the chain's current fees: the
+ * gas of a plain transfer with the outbox's margin, at the current max fee, with the sweep's
+ * headroom (sweep.ts sizes its own reserve the same way).
+ */
+export function dustThresholdWei(maxFeePerGasWei: bigint): bigint {
+  const gas = ETH_SWEEP_GAS + (ETH_SWEEP_GAS * GAS_LIMIT_MARGIN_PCT + 99n) / 100n
+  return gas * maxFeePerGasWei * SWEEP_FEE_HEADROOM
+}
+
+/**
+ * ETH deposits too small to pay for their own sweep at today's fees are set aside in one update
+ * per chain (BELOW_SWEEP_GAS, looked at again after BELOW_GAS_RETRY_MS): a hundred dust deposits
+ * never take the batch's places from a real one. They stay credited and at their addresses.
+ * A chain whose fees cannot be read now is left to the per-deposit check.
+ */
+async function setDustAside(deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients'>): Promise<number> {
+  let setAside = 0
+  for (const [chain, c] of deps.clients) {
+    if (!isWatchedChain(deps.registry, chain)) continue
+    let threshold: bigint
+    try {
+      threshold = dustThresholdWei((await c.publicClient.estimateFeesPerGas({ type: 'eip1559' })).maxFeePerGas)
+    } catch {
+      continue
+    }
+    const rows = await deps.sql`
+      update deposits set attempts = attempts + 1, last_error_code = 'BELOW_SWEEP_GAS',
+        next_attempt_at = now() + make_interval(secs => ${BELOW_GAS_RETRY_MS / 1000})
+      where id in (
+        select id from deposits
+        where chain = ${chain} and token = 'ETH' and amount <= ${threshold.toString()}::numeric
+          and state in ('detected', 'retry') and held_at is null and next_attempt_at <= now()
+        limit ${DUST_DEFER_BATCH})
+      returning id`
+    setAside += rows.length
+  }
+  return setAside
+}
+
+/**
+ * The deposits the tick fans out: due ones, soonest first, one per deposit address (sweeps of one
+ * address are serialised by its lock anyway), after the dust is set aside.
+ */
+export async function dueSweeps(
+  deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients'>,
+  limit = DEPOSIT_SWEEP_BATCH,
+): Promise<{ ids: string[]; dustSetAside: number }> {
+  const dustSetAside = await setDustAside(deps)
+  const rows = await deps.sql<{ id: string }[]>`
+    select id from (
+      select distinct on (chain, address) id, next_attempt_at, created_at from deposits
+      where state in ${deps.sql([...SWEEPABLE_STATES])} and held_at is null and next_attempt_at <= now()
+      order by chain, address, next_attempt_at, created_at
+    ) first_per_address
+    order by next_attempt_at, created_at limit ${limit}`
+  return { ids: rows.map((r) => r.id), dustSetAside }
+}
 
 export const depositSweepTick: TickDefinition = {
   name: 'deposits-sweep',
   queue: 'deposits',
   everyMs: DEPOSIT_SWEEP_EVERY_MS,
   process: async (_job, ctx) => {
-    const rows = await ctx.deps.sql<{ id: string }[]>`
-      select id from deposits where state in ${ctx.deps.sql([...SWEEPABLE_STATES])}
-      order by created_at limit ${DEPOSIT_SWEEP_BATCH}
-    `
+    const { ids, dustSetAside } = await dueSweeps(ctx.deps)
     const queue = ctx.queues.get('deposits')
     if (!queue) throw new Error(`queue ${QUEUES.deposits} missing`)
     await queue.addBulk(
-      rows.map((r) => ({
+      ids.map((id) => ({
         name: DEPOSIT_SWEEP_JOB,
-        data: { depositId: r.id },
+        data: { depositId: id },
         opts: {
-          jobId: jobId(DEPOSIT_SWEEP_JOB, r.id),
+          jobId: jobId(DEPOSIT_SWEEP_JOB, id),
           attempts: DEPOSIT_SWEEP_ATTEMPTS,
           backoff: { type: 'exponential', delay: DEPOSIT_SWEEP_BACKOFF_MS },
           removeOnComplete: true,
@@ -39,6 +103,6 @@ export const depositSweepTick: TickDefinition = {
         },
       })),
     )
-    return { enqueued: rows.length }
+    return { enqueued: ids.length, dustSetAside }
   },
 }

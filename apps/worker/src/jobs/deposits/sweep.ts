@@ -10,7 +10,7 @@
  */
 import { LOCK_TTL_MS, SWEEP_GAS_FLOOR_WEI } from '@wh/config'
 import { AppError } from '@wh/core'
-import { withLock } from '@wh/jobs'
+import { retryDelayMs, withLock } from '@wh/jobs'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import {
   type ChainName,
@@ -19,10 +19,12 @@ import {
   feePaidWei,
   type OutboundRecord,
   type OutboxDeps,
+  sendFailureOf,
   sendOnce,
 } from '@wh/wallet'
 import { UnrecoverableError } from 'bullmq'
 import { type Address, getAddress } from 'viem'
+import { outboxOf } from '../../outbox-deps'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
 
 export const DEPOSIT_SWEEP_JOB = 'deposit-sweep'
@@ -49,16 +51,19 @@ export const TOPUP_STEPS = [0, 2] as const
 
 export type SweepDeps = Pick<
   WorkerDeps,
-  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'hotWallet' | 'alerter' | 'outbox'
+  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'hotWallet' | 'alerter' | 'signerOf'
 > & { readonly outboxHooks?: OutboxDeps['hooks'] }
 
 /**
  * 'swept': done (now or before); 'pending': a transaction is not final yet, run again later;
  * 'busy': another job holds this deposit address; 'short-of-gas': fees rose past both top-ups (an
- * operator is alerted); 'failed': a transaction of the sweep failed on chain, its gas is journaled,
- * the deposit is `failed` until an operator retries it (`retryFailedSweep`).
+ * operator is alerted); 'below-gas': an ETH deposit smaller than the fee of its own sweep (it stays
+ * credited and at the address, tried again when fees may have fallen); 'held': a transaction of the
+ * sweep is held for an operator (the chain contradicts itself about it); 'failed': a transaction
+ * of the sweep failed on chain, its gas is journaled, the deposit is `failed` until an operator
+ * retries it (`retryFailedSweep`).
  */
-export type SweepOutcome = 'swept' | 'pending' | 'busy' | 'short-of-gas' | 'failed' | 'not-found'
+export type SweepOutcome = 'swept' | 'pending' | 'busy' | 'short-of-gas' | 'below-gas' | 'held' | 'failed' | 'not-found'
 
 /** A top-up or sweep failed on chain (kept for callers that name it; the sweep now returns 'failed'). */
 export class SweepFailedError extends AppError {
@@ -141,7 +146,7 @@ export async function retryFailedSweep(deps: Pick<SweepDeps, 'sql'>, depositId: 
 }
 
 async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
-  const outbox: OutboxDeps = { ...deps.outbox, ...(deps.outboxHooks ? { hooks: deps.outboxHooks } : {}) }
+  const outbox = outboxOf(deps, deps.outboxHooks)
   const clients = deps.clients.get(d.chain)
   if (!clients) throw new UnrecoverableError(`chain ${d.chain} is not configured`)
   // spec 2.1 rule 4: the address the user was shown signs its own sweep
@@ -176,6 +181,7 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
     // every top-up already sent must be mined before the balance says anything
     for (const t of topups) {
       const r = await confirmOutbound(outbox, t.id)
+      if (r.state === 'held') return 'held'
       if (r.state === 'failed') return fail(deps, outbox, d, attempt)
       if (!mined(r)) return 'pending'
     }
@@ -194,6 +200,8 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
       // reserve stays at the address as gas for later sweeps from it)
       const spendable = balanceWei - reserveWei
       sweepAmount = spendable < amount ? spendable : amount
+      // a deposit that cannot pay its own sweep: no top-up (it would spend more than it brings)
+      if (amount <= reserveWei) return 'below-gas'
       if (sweepAmount <= 0n) return 'short-of-gas'
     } else {
       const needWei = reserveWei > SWEEP_GAS_FLOOR_WEI ? reserveWei : SWEEP_GAS_FLOOR_WEI
@@ -223,6 +231,7 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
         })
         await markRetryStarted(deps, d)
         const t = await confirmOutbound(outbox, rec.id)
+        if (t.state === 'held') return 'held'
         if (t.state === 'failed') return fail(deps, outbox, d, attempt)
         if (!mined(t)) return 'pending'
         // mined: the balance now covers the sweep at the fees that sized this top-up, unless they
@@ -248,11 +257,13 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
   }
 
   const s = await confirmOutbound(outbox, sweep.id)
+  if (s.state === 'held') return 'held'
   if (s.state === 'failed') return fail(deps, outbox, d, attempt)
   if (s.state !== 'confirmed') return 'pending'
   const paid: OutboundRecord[] = []
   for (const t of await topupsOf(deps, d.id, attempt)) {
     const r = await confirmOutbound(outbox, t.id)
+    if (r.state === 'held') return 'held'
     if (r.state !== 'confirmed') return 'pending'
     paid.push(r)
   }
@@ -353,6 +364,37 @@ async function record(
   })
 }
 
+/**
+ * An ETH deposit smaller than its own sweep's fee is looked at again after this long (fees fall;
+ * it stays credited and at its address meanwhile), not on every tick.
+ */
+export const BELOW_GAS_RETRY_MS = 60 * 60_000
+
+/**
+ * The deposit's place in the sweep queue (docs/hostile-world.md "Fair queues"): without a code it
+ * goes behind the deposits not served yet (in flight, polled again next tick); with one, the
+ * attempt is recorded and it waits out a backoff (or `delayMs`), so a deposit that cannot be swept
+ * never keeps the ones behind it waiting.
+ */
+async function deferSweep(sql: SweepDeps['sql'], depositId: string, code?: string, delayMs?: number): Promise<void> {
+  if (code === undefined) {
+    await sql`update deposits set next_attempt_at = now() where id = ${depositId}`
+    return
+  }
+  const [row] = await sql<{ attempts: number }[]>`
+    update deposits set attempts = attempts + 1, last_error_code = ${code} where id = ${depositId} returning attempts`
+  const waitMs = delayMs ?? retryDelayMs(row?.attempts ?? 1)
+  await sql`update deposits set next_attempt_at = now() + make_interval(secs => ${waitMs / 1000}) where id = ${depositId}`
+}
+
+/** A transaction of the sweep is held for an operator (the outbox alerted): the deposit leaves the queue. */
+async function holdSweep(sql: SweepDeps['sql'], depositId: string): Promise<void> {
+  await sql`
+    update deposits set held_at = now(), hold_reason = 'a transaction of its sweep is held for an operator',
+      last_error_code = 'HELD'
+    where id = ${depositId} and held_at is null`
+}
+
 /** The processor of the jobs sweep-tick.ts fans out: one per deposit, `{ depositId }`. */
 export const depositSweepProcessor: TickDefinition = {
   name: DEPOSIT_SWEEP_JOB,
@@ -362,9 +404,20 @@ export const depositSweepProcessor: TickDefinition = {
     if (typeof depositId !== 'string' || !/^[0-9a-f-]{36}$/.test(depositId)) {
       throw new UnrecoverableError('deposit-sweep needs { depositId: uuid }')
     }
-    const outcome = await sweepDeposit(ctx.deps, depositId)
+    let outcome: SweepOutcome | 'error'
+    try {
+      outcome = await sweepDeposit(ctx.deps, depositId)
+    } catch (err) {
+      ctx.log.warn({ depositId, err: err instanceof Error ? err.message : String(err) }, 'deposit sweep failed')
+      await deferSweep(ctx.deps.sql, depositId, sendFailureOf(err) === 'reverts' ? 'REVERTS' : 'RPC_UNAVAILABLE')
+      return { depositId, outcome: 'error' }
+    }
     if (outcome === 'short-of-gas') ctx.log.warn({ depositId }, 'deposit sweep waits for gas')
     if (outcome === 'failed') ctx.log.warn({ depositId }, 'deposit sweep failed on chain; an operator retries it')
+    if (outcome === 'short-of-gas') await deferSweep(ctx.deps.sql, depositId, 'SHORT_OF_GAS')
+    else if (outcome === 'below-gas') await deferSweep(ctx.deps.sql, depositId, 'BELOW_SWEEP_GAS', BELOW_GAS_RETRY_MS)
+    else if (outcome === 'held') await holdSweep(ctx.deps.sql, depositId)
+    else if (outcome === 'pending') await deferSweep(ctx.deps.sql, depositId)
     return { depositId, outcome }
   },
 }

@@ -23,6 +23,7 @@ import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {
   createdSubaccountId,
+  deferTransfer,
   exchangeAmount,
   type Landed,
   mapLimit,
@@ -91,19 +92,23 @@ export async function runFunding(
 export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {}): Promise<FundSummary> {
   const rows = await deps.sql.unsafe<TransferRow[]>(
     `select ${TRANSFER_COLUMNS} from subaccount_transfers
-     where kind = 'fund' and state in ('reserved', 'submitted', 'accepted')
-     order by created_at, id limit ${FUND_BATCH}`,
+     where kind = 'fund' and state in ('reserved', 'submitted', 'accepted') and next_attempt_at <= now()
+     order by next_attempt_at, created_at, id limit ${FUND_BATCH}`,
   )
   const bySubaccount = new Map<string, TransferRow[]>()
-  for (const row of rows) bySubaccount.set(row.subaccount_id, [...(bySubaccount.get(row.subaccount_id) ?? []), row])
+  // oldest first within a subaccount, whatever order the queue gave: its first row creates it
+  const byAge = [...rows].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1))
+  for (const row of byAge) bySubaccount.set(row.subaccount_id, [...(bySubaccount.get(row.subaccount_id) ?? []), row])
   const summary: FundSummary = { funded: 0, failed: 0, held: 0, pending: 0, locked: false }
   await mapLimit([...bySubaccount.values()], FUND_CONCURRENCY, async (group) => {
     for (const row of group) {
       let outcome: Outcome
       try {
         outcome = await fundOne(deps, row, hooks)
+        if (outcome === 'pending' || outcome === 'held') await deferTransfer(deps.sql, row)
       } catch (err) {
-        deps.log.warn({ transferId: row.id, err: (err as Error).message }, 'funding: error, retried next run')
+        deps.log.warn({ transferId: row.id, err: (err as Error).message }, 'funding: error, retried after a backoff')
+        await deferTransfer(deps.sql, row, err)
         outcome = 'pending'
       }
       summary[outcome]++
@@ -149,6 +154,9 @@ async function fundOne(deps: TransferDeps, loaded: TransferRow, hooks: FundHooks
       return 'held'
     }
     const exchangeId = sub.exchange_id === null ? null : Number(sub.exchange_id)
+    // only the subaccount's oldest open funding creates it: the others wait for its id, however
+    // the queue orders them (a creator backed off after a failure must not let a second one create)
+    if (exchangeId === null && (await hasOlderOpenFunding(deps.sql, row))) return 'held'
     const amount = await exchangeAmount(deps.exchange, row.currency, BigInt(row.amount))
     const action =
       exchangeId === null
@@ -209,6 +217,15 @@ async function fundOne(deps: TransferDeps, loaded: TransferRow, hooks: FundHooks
 
   if (row.state === 'accepted') return settle(deps, row)
   return 'pending'
+}
+
+async function hasOlderOpenFunding(sql: Sql, row: TransferRow): Promise<boolean> {
+  const [older] = await sql`
+    select 1 from subaccount_transfers
+    where subaccount_id = ${row.subaccount_id} and kind = 'fund' and state in ('reserved', 'submitted', 'accepted')
+      and (created_at, id) < (${row.created_at}, ${row.id}::uuid)
+    limit 1`
+  return older !== undefined
 }
 
 async function setExchangeId(sql: Sql, subaccountRowId: string, exchangeId: number): Promise<void> {

@@ -18,11 +18,13 @@
  */
 import type { Sql } from '@wh/db'
 import { ExchangeError, type SignedTransfer, toE18 } from '@wh/exchange'
+import { retryDelayMs } from '@wh/jobs'
 import { append, parseAccount, userBalances } from '@wh/ledger'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {
   decimalsOf,
+  errorCodeOf,
   exchangeAmount,
   mapLimit,
   sendStored,
@@ -64,6 +66,7 @@ interface ReleaseRow {
   exchange_id: string | null
   stopped_at: Date | null
   stop_reason: string | null
+  attempts: number
 }
 
 export async function runReleases(
@@ -78,17 +81,20 @@ export async function runReleases(
 export async function processOpenReleases(deps: TransferDeps, hooks: ReleaseHooks = {}): Promise<ReleaseSummary> {
   const rows = await deps.sql<ReleaseRow[]>`
     select r.id, r.user_id, r.subaccount_id, r.state, r.reason, s.exchange_id::text as exchange_id,
-      s.stopped_at, s.stop_reason
+      s.stopped_at, s.stop_reason, r.attempts
     from subaccount_releases r join subaccounts s on s.id = r.subaccount_id
-    where r.state in ('requested', 'waiting', 'withdrawing')
-    order by r.created_at, r.id limit ${RELEASE_BATCH}`
+    where r.state in ('requested', 'waiting', 'withdrawing') and r.next_attempt_at <= now()
+    order by r.next_attempt_at, r.created_at, r.id limit ${RELEASE_BATCH}`
   const summary: ReleaseSummary = { released: 0, waiting: 0, withdrawing: 0, failed: 0, locked: false }
   await mapLimit(rows, RELEASE_CONCURRENCY, async (rel) => {
     let state: ReleaseState
     try {
       state = await processRelease(deps, rel, hooks)
+      // still open: behind the releases not served yet, so a hundred waiting ones never crowd out a new one
+      if (state === 'requested' || state === 'waiting' || state === 'withdrawing') await deferRelease(deps.sql, rel)
     } catch (err) {
-      deps.log.warn({ releaseId: rel.id, err: (err as Error).message }, 'release: error, retried next run')
+      deps.log.warn({ releaseId: rel.id, err: (err as Error).message }, 'release: error, retried after a backoff')
+      await deferRelease(deps.sql, rel, err)
       state = rel.state
     }
     if (state === 'requested') summary.waiting++
@@ -167,6 +173,19 @@ async function plan(deps: TransferDeps, rel: ReleaseRow): Promise<Plan> {
     legs.push({ currency: h.currency, units: h.units })
   }
   return { kind: 'legs', legs }
+}
+
+/** Rotates an open release behind the others, or (after a failure) backs it off (docs/hostile-world.md "Fair queues"). */
+async function deferRelease(sql: Sql, rel: ReleaseRow, failure?: unknown): Promise<void> {
+  if (failure === undefined) {
+    await sql`update subaccount_releases set next_attempt_at = now() where id = ${rel.id}`
+    return
+  }
+  const attempts = rel.attempts + 1
+  await sql`
+    update subaccount_releases set attempts = ${attempts}, last_error_code = ${errorCodeOf(failure)},
+      next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000})
+    where id = ${rel.id}`
 }
 
 async function setWaiting(sql: Sql, rel: ReleaseRow, reason: string): Promise<ReleaseState> {

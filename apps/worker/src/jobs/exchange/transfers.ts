@@ -15,6 +15,7 @@ import {
   type SignedTransfer,
   type TxResult,
 } from '@wh/exchange'
+import { retryDelayMs } from '@wh/jobs'
 import type { Alerter } from '@wh/wallet'
 
 /**
@@ -48,10 +49,35 @@ export interface TransferRow {
   reason: string | null
   submitted_at: Date | null
   created_at: Date
+  /** failed attempts (docs/hostile-world.md "Fair queues") */
+  attempts: number
 }
 
 export const TRANSFER_COLUMNS = `id, user_id, subaccount_id, kind, release_id, state, currency, amount::text as amount,
-  method, params, transaction_id, reason, submitted_at, created_at`
+  method, params, transaction_id, reason, submitted_at, created_at, attempts`
+
+/** A stable code for an error of a transfer's run: the AppError's, else the exchange being unreachable. */
+export function errorCodeOf(err: unknown): string {
+  const code = (err as { code?: unknown })?.code
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code) ? code : 'EXCHANGE_UNAVAILABLE'
+}
+
+/**
+ * A row whose run failed waits out its backoff (docs/hostile-world.md "Fair queues"); one that is
+ * still waiting for something else goes behind the rows not served yet (`rotate`). Either way the
+ * rows behind it are served in their usual time.
+ */
+export async function deferTransfer(sql: Sql, row: TransferRow, failure?: unknown): Promise<void> {
+  if (failure === undefined) {
+    await sql`update subaccount_transfers set next_attempt_at = now() where id = ${row.id}`
+    return
+  }
+  const attempts = row.attempts + 1
+  await sql`
+    update subaccount_transfers set attempts = ${attempts}, last_error_code = ${errorCodeOf(failure)},
+      next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000})
+    where id = ${row.id}`
+}
 
 /** What a tick acts through. */
 export interface TransferDeps {

@@ -9,6 +9,7 @@
  */
 import { confirmOutbound, findOutbound, type OutboxDeps, sendOnce } from '@wh/wallet'
 import { erc20Abi } from 'viem'
+import { outboxOf } from '../../outbox-deps'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 import {
   sendWithdrawals,
@@ -39,13 +40,13 @@ export function withdrawalSendDeps(
     | 'alerter'
     | 'clock'
     | 'config'
-    | 'outbox'
+    | 'signerOf'
     | 'platformWallets'
   >,
   log: TickContext['log'],
   hooks?: OutboxDeps['hooks'],
 ): WithdrawalSendDeps {
-  const outbox: OutboxDeps = { ...deps.outbox, ...(hooks ? { hooks } : {}) }
+  const outbox = outboxOf(deps, hooks)
   return {
     sql: deps.sql,
     outbox: {

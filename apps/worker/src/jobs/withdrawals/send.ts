@@ -59,7 +59,14 @@ export interface OutboxPort {
 }
 
 /** Withdrawals taken per tick (TIGER_STYLE: a bound on everything). */
-export const WITHDRAWAL_SEND_BATCH = 20
+export const WITHDRAWAL_SEND_BATCH = 100
+/**
+ * Rows of one user taken per tick, soonest first: every user with a due withdrawal is served before
+ * anyone's second one, so one user's flood of withdrawals that fail never crowds out another's.
+ */
+export const WITHDRAWAL_PER_USER_PER_RUN = 2
+/** A chain's rows are worked through for at most this long per run; the rest stay due for the next. */
+export const WITHDRAWAL_CHAIN_BUDGET_MS = 10_000
 /** Stuck withdrawals reported per tick. */
 export const WITHDRAWAL_STUCK_ALERT_BATCH = 50
 export const WITHDRAWAL_SEND_EVERY_MS = 15_000
@@ -359,9 +366,9 @@ interface DueRow {
 }
 
 /**
- * One tick: a bounded batch of the requested withdrawals that are due, soonest first; the chains
- * side by side, each chain's rows one after another (they share the hot wallet's nonces), each in
- * its own transaction; then the stuck check.
+ * One tick: a bounded batch of the requested withdrawals that are due (each user's soonest first,
+ * then by due time); the chains side by side, each chain's rows one after another (they share the
+ * hot wallet's nonces) within a time budget, each in its own transaction; then the stuck check.
  */
 export async function sendWithdrawals(
   deps: WithdrawalSendDeps,
@@ -376,10 +383,16 @@ export async function sendWithdrawals(
     skipped: 0,
     stuckAlerts: 0,
   }
+  // every user's soonest due rows first (at most WITHDRAWAL_PER_USER_PER_RUN each), then by due time
   const batch = await deps.sql<DueRow[]>`
-    select id, chain, destination, tx_hash from withdrawals
-    where state = 'requested' and held_at is null and next_attempt_at <= now()
-    order by next_attempt_at, created_at, id
+    select id, chain, destination, tx_hash from (
+      select id, chain, destination, tx_hash, next_attempt_at, created_at,
+        row_number() over (partition by user_id order by next_attempt_at, created_at, id) as turn
+      from withdrawals
+      where state = 'requested' and held_at is null and next_attempt_at <= now()
+    ) due
+    where turn <= ${WITHDRAWAL_PER_USER_PER_RUN}
+    order by turn, next_attempt_at, created_at, id
     limit ${opts.batchSize ?? WITHDRAWAL_SEND_BATCH}`
   const refused = await refuseOwnDestinations(deps, batch)
   summary.failed += refused.size
@@ -391,7 +404,9 @@ export async function sendWithdrawals(
   }
   await Promise.all(
     [...byChain.entries()].map(async ([chain, rows]) => {
+      const deadline = performance.now() + WITHDRAWAL_CHAIN_BUDGET_MS
       for (const { id } of rows) {
+        if (performance.now() > deadline) break
         let result: { outcome: Outcome; retry?: Retry }
         try {
           result = await processOne(deps, id)
