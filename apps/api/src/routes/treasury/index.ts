@@ -1,12 +1,13 @@
 /**
  * The caller's deposit address (spec 2.1 rules 2–4, 4.2): JWT → user id → user → hd_index →
  * derived address. A user's hd_index never changes, so it is cached per process; the address
- * of an index is cached by the keyring. A warm request does no I/O.
+ * of an index is cached by the keyring. A warm request does no I/O; the first one of a user in a
+ * process records the address in deposit_addresses.
  */
 import { DepositAddressResponse } from '@wh/api-schemas/treasury'
 import { NotFoundError } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { type ChainInfo, type ChainName, type DepositKeyring, Lru } from '@wh/wallet'
+import { type ChainInfo, type ChainName, type DepositKeyring, Lru, recordDepositAddresses } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import { currentUser, requireAuth } from '../../plugins/auth'
 
@@ -55,6 +56,9 @@ export default async function treasuryRoutes(app: FastifyInstance, opts: Treasur
         const rows = await opts.sql<{ hd_index: number }[]>`select hd_index from users where id = ${userId}`
         if (!rows[0]) throw new NotFoundError('user')
         hdIndex = rows[0].hd_index
+        // the first time this process shows the address: kept, so it is refused as a withdrawal
+        // destination at once (docs/hostile-world.md "Destinations"); later requests do no I/O
+        await recordDepositAddresses(opts.sql, [{ hdIndex, address: opts.keyring.address(hdIndex), userId }])
         hdIndexByUser.set(userId, hdIndex)
       }
       return { address: opts.keyring.address(hdIndex), chains }

@@ -64,3 +64,15 @@ export class PriceUnavailableError extends AppError {
     })
   }
 }
+/** More withdrawals requested and not yet sent than one user may have (docs/hostile-world.md). */
+export class TooManyOpenWithdrawalsError extends BusinessRuleError {
+  constructor(max: number) {
+    super(
+      'TOO_MANY_OPEN_WITHDRAWALS',
+      `at most ${max} withdrawals may wait to be sent at once; wait for one to be sent`,
+      {
+        max,
+      },
+    )
+  }
+}

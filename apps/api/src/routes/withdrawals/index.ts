@@ -31,6 +31,7 @@ import {
   IdempotencyKeyReusedError,
   InvalidDestinationError,
   PriceUnavailableError,
+  TooManyOpenWithdrawalsError,
   UnknownRouteError,
   WithdrawalAboveMaximumError,
   WithdrawalBelowMinimumError,
@@ -76,6 +77,12 @@ interface WithdrawalRow {
 }
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
+/**
+ * Withdrawals one user may have requested and not yet sent. Each waits its turn in the send queue;
+ * the cap bounds what one account can put in front of everyone else's (docs/hostile-world.md
+ * "Fair queues").
+ */
+export const WITHDRAWAL_OPEN_MAX_PER_USER = 10
 const ETH_DECIMALS = 18
 const DECIMALS: Record<string, number> = { USDC: 6, ETH: 18 }
 const UNIQUE_VIOLATION = '23505'
@@ -300,6 +307,11 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
         // the row's route and key, so no reader ever sees a request without its destination
         const row = await sql.begin(async (tx) => {
           const { withdrawalId } = await reserveWithdrawal(tx, { userId, currency: asset, amount })
+          // counted after the reserve, which holds the user's transit lock: concurrent requests of
+          // one currency queue on it, so the cap holds under a burst
+          const [{ open } = { open: 0 }] = await tx<{ open: number }[]>`
+            select count(*)::int as open from withdrawals where user_id = ${userId} and state = 'requested'`
+          if (open > WITHDRAWAL_OPEN_MAX_PER_USER) throw new TooManyOpenWithdrawalsError(WITHDRAWAL_OPEN_MAX_PER_USER)
           const rows = await tx<WithdrawalRow[]>`
             update withdrawals set chain = ${body.chain}, destination = ${to}, idempotency_key = ${key ?? null},
               updated_at = now()
