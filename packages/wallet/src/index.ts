@@ -1,10 +1,13 @@
 export * from './alerts'
+export * from './balances'
 export * from './bridge/index'
 export * from './chains'
 export * from './clients'
 export * from './contracts/deploy'
+export { testSmartWalletAbi, testSmartWalletBytecode } from './contracts/test-smart-wallet'
 export { testSocketVaultAbi, testSocketVaultBytecode } from './contracts/test-socket-vault'
 export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc'
+export * from './expected-balance'
 export * from './hd'
 export { Lru } from './lru'
 export * from './outbox'
@@ -16,3 +19,4 @@ export {
   parseTransferLog,
   TRANSFER_TOPIC,
 } from './scan-parse'
+export * from './traces'
