@@ -4,10 +4,10 @@
  * journaled, the deposit is failed with an alert, and an operator's retry sweeps it).
  * Real anvil, real TestUSDC; the revert is the token's own refusal (InsufficientBalance).
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { balanceOf, platformExpenseGas } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
-import { type AlertFields, type ChainClients, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import { type AlertFields, type ChainClients, confirmOutbound, deployTestUsdc, sendOnce, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import {
   type Address,
@@ -204,13 +204,19 @@ describe('sweeps: second gas top-up, reverted sweep (spec 6.1 slots, 8.1 GAS_FLO
   it('a sweep that reverts on chain journals its burnt gas at slot 0, fails the deposit with an alert, and a retry sweeps it', async () => {
     await feesRiseTo('1')
     const dep = await detectedDeposit(USDC(9))
-    // the address already holds gas: no top-up, the sweep is the attempt's only transaction
-    const gasHash = await base.walletClient.sendTransaction({
-      account: privateKeyToAccount(ctx.config.keys.gasWalletPrivateKey),
+    // the address already holds gas the platform recorded (a top-up through the outbox): no top-up,
+    // the sweep is the attempt's only transaction
+    const outbox = { sql: ctx.database.sql, clients: deps.clients, registry: deps.registry }
+    const gas = await sendOnce(outbox, {
+      chain: 'base',
+      purpose: 'gas_topup',
+      refId: randomUUID(),
+      signer: deps.gasWallet,
       to: dep.address,
-      value: parseEther('0.01'),
+      token: 'ETH',
+      amountBaseUnits: parseEther('0.01'),
     })
-    await base.publicClient.waitForTransactionReceipt({ hash: gasHash, pollingInterval: 20 })
+    await confirmOutbound(outbox, gas.id)
     const expenseBefore = await balanceOf(ctx.database.sql, platformExpenseGas('base'), 'ETH')
 
     // the sweep is signed (its estimate passes) and broadcast, then the token balance vanishes

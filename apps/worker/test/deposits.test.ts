@@ -8,7 +8,9 @@ import {
   CHAIN_NAMES,
   type ChainClients,
   configuredChainOverrides,
+  confirmOutbound,
   deployTestUsdc,
+  sendOnce,
   testUsdcAbi,
 } from '@wh/wallet'
 import { Redis } from 'ioredis'
@@ -252,7 +254,19 @@ describe('deposits: watch, sweep, crash safety (spec 2.1, 6.1) on a real chain',
 
   it('a deposit address that already holds gas is swept without a top-up; native ETH sweeps value minus the fee', async () => {
     const u = await newUser()
-    await sendEth(privateKeyToAccount(ctx.config.keys.gasWalletPrivateKey), u.address, parseEther('0.001'))
+    // gas the platform recorded (a top-up through the outbox): ETH no record explains is never
+    // spent as gas (docs/chains.md "Every deposit is accounted for")
+    const outbox = { sql: ctx.database.sql, clients: deps.clients, registry: deps.registry }
+    const gas = await sendOnce(outbox, {
+      chain: 'base',
+      purpose: 'gas_topup',
+      refId: randomUUID(),
+      signer: deps.gasWallet,
+      to: u.address,
+      token: 'ETH',
+      amountBaseUnits: parseEther('0.001'),
+    })
+    await confirmOutbound(outbox, gas.id)
     await mintUsdc(u.address, USDC(3))
     const v = await newUser()
     await sendEth(deployer, v.address, parseEther('0.05'))

@@ -1,6 +1,7 @@
 /**
- * Compiles the test contracts in contracts/ with the npm `solc` package (soljson, WebAssembly:
- * nothing is downloaded) and renders the TypeScript artifacts that runtime code and tests import.
+ * Compiles the contracts in contracts/ with the npm `solc` package (soljson, WebAssembly: nothing
+ * is downloaded) and renders the TypeScript artifacts that runtime code and tests import. All are
+ * test contracts except BalanceReader, whose creation code the deposit audit sends in an eth_call.
  * Used by the compile script, and by tests that check the committed artifacts are current.
  */
 import { readFileSync } from 'node:fs'
@@ -33,7 +34,23 @@ export const TEST_SOCKET_VAULT: ContractSpec = {
   exportPrefix: 'testSocketVault',
 }
 
-export const CONTRACTS: readonly ContractSpec[] = [TEST_USDC, TEST_SOCKET_VAULT]
+/** The deployless balance read of the deposit audit (docs/chains.md "Every deposit is accounted for"). */
+export const BALANCE_READER: ContractSpec = {
+  contract: 'BalanceReader',
+  sourcePath: join(here, '..', 'contracts', 'BalanceReader.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'balance-reader.ts'),
+  exportPrefix: 'balanceReader',
+}
+
+/** A smart wallet that pays by internal calls: the deposit audit's tests. */
+export const TEST_SMART_WALLET: ContractSpec = {
+  contract: 'TestSmartWallet',
+  sourcePath: join(here, '..', 'contracts', 'TestSmartWallet.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-smart-wallet.ts'),
+  exportPrefix: 'testSmartWallet',
+}
+
+export const CONTRACTS: readonly ContractSpec[] = [TEST_USDC, TEST_SOCKET_VAULT, BALANCE_READER, TEST_SMART_WALLET]
 
 /** Kept for callers of the single-contract pipeline. */
 export const CONTRACT_SOURCE_PATH = TEST_USDC.sourcePath
@@ -82,6 +99,14 @@ export function compileTestUsdc(): CompiledContract {
 
 export function compileTestSocketVault(): CompiledContract {
   return compileContract(TEST_SOCKET_VAULT)
+}
+
+export function compileBalanceReader(): CompiledContract {
+  return compileContract(BALANCE_READER)
+}
+
+export function compileTestSmartWallet(): CompiledContract {
+  return compileContract(TEST_SMART_WALLET)
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { TickDefinition } from '../ticks'
 import { bridgeTicks } from './bridge/bridge'
+import { depositAuditTicks } from './deposits/audit'
 import { depositScanTicks } from './deposits/scan'
 import { depositSweepProcessor } from './deposits/sweep'
 import { depositSweepTick } from './deposits/sweep-tick'
@@ -22,6 +23,8 @@ export const ticks: readonly TickDefinition[] = [
   ...depositScanTicks,
   depositSweepTick,
   depositSweepProcessor,
+  // one balance audit per chain: ETH at deposit addresses that no deposit explains (every 30 s)
+  ...depositAuditTicks,
   // requested withdrawals sent through the outbox (every 15 s)
   withdrawalSendTick,
   // one bridge per chain: the hot wallet's surplus to the exchange chain (every 60 s)

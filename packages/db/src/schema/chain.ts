@@ -70,6 +70,9 @@ export const deposits = pgTable(
     index('deposits_due_idx')
       .on(t.nextAttemptAt)
       .where(sql`${t.state} in ('detected', 'sweeping', 'retry') and ${t.heldAt} is null`),
+    // the deposit audit: an address's credited deposits, and the addresses with recent ones
+    index('deposits_chain_address_idx').on(t.chain, t.address),
+    index('deposits_chain_block_idx').on(t.chain, t.blockNumber),
   ],
 )
 
@@ -118,6 +121,9 @@ export const outboundTxs = pgTable(
     unique('outbound_txs_purpose_ref_step_key').on(t.purpose, t.refId, t.step),
     unique('outbound_txs_chain_from_nonce_key').on(t.chain, t.fromAddress, t.nonce),
     index('outbound_txs_open_idx').on(t.state, t.createdAt).where(sql`${t.state} in ('signed', 'broadcast')`),
+    // the deposit audit: top-ups an address received, and the addresses with recent transactions
+    index('outbound_txs_topup_to_idx').on(t.chain, t.toAddress).where(sql`${t.purpose} = 'gas_topup'`),
+    index('outbound_txs_mined_block_idx').on(t.chain, t.blockNumber).where(sql`${t.blockNumber} is not null`),
   ],
 )
 

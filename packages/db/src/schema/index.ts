@@ -1,3 +1,4 @@
+export * from './audit'
 export * from './chain'
 export * from './exchange'
 export * from './ledger'

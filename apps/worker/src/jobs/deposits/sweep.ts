@@ -21,6 +21,7 @@ import {
   type OutboxDeps,
   sendFailureOf,
   sendOnce,
+  spendableEthBalance,
 } from '@wh/wallet'
 import { UnrecoverableError } from 'bullmq'
 import { type Address, getAddress } from 'viem'
@@ -185,7 +186,9 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
       if (r.state === 'failed') return fail(deps, outbox, d, attempt)
       if (!mined(r)) return 'pending'
     }
-    const balanceWei = await clients.publicClient.getBalance({ address: signer.address })
+    // what the platform credited, never more: ETH nobody credited stays at the address and pays no
+    // gas (docs/chains.md "Every deposit is accounted for")
+    const balanceWei = await spendableEthBalance(deps.sql, clients.publicClient, d.chain, d.address)
     const fee = await estimateTransferFee(outbox, {
       chain: d.chain,
       from: signer.address,
@@ -237,7 +240,7 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
         // mined: the balance now covers the sweep at the fees that sized this top-up, unless they
         // rose again; the next run re-checks before signing (never signs a sweep it cannot pay)
         if (topups.length + 1 < SWEEP_MAX_TOPUPS) {
-          const after = await clients.publicClient.getBalance({ address: signer.address })
+          const after = await spendableEthBalance(deps.sql, clients.publicClient, d.chain, d.address)
           if (after < needWei) return 'pending'
         }
       }

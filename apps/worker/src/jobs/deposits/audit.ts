@@ -1,0 +1,511 @@
+/**
+ * The deposit balance audit (one repeatable tick per chain, queue `deposits`): every deposit that
+ * reaches a deposit address is accounted for. docs/chains.md "Every deposit is accounted for".
+ *
+ * The scanner sees top-level ETH transfers and ERC-20 logs; ETH sent by an internal call (a
+ * smart wallet's execute, a batch payout) reaches the address unseen. So each tick compares what
+ * a bounded batch of deposit addresses hold on chain with what the platform expects them to hold
+ * (packages/wallet expected-balance.ts), at one block the scan has fully recorded: the scan
+ * cursor's `next_block − 1`, where every deposit at or below it is in `deposits`.
+ *
+ * Which addresses: open surplus episodes first (a surplus is acted on at its second reading), then
+ * addresses with activity since the last tick (deposits, outbound transactions), then a rotation
+ * over all of deposit_addresses by hd_index, so every address is read within ⌈addresses / rotation
+ * batch⌉ ticks. A tick's cost is bounded by its batches, not by the number of users.
+ *
+ * A surplus of at least the registry's minimum ETH deposit, seen at two readings: when the chain's
+ * node serves traces, the successful internal transfers into the address since its last clean
+ * reading are credited as deposits (a `deposits` row and `deposit_detected`, key
+ * `tx:{chain}:{txHash}:{2^32 + traceIndex}`, one transaction), and the sweep then moves them like
+ * any ETH deposit. What the traces do not explain (or every surplus, without a trace API) is alerted
+ * once per episode and stays recorded in deposit_surpluses; the sweep never spends it (it spends at
+ * most the expected balance).
+ */
+import { LOCK_TTL_MS } from '@wh/config'
+import { withLock } from '@wh/jobs'
+import { appendBatch, type EventInput, MAX_BATCH_EVENTS } from '@wh/ledger'
+import {
+  BALANCE_READ_BATCH,
+  CHAIN_NAMES,
+  type ChainClients,
+  type ChainName,
+  expectedEthBalances,
+  type InternalTransfer,
+  internalTransfersTo,
+  isMethodUnavailable,
+  knownTraceSupport,
+  markTracesUnavailable,
+  readBalances,
+  TRACE_FILTER_MAX_BLOCKS,
+  traceFilterAvailable,
+} from '@wh/wallet'
+import type { TickDefinition, WorkerDeps } from '../../ticks'
+import { isWatchedChain } from './scan'
+
+export const DEPOSIT_AUDIT_EVERY_MS = 30_000
+/** Addresses the rotation reads per tick: 100,000 users are a full rotation in 100 ticks. */
+export const AUDIT_ROTATION_BATCH = 1_000
+/** Addresses read per tick ahead of the rotation: open surplus episodes, then recent activity. */
+export const AUDIT_PRIORITY_BATCH = 1_000
+/**
+ * How far back the traces of an address without a clean reading go (its first reading saw a
+ * surplus). An address is read at least once per rotation, so a later episode starts at its last
+ * clean reading, a rotation back at most.
+ */
+export const AUDIT_TRACE_LOOKBACK_BLOCKS = 50_000n
+
+/** Readings after which a surplus whose traces keep failing is alerted (a failure may be transient). */
+export const AUDIT_TRACE_FAILURE_READINGS = 5
+
+export const depositAuditTickName = (chain: ChainName) => `deposits-audit-${chain}`
+
+export type DepositAuditDeps = Pick<WorkerDeps, 'sql' | 'registry' | 'clients' | 'alerter'>
+
+export interface DepositAuditOptions {
+  rotationBatch?: number
+  priorityBatch?: number
+  /** addresses per eth_call */
+  balanceBatch?: number
+  traceLookbackBlocks?: bigint
+  maxBlocksPerTraceCall?: number
+}
+
+export interface DepositAuditResult {
+  chain: ChainName
+  /** 'no-cursor': the scan has recorded no block yet; 'halted': the scan is halted (a reorg) */
+  status: 'audited' | 'no-cursor' | 'halted'
+  /** the block the balances were read at */
+  block?: bigint
+  /** addresses read, of which from the priority set and from the rotation */
+  read: number
+  priority: number
+  rotation: number
+  /** the rotation came back to the lowest hd_index */
+  rotationWrapped: boolean
+  /** readings with a surplus */
+  surpluses: number
+  /** internal transfers credited as deposits by this tick */
+  credited: number
+  alerted: number
+  resolved: number
+  /** eth_call, trace_filter and trace_transaction requests */
+  rpcCalls: number
+  /** the trace API failed (not "method not found"): the surpluses wait for the next tick */
+  traceFailed: boolean
+}
+
+interface Target {
+  hdIndex: number
+  address: string
+  userId: string
+}
+
+interface Episode {
+  id: string
+  address: string
+  hd_index: number
+  user_id: string
+  amount: string
+  readings: number
+  trace_from_block: string
+  traced_to_block: string | null
+  alerted_at: Date | null
+}
+
+/** Why a surplus is not explained (deposit_surpluses.reason). */
+export type SurplusReason = 'no-trace-api' | 'not-in-traces' | 'trace-failed'
+const REASON_TEXT: Record<SurplusReason, string> = {
+  'no-trace-api': "the chain's RPC has no trace API",
+  'not-in-traces': 'the traces do not explain it',
+  'trace-failed': 'the traces could not be read',
+}
+
+/** The alert of an unexplained surplus (its fields say where, how much and why). */
+const ALERT_TEXT =
+  'ETH at a deposit address that no credited deposit explains; it stays there until an operator decides'
+
+/**
+ * One run of the audit for `chain`.
+ *
+ * @example
+ *   const r = await auditDepositBalances(deps, 'base')
+ *   r.credited // internal transfers credited as deposits by this run
+ */
+export async function auditDepositBalances(
+  deps: DepositAuditDeps,
+  chain: ChainName,
+  opts: DepositAuditOptions = {},
+): Promise<DepositAuditResult> {
+  const info = deps.registry.get(chain)
+  const clients = deps.clients.get(chain)
+  if (!info || !clients) throw new Error(`chain ${chain} is not configured`)
+  const eth = info.tokens.find((t) => t.contract === null)
+  if (!eth) throw new Error(`chain ${chain} has no native token in the registry`)
+  const minSurplus = eth.minDepositBaseUnits
+  const { sql } = deps
+  const result: DepositAuditResult = {
+    chain,
+    status: 'audited',
+    read: 0,
+    priority: 0,
+    rotation: 0,
+    rotationWrapped: false,
+    surpluses: 0,
+    credited: 0,
+    alerted: 0,
+    resolved: 0,
+    rpcCalls: 0,
+    traceFailed: false,
+  }
+
+  // the block: the scan's cursor − 1, where every deposit at or below is recorded
+  const [cursor] = await sql<{ next_block: string; halted_at: Date | null }[]>`
+    select next_block, halted_at from chain_cursors where chain = ${chain}`
+  if (!cursor || BigInt(cursor.next_block) < 1n) return { ...result, status: 'no-cursor' }
+  if (cursor.halted_at !== null) return { ...result, status: 'halted' }
+  const block = BigInt(cursor.next_block) - 1n
+  result.block = block
+
+  // --- which addresses
+  await sql`
+    insert into deposit_audit_cursors (chain, activity_block) values (${chain}, ${block.toString()})
+    on conflict do nothing`
+  const [ac] = await sql<{ next_hd_index: number; activity_block: string }[]>`
+    select next_hd_index, activity_block from deposit_audit_cursors where chain = ${chain}`
+  const nextHd = (ac as { next_hd_index: number }).next_hd_index
+  const activityFrom = BigInt((ac as { activity_block: string }).activity_block)
+  const priorityBatch = opts.priorityBatch ?? AUDIT_PRIORITY_BATCH
+  const rotationBatch = opts.rotationBatch ?? AUDIT_ROTATION_BATCH
+
+  const targets = new Map<string, Target>()
+  const take = (rows: readonly { hd_index: number; address: string; user_id: string }[]) => {
+    for (const r of rows) {
+      if (!targets.has(r.address))
+        targets.set(r.address, { hdIndex: r.hd_index, address: r.address, userId: r.user_id })
+    }
+  }
+  // open episodes first (at most half the priority batch, so activity is never starved)
+  take(
+    await sql<{ hd_index: number; address: string; user_id: string }[]>`
+      select hd_index, address, user_id from deposit_surpluses where chain = ${chain} and state = 'open'
+      order by last_seen_block limit ${Math.ceil(priorityBatch / 2)}`,
+  )
+  // then addresses with activity since the last tick, earliest first
+  let activityTo = activityFrom
+  const limit = priorityBatch - targets.size
+  if (block > activityFrom && limit > 0) {
+    const active = await sql<{ hd_index: number; address: string; user_id: string; first_block: string }[]>`
+      with act as (
+        select address, block_number as b from deposits
+        where chain = ${chain} and block_number > ${activityFrom.toString()} and block_number <= ${block.toString()}
+        union all
+        select x.address, o.block_number from outbound_txs o
+          cross join lateral (values (o.from_address), (o.to_address)) as x(address)
+        where o.chain = ${chain} and o.block_number > ${activityFrom.toString()} and o.block_number <= ${block.toString()}
+      )
+      select a.hd_index, a.address, a.user_id, min(act.b)::text as first_block
+      from act join deposit_addresses a on a.address = act.address
+      group by a.hd_index, a.address, a.user_id
+      order by min(act.b), a.hd_index limit ${limit}`
+    take(active)
+    // a full batch may have left addresses of its last block out: the rotation reads them later
+    activityTo = active.length >= limit && active.length > 0 ? BigInt(active.at(-1)?.first_block as string) : block
+  }
+  result.priority = targets.size
+  // the rotation: the next rotationBatch addresses by hd_index, continuing from the lowest when it
+  // reaches the end, so every tick reads a full batch and each address comes back every
+  // ⌈addresses / rotationBatch⌉ ticks
+  const rotation = await sql<{ hd_index: number; address: string; user_id: string }[]>`
+    select hd_index, address, user_id from deposit_addresses where hd_index >= ${nextHd}
+    order by hd_index limit ${rotationBatch}`
+  if (rotation.length < rotationBatch) {
+    result.rotationWrapped = true
+    rotation.push(
+      ...(await sql<{ hd_index: number; address: string; user_id: string }[]>`
+        select hd_index, address, user_id from deposit_addresses where hd_index < ${nextHd}
+        order by hd_index limit ${rotationBatch - rotation.length}`),
+    )
+  }
+  take(rotation)
+  result.rotation = rotation.length
+  const rotationNext = rotation.length === 0 ? 0 : (rotation.at(-1) as { hd_index: number }).hd_index + 1
+
+  // --- read: the chain's balances and the platform's expectation, at the same block
+  const list = [...targets.values()]
+  const addresses = list.map((t) => t.address)
+  const balanceBatch = opts.balanceBatch ?? BALANCE_READ_BATCH
+  const [expected, balances] = await Promise.all([
+    expectedEthBalances(sql, { chain, addresses, atBlock: block }),
+    readBalances(clients.publicClient, addresses, block, balanceBatch),
+  ])
+  result.read = list.length
+  result.rpcCalls += Math.ceil(list.length / balanceBatch)
+  const readings = list.map((t, i) => {
+    const balance = balances[i] as bigint
+    const exp = expected.get(t.address)?.expected ?? 0n
+    return { target: t, balance, expected: exp, surplus: balance - exp >= minSurplus }
+  })
+  const surplusAddresses = readings.filter((r) => r.surplus).map((r) => r.target.address)
+  result.surpluses = surplusAddresses.length
+
+  // --- record the readings, open, continue and close episodes, move the audit cursor: one commit
+  const lookback = opts.traceLookbackBlocks ?? AUDIT_TRACE_LOOKBACK_BLOCKS
+  const floor = block - lookback + 1n > 0n ? block - lookback + 1n : 0n
+  await sql.begin(async (tx) => {
+    const open = await tx<{ id: string; address: string }[]>`
+      select id, address from deposit_surpluses
+      where chain = ${chain} and state = 'open' and address = any(${addresses}::text[]) for update`
+    const openBy = new Map(open.map((o) => [o.address, o.id]))
+    const fresh = surplusAddresses.filter((a) => !openBy.has(a))
+    const clean = new Map<string, string | null>()
+    if (fresh.length > 0) {
+      for (const r of await tx<{ address: string; clean_block: string | null }[]>`
+        select address, clean_block::text from deposit_balance_audits
+        where chain = ${chain} and address = any(${fresh}::text[])`)
+        clean.set(r.address, r.clean_block)
+    }
+    const rows = readings.map((r) => ({
+      address: r.target.address,
+      balance: r.balance.toString(),
+      expected: r.expected.toString(),
+      surplus: r.surplus,
+    }))
+    await tx`
+      insert into deposit_balance_audits (chain, address, checked_block, checked_at, balance, expected, clean_block)
+      select ${chain}, x.address, ${block.toString()}, now(), x.balance, x.expected,
+        case when x.surplus then null else ${block.toString()}::bigint end
+      from jsonb_to_recordset(${tx.json(rows)}::jsonb) as x(address text, balance numeric, expected numeric, surplus boolean)
+      on conflict (chain, address) do update set checked_block = excluded.checked_block,
+        checked_at = excluded.checked_at, balance = excluded.balance, expected = excluded.expected,
+        clean_block = coalesce(excluded.clean_block, deposit_balance_audits.clean_block)`
+    for (const r of readings) {
+      const id = openBy.get(r.target.address)
+      const amount = (r.balance - r.expected).toString()
+      if (r.surplus && id) {
+        await tx`
+          update deposit_surpluses set amount = ${amount}, readings = readings + 1,
+            last_seen_block = ${block.toString()}, last_seen_at = now()
+          where id = ${id}`
+      } else if (r.surplus) {
+        const c = clean.get(r.target.address)
+        // the traces start after the last clean reading; without one, a lookback back
+        const from = c !== null && c !== undefined && BigInt(c) + 1n > floor ? BigInt(c) + 1n : floor
+        await tx`
+          insert into deposit_surpluses (chain, address, hd_index, user_id, amount, first_seen_block, first_seen_at,
+            last_seen_block, last_seen_at, trace_from_block, state)
+          values (${chain}, ${r.target.address}, ${r.target.hdIndex}, ${r.target.userId}, ${amount},
+            ${block.toString()}, now(), ${block.toString()}, now(), ${from.toString()}, 'open')`
+      } else if (id) {
+        // no longer above the expectation (a late-recorded top-up, funds moved): the episode ends
+        await tx`update deposit_surpluses set state = 'resolved', closed_at = now() where id = ${id}`
+        result.resolved++
+      }
+    }
+    await tx`
+      update deposit_audit_cursors set next_hd_index = ${rotationNext}, activity_block = ${activityTo.toString()},
+        rotations = rotations + ${result.rotationWrapped ? 1 : 0},
+        rotation_started_at = case when ${result.rotationWrapped} then now() else rotation_started_at end,
+        updated_at = now()
+      where chain = ${chain}`
+  })
+
+  // --- explain the surpluses seen twice
+  if (surplusAddresses.length > 0) await explain(deps, chain, block, minSurplus, surplusAddresses, opts, result)
+  return result
+}
+
+/**
+ * The open episodes among `addresses` at their second reading or later: credit what the traces
+ * show, then alert (once per episode) what they do not.
+ */
+async function explain(
+  deps: DepositAuditDeps,
+  chain: ChainName,
+  block: bigint,
+  minSurplus: bigint,
+  addresses: readonly string[],
+  opts: DepositAuditOptions,
+  result: DepositAuditResult,
+): Promise<void> {
+  const { sql } = deps
+  const client = (deps.clients.get(chain) as ChainClients).publicClient
+  const episodes = await sql<Episode[]>`
+    select id, address, hd_index, user_id, amount::text, readings, trace_from_block::text, traced_to_block::text,
+      alerted_at
+    from deposit_surpluses
+    where chain = ${chain} and state = 'open' and readings >= 2 and address = any(${addresses}::text[])`
+  if (episodes.length === 0) return
+  const startOf = (e: Episode) =>
+    e.traced_to_block !== null ? BigInt(e.traced_to_block) + 1n : BigInt(e.trace_from_block)
+  const toTrace = episodes.filter((e) => startOf(e) <= block)
+
+  let reason: SurplusReason = 'not-in-traces'
+  if (toTrace.length > 0) {
+    let transfers: InternalTransfer[] | undefined
+    try {
+      if (knownTraceSupport(client) === undefined) result.rpcCalls++ // the probe, once per chain and process
+      if (await traceFilterAvailable(client, block)) {
+        let fromBlock = block
+        for (const e of toTrace) if (startOf(e) < fromBlock) fromBlock = startOf(e)
+        const r = await internalTransfersTo(client, {
+          addresses: new Set(toTrace.map((e) => e.address.toLowerCase())),
+          fromBlock,
+          toBlock: block,
+          maxBlocksPerCall: opts.maxBlocksPerTraceCall ?? TRACE_FILTER_MAX_BLOCKS,
+        })
+        result.rpcCalls += r.rpcCalls
+        transfers = r.transfers
+      } else {
+        reason = 'no-trace-api'
+      }
+    } catch (e) {
+      if (isMethodUnavailable(e)) {
+        // trace_filter answered the probe but trace_transaction is missing: no trace API here
+        markTracesUnavailable(client)
+        reason = 'no-trace-api'
+      } else {
+        // a timeout, a node without the state of those blocks: try again next tick, alert if it lasts
+        // (the error itself is not kept: a viem error names the RPC URL, which carries a key)
+        result.traceFailed = true
+        reason = 'trace-failed'
+      }
+    }
+    if (transfers !== undefined) {
+      result.credited += await credit(deps, chain, block, minSurplus, toTrace, transfers, startOf)
+    }
+  }
+
+  // what is still open after the credits: alert once per episode
+  const still = await sql<(Episode & { reason: SurplusReason | null })[]>`
+    select id, address, hd_index, user_id, amount::text, readings, trace_from_block::text, traced_to_block::text,
+      alerted_at, reason
+    from deposit_surpluses
+    where id = any(${episodes.map((e) => e.id)}::uuid[]) and state = 'open'`
+  for (const e of still) {
+    if (reason === 'trace-failed' && e.readings < AUDIT_TRACE_FAILURE_READINGS) continue
+    const why = e.reason ?? reason
+    const [claimed] = await sql<{ id: string }[]>`
+      update deposit_surpluses set alerted_at = now(), reason = ${why}
+      where id = ${e.id} and alerted_at is null and state = 'open' returning id`
+    if (!claimed) continue
+    result.alerted++
+    await deps.alerter.alert(ALERT_TEXT, {
+      chain,
+      address: e.address,
+      userId: e.user_id,
+      surplusWei: e.amount,
+      block: block.toString(),
+      reason: REASON_TEXT[why],
+      tracedBlocks: e.traced_to_block === null ? 'none' : `${e.trace_from_block}-${e.traced_to_block}`,
+    })
+  }
+}
+
+/**
+ * Credits the transfers each episode's traces show (in its own range, above the dust limit) as
+ * deposits, in one transaction with the episodes' new state: a transfer credited before (a re-run)
+ * meets the deposit's unique key and the journal's and changes nothing.
+ */
+async function credit(
+  deps: DepositAuditDeps,
+  chain: ChainName,
+  block: bigint,
+  minSurplus: bigint,
+  episodes: readonly Episode[],
+  transfers: readonly InternalTransfer[],
+  startOf: (e: Episode) => bigint,
+): Promise<number> {
+  const byAddress = new Map(episodes.map((e) => [e.address.toLowerCase(), e]))
+  // the scanner's dust rule: a transfer below the minimum deposit is not credited
+  const mine = transfers.filter((t) => {
+    const e = byAddress.get(t.to)
+    return e !== undefined && t.blockNumber >= startOf(e) && t.blockNumber <= block && t.valueWei >= minSurplus
+  })
+  let credited = 0
+  await deps.sql.begin(async (tx) => {
+    const locked = await tx<{ id: string; state: string }[]>`
+      select id, state from deposit_surpluses where id = any(${episodes.map((e) => e.id)}::uuid[]) for update`
+    const stillOpen = new Set(locked.filter((l) => l.state === 'open').map((l) => l.id))
+    const rows = mine
+      .filter((t) => stillOpen.has((byAddress.get(t.to) as Episode).id))
+      .map((t) => {
+        const e = byAddress.get(t.to) as Episode
+        return {
+          chain,
+          tx_hash: t.txHash,
+          log_index: t.logIndex,
+          block_number: t.blockNumber.toString(),
+          user_id: e.user_id,
+          hd_index: e.hd_index,
+          address: e.address,
+          token: 'ETH',
+          amount: t.valueWei.toString(),
+        }
+      })
+    const inserted =
+      rows.length === 0
+        ? []
+        : await tx<{ address: string; amount: string }[]>`
+            insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
+            select chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, 'detected'
+            from jsonb_to_recordset(${tx.json(rows)}::jsonb) as x(chain text, tx_hash text, log_index bigint,
+              block_number bigint, user_id uuid, hd_index integer, address text, token text, amount numeric)
+            on conflict (chain, tx_hash, log_index) do nothing
+            returning address, amount::text`
+    const occurredAt = new Date()
+    const events: EventInput[] = rows.map((r) => ({
+      type: 'deposit_detected',
+      payload: {
+        userId: r.user_id,
+        chain,
+        txHash: r.tx_hash,
+        logIndex: r.log_index,
+        currency: 'ETH',
+        amount: BigInt(r.amount),
+      },
+      occurredAt,
+    }))
+    for (let i = 0; i < events.length; i += MAX_BATCH_EVENTS) {
+      for (const a of await appendBatch(tx, events.slice(i, i + MAX_BATCH_EVENTS))) if (!a.duplicate) credited++
+    }
+    // each episode: what this run credited comes off its surplus (a transfer credited before is
+    // already in the expected balance); below the minimum, the episode is explained
+    const newly = new Map<string, bigint>()
+    for (const r of inserted) newly.set(r.address, (newly.get(r.address) ?? 0n) + BigInt(r.amount))
+    for (const e of episodes) {
+      if (!stillOpen.has(e.id)) continue
+      const got = newly.get(e.address) ?? 0n
+      const left = BigInt(e.amount) - got
+      await tx`
+        update deposit_surpluses set traced_to_block = ${block.toString()},
+          credited_amount = credited_amount + ${got.toString()}, amount = ${left.toString()},
+          state = case when ${left < minSurplus} then 'credited' else 'open' end,
+          closed_at = case when ${left < minSurplus} then now() else null end
+        where id = ${e.id}`
+    }
+  })
+  return credited
+}
+
+/** One audit tick per chain, every DEPOSIT_AUDIT_EVERY_MS, under a Redis lock per chain. */
+export const depositAuditTicks: readonly TickDefinition[] = CHAIN_NAMES.map((chain) => ({
+  name: depositAuditTickName(chain),
+  queue: 'deposits',
+  everyMs: DEPOSIT_AUDIT_EVERY_MS,
+  process: async (_job, ctx) => {
+    if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-node-as-another-chain' }
+    const result = await withLock(ctx.deps.redis, `lock:${depositAuditTickName(chain)}`, LOCK_TTL_MS, () =>
+      auditDepositBalances(ctx.deps, chain),
+    )
+    if (!result) return { chain, status: 'locked' }
+    if (result.credited > 0 || result.alerted > 0) {
+      ctx.log.info(
+        { chain, block: result.block?.toString(), credited: result.credited, alerted: result.alerted },
+        'deposit audit',
+      )
+    }
+    if (result.traceFailed) ctx.log.warn({ chain }, 'deposit audit: traces could not be read; retried next tick')
+    // BullMQ stores the return value as JSON: no bigints
+    return { ...result, block: result.block?.toString() }
+  },
+}))
