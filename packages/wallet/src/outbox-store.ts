@@ -258,13 +258,13 @@ export async function resolveHeldRow(
   const [row] = await sql.unsafe<OutboundRow[]>(
     `update outbound_txs set
        state = case when $2 = 'failed' then 'failed' else 'broadcast' end,
-       error = case when $2 = 'failed' then $3 else error end,
+       error = $3,
        gas_used = case when $2 = 'failed' then null else gas_used end,
        effective_gas_price = case when $2 = 'failed' then null else effective_gas_price end,
        block_number = case when $2 = 'failed' then null else block_number end,
        contradictions = 0, first_contradiction_at = null, hold_reason = null, updated_at = now()
      where id = $1 and state = 'held' returning ${COLUMNS}`,
-    [id, verdict, `operator: ${note}`.slice(0, 500)],
+    [id, verdict, `operator ${verdict}: ${note}`.slice(0, 500)],
   )
   return row
 }
