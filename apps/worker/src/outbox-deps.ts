@@ -10,7 +10,8 @@ import type { WorkerDeps } from './ticks'
  *   const rec = await sendOnce(outboxOf(deps), transfer)
  */
 export function outboxOf(
-  deps: Pick<WorkerDeps, 'sql' | 'clients' | 'registry' | 'alerter'> & Partial<Pick<WorkerDeps, 'signerOf'>>,
+  deps: Pick<WorkerDeps, 'sql' | 'clients' | 'registry' | 'alerter'> &
+    Partial<Pick<WorkerDeps, 'signerOf' | 'outboxTuning'>>,
   hooks?: OutboxDeps['hooks'],
 ): OutboxDeps {
   return {
@@ -19,6 +20,7 @@ export function outboxOf(
     registry: deps.registry,
     alerter: deps.alerter,
     ...(deps.signerOf && { signerOf: deps.signerOf }),
+    ...deps.outboxTuning,
     ...(hooks && { hooks }),
   }
 }

@@ -48,6 +48,8 @@ export interface WorkerDeps {
    * (docs/hostile-world.md "Stuck transactions"; outbox-deps.ts builds the outbox's deps)
    */
   readonly signerOf: NonNullable<OutboxDeps['signerOf']>
+  /** tests only: shorter bounds for replacing stuck transactions and holding contradicted ones */
+  readonly outboxTuning?: Pick<OutboxDeps, 'replaceAfterMs' | 'contradictionHold'>
   /** the time source of every tick (tests pass the simulator's or a manual one) */
   readonly clock: Clock
   /** spec 6.2: the chat channel, or a warn line when it is not configured */

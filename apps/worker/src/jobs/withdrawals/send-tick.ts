@@ -42,6 +42,7 @@ export function withdrawalSendDeps(
     | 'config'
     | 'signerOf'
     | 'platformWallets'
+    | 'outboxTuning'
   >,
   log: TickContext['log'],
   hooks?: OutboxDeps['hooks'],
