@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { freeBalance } from '@wh/ledger'
 import { executeSwap } from '@wh/swap'
+import type { ProxyRule } from '@wh/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHAOS_KINDS, type ChaosKind, type ChaosPlan, fromSpec, type SwapSpec } from './fixtures/chaos-protocol'
 import { type ChaosRunner, chaosRunner } from './fixtures/chaos-runner'
@@ -23,6 +24,18 @@ import { faultSeed, seededRng } from './fixtures/seed'
 import { ETH_DEPOSIT, type FaultWorld, freshAddress, startFaultWorld, USDC, type WorldUser } from './fixtures/world'
 
 type Currency = ExpectedSwap['sell']
+
+/** What the flaky provider does while the worker is being killed (the hostile RPC proxy's rules). */
+const PROVIDER_FAULTS: ProxyRule[] = [
+  { method: '*', every: 23, action: { httpError: { status: 503 } } },
+  { method: 'eth_getTransactionReceipt', every: 3, action: { nullRecent: { blocks: 2 } } },
+  {
+    method: 'eth_sendRawTransaction',
+    every: 7,
+    action: { rpcError: { code: -32000, message: 'proxy: try again later' } },
+  },
+  { method: 'eth_getTransactionCount', every: 5, action: { delayMs: 40 } },
+]
 
 const ROUNDS = 4
 /** lives per round killed after a random delay instead of at a checkpoint */
@@ -49,7 +62,7 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
 
   beforeAll(async () => {
     console.info(`[fault] chaos seed ${seed} (FAULT_SEED=${seed} replays this plan)`)
-    world = await startFaultWorld()
+    world = await startFaultWorld({ rpcProxy: true })
     users = await world.addUsers(USERS, rng)
     // the hot wallet starts with some USDC, so a withdrawal never waits for a sweep to land
     await world.mintUsdc(world.w.deps.hotWallet('ethereum').address, USDC(5_000))
@@ -122,8 +135,11 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     return spec
   }
 
-  it('after kills at random points and a clean pass, every transfer happened once, every event once, balances reconcile', async () => {
+  it('after kills at random points through a flaky RPC provider and a clean pass, every transfer happened once, every event once, balances reconcile', async () => {
     const started = performance.now()
+    // the provider misbehaves all along (docs/hostile-world.md): intermittent 503s, receipts of
+    // recent transactions not served yet, broadcasts refused now and then, slow nonce reads
+    await world.proxy?.script(PROVIDER_FAULTS)
     for (let round = 1; round <= ROUNDS; round++) {
       await addWork(round)
       for (const kind of rng.shuffle(CHAOS_KINDS)) {
@@ -140,6 +156,10 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
         await life(rng.shuffle(CHAOS_KINDS), null, rng.int(20, 600))
       }
     }
+    // the provider recovers and the rows it pushed back have waited out their backoff
+    await world.proxy?.reset()
+    for (const table of ['withdrawals', 'deposits', 'subaccount_transfers'])
+      await world.w.sql.unsafe(`update ${table} set next_attempt_at = now() where next_attempt_at > now()`)
     expect(await life([...CHAOS_KINDS], null), 'the final clean pass finishes the work').toBe('done')
     console.info(
       `[fault] chaos seed ${seed}: ${runner.kills.length} kills in ${Math.round((performance.now() - started) / 1000)} s: ${runner.kills.join('; ')}`,

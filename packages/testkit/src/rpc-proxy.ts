@@ -9,7 +9,8 @@
  * `createRpcProxyServer` is the same proxy in this process.
  *
  * Rules are matched in order, per JSON-RPC call (each call of a batch on its own), by method name or
- * '*'; `after` skips the first N matching calls, `times` applies the rule to the next N only.
+ * '*'; `after` skips the first N matching calls, `every` applies the rule to one call in N only
+ * (intermittent faults), `times` applies it N times, then it expires.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -41,6 +42,8 @@ export interface ProxyRule {
   readonly after?: number
   /** the rule applies to this many matching calls, then expires */
   readonly times?: number
+  /** the rule applies to one matching call in `every` (the every-th, then every every-th): intermittent faults */
+  readonly every?: number
 }
 
 export interface MethodStats {
@@ -118,7 +121,9 @@ export async function createRpcProxyServer(o: { upstream: string; port?: number 
       if (r.rule.method !== '*' && r.rule.method !== method) continue
       if (r.rule.times !== undefined && r.applied >= r.rule.times) continue
       r.matched++
-      if (r.matched <= (r.rule.after ?? 0)) continue
+      const after = r.rule.after ?? 0
+      if (r.matched <= after) continue
+      if (r.rule.every !== undefined && (r.matched - after) % r.rule.every !== 0) continue
       r.applied++
       return r
     }

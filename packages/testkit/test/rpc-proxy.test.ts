@@ -133,6 +133,20 @@ describe('the hostile RPC proxy', () => {
     expect([await head(via), await head(via), await head(via), await head(via)]).toEqual([now, now - 4n, now, now - 4n])
   })
 
+  it('every: an intermittent fault hits one matching call in N', async () => {
+    await proxy.reset()
+    await proxy.script([{ method: 'eth_chainId', action: { rpcError: { code: -32000, message: 'flaky' } }, every: 3 }])
+    const outcomes: string[] = []
+    for (let i = 0; i < 7; i++)
+      outcomes.push(
+        await via.getChainId().then(
+          () => 'ok',
+          () => 'err',
+        ),
+      )
+    expect(outcomes).toEqual(['ok', 'ok', 'err', 'ok', 'ok', 'err', 'ok'])
+  })
+
   it('delayMs answers late', async () => {
     await proxy.reset()
     await proxy.script([{ method: 'eth_chainId', action: { delayMs: 300 }, times: 1 }])
