@@ -2,7 +2,15 @@
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { BULL_PREFIX, QUEUES } from '@wh/jobs'
-import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
+import {
+  buildChainClients,
+  buildChainRegistry,
+  ChainGuard,
+  ChainIdMismatchError,
+  checkChainsAtStart,
+  configuredChainOverrides,
+  DepositKeyring,
+} from '@wh/wallet'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { buildServer } from './server'
@@ -20,6 +28,19 @@ const redis = new Redis(config.cacheUrl, { maxRetriesPerRequest: 2, enableOfflin
 redis.on('error', () => {}) // readiness reports it; ioredis reconnects by itself
 // the mnemonic's PBKDF2 runs once here; the API keeps only the extended public key
 const keyring = DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly()
+// the chains as the worker watches them (the local run's one node under its own chain id and USDC)
+const chains = buildChainRegistry(config, configuredChainOverrides(config))
+// chains are who they say they are (docs/hostile-world.md): the API shows chain ids and dry-runs
+// withdrawals on these RPCs, so a wrong one stops it; one not answering yet is only a warning
+try {
+  const unreachable = await checkChainsAtStart(new ChainGuard(chains, buildChainClients(chains)))
+  if (unreachable.length > 0)
+    console.warn(JSON.stringify({ msg: 'chain RPC not answering at start', chains: unreachable }))
+} catch (e) {
+  if (!(e instanceof ChainIdMismatchError)) throw e
+  console.error(e.message)
+  process.exit(1)
+}
 const queues = Object.values(QUEUES).map(
   (name) => new Queue(name, { connection: redis.duplicate({ maxRetriesPerRequest: null }), prefix: BULL_PREFIX }),
 )
@@ -28,7 +49,7 @@ const app = await buildServer({
   database,
   redis,
   keyring,
-  chains: buildChainRegistry(config),
+  chains,
   queues,
 })
 

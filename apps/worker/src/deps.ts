@@ -11,6 +11,7 @@ import { localPoolAdapter, notConfiguredSwapAdapter, type SwapAdapter } from '@w
 import {
   buildChainClients,
   buildChainRegistry,
+  ChainGuard,
   type ChainName,
   type ChainOverride,
   type ClientOptions,
@@ -93,6 +94,7 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
     keyring,
     registry,
     clients,
+    chainGuard: new ChainGuard(registry, clients),
     gasWallet,
     hotWallet: () => hot,
     platformWallets,

@@ -6,7 +6,7 @@
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { selectConcurrency, selectQueues } from '@wh/jobs'
-import { registerPlatformWallets } from '@wh/wallet'
+import { ChainIdMismatchError, checkChainsAtStart, registerPlatformWallets } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { clockSyncedTicks } from './clock-sync'
 import { buildWorkerDeps } from './deps'
@@ -26,6 +26,21 @@ const redis = new Redis(config.cacheUrl)
 const database = createDatabase(config.databaseUrl, { appName: 'wheelhouse-worker' })
 // built once: the keyring's PBKDF2 and hardened steps, one client set per chain, one exchange client
 const deps = buildWorkerDeps(config, { sql: database.sql, redis, log })
+// chains are who they say they are (docs/hostile-world.md): a wrong RPC stops the worker before
+// anything runs; one that does not answer yet only waits (its ticks check it again)
+try {
+  const unreachable = await checkChainsAtStart(deps.chainGuard, {
+    chainId: config.exchange.chainId,
+    rpcUrl: config.exchange.chainRpcUrl,
+  })
+  if (unreachable.length > 0)
+    log.warn({ chains: unreachable }, 'chain RPC not answering at start: its ticks wait for it')
+} catch (e) {
+  if (!(e instanceof ChainIdMismatchError)) throw e
+  log.error({ chain: e.chain, expected: e.expected, actual: e.actual }, e.message)
+  console.error(e.message)
+  process.exit(1)
+}
 // the API holds no key: it learns the platform's own addresses here, to refuse withdrawals to them
 await registerPlatformWallets(database.sql, deps.platformWallets)
 // WORKER_CLOCK=exchange: every job reads the exchange's time first (the local run's demo moves it)

@@ -13,6 +13,7 @@ import type { SwapAdapter } from '@wh/swap'
 import type {
   Alerter,
   ChainClients,
+  ChainGuard,
   ChainInfo,
   ChainName,
   DepositKeyring,
@@ -36,6 +37,8 @@ export interface WorkerDeps {
   readonly keyring: DepositKeyring
   readonly registry: ReadonlyMap<ChainName, ChainInfo>
   readonly clients: ReadonlyMap<ChainName, ChainClients>
+  /** which chains' RPCs answer the registry's chain id (docs/hostile-world.md "Chains are who they say they are") */
+  readonly chainGuard: ChainGuard
   /** GAS_WALLET_PRIVATE_KEY's account: tops deposit addresses up with gas */
   readonly gasWallet: LocalAccount
   /** the platform's hot wallet on `chain`: receives sweeps, sends withdrawals (docs/chains.md) */

@@ -13,6 +13,7 @@ import {
   type AlertFields,
   CHAIN_NAMES,
   type ChainClients,
+  type ChainInfo,
   confirmOutbound,
   deployTestUsdc,
   expectedEthBalances,
@@ -382,7 +383,7 @@ describe('the deposit audit: every deposit that reaches a deposit address is acc
     expect((await depositsAt(w.address)).filter((d) => d.token === 'ETH')).toHaveLength(0)
   })
 
-  it('is registered as one tick per chain on the deposits queue, run once per node', async () => {
+  it('is registered as one tick per chain on the deposits queue, run once per network and never on a wrong one', async () => {
     const names = ticks.filter((t) => t.name.startsWith('deposits-audit-'))
     expect(names.map((t) => [t.name, t.queue, t.everyMs])).toEqual(
       CHAIN_NAMES.map((c) => [`deposits-audit-${c}`, 'deposits', DEPOSIT_AUDIT_EVERY_MS]),
@@ -390,8 +391,14 @@ describe('the deposit audit: every deposit that reaches a deposit address is acc
     const ctxOf = { log: { info() {}, warn() {} }, deps, queues: new Map() }
     const run = (chain: string) =>
       (names.find((t) => t.name === `deposits-audit-${chain}`) as TickDefinition).process({} as never, ctxOf)
-    // the test's four chains share one node: it is audited under the first name only
-    expect(await run('base')).toEqual({ chain: 'base', status: 'same-node-as-another-chain' })
-    expect(await run('ethereum')).toMatchObject({ chain: 'ethereum', status: 'no-cursor' })
+    // the test's four names share one node, whose chain id is base's: the others are refused
+    await expect(run('ethereum')).rejects.toMatchObject({ code: 'CHAIN_ID_MISMATCH' })
+    // and a second name of base's network is audited under the first name only
+    const twice = new Map(deps.registry)
+    twice.set('arbitrum', { ...(deps.registry.get('base') as ChainInfo), name: 'arbitrum' })
+    const ctxTwice = { ...ctxOf, deps: { ...deps, registry: twice } }
+    expect(
+      await (names.find((t) => t.name === 'deposits-audit-arbitrum') as TickDefinition).process({} as never, ctxTwice),
+    ).toEqual({ chain: 'arbitrum', status: 'same-network-as-another-chain' })
   })
 })

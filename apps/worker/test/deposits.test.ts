@@ -10,6 +10,7 @@ import {
   configuredChainOverrides,
   confirmOutbound,
   deployTestUsdc,
+  isWatchedChain,
   sendOnce,
   testUsdcAbi,
 } from '@wh/wallet'
@@ -26,7 +27,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { DepositAddressBook, syncDepositAddresses } from '../src/jobs/deposits/address-book'
-import { type DepositScanDeps, depositScanTicks, isWatchedChain, scanChainDeposits } from '../src/jobs/deposits/scan'
+import { type DepositScanDeps, depositScanTicks, scanChainDeposits } from '../src/jobs/deposits/scan'
 import { depositSweepProcessor, type SweepDeps, sweepDeposit } from '../src/jobs/deposits/sweep'
 import { depositSweepTick } from '../src/jobs/deposits/sweep-tick'
 import { startRuntime } from '../src/runtime'
@@ -388,15 +389,19 @@ describe('deposits: watch, sweep, crash safety (spec 2.1, 6.1) on a real chain',
     expect(await book.refresh(ctx.database.sql)).toBe(0)
   })
 
-  it('one node standing in for several chains is watched once, under the first chain name', () => {
+  it('one network under several names is watched once, under the first name, whatever its URLs', () => {
     const local = buildChainRegistry(
       ctx.config,
       configuredChainOverrides({ usdcAddressLocal: usdc, exchange: ctx.config.exchange }),
     )
     expect(CHAIN_NAMES.filter((c) => isWatchedChain(local, c))).toEqual(['ethereum'])
     expect(local.get('arbitrum')?.tokens.find((t) => t.symbol === 'USDC')?.contract).toBe(usdc)
-    // whatever the chain ids say: one RPC URL is one node
-    expect(CHAIN_NAMES.filter((c) => isWatchedChain(deps.registry, c))).toEqual(['ethereum'])
+    // the chain id decides, not the URL: two URLs of one network are still one network
+    const twoUrls = buildChainRegistry(
+      { rpcUrls: { ethereum: 'http://a', optimism: 'http://b', base: 'http://c', arbitrum: 'http://d' } },
+      { ethereum: { chainId: 901 }, base: { chainId: 901 } },
+    )
+    expect(CHAIN_NAMES.filter((c) => isWatchedChain(twoUrls, c))).toEqual(['ethereum', 'optimism', 'arbitrum'])
     const distinct = buildChainRegistry({
       rpcUrls: { ethereum: 'http://a', optimism: 'http://b', base: 'http://c', arbitrum: 'http://d' },
     })

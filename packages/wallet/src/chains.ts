@@ -21,8 +21,13 @@ export interface ChainInfo {
   readonly name: ChainName
   readonly chainId: number
   readonly rpcUrl: string
-  /** blocks on top of a deposit's block before it counts */
+  /** blocks on top of a deposit's block before it counts (and before a transaction of ours is final) */
   readonly confirmations: number
+  /**
+   * how deep the deposit watch reads: to the chain's `finalized` block, which no reorg undoes, or
+   * (a chain without one, the local node) to `confirmations` below the head
+   */
+  readonly finality: 'finalized' | 'depth'
   readonly tokens: readonly TokenInfo[]
 }
 
@@ -37,6 +42,7 @@ const MAINNET: Record<ChainName, { chainId: number; confirmations: number; usdc:
 export interface ChainOverride {
   chainId?: number
   confirmations?: number
+  finality?: ChainInfo['finality']
   usdc?: Address
 }
 
@@ -59,6 +65,10 @@ export function buildChainRegistry(
         chainId: o.chainId ?? base.chainId,
         rpcUrl: config.rpcUrls[name],
         confirmations: o.confirmations ?? base.confirmations,
+        // every public deployment serves the `finalized` tag (Ethereum's Casper FFG; OP Mainnet,
+        // Base and Arbitrum One: the L2 blocks whose batches are final on Ethereum); a stand-in
+        // node (an override: the local run, tests) is read by depth unless it says otherwise
+        finality: o.finality ?? (overrides[name] === undefined ? 'finalized' : 'depth'),
         tokens: Object.freeze([
           Object.freeze({ symbol: 'ETH', decimals: 18, contract: null, minDepositBaseUnits: 1_000_000_000_000_000n }),
           Object.freeze({
@@ -84,6 +94,12 @@ export function configuredChainOverrides(
   config: Pick<Config, 'usdcAddressLocal' | 'exchange'>,
 ): Partial<Record<ChainName, ChainOverride>> {
   if (config.usdcAddressLocal === undefined) return {}
-  const local: ChainOverride = { usdc: config.usdcAddressLocal, chainId: config.exchange.chainId, confirmations: 0 }
+  const local: ChainOverride = {
+    usdc: config.usdcAddressLocal,
+    chainId: config.exchange.chainId,
+    confirmations: 0,
+    // an automining node's `finalized` block lags its head by dozens of blocks it never makes
+    finality: 'depth',
+  }
   return Object.fromEntries(CHAIN_NAMES.map((name) => [name, local]))
 }

@@ -5,6 +5,7 @@
  *   pnpm --filter @wh/worker exec tsx src/cli/held.ts <outbound id> --recheck --reason "<evidence>"
  *   pnpm --filter @wh/worker exec tsx src/cli/held.ts <outbound id> --failed --reason "<evidence>"
  *
+ * `--by <name>` names the operator (default: the OS user); the decision is kept in operator_actions.
  * Reads the same environment as the worker; prints one JSON line and nothing of the configuration.
  * Exit code 0 on success, 1 when refused (not held, not found), 2 on bad usage.
  */
@@ -31,6 +32,7 @@ const { values, positionals } = (() => {
         recheck: { type: 'boolean', default: false },
         failed: { type: 'boolean', default: false },
         reason: { type: 'string' },
+        by: { type: 'string' },
       },
     })
   } catch (e) {
@@ -50,7 +52,7 @@ try {
     if (!id || positionals.length !== 1 || !UUID.test(id)) usage('one outbound transaction id is required')
     if (values.recheck === values.failed) usage('say --recheck or --failed')
     if (!values.reason?.trim()) usage('--reason is required: say what evidence decided it')
-    const record = await resolveHeld(database.sql, id, values.failed ? 'failed' : 'recheck', values.reason)
+    const record = await resolveHeld(database.sql, id, values.failed ? 'failed' : 'recheck', values.reason, values.by)
     console.log(JSON.stringify({ id: record.id, state: record.state, txHash: record.txHash }))
   }
 } catch (e) {

@@ -11,6 +11,7 @@
  */
 import type { Sql } from '@wh/db'
 import { type OutboundRecord, resolveHeldOutbound } from '@wh/wallet'
+import { recordOperatorAction } from './actions'
 
 export interface HeldTransaction {
   id: string
@@ -43,8 +44,16 @@ export async function resolveHeld(
   outboundId: string,
   verdict: 'recheck' | 'failed',
   reason: string,
+  actor?: string,
 ): Promise<OutboundRecord> {
   const record = await resolveHeldOutbound({ sql }, outboundId, verdict, reason)
+  await recordOperatorAction(sql, {
+    action: verdict === 'failed' ? 'outbound_failed' : 'outbound_rechecked',
+    subject: outboundId,
+    ...(actor !== undefined && { actor }),
+    reason,
+    details: { txHash: record.txHash, nonce: record.nonce },
+  })
   const [row] = await sql<{ purpose: string; ref_id: string }[]>`
     select purpose, ref_id from outbound_txs where id = ${outboundId}`
   if (row?.purpose === 'withdrawal')

@@ -24,6 +24,7 @@ import {
   CHAIN_NAMES,
   type ChainName,
   DeriveBridgeAdapter,
+  isWatchedChain,
   LocalBridgeAdapter,
   type OutboundRecord,
   type OutboxDeps,
@@ -32,7 +33,6 @@ import {
 import type { Address } from 'viem'
 import { outboxOf } from '../../outbox-deps'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
-import { isWatchedChain } from '../deposits/scan'
 
 export const BRIDGE_EVERY_MS = 60_000
 /** Below this surplus (1 USDC) a bridge is not worth its gas: wait for more. */

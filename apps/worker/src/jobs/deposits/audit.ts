@@ -33,6 +33,7 @@ import {
   type InternalTransfer,
   internalTransfersTo,
   isMethodUnavailable,
+  isWatchedChain,
   knownTraceSupport,
   markTracesUnavailable,
   readBalances,
@@ -40,7 +41,6 @@ import {
   traceFilterAvailable,
 } from '@wh/wallet'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
-import { isWatchedChain } from './scan'
 
 export const DEPOSIT_AUDIT_EVERY_MS = 30_000
 /** Addresses the rotation reads per tick: 100,000 users are a full rotation in 100 ticks. */
@@ -493,7 +493,9 @@ export const depositAuditTicks: readonly TickDefinition[] = CHAIN_NAMES.map((cha
   queue: 'deposits',
   everyMs: DEPOSIT_AUDIT_EVERY_MS,
   process: async (_job, ctx) => {
-    if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-node-as-another-chain' }
+    if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-network-as-another-chain' }
+    // never credit from an RPC that is not this chain (docs/hostile-world.md)
+    if (!(await ctx.deps.chainGuard.ready(chain))) return { chain, status: 'unverified' }
     const result = await withLock(ctx.deps.redis, `lock:${depositAuditTickName(chain)}`, LOCK_TTL_MS, () =>
       auditDepositBalances(ctx.deps, chain),
     )

@@ -13,10 +13,19 @@ import { LOCK_TTL_MS } from '@wh/config'
 import type { Sql } from '@wh/db'
 import { withLock } from '@wh/jobs'
 import { appendBatch, type EventInput, MAX_BATCH_EVENTS } from '@wh/ledger'
-import { CHAIN_NAMES, type ChainName, type ScanStats, scanDeposits } from '@wh/wallet'
-import type { Hex } from 'viem'
+import {
+  CHAIN_NAMES,
+  type ChainName,
+  ChainReorgError,
+  isWatchedChain,
+  ScanRangeError,
+  type ScanStats,
+  scanDeposits,
+} from '@wh/wallet'
+import { type Hex, numberToHex } from 'viem'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
 import { ADDRESS_SYNC_BATCH, DepositAddressBook, syncDepositAddresses } from './address-book'
+import { advanceCursor, haltCursor, loadCursor, lockCursor } from './cursor'
 
 export const DEPOSIT_SCAN_EVERY_MS = 5_000
 /** Blocks one tick scans at most; a chain that is behind catches up over several ticks. */
@@ -28,7 +37,7 @@ export const ADDRESS_SYNC_MAX_BATCHES = 4
 
 export const depositScanTickName = (chain: ChainName) => `deposits-scan-${chain}`
 
-export type DepositScanDeps = Pick<WorkerDeps, 'sql' | 'keyring' | 'registry' | 'clients' | 'gasWallet'> & {
+export type DepositScanDeps = Pick<WorkerDeps, 'sql' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'alerter'> & {
   readonly addressBook: DepositAddressBook
 }
 
@@ -40,8 +49,11 @@ export interface DepositScanOptions {
 
 export interface DepositScanResult {
   chain: ChainName
-  /** 'behind-on-addresses': users without a stored address remain; nothing was scanned */
-  status: 'scanned' | 'up-to-date' | 'behind-on-addresses'
+  /**
+   * 'behind-on-addresses': users without a stored address remain; nothing was scanned.
+   * 'halted': a reorg went past the cursor; nothing is credited until an operator resumes.
+   */
+  status: 'scanned' | 'up-to-date' | 'behind-on-addresses' | 'halted'
   fromBlock?: bigint
   toBlock?: bigint
   /** the cursor after the tick: the next block to scan */
@@ -82,10 +94,33 @@ export function addressBookFor(deps: object): DepositAddressBook {
   return book
 }
 
-async function loadCursor(sql: Sql, chain: ChainName, initial: bigint): Promise<bigint> {
-  await sql`insert into chain_cursors (chain, next_block) values (${chain}, ${initial.toString()}) on conflict do nothing`
-  const [row] = await sql<{ next_block: string }[]>`select next_block from chain_cursors where chain = ${chain}`
-  return BigInt((row as { next_block: string }).next_block)
+/** The hash of block `n` as the node answers now, undefined when it has no such block. */
+async function blockHashAt(client: DepositScanClient, n: bigint): Promise<Hex | undefined> {
+  const block = (await client.request({ method: 'eth_getBlockByNumber', params: [numberToHex(n), false] })) as {
+    hash?: Hex
+  } | null
+  return block?.hash ?? undefined
+}
+
+type DepositScanClient = NonNullable<ReturnType<DepositScanDeps['clients']['get']>>['publicClient']
+
+/**
+ * The highest block the watch may read: the chain's `finalized` block where the registry says it
+ * has one, never above `head − confirmations` (docs/chains.md "The watch tick").
+ */
+export async function scanTarget(
+  client: DepositScanClient,
+  info: { finality: 'finalized' | 'depth'; confirmations: number },
+  head: bigint,
+): Promise<bigint> {
+  const byDepth = head - BigInt(info.confirmations)
+  if (info.finality === 'depth') return byDepth
+  const finalized = (await client.request({ method: 'eth_getBlockByNumber', params: ['finalized', false] })) as {
+    number?: Hex
+  } | null
+  if (!finalized?.number) return -1n // nothing final yet: nothing to read
+  const n = BigInt(finalized.number)
+  return n < byDepth ? n : byDepth
 }
 
 /**
@@ -107,7 +142,7 @@ export async function scanChainDeposits(
   // the head first, addresses second: every user who could have been shown an address before a
   // block at or below this head is in the book before that block is read
   const head = BigInt(await clients.publicClient.request({ method: 'eth_blockNumber' }))
-  const confirmedHead = head - BigInt(info.confirmations)
+  const confirmedHead = await scanTarget(clients.publicClient, info, head)
 
   let complete = false
   for (let i = 0; i < ADDRESS_SYNC_MAX_BATCHES && !complete; i++) {
@@ -117,10 +152,26 @@ export async function scanChainDeposits(
   await deps.addressBook.refresh(deps.sql)
 
   const initial = confirmedHead - INITIAL_LOOKBACK_BLOCKS > 0n ? confirmedHead - INITIAL_LOOKBACK_BLOCKS : 0n
-  const fromBlock = await loadCursor(deps.sql, chain, initial)
+  const cursor = await loadCursor(deps.sql, chain, initial < 0n ? 0n : initial)
+  const fromBlock = cursor.nextBlock
+  if (cursor.haltedAt) return { chain, status: 'halted', nextBlock: fromBlock, detected: 0, duplicates: 0 }
+  // the block the cursor stands on must be the one it scanned: if not, a reorg went deeper than
+  // this chain was trusted with, and deposits credited from the old blocks may not exist
+  if (cursor.blockHash !== null && fromBlock > 0n) {
+    const now = await blockHashAt(clients.publicClient, fromBlock - 1n)
+    if (now === undefined)
+      throw new ScanRangeError(`block ${fromBlock - 1n} not served`, fromBlock - 1n, fromBlock - 1n)
+    if (now.toLowerCase() !== cursor.blockHash.toLowerCase()) {
+      await haltOnReorg(deps, chain, fromBlock - 1n, cursor.blockHash, now)
+      return { chain, status: 'halted', nextBlock: fromBlock, detected: 0, duplicates: 0 }
+    }
+  }
   const maxBlocks = BigInt(opts.maxBlocks ?? MAX_BLOCKS_PER_SCAN_TICK)
   const toBlock = confirmedHead < fromBlock + maxBlocks - 1n ? confirmedHead : fromBlock + maxBlocks - 1n
   if (toBlock < fromBlock) return { chain, status: 'up-to-date', nextBlock: fromBlock, detected: 0, duplicates: 0 }
+  // the range's last block before and after the read: a reorg while reading changes its hash
+  const toBlockHash = await blockHashAt(clients.publicClient, toBlock)
+  if (toBlockHash === undefined) throw new ScanRangeError(`block ${toBlock} not served`, fromBlock, toBlock)
 
   const gasWallet = deps.gasWallet.address.toLowerCase()
   const { deposits, stats } = await scanDeposits({
@@ -134,14 +185,13 @@ export async function scanChainDeposits(
     ignoreFrom: (from: Hex) => from === gasWallet,
     limits: { maxBlocksPerScan: Number(maxBlocks) },
   })
+  const after = await blockHashAt(clients.publicClient, toBlock)
+  if (after !== toBlockHash) throw new ChainReorgError(toBlock, toBlockHash, after ?? '0x')
 
   let detected = 0
   let duplicates = 0
   await deps.sql.begin(async (tx) => {
-    const [cur] = await tx<{ next_block: string }[]>`
-      select next_block from chain_cursors where chain = ${chain} for update
-    `
-    if (!cur || BigInt(cur.next_block) !== fromBlock) throw new CursorMovedError(chain)
+    if ((await lockCursor(tx, chain)) !== fromBlock) throw new CursorMovedError(chain)
     if (deposits.length > 0) {
       const indexes = [...new Set(deposits.map((d) => d.hdIndex))]
       const owners = await tx<{ hd_index: number; user_id: string; address: string }[]>`
@@ -191,25 +241,21 @@ export async function scanChainDeposits(
       }
     }
     await opts.beforeCommit?.()
-    await tx`update chain_cursors set next_block = ${(toBlock + 1n).toString()}, updated_at = now() where chain = ${chain}`
+    await advanceCursor(tx, chain, toBlock, toBlockHash)
   })
   return { chain, status: 'scanned', fromBlock, toBlock, nextBlock: toBlock + 1n, detected, duplicates, stats }
 }
 
-/**
- * Whether `chain` is watched: not when an earlier chain of the registry has the same RPC URL (the
- * same node). In production the four chains have four endpoints; in the local run one node stands
- * in for all four, and watching it four times would record every transfer as four deposits.
- */
-export function isWatchedChain(registry: DepositScanDeps['registry'], chain: ChainName): boolean {
-  const info = registry.get(chain)
-  if (!info) return false
-  for (const name of CHAIN_NAMES) {
-    if (name === chain) return true
-    const other = registry.get(name)
-    if (other && other.rpcUrl === info.rpcUrl) return false
-  }
-  return true
+/** A reorg past the cursor: crediting on the chain stops, with one alert, until an operator resumes it. */
+async function haltOnReorg(deps: DepositScanDeps, chain: ChainName, block: bigint, scanned: Hex, now: Hex) {
+  const reason = `reorg past the cursor: block ${block} was ${scanned} when scanned, is ${now} now`
+  if (await haltCursor(deps.sql, chain, reason))
+    await deps.alerter.alert('deposit watch halted: a reorg went past the cursor; an operator resumes it', {
+      chain,
+      block: block.toString(),
+      scannedHash: scanned,
+      nowHash: now,
+    })
 }
 
 /** One scan tick per chain; each under a Redis lock so a slow run never overlaps the next. */
@@ -218,13 +264,18 @@ export const depositScanTicks: readonly TickDefinition[] = CHAIN_NAMES.map((chai
   queue: 'deposits',
   everyMs: DEPOSIT_SCAN_EVERY_MS,
   process: async (_job, ctx) => {
-    if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-node-as-another-chain' }
+    if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-network-as-another-chain' }
+    // never credit from an RPC that is not this chain (docs/hostile-world.md)
+    if (!(await ctx.deps.chainGuard.ready(chain))) {
+      ctx.log.warn({ chain }, 'deposit scan waits: the chain RPC has not answered its chain id yet')
+      return { chain, status: 'unverified' }
+    }
     const deps = { ...ctx.deps, addressBook: addressBookFor(ctx.deps) }
     const result = await withLock(ctx.deps.redis, `lock:${depositScanTickName(chain)}`, LOCK_TTL_MS, () =>
       scanChainDeposits(deps, chain),
     )
     if (!result) return { chain, status: 'locked' }
-    if (result.detected > 0 || result.status === 'behind-on-addresses') {
+    if (result.detected > 0 || result.status === 'behind-on-addresses' || result.status === 'halted') {
       ctx.log.info(
         { chain, status: result.status, detected: result.detected, toBlock: result.toBlock?.toString() },
         'deposit scan',

@@ -8,9 +8,8 @@
  * outbox and the journal's keys make a doubled job harmless.
  */
 import { jobId, QUEUES } from '@wh/jobs'
-import { GAS_LIMIT_MARGIN_PCT } from '@wh/wallet'
+import { GAS_LIMIT_MARGIN_PCT, isWatchedChain } from '@wh/wallet'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
-import { isWatchedChain } from './scan'
 import { BELOW_GAS_RETRY_MS, DEPOSIT_SWEEP_JOB, SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
 
 export const DEPOSIT_SWEEP_EVERY_MS = 10_000

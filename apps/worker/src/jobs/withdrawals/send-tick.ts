@@ -43,6 +43,7 @@ export function withdrawalSendDeps(
     | 'signerOf'
     | 'platformWallets'
     | 'outboxTuning'
+    | 'chainGuard'
   >,
   log: TickContext['log'],
   hooks?: OutboxDeps['hooks'],
@@ -70,6 +71,7 @@ export function withdrawalSendDeps(
     },
     hotWallet: deps.hotWallet,
     platformAddresses: new Set(deps.platformWallets.map((w) => w.address.toLowerCase())),
+    chainReady: (chain) => deps.chainGuard.ready(chain),
     alerter: deps.alerter,
     stuckMinutes: deps.config.withdrawal.stuckMinutes,
     claimAlert: async (key, ttlMs) =>

@@ -90,6 +90,11 @@ export interface WithdrawalSendDeps {
   readonly hotWallet: (chain: ChainName) => OutboundTransfer['signer']
   /** the platform's own addresses, lowercase (a withdrawal there is refused) */
   readonly platformAddresses: ReadonlySet<string>
+  /**
+   * whether `chain`'s RPC answered its chain id (ChainGuard): a dry run on another network could
+   * fail a withdrawal that is fine on its own; throws when the RPC is another chain
+   */
+  readonly chainReady?: (chain: ChainName) => Promise<boolean>
   readonly alerter: Alerter
   /** WITHDRAWAL_STUCK_MINUTES */
   readonly stuckMinutes: number
@@ -404,6 +409,11 @@ export async function sendWithdrawals(
   }
   await Promise.all(
     [...byChain.entries()].map(async ([chain, rows]) => {
+      const ready = await (deps.chainReady?.(chain as ChainName) ?? Promise.resolve(true)).catch((err: unknown) => {
+        deps.log.warn({ chain, err: errorText(err) }, 'withdrawals: the chain RPC is not this chain')
+        return false
+      })
+      if (!ready) return
       const deadline = performance.now() + WITHDRAWAL_CHAIN_BUDGET_MS
       for (const { id } of rows) {
         if (performance.now() > deadline) break

@@ -1,0 +1,261 @@
+/**
+ * Chains are who they say they are (docs/hostile-world.md): a reorg past the deposit watch's cursor
+ * halts crediting on that chain until an operator resumes it; a worker whose RPC is another network
+ * refuses to start, and one whose RPC does not answer yet waits for it; one network under two names
+ * and two URLs is credited once; a chain with a `finalized` block is read only to it.
+ */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { integrationContext, type RpcProxy, type RunningChain, startChain, startRpcProxy, testEnv } from '@wh/testkit'
+import {
+  buildChainClients,
+  buildChainRegistry,
+  ChainGuard,
+  ChainIdMismatchError,
+  type ChainInfo,
+  deployTestUsdc,
+  testUsdcAbi,
+} from '@wh/wallet'
+import { Redis } from 'ioredis'
+import { type Address, createPublicClient, createTestClient, createWalletClient, getAddress, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { buildWorkerDeps } from '../src/deps'
+import { DepositAddressBook } from '../src/jobs/deposits/address-book'
+import { listCursors } from '../src/jobs/deposits/cursor'
+import { depositScanTicks, scanChainDeposits, scanTarget } from '../src/jobs/deposits/scan'
+import { inspectHalt, resumeChain } from '../src/ops/chain-halt'
+import type { TickDefinition, WorkerDeps } from '../src/ticks'
+
+const WORKER_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
+const LOCAL_CHAIN_ID = 901
+const silent = { info() {}, warn() {} }
+const deployer = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80')
+
+describe('chains are who they say they are', () => {
+  let chain: RunningChain
+  let ctx: Awaited<ReturnType<typeof integrationContext>>
+  let redis: Redis
+  let deps: WorkerDeps
+  let usdc: Address
+  let nextHd = 1000
+  const alerts: string[] = []
+
+  beforeAll(async () => {
+    chain = await startChain({ chainId: LOCAL_CHAIN_ID })
+    const transport = http(chain.rpcUrl)
+    usdc = await deployTestUsdc(createWalletClient({ account: deployer, transport }), createPublicClient({ transport }))
+    ctx = await integrationContext({
+      RPC_URL_ETHEREUM: chain.rpcUrl,
+      RPC_URL_OPTIMISM: chain.rpcUrl,
+      RPC_URL_BASE: chain.rpcUrl,
+      RPC_URL_ARBITRUM: chain.rpcUrl,
+      EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
+      EXCHANGE_CHAIN_ID: String(LOCAL_CHAIN_ID),
+      USDC_ADDRESS_LOCAL: usdc,
+    })
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
+    const built = buildWorkerDeps(ctx.config, { sql: ctx.database.sql, redis, log: silent })
+    deps = { ...built, alerter: { channel: 'log', alert: async (text) => void alerts.push(text) } }
+  })
+  afterAll(async () => {
+    redis?.disconnect()
+    await ctx?.database.close()
+    await chain?.stop()
+  })
+
+  async function depositTo(): Promise<{ address: Address; txHash: `0x${string}` }> {
+    const hdIndex = nextHd++
+    await ctx.database.sql`
+      insert into users (wallet_address, hd_index) values (${getAddress(`0x${randomBytes(20).toString('hex')}`)}, ${hdIndex})`
+    const address = deps.keyring.address(hdIndex)
+    const wallet = createWalletClient({ account: deployer, transport: http(chain.rpcUrl) })
+    const txHash = await wallet.writeContract({
+      chain: null,
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'mint',
+      args: [address, 5_000_000n],
+    })
+    await createPublicClient({ transport: http(chain.rpcUrl) }).waitForTransactionReceipt({ hash: txHash })
+    return { address, txHash }
+  }
+  const book = new DepositAddressBook()
+  const scan = () => scanChainDeposits({ ...deps, addressBook: book }, 'ethereum')
+  const credited = async (txHash: string) =>
+    (await ctx.database.sql`select 1 from deposits where tx_hash = ${txHash.toLowerCase()}`).length
+
+  it('a reorg past the cursor halts crediting with one alert; the operator inspects, then resumes', async () => {
+    const anvil = createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) })
+    await anvil.mine({ blocks: 5 })
+    const first = await depositTo()
+    expect((await scan()).status).toBe('scanned')
+    expect(await credited(first.txHash)).toBe(1)
+    const [cursor] = (await listCursors(ctx.database.sql)).filter((c) => c.chain === 'ethereum')
+    expect(cursor?.blockHash).toMatch(/^0x[0-9a-f]{64}$/)
+
+    // the block of that deposit, and the one after, are replaced by blocks without it
+    await anvil.mine({ blocks: 1 })
+    expect((await scan()).status).toBe('scanned')
+    await anvil.request({ method: 'anvil_reorg' as never, params: [2, []] as never })
+
+    expect((await scan()).status).toBe('halted')
+    expect(alerts.filter((a) => a.startsWith('deposit watch halted'))).toHaveLength(1)
+    // while halted nothing is credited, however many runs
+    const later = await depositTo()
+    expect((await scan()).status).toBe('halted')
+    expect(await credited(later.txHash)).toBe(0)
+    expect(alerts.filter((a) => a.startsWith('deposit watch halted'))).toHaveLength(1)
+
+    // the operator: which credited deposits are gone with the old blocks
+    const client = deps.clients.get('ethereum')?.publicClient as NonNullable<
+      ReturnType<typeof deps.clients.get>
+    >['publicClient']
+    const report = await inspectHalt(ctx.database.sql, client, 'ethereum')
+    expect(report.haltReason).toMatch(/reorg past the cursor/)
+    const inspected = report.deposits.find((d) => d.txHash === first.txHash.toLowerCase())
+    expect(inspected?.onChain).toBe('vanished')
+    // the journal keeps it: a correction is the operator's decision, never a delete
+    expect(await credited(first.txHash)).toBe(1)
+
+    // resume from the first replaced block: the chain is read again from there
+    const from = BigInt(inspected?.blockNumber ?? '0')
+    expect(
+      await resumeChain(ctx.database.sql, client, { chain: 'ethereum', fromBlock: from, reason: 'test', actor: 'ops' }),
+    ).toBe(true)
+    expect(await resumeChain(ctx.database.sql, client, { chain: 'ethereum', reason: 'again' })).toBe(false)
+    for (let i = 0; i < 5 && (await scan()).status === 'scanned'; i++);
+    expect(await credited(later.txHash)).toBe(1)
+    const [action] = await ctx.database.sql<{ action: string; subject: string; actor: string }[]>`
+      select action, subject, actor from operator_actions where subject = 'ethereum'`
+    expect(action).toEqual({ action: 'chain_resumed', subject: 'ethereum', actor: 'ops' })
+  })
+
+  it('one network under two names and two URLs is credited once', async () => {
+    const proxy: RpcProxy = await startRpcProxy({ upstream: chain.rpcUrl })
+    try {
+      // base: the same node through another URL, under the same chain id
+      const two = new Map(deps.registry)
+      two.set('base', { ...(deps.registry.get('base') as ChainInfo), rpcUrl: proxy.url })
+      const twoDeps: WorkerDeps = {
+        ...deps,
+        registry: two,
+        clients: buildChainClients(two),
+        chainGuard: new ChainGuard(two, buildChainClients(two)),
+      }
+      const d = await depositTo()
+      const ctxOf = { log: silent, deps: twoDeps, queues: new Map() }
+      const tickOf = (c: string) => depositScanTicks.find((t) => t.name === `deposits-scan-${c}`) as TickDefinition
+      expect(await tickOf('base').process({} as never, ctxOf)).toEqual({
+        chain: 'base',
+        status: 'same-network-as-another-chain',
+      })
+      await tickOf('ethereum').process({} as never, ctxOf)
+      const rows = await ctx.database.sql`select chain from deposits where tx_hash = ${d.txHash.toLowerCase()}`
+      expect(rows.map((r) => r.chain)).toEqual(['ethereum'])
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  it('a chain with a finalized block is read to it, not to its head', async () => {
+    const anvil = createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) })
+    await anvil.mine({ blocks: 100 })
+    const client = deps.clients.get('ethereum')?.publicClient as NonNullable<
+      ReturnType<typeof deps.clients.get>
+    >['publicClient']
+    const head = BigInt(await client.request({ method: 'eth_blockNumber' }))
+    const finalized = await client.getBlock({ blockTag: 'finalized' })
+    expect(finalized.number).toBeLessThan(head)
+    expect(await scanTarget(client, { finality: 'finalized', confirmations: 0 }, head)).toBe(finalized.number)
+    expect(await scanTarget(client, { finality: 'finalized', confirmations: 200 }, head)).toBe(head - 200n)
+    expect(await scanTarget(client, { finality: 'depth', confirmations: 3 }, head)).toBe(head - 3n)
+    // the registry: public chains by finality, stand-ins by depth
+    const mainnet = buildChainRegistry({
+      rpcUrls: { ethereum: 'http://a', optimism: 'http://b', base: 'http://c', arbitrum: 'http://d' },
+    })
+    expect([...mainnet.values()].map((c) => c.finality)).toEqual(['finalized', 'finalized', 'finalized', 'finalized'])
+    expect(deps.registry.get('ethereum')?.finality).toBe('depth')
+  })
+
+  it('the guard: an unreachable RPC waits until it answers; one that is another chain throws, every time', async () => {
+    const proxy = await startRpcProxy({ upstream: chain.rpcUrl })
+    try {
+      await proxy.script([{ method: '*', action: { httpError: { status: 503 } } }])
+      const registry = new Map([['base', { ...(deps.registry.get('base') as ChainInfo), rpcUrl: proxy.url }]] as const)
+      const guard = new ChainGuard(registry, buildChainClients(registry, { timeoutMs: 500 }))
+      expect(await guard.ready('base')).toBe(false)
+      await proxy.reset()
+      expect(await guard.ready('base')).toBe(true)
+
+      const wrong = new Map([['base', { ...(deps.registry.get('base') as ChainInfo), chainId: 8453 }]] as const)
+      const wrongGuard = new ChainGuard(wrong, buildChainClients(wrong))
+      await expect(wrongGuard.ready('base')).rejects.toBeInstanceOf(ChainIdMismatchError)
+      await expect(wrongGuard.ready('base')).rejects.toMatchObject({
+        code: 'CHAIN_ID_MISMATCH',
+        expected: 8453,
+        actual: LOCAL_CHAIN_ID,
+      })
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  function startWorker(env: Record<string, string | undefined>, waitMs: number) {
+    return new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', WORKER_MAIN], {
+        env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...env } as NodeJS.ProcessEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let output = ''
+      child.stdout.on('data', (d) => {
+        output += String(d)
+      })
+      child.stderr.on('data', (d) => {
+        output += String(d)
+      })
+      const timer = setTimeout(() => child.kill('SIGTERM'), waitMs)
+      child.on('exit', (code) => {
+        clearTimeout(timer)
+        resolve({ code, output })
+      })
+    })
+  }
+
+  it('a worker whose RPC is another network refuses to start, naming the chain and never the URL', async () => {
+    const other = await startChain({ chainId: LOCAL_CHAIN_ID + 1 })
+    const proxy = await startRpcProxy({ upstream: other.rpcUrl })
+    try {
+      const env = testEnv({
+        ...ctx.env,
+        LOG_LEVEL: 'info',
+        RPC_URL_BASE: `${proxy.url}/v2/SECRETKEY123?key=SECRETKEY456`,
+      })
+      const { code, output } = await startWorker(env, 30_000)
+      expect(code).toBe(1)
+      expect(output).toContain(
+        `the RPC of base answers chain id ${LOCAL_CHAIN_ID + 1}, the registry expects ${LOCAL_CHAIN_ID}`,
+      )
+      expect(output).not.toContain('SECRETKEY')
+    } finally {
+      await proxy.stop()
+      await other.stop()
+    }
+  })
+
+  it('a worker whose RPC does not answer at start keeps running and says which chain waits', async () => {
+    // a Redis database of its own: the worker registers its schedulers and runs its ticks
+    const env = testEnv({
+      ...ctx.env,
+      LOG_LEVEL: 'info',
+      CACHE_URL: `${inject('redisUrl')}/9`,
+      WORKER_QUEUES: 'accounting',
+      RPC_URL_ARBITRUM: 'http://127.0.0.1:9/',
+    })
+    const { code, output } = await startWorker(env, 12_000)
+    expect(output).toContain('chain RPC not answering at start')
+    expect(output).toContain('arbitrum')
+    expect(code).toBe(0) // stopped by our SIGTERM, not by itself
+  }, 30_000)
+})
