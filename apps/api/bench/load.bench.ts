@@ -175,6 +175,8 @@ async function main() {
   const pg = await startPostgres({ durable: process.env.LOAD_PG_DURABLE !== '0' })
   const redisServer = await startRedis()
   const chain = await startChain({ chainId: 901 })
+  // production checks each RPC answers its chain's id at start: a node per public chain id
+  const publicChains = await Promise.all([1, 10, 8453, 42161].map((chainId) => startChain({ chainId })))
   const admin = postgres(pg.url, { max: 2, onnotice: () => {} })
   await admin`create database bench_load`
   await admin.end()
@@ -199,10 +201,10 @@ async function main() {
     EXCHANGE_HTTP_URL: sim.httpUrl,
     EXCHANGE_WS_URL: sim.wsUrl,
     EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
-    RPC_URL_ETHEREUM: chain.rpcUrl,
-    RPC_URL_OPTIMISM: chain.rpcUrl,
-    RPC_URL_BASE: chain.rpcUrl,
-    RPC_URL_ARBITRUM: chain.rpcUrl,
+    RPC_URL_ETHEREUM: publicChains[0]?.rpcUrl,
+    RPC_URL_OPTIMISM: publicChains[1]?.rpcUrl,
+    RPC_URL_BASE: publicChains[2]?.rpcUrl,
+    RPC_URL_ARBITRUM: publicChains[3]?.rpcUrl,
   })
   const feedRedis = new Redis(redisServer.url)
   const feed = startPriceFeed({
@@ -387,6 +389,7 @@ async function main() {
   await sql.end()
   await sim.close()
   await chain.stop()
+  for (const c of publicChains) await c.stop()
   await redisServer.stop()
   await pg.stop()
   const failed = load.classes.reduce((n, c) => n + c.non2xx + c.errors + c.timeouts, 0)

@@ -6,6 +6,9 @@
  * The hot wallet is one key per chain, so its sends queue on the outbox's (chain, from) nonce
  * lock: that, not the node, bounds withdrawals per chain.
  *
+ * Then the blocking attack (docs/hostile-world.md "Fair queues"): a thousand withdrawals that can
+ * never be sent, ahead of a hundred honest ones.
+ *
  *   pnpm --filter @wh/worker bench                 (runs deposits.ts, then this: 500 withdrawals)
  *   tsx bench/withdrawals.ts 100                   fewer
  */
@@ -24,7 +27,7 @@ import {
 } from '@wh/testkit'
 import { deployTestUsdc, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
-import { createPublicClient, createWalletClient, http } from 'viem'
+import { createPublicClient, createTestClient, createWalletClient, http } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
 import { sendWithdrawals, WITHDRAWAL_SEND_BATCH } from '../src/jobs/withdrawals/send'
@@ -135,6 +138,100 @@ ${CONCURRENT_TICKS} overlapping tick runs of up to ${WITHDRAWAL_SEND_BATCH} rows
 | withdrawals | tick runs | HTTP requests | ms per withdrawal | withdrawals per minute |
 | ----------: | --------: | ------------: | ----------------: | ---------------------: |
 | ${sent.toLocaleString('en-US')} | ${ticks} | ${httpRequests.toLocaleString('en-US')} | ${(elapsedMs / WITHDRAWALS).toFixed(1)} | ${perMinute.toLocaleString('en-US')} |
+`)
+
+  // The blocking attack (docs/hostile-world.md "Fair queues"): ATTACKERS accounts each hold the
+  // most withdrawals they may (10) of ETH to addresses that refuse it at send time, requested
+  // before HONEST ordinary ones. How long the honest ones take, and what a poisoned row costs.
+  const ATTACKERS = 100
+  const PER_ATTACKER = 10
+  const HONEST = 100
+  const attackers = Array.from({ length: ATTACKERS }, () => randomUUID())
+  const honest = Array.from({ length: HONEST }, () => randomUUID())
+  const ethAmount = 5_000_000_000_000_000n // 0.005 ETH
+  await appendBatch(database.sql, [
+    ...attackers.map((userId) => ({
+      type: 'deposit_detected',
+      payload: {
+        userId,
+        chain: 'base',
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        logIndex: 0,
+        currency: 'ETH',
+        amount: ethAmount * BigInt(PER_ATTACKER),
+      },
+      occurredAt: new Date(),
+    })),
+    ...honest.map((userId) => ({
+      type: 'deposit_detected',
+      payload: {
+        userId,
+        chain: 'base',
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        logIndex: 0,
+        currency: 'USDC',
+        amount: AMOUNT,
+      },
+      occurredAt: new Date(),
+    })),
+  ] as EventInput[])
+  const mintMore = await base.walletClient.writeContract({
+    account: deployer,
+    address: usdc,
+    abi: testUsdcAbi,
+    functionName: 'mint',
+    args: [deps.hotWallet('base').address, AMOUNT * BigInt(HONEST)],
+    chain: null,
+  })
+  await base.publicClient.waitForTransactionReceipt({ hash: mintMore, pollingInterval: 20 })
+  const anvil = createTestClient({ mode: 'anvil', transport })
+  for (const userId of attackers)
+    for (let i = 0; i < PER_ATTACKER; i++) {
+      const trap = randomAddressFrom(random)
+      await anvil.setCode({ address: trap, bytecode: '0x60006000fd' }) // REVERT
+      await database.sql.begin(async (tx) => {
+        const r = await reserveWithdrawal(tx, { userId, currency: 'ETH', amount: ethAmount })
+        await tx`update withdrawals set chain = 'base', destination = ${trap} where id = ${r.withdrawalId}`
+      })
+    }
+  const honestIds: string[] = []
+  for (const userId of honest)
+    await database.sql.begin(async (tx) => {
+      const r = await reserveWithdrawal(tx, { userId, currency: 'USDC', amount: AMOUNT })
+      await tx`update withdrawals set chain = 'base', destination = ${randomAddressFrom(random)} where id = ${r.withdrawalId}`
+      honestIds.push(r.withdrawalId)
+    })
+  httpRequests = 0
+  let attackTicks = 0
+  let honestSentAfter = 0
+  const a0 = performance.now()
+  const tickMs: number[] = []
+  for (;;) {
+    const t = performance.now()
+    await sendWithdrawals(sendDeps)
+    tickMs.push(performance.now() - t)
+    attackTicks++
+    const [{ waiting, poisoned } = { waiting: 0, poisoned: 0 }] = await database.sql<
+      { waiting: number; poisoned: number }[]
+    >`
+      select count(*) filter (where id = any(${honestIds}::uuid[]) and state <> 'sent')::int as waiting,
+             count(*) filter (where currency = 'ETH' and state = 'requested')::int as poisoned
+      from withdrawals`
+    if (waiting === 0 && honestSentAfter === 0) honestSentAfter = attackTicks
+    if (waiting === 0 && poisoned === 0) break
+    if (attackTicks > 50) throw new Error(`the attack did not drain: ${waiting} honest, ${poisoned} poisoned left`)
+  }
+  const attackMs = performance.now() - a0
+  const [{ refused } = { refused: 0 }] = await database.sql<{ refused: number }[]>`
+    select count(*)::int as refused from withdrawals where last_error_code = 'DESTINATION_REFUSED'`
+  if (refused !== ATTACKERS * PER_ATTACKER) throw new Error(`refused ${refused}`)
+  console.log(`
+The blocking attack: ${(ATTACKERS * PER_ATTACKER).toLocaleString('en-US')} withdrawals to addresses that refuse ETH, from
+${ATTACKERS} accounts, requested before ${HONEST} honest ones (one tick run at a time)
+
+| honest sent after | ticks to drain the attack | ms per tick (median) | ms per refused row | HTTP requests per refused row |
+| ----------------: | ------------------------: | -------------------: | -----------------: | ----------------------------: |
+| ${honestSentAfter} tick(s) | ${attackTicks} | ${Math.round(tickMs.sort((x, y) => x - y)[Math.floor(tickMs.length / 2)] ?? 0)} | ${(attackMs / (ATTACKERS * PER_ATTACKER + HONEST)).toFixed(1)} | ${((httpRequests - HONEST * 5) / (ATTACKERS * PER_ATTACKER)).toFixed(1)} |
 `)
   redis.disconnect()
   await database.close()

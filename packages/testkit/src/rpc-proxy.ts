@@ -200,7 +200,8 @@ export async function createRpcProxyServer(o: { upstream: string; port?: number 
   type Plan = { kind: 'answer'; answer: Promise<RpcAnswer> } | { kind: 'http'; status: number } | { kind: 'hang' }
 
   function plan(call: RpcCall): { plan: Plan; delayMs: number } {
-    const s = (stats[call.method] ??= { seen: 0, forwarded: 0, intercepted: 0 })
+    const s = stats[call.method] ?? { seen: 0, forwarded: 0, intercepted: 0 }
+    stats[call.method] = s
     s.seen++
     const live = ruleFor(call.method)
     if (!live) {

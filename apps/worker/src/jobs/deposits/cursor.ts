@@ -51,14 +51,14 @@ export async function listCursors(sql: Sql): Promise<Cursor[]> {
 }
 
 /**
- * The cursor's next block, read under a row lock inside the caller's transaction (the one that
- * records the scanned deposits), or undefined when there is none.
+ * The cursor, read under a row lock inside the caller's transaction (the one that records the
+ * scanned deposits), or undefined when there is none.
  */
-export async function lockCursor(tx: Queryable, chain: ChainName): Promise<bigint | undefined> {
-  const [cur] = await tx<
-    { next_block: string }[]
-  >`select next_block from chain_cursors where chain = ${chain} for update`
-  return cur ? BigInt(cur.next_block) : undefined
+export async function lockCursor(tx: Queryable, chain: ChainName): Promise<Cursor | undefined> {
+  const [cur] = await tx<CursorRow[]>`
+    select chain, next_block::text, block_hash, halted_at, halt_reason from chain_cursors where chain = ${chain}
+    for update`
+  return cur ? toCursor(cur) : undefined
 }
 
 /** Moves the cursor past `toBlock`, whose hash it keeps, in the caller's transaction. */

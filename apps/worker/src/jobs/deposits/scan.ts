@@ -37,7 +37,10 @@ export const ADDRESS_SYNC_MAX_BATCHES = 4
 
 export const depositScanTickName = (chain: ChainName) => `deposits-scan-${chain}`
 
-export type DepositScanDeps = Pick<WorkerDeps, 'sql' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'alerter'> & {
+export type DepositScanDeps = Pick<
+  WorkerDeps,
+  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'alerter'
+> & {
   readonly addressBook: DepositAddressBook
 }
 
@@ -154,7 +157,10 @@ export async function scanChainDeposits(
   const initial = confirmedHead - INITIAL_LOOKBACK_BLOCKS > 0n ? confirmedHead - INITIAL_LOOKBACK_BLOCKS : 0n
   const cursor = await loadCursor(deps.sql, chain, initial < 0n ? 0n : initial)
   const fromBlock = cursor.nextBlock
-  if (cursor.haltedAt) return { chain, status: 'halted', nextBlock: fromBlock, detected: 0, duplicates: 0 }
+  if (cursor.haltedAt) {
+    await alertHalted(deps, chain, cursor.haltReason ?? 'halted')
+    return { chain, status: 'halted', nextBlock: fromBlock, detected: 0, duplicates: 0 }
+  }
   // the block the cursor stands on must be the one it scanned: if not, a reorg went deeper than
   // this chain was trusted with, and deposits credited from the old blocks may not exist
   if (cursor.blockHash !== null && fromBlock > 0n) {
@@ -191,7 +197,11 @@ export async function scanChainDeposits(
   let detected = 0
   let duplicates = 0
   await deps.sql.begin(async (tx) => {
-    if ((await lockCursor(tx, chain)) !== fromBlock) throw new CursorMovedError(chain)
+    // the cursor as this run found it: not moved, not halted meanwhile (another replica that lost
+    // the lock to its TTL), still standing on the block this run checked
+    const locked = await lockCursor(tx, chain)
+    if (!locked || locked.nextBlock !== fromBlock || locked.haltedAt || locked.blockHash !== cursor.blockHash)
+      throw new CursorMovedError(chain)
     if (deposits.length > 0) {
       const indexes = [...new Set(deposits.map((d) => d.hdIndex))]
       const owners = await tx<{ hd_index: number; user_id: string; address: string }[]>`
@@ -246,15 +256,27 @@ export async function scanChainDeposits(
   return { chain, status: 'scanned', fromBlock, toBlock, nextBlock: toBlock + 1n, detected, duplicates, stats }
 }
 
-/** A reorg past the cursor: crediting on the chain stops, with one alert, until an operator resumes it. */
+/** A halted chain is announced again this often while it stays halted (and at least once, crash or not). */
+export const HALT_ALERT_EVERY_MS = 60 * 60_000
+
+/** A reorg past the cursor: crediting on the chain stops until an operator resumes it. */
 async function haltOnReorg(deps: DepositScanDeps, chain: ChainName, block: bigint, scanned: Hex, now: Hex) {
   const reason = `reorg past the cursor: block ${block} was ${scanned} when scanned, is ${now} now`
-  if (await haltCursor(deps.sql, chain, reason))
+  await haltCursor(deps.sql, chain, reason)
+  await alertHalted(deps, chain, reason)
+}
+
+/**
+ * The alert of a halted chain: on the run that halts it and, while it stays halted, once per
+ * HALT_ALERT_EVERY_MS (a Redis claim), so one lost between the halt's commit and its send (a
+ * crash) goes out on the next run.
+ */
+async function alertHalted(deps: DepositScanDeps, chain: ChainName, reason: string): Promise<void> {
+  const claimed = (await deps.redis.set(`alert:chain-halted:${chain}`, '1', 'PX', HALT_ALERT_EVERY_MS, 'NX')) === 'OK'
+  if (claimed)
     await deps.alerter.alert('deposit watch halted: a reorg went past the cursor; an operator resumes it', {
       chain,
-      block: block.toString(),
-      scannedHash: scanned,
-      nowHash: now,
+      reason,
     })
 }
 
