@@ -16,8 +16,16 @@ import { fileURLToPath } from 'node:url'
 import { generateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import { ENV_LOCAL_PATH, loadConfig } from '@wh/config'
-import { runMigrations } from '@wh/db'
-import { localStackEnv, type RunningServer, startChain, startPostgres, startRedis } from '@wh/testkit'
+import { grantAppRole, runMigrations } from '@wh/db'
+import {
+  APP_LOGIN,
+  localStackEnv,
+  type RunningServer,
+  startChain,
+  startPostgres,
+  startRedis,
+  withUser,
+} from '@wh/testkit'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const PG_PORT = 54329
@@ -50,7 +58,10 @@ function ensureEnvLocal(): Record<string, string> {
         HOST: '127.0.0.1',
         PORT: String(API_PORT),
         LOG_LEVEL: 'info',
-        DATABASE_URL: `postgres://postgres@127.0.0.1:${PG_PORT}/wheelhouse`,
+        // the API and the worker log in as a member of the application role; migrations run as the
+        // owner (docs/architecture.md "Database access")
+        DATABASE_URL: `postgres://${APP_LOGIN}@127.0.0.1:${PG_PORT}/wheelhouse`,
+        DATABASE_OWNER_URL: `postgres://postgres@127.0.0.1:${PG_PORT}/wheelhouse`,
         CACHE_URL: `redis://127.0.0.1:${REDIS_PORT}`,
         EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070',
         EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/ws',
@@ -155,11 +166,20 @@ async function main() {
   // moving the exchange's time, POST /_sim/advance, moves the ticks' too) and a database of its own,
   // which scripts/demo.ts reads too; none of it is written to .env.local
   const demo = process.argv.includes('--demo')
+  // .env.local files from before the application role: the owner's URL becomes DATABASE_OWNER_URL
+  // and the apps log in as APP_LOGIN
+  if (!env.DATABASE_OWNER_URL && env.DATABASE_URL) {
+    env.DATABASE_OWNER_URL = env.DATABASE_URL
+    env.DATABASE_URL = withUser(env.DATABASE_URL, APP_LOGIN)
+    setEnvLocal('DATABASE_OWNER_URL', env.DATABASE_OWNER_URL)
+    setEnvLocal('DATABASE_URL', env.DATABASE_URL)
+  }
   if (demo)
     Object.assign(env, {
       WHEEL_ENABLED: 'true',
       WORKER_CLOCK: 'exchange',
       DATABASE_URL: demoDatabaseUrl(env.DATABASE_URL ?? ''),
+      DATABASE_OWNER_URL: demoDatabaseUrl(env.DATABASE_OWNER_URL ?? ''),
     })
   // .env.local files from before the web console signed in for the API's own host
   if (env.SIWE_DOMAIN === `localhost:${API_PORT}`) {
@@ -181,7 +201,8 @@ async function main() {
     mkdirSync(dataDir, { recursive: true })
     started.push(await startPostgres({ dataDir, port: pgPort, durable: true }))
   }
-  const admin = new URL(config.databaseUrl)
+  const ownerUrl = env.DATABASE_OWNER_URL ?? config.databaseUrl
+  const admin = new URL(ownerUrl)
   const dbName = admin.pathname.slice(1)
   admin.pathname = '/postgres'
   const { default: postgres } = await import('postgres')
@@ -197,7 +218,9 @@ async function main() {
   }
   if (exists.length === 0 || stale) await sql.unsafe(`create database "${dbName}"`)
   await sql.end()
-  await runMigrations(config.databaseUrl)
+  await runMigrations(ownerUrl)
+  // APP_LOGIN is created (passwordless: this cluster trusts loopback) and made a member of wheelhouse_app
+  await grantAppRole(ownerUrl, config.databaseUrl)
 
   if (!(await listening(redisPort))) started.push(await startRedis({ port: redisPort }))
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { integrationContext } from '@wh/testkit'
+import { APP_ROLE } from '@wh/db'
+import { APP_LOGIN, integrationContext } from '@wh/testkit'
+import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   append,
@@ -257,13 +259,45 @@ describe('the database guards the journal', () => {
   })
   afterAll(() => ctx.database.close())
 
-  it('events and postings are append-only: UPDATE, DELETE and TRUNCATE are refused', async () => {
+  it('as the application role, UPDATE, DELETE and TRUNCATE of the journal are not permitted; appends and reads work', async () => {
     const { sql } = ctx.database
-    await expect(sql`update ledger_events set type = 'bridged'`).rejects.toThrow(/append-only/)
-    await expect(sql`delete from ledger_events`).rejects.toThrow(/append-only/)
-    await expect(sql`update ledger_postings set amount = 0`).rejects.toThrow(/append-only/)
-    await expect(sql`delete from ledger_postings`).rejects.toThrow(/append-only/)
-    await expect(sql`truncate ledger_postings`).rejects.toThrow(/append-only/)
+    const [who] = await sql<{ user: string; member: boolean }[]>`
+      select current_user as user, pg_has_role(current_user, ${APP_ROLE}, 'MEMBER') as member`
+    expect(who).toEqual({ user: APP_LOGIN, member: true })
+    // refused by the privilege check, before the append-only trigger would run
+    for (const statement of [
+      sql`update ledger_events set type = 'bridged'`,
+      sql`delete from ledger_events`,
+      sql`truncate ledger_events`,
+      sql`update ledger_postings set amount = 0`,
+      sql`delete from ledger_postings`,
+      sql`truncate ledger_postings`,
+    ])
+      await expect(statement).rejects.toMatchObject({
+        code: '42501',
+        message: expect.stringMatching(/permission denied/),
+      })
+    // what the service does with the journal: append (ledger_append), reserve (ledger_reserve_*), read
+    const u = randomUUID()
+    expect((await append(sql, deposit(u, 500n))).duplicate).toBe(false)
+    await reserveWithdrawal(sql, { userId: u, currency: 'USDC', amount: 100n })
+    await reserveFunding(sql, { userId: u, asset: 'ETH', currency: 'USDC', amount: 50n })
+    expect(await freeBalance(sql, u, 'USDC')).toBe(350n)
+    expect(await balancesSnapshot(sql)).toEqual(await postingsSnapshot(sql))
+  })
+
+  it('even the owner cannot change the journal: UPDATE, DELETE and TRUNCATE are refused by its triggers', async () => {
+    // the owner may (it could drop the triggers too): the application role above never can
+    const sql = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
+    try {
+      await expect(sql`update ledger_events set type = 'bridged'`).rejects.toThrow(/append-only/)
+      await expect(sql`delete from ledger_events`).rejects.toThrow(/append-only/)
+      await expect(sql`update ledger_postings set amount = 0`).rejects.toThrow(/append-only/)
+      await expect(sql`delete from ledger_postings`).rejects.toThrow(/append-only/)
+      await expect(sql`truncate ledger_postings`).rejects.toThrow(/append-only/)
+    } finally {
+      await sql.end()
+    }
   })
 
   it('postings that do not sum to zero are refused, and nothing of their transaction stays', async () => {

@@ -4,9 +4,9 @@
  * TEST_PG_URL / TEST_REDIS_URL point at servers already running instead.
  */
 import { processEnv } from '@wh/config'
-import { runMigrations } from '@wh/db'
+import { grantAppRole, runMigrations } from '@wh/db'
 import type { TestProject } from 'vitest/node'
-import { createTemplate, type RunningServer, startPostgres, startRedis } from './index'
+import { APP_LOGIN, createTemplate, type RunningServer, startPostgres, startRedis, withUser } from './index'
 
 export default async function setup(project: TestProject) {
   const env = processEnv()
@@ -23,7 +23,8 @@ export default async function setup(project: TestProject) {
     started.push(redis)
     redisUrl = redis.url
   }
-  await createTemplate(pgUrl, runMigrations)
+  // migrated as the owner; the tests connect as APP_LOGIN (context.ts)
+  await createTemplate(pgUrl, runMigrations, (url) => grantAppRole(url, withUser(url, APP_LOGIN)))
   project.provide('pgAdminUrl', pgUrl)
   project.provide('redisUrl', redisUrl)
   return async () => {
