@@ -17,7 +17,8 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
+import { API_FORBIDDEN_ENV_NAMES } from '@wh/config'
+import { APP_LOGIN, localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 
 const env0: Record<string, string | undefined> = process.env
 const WORK = env0['CHECK_IMAGES_DIR'] ?? ''
@@ -128,7 +129,8 @@ async function main() {
     HOST: '127.0.0.1',
     PORT: '3000',
     LOG_LEVEL: 'info',
-    DATABASE_URL: 'postgres://postgres@127.0.0.1:54329/wheelhouse',
+    DATABASE_URL: `postgres://${APP_LOGIN}@127.0.0.1:54329/wheelhouse`,
+    DATABASE_OWNER_URL: 'postgres://postgres@127.0.0.1:54329/wheelhouse',
     CACHE_URL: 'redis://127.0.0.1:63799',
     EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070',
     EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/ws',
@@ -217,6 +219,14 @@ async function main() {
   if (code !== 0) throw new Error(`setup exited ${code}:\n${setup.output()}`)
   log(`setup completed: ${setup.output().trim().split('\n').at(-2)}`)
 
+  // least privilege (docs/architecture.md): the API's environment holds no key, no mnemonic and not
+  // the owner's database URL, though .env.local has them; the workers not the owner's URL either
+  const held = (name: string, names: readonly string[]) => names.filter((n) => envOf(name, imageOf(name))[n])
+  if (held('api', API_FORBIDDEN_ENV_NAMES).length > 0)
+    throw new Error(`the api service's environment holds ${held('api', API_FORBIDDEN_ENV_NAMES).join(', ')}`)
+  if (held('worker', ['DATABASE_OWNER_URL']).length > 0)
+    throw new Error("the worker service's environment holds DATABASE_OWNER_URL")
+  log('api environment: no private key, no mnemonic, no owner URL')
   start('api')
   const replicas = (svc('worker') as { deploy?: { replicas?: number } }).deploy?.replicas ?? 1
   const workers = Array.from({ length: replicas }, (_, i) => start('worker', `-${i + 1}`))

@@ -15,10 +15,11 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { generateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
-import { ENV_LOCAL_PATH, loadConfig } from '@wh/config'
+import { depositXpubOf, ENV_LOCAL_PATH, ENV_SPEC, loadConfig } from '@wh/config'
 import { grantAppRole, runMigrations } from '@wh/db'
 import {
   APP_LOGIN,
+  apiProcessEnv,
   localStackEnv,
   type RunningServer,
   startChain,
@@ -72,7 +73,8 @@ function ensureEnvLocal(): Record<string, string> {
         RPC_URL_ARBITRUM: CHAIN_RPC_URL,
         RECONCILE_MODE: 'observe',
         WEB_ORIGIN: `http://${WEB_HOST},http://127.0.0.1:3000`,
-        // a fresh mnemonic per checkout: deposit addresses are this machine's own
+        // a fresh mnemonic per checkout: deposit addresses are this machine's own (localStackEnv
+        // writes its DEPOSIT_XPUB, what the API derives them from)
         MASTER_MNEMONIC: generateMnemonic(wordlist, 128),
         JWT_SECRET: secret(),
         SIWE_DOMAIN: WEB_HOST,
@@ -174,6 +176,11 @@ async function main() {
     setEnvLocal('DATABASE_OWNER_URL', env.DATABASE_OWNER_URL)
     setEnvLocal('DATABASE_URL', env.DATABASE_URL)
   }
+  // .env.local files from before the API stopped reading the mnemonic
+  if (!env.DEPOSIT_XPUB && env.MASTER_MNEMONIC) {
+    env.DEPOSIT_XPUB = depositXpubOf(env.MASTER_MNEMONIC)
+    setEnvLocal('DEPOSIT_XPUB', env.DEPOSIT_XPUB)
+  }
   if (demo)
     Object.assign(env, {
       WHEEL_ENABLED: 'true',
@@ -243,11 +250,22 @@ async function main() {
   process.on('SIGINT', () => void stop())
   process.on('SIGTERM', () => void stop())
 
+  // Each process gets what it reads, and not .env.local (WH_ENV_FILE=none): the API its own part (no
+  // key, no mnemonic: API_ENV_NAMES), the others everything but the owner's database URL
+  // (docs/architecture.md "Least privilege"). The service's variables in this shell are not passed on.
+  const shell = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !(k in ENV_SPEC) && k !== 'DATABASE_OWNER_URL'),
+  )
+  const envOf = (name: string): Record<string, string | undefined> => {
+    if (name === 'api') return { ...shell, WH_ENV_FILE: 'none', ...apiProcessEnv(env) }
+    const { DATABASE_OWNER_URL: _owner, ...rest } = env
+    return { ...shell, WH_ENV_FILE: 'none', ...rest }
+  }
   const run = (name: string, cwd: string, args = ['src/main.ts']) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
       cwd: join(ROOT, cwd),
       stdio: 'inherit',
-      env: { ...process.env, ...env },
+      env: envOf(name),
     })
     child.on('exit', (code, signal) => {
       if (!stopping) {

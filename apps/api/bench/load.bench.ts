@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url'
 import { runMigrations } from '@wh/db'
 import { DeriveClient, startDeriveSimulator } from '@wh/exchange'
 import { bucketStartMs, type Candle, startPriceFeed, upsertCandles } from '@wh/market'
-import { freePort, startChain, startPostgres, startRedis, testEnv } from '@wh/testkit'
+import { apiProcessEnv, freePort, startChain, startPostgres, startRedis, testEnv } from '@wh/testkit'
 import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
 import postgres from 'postgres'
@@ -244,7 +244,11 @@ async function main() {
       fileURLToPath(new URL('./load-gc.ts', import.meta.url)),
       fileURLToPath(new URL('../src/main.ts', import.meta.url)),
     ],
-    { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    // the API's variables only: in production it refuses to hold a key
+    {
+      env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...apiProcessEnv(env) } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
   )
   const collect = () =>
     new Promise<void>((resolve) => {

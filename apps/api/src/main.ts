@@ -1,5 +1,17 @@
-/** The API process: read config, build the server, listen, shut down gracefully. */
-import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
+/**
+ * The API process: read its configuration, build the server, listen, shut down gracefully.
+ * It reads no private key and no mnemonic (loadApiConfig): deposit addresses come from DEPOSIT_XPUB
+ * (docs/architecture.md "Least privilege").
+ */
+import {
+  API_ENV_NAMES,
+  ENV_LOCAL_PATH,
+  forbiddenApiEnv,
+  loadApiConfig,
+  loadConfigOrExit,
+  loadDotEnvLocal,
+  processEnv,
+} from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { BULL_PREFIX, QUEUES } from '@wh/jobs'
 import {
@@ -18,16 +30,17 @@ import { buildServer } from './server'
 /** A query waits at most this long for a reconnection attempt while Postgres is unreachable. */
 const DB_MAX_RECONNECT_DELAY_MS = 500
 
-loadDotEnvLocal()
-const config = loadConfigOrExit(processEnv)
+// the local run's .env.local holds the worker's keys too: take only the API's variables from it
+loadDotEnvLocal(ENV_LOCAL_PATH, API_ENV_NAMES)
+const config = loadConfigOrExit(processEnv, loadApiConfig)
 
 // a Postgres outage answers 503 at once and the API serves again as soon as the server is back
 // (tested by test/fault/restarts.test.ts), instead of requests waiting out a growing reconnect delay
 const database = createDatabase(config.databaseUrl, { appName: 'api', maxReconnectDelayMs: DB_MAX_RECONNECT_DELAY_MS })
 const redis = new Redis(config.cacheUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false })
 redis.on('error', () => {}) // readiness reports it; ioredis reconnects by itself
-// the mnemonic's PBKDF2 runs once here; the API keeps only the extended public key
-const keyring = DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly()
+// public-only: the API shows deposit addresses and can never sign for them
+const keyring = DepositKeyring.fromExtendedPublicKey(config.depositXpub)
 // the chains as the worker watches them (the local run's one node under its own chain id and USDC)
 const chains = buildChainRegistry(config, configuredChainOverrides(config))
 // chains are who they say they are (docs/hostile-world.md): the API shows chain ids and dry-runs
@@ -52,6 +65,12 @@ const app = await buildServer({
   chains,
   queues,
 })
+
+// refused when NODE_ENV=production (loadApiConfig); elsewhere named, so a development setup that
+// hands the API the worker's environment is seen
+const ignored = forbiddenApiEnv(processEnv())
+if (ignored.length > 0)
+  app.log.warn({ variables: ignored }, 'the API does not read these and must not hold them (refused in production)')
 
 let closing = false
 async function shutdown(signal: string) {

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
-import type { Config } from '@wh/config'
-import { AppError, type Clock, serializeError, systemClock } from '@wh/core'
+import type { ApiConfig } from '@wh/config'
+import { AppError, type Clock, redactUrls, serializeError, systemClock } from '@wh/core'
 import type { Database } from '@wh/db'
 import { BULL_PREFIX } from '@wh/jobs'
 import { tradingProfile } from '@wh/trading'
@@ -32,7 +32,8 @@ import treasuryRoutes from './routes/treasury/index'
 import withdrawalRoutes from './routes/withdrawals/index'
 
 export interface ServerDeps {
-  config: Config
+  /** what the API reads (loadApiConfig); the worker's full Config satisfies it (tests) */
+  config: ApiConfig
   database: Database
   redis: Redis
   /** public-only: the API derives addresses, it never signs */
@@ -65,16 +66,33 @@ export const REDACTED_PATHS = [
  * An error in a log line keeps its class, message, stack, code and cause, not the options or
  * configuration a library attached to it (pino's standard serializer prints every property).
  */
+/** A client's request id: up to 64 letters, digits and `._:-` (a UUID, a trace id). */
+export const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
+
 export const LOG_SERIALIZERS = { err: (err: Error) => serializeError(err) }
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config } = deps
   const clock = deps.clock ?? systemClock
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel, redact: REDACTED_PATHS, serializers: LOG_SERIALIZERS },
+    logger: deps.logger ?? {
+      level: config.logLevel,
+      redact: REDACTED_PATHS,
+      serializers: LOG_SERIALIZERS,
+      // every line: a URL's path and query (an RPC provider's key) never reach the log
+      hooks: { streamWrite: redactUrls },
+    },
     bodyLimit: BODY_LIMIT_BYTES,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // TRUST_PROXY: request.ip (the sign-in rate limit's key) is the client X-Forwarded-For names
+    // only through the proxies trusted here; off, it is the socket's peer and the header is ignored
+    trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : config.trustProxy,
+    // a client's x-request-id is kept only when it is a short token (REQUEST_ID_RE), so a caller
+    // cannot put arbitrary text or megabytes into every log line of its request; else a fresh UUID
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const id = req.headers['x-request-id']
+      return typeof id === 'string' && REQUEST_ID_RE.test(id) ? id : randomUUID()
+    },
     // the router's own refusals (a malformed %-escape, a path parameter over its length) would
     // otherwise answer Fastify's shape with an FST_ code: route them into the one error shape
     frameworkErrors: (err, request, reply) => sendError(request, reply, err),

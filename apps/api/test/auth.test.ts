@@ -262,3 +262,45 @@ describe('rate limit on /auth/*', () => {
     expect(other.statusCode).toBe(200)
   })
 })
+
+describe('the sign-in limit behind a reverse proxy (TRUST_PROXY)', () => {
+  const nonceFrom = (api: Api, proxy: string, client: string) =>
+    api.app.inject({ method: 'GET', url: '/auth/nonce', remoteAddress: proxy, headers: { 'x-forwarded-for': client } })
+
+  it('trusting the proxy, each client behind it has its own limit', async () => {
+    const api = await startApi({ AUTH_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '10.77.0.0/16' })
+    try {
+      const proxy = '10.77.0.5'
+      const a = [await nonceFrom(api, proxy, '203.0.113.1'), await nonceFrom(api, proxy, '203.0.113.1')]
+      expect(a.map((r) => r.statusCode)).toEqual([200, 200])
+      expect((await nonceFrom(api, proxy, '203.0.113.1')).statusCode).toBe(429)
+      // another client through the same proxy is not limited by the first
+      expect((await nonceFrom(api, proxy, '203.0.113.2')).statusCode).toBe(200)
+      // a client that is not the proxy cannot pick its own address with the header
+      const direct = '198.51.100.7'
+      const spoofed = [
+        await nonceFrom(api, direct, '203.0.113.50'),
+        await nonceFrom(api, direct, '203.0.113.51'),
+        await nonceFrom(api, direct, '203.0.113.52'),
+      ]
+      expect(spoofed.map((r) => r.statusCode)).toEqual([200, 200, 429])
+    } finally {
+      await api.close()
+    }
+  })
+
+  it('not trusting it (the default), the header is ignored and the proxy is one client', async () => {
+    const api = await startApi({ AUTH_RATE_LIMIT_PER_MINUTE: '2' })
+    try {
+      const proxy = '10.78.0.5'
+      const codes = [
+        (await nonceFrom(api, proxy, '203.0.113.1')).statusCode,
+        (await nonceFrom(api, proxy, '203.0.113.2')).statusCode,
+        (await nonceFrom(api, proxy, '203.0.113.3')).statusCode,
+      ]
+      expect(codes).toEqual([200, 200, 429])
+    } finally {
+      await api.close()
+    }
+  })
+})

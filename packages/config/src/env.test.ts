@@ -1,5 +1,19 @@
+import { HDKey } from '@scure/bip32'
+import { generateMnemonic, mnemonicToSeedSync } from '@scure/bip39'
+import { wordlist } from '@scure/bip39/wordlists/english.js'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, ENV_SPEC, loadConfig, SECRET_ENV_NAMES } from './env'
+import {
+  API_ENV_NAMES,
+  API_FORBIDDEN_ENV_NAMES,
+  ConfigError,
+  ENV_SPEC,
+  forbiddenApiEnv,
+  loadApiConfig,
+  loadConfig,
+  loadMasterMnemonic,
+  SECRET_ENV_NAMES,
+} from './env'
+import { depositXpubOf } from './xpub'
 
 // A valid environment (test-only values; the keys are the public development keys).
 const VALID: Record<string, string> = {
@@ -236,5 +250,123 @@ describe('WORKER_CONCURRENCY and the local swap venue', () => {
       loadConfig({ ...VALID, NODE_ENV: 'production', SWAP_POOL_ADDRESS_LOCAL: pool, WETH_ADDRESS_LOCAL: weth }),
     ).toThrow(/SWAP_POOL_ADDRESS_LOCAL: must not be set when NODE_ENV=production/)
     expect(() => loadConfig({ ...VALID, SWAP_CHAIN: 'solana' })).toThrow(/SWAP_CHAIN/)
+  })
+})
+
+describe("the API's configuration (loadApiConfig: no key, no mnemonic)", () => {
+  const XPUB = depositXpubOf(VALID.MASTER_MNEMONIC as string)
+  /** The API's part of VALID, with DEPOSIT_XPUB: what the local run gives the API process. */
+  const API_ENV: Record<string, string> = {
+    ...Object.fromEntries(API_ENV_NAMES.filter((n) => VALID[n] !== undefined).map((n) => [n, VALID[n] as string])),
+    DEPOSIT_XPUB: XPUB,
+  }
+  const apiProblems = (env: Record<string, string | undefined>): ConfigError => {
+    try {
+      loadApiConfig(env)
+    } catch (e) {
+      if (e instanceof ConfigError) return e
+      throw e
+    }
+    throw new Error('expected a ConfigError')
+  }
+  const account = HDKey.fromMasterSeed(mnemonicToSeedSync(VALID.MASTER_MNEMONIC as string)).derive("m/44'/60'/0'")
+
+  it('reads no private key, no mnemonic and nothing only the worker uses', () => {
+    for (const name of [...API_FORBIDDEN_ENV_NAMES, 'EXCHANGE_WS_URL', 'EXCHANGE_CHAIN_RPC_URL', 'RECONCILE_MODE'])
+      expect(API_ENV_NAMES as readonly string[]).not.toContain(name)
+    for (const name of API_FORBIDDEN_ENV_NAMES) expect(API_ENV).not.toHaveProperty(name)
+    const api = loadApiConfig(API_ENV)
+    expect(api.depositXpub).toBe(XPUB)
+    expect(api).not.toHaveProperty('keys')
+    expect(JSON.stringify(api)).not.toContain('test test')
+    expect(Object.isFrozen(api)).toBe(true)
+  })
+
+  it("is the worker's configuration restricted to the API's fields: the worker's Config satisfies ApiConfig", () => {
+    const api = loadApiConfig(API_ENV)
+    const full = loadConfig(VALID)
+    expect(full.depositXpub).toBe(XPUB) // DEPOSIT_XPUB unset: the mnemonic's own
+    const apiView = Object.fromEntries(Object.keys(api).map((k) => [k, full[k as keyof typeof full]]))
+    expect({ ...apiView, exchange: { httpUrl: full.exchange.httpUrl, chainId: full.exchange.chainId } }).toEqual(api)
+  })
+
+  it("requires DEPOSIT_XPUB, and the account key m/44'/60'/0' as a public key only", () => {
+    const { DEPOSIT_XPUB: _, ...without } = API_ENV
+    expect(apiProblems(without).problems).toEqual([{ name: 'DEPOSIT_XPUB', reason: 'is required but missing' }])
+    const deeper = account.deriveChild(0).publicExtendedKey
+    expect(apiProblems({ ...API_ENV, DEPOSIT_XPUB: deeper }).problems[0]?.reason).toMatch(/depth 3/)
+    expect(apiProblems({ ...API_ENV, DEPOSIT_XPUB: 'xpub-not-a-key' }).problems[0]?.reason).toMatch(/xpub/)
+  })
+
+  it('refuses an extended private key without echoing it', () => {
+    const xprv = account.privateExtendedKey
+    const err = apiProblems({ ...API_ENV, DEPOSIT_XPUB: xprv })
+    expect(err.problems).toEqual([{ name: 'DEPOSIT_XPUB', reason: expect.stringMatching(/extended private key/) }])
+    expect(err.message).not.toContain(xprv)
+    expect(err.message).not.toContain(xprv.slice(4, 24))
+    // a corrupted one too (its checksum fails): still named private, never printed
+    const broken = `${xprv.slice(0, -1)}${xprv.endsWith('A') ? 'B' : 'A'}`
+    expect(apiProblems({ ...API_ENV, DEPOSIT_XPUB: broken }).message).toMatch(
+      /DEPOSIT_XPUB: is an extended private key/,
+    )
+  })
+
+  it('refuses a private key, the mnemonic or the owner URL in its environment in production, naming them only', () => {
+    const prod = { ...API_ENV, NODE_ENV: 'production' }
+    expect(loadApiConfig(prod).nodeEnv).toBe('production')
+    const leaked = {
+      ...prod,
+      MASTER_PRIVATE_KEY: VALID.MASTER_PRIVATE_KEY,
+      MASTER_MNEMONIC: VALID.MASTER_MNEMONIC,
+      DATABASE_OWNER_URL: 'postgres://owner:owner-secret@127.0.0.1/db',
+      GAS_WALLET_PRIVATE_KEY: '', // empty is unset (compose blanks what the API must not hold)
+    }
+    const err = apiProblems(leaked)
+    expect(err.problems.map((p) => p.name).sort()).toEqual([
+      'DATABASE_OWNER_URL',
+      'MASTER_MNEMONIC',
+      'MASTER_PRIVATE_KEY',
+    ])
+    for (const value of [VALID.MASTER_PRIVATE_KEY, 'test test', 'owner-secret'])
+      expect(err.message).not.toContain(value)
+    // elsewhere they are ignored (main.ts names them in a warning)
+    expect(loadApiConfig({ ...leaked, NODE_ENV: 'development' }).depositXpub).toBe(XPUB)
+    expect(forbiddenApiEnv(leaked).sort()).toEqual(['DATABASE_OWNER_URL', 'MASTER_MNEMONIC', 'MASTER_PRIVATE_KEY'])
+  })
+})
+
+describe("DEPOSIT_XPUB in the worker (its mnemonic's, or refused)", () => {
+  it("is optional, and taken when it is the mnemonic's", () => {
+    const xpub = depositXpubOf(VALID.MASTER_MNEMONIC as string)
+    expect(loadConfig({ ...VALID, DEPOSIT_XPUB: xpub }).depositXpub).toBe(xpub)
+  })
+  it("refuses another mnemonic's xpub, naming DEPOSIT_XPUB only", () => {
+    const other = depositXpubOf(generateMnemonic(wordlist))
+    const err = problemsOf({ ...VALID, DEPOSIT_XPUB: other })
+    expect(err.problems).toEqual([{ name: 'DEPOSIT_XPUB', reason: expect.stringMatching(/cannot sweep/) }])
+    expect(err.message).not.toContain(other)
+    expect(err.message).not.toContain('test test')
+  })
+  it('loadMasterMnemonic reads the mnemonic alone (the deposit-xpub CLI)', () => {
+    expect(loadMasterMnemonic({ MASTER_MNEMONIC: `  ${VALID.MASTER_MNEMONIC}  ` })).toBe(VALID.MASTER_MNEMONIC)
+    expect(() => loadMasterMnemonic({})).toThrow(/MASTER_MNEMONIC: is required/)
+  })
+})
+
+describe('TRUST_PROXY (the API behind a reverse proxy)', () => {
+  it('is off by default; true, or the proxies as addresses, CIDRs or proxy-addr range names', () => {
+    expect(loadConfig(VALID).trustProxy).toBe(false)
+    expect(loadConfig({ ...VALID, TRUST_PROXY: 'false' }).trustProxy).toBe(false)
+    expect(loadConfig({ ...VALID, TRUST_PROXY: 'true' }).trustProxy).toBe(true)
+    expect(loadConfig({ ...VALID, TRUST_PROXY: '127.0.0.1' }).trustProxy).toEqual(['127.0.0.1'])
+    expect(loadConfig({ ...VALID, TRUST_PROXY: '10.0.0.0/8, fd00::/8,loopback' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      'fd00::/8',
+      'loopback',
+    ])
+  })
+  it('refuses a hop count (Fastify would trust nothing for it), bad addresses and prefixes', () => {
+    for (const bad of ['1', '2', 'yes', '10.0.0.0/33', '::1/129', '300.1.1.1', '10.0.0.1/8/1', 'proxy.example', ','])
+      expect(() => loadConfig({ ...VALID, TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY/)
   })
 })

@@ -3,11 +3,13 @@
  * variables, checks presence and meaning of each, and either returns a frozen Config
  * or throws one ConfigError naming every bad variable. It never echoes a value.
  */
+import { isIP } from 'node:net'
 import { validateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import Type, { type Static, type TSchema } from 'typebox'
 import Value from 'typebox/value'
 import { getAddress, isAddress } from 'viem'
+import { depositXpubOf, depositXpubProblem } from './xpub'
 
 export const RECONCILE_MODES = ['observe', 'enforce'] as const
 export type ReconcileMode = (typeof RECONCILE_MODES)[number]
@@ -54,6 +56,35 @@ const reconcileEpsilon: Check = (v) =>
   EPSILON.test(v)
     ? undefined
     : "must be a non-negative decimal amount in the currency's own units (e.g. 0.01), with at most 18 decimals"
+/**
+ * TRUST_PROXY: false, true, or the proxies' addresses and CIDRs, as Fastify's trustProxy takes them.
+ * No hop count: Fastify 5 trusts nothing for one (it cannot tell the proxy from a client that
+ * connects directly and sends its own X-Forwarded-For), so it is refused rather than ignored.
+ */
+export type TrustProxy = boolean | readonly string[]
+/** proxy-addr's names for address ranges, which Fastify's trustProxy accepts too */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
+function parseTrustProxy(v: string): TrustProxy | undefined {
+  const t = v.trim()
+  if (t === '' || t === 'false') return false
+  if (t === 'true') return true
+  if (/^[0-9]+$/.test(t)) return undefined
+  const entries = t.split(',').map((e) => e.trim())
+  const ok = entries.every((e) => {
+    if (PROXY_RANGE_NAMES.includes(e)) return true
+    const [ip = '', prefix, ...rest] = e.split('/')
+    const family = isIP(ip)
+    if (family === 0 || rest.length > 0) return false
+    if (prefix === undefined) return true
+    return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+  })
+  return ok ? entries : undefined
+}
+const trustProxy: Check = (v) =>
+  parseTrustProxy(v) === undefined
+    ? 'must be true, false, or the comma-separated addresses or CIDRs of the proxies (e.g. 10.0.0.0/8); not a hop count'
+    : undefined
+
 const positiveInt: Check = (v) => (/^[0-9]+$/.test(v) && Number(v) > 0 ? undefined : 'must be a positive integer')
 const rate: Check = (v) => (Number(v) <= 1 ? undefined : 'must be between 0 and 1')
 
@@ -142,6 +173,17 @@ export const ENV_SPEC = {
    * worker's too (scripts/demo.sh); refused in production
    */
   WORKER_CLOCK: { schema: Type.Union([Type.Literal('system'), Type.Literal('exchange')]), default: 'system' },
+  /**
+   * the extended public key of m/44'/60'/0' (BIP-32 xpub) that deposit addresses m/44'/60'/0'/0/{i}
+   * derive from: required by the API, which holds no mnemonic; optional for the worker, which then
+   * refuses to start unless it is its own MASTER_MNEMONIC's (docs/architecture.md "Least privilege")
+   */
+  DEPOSIT_XPUB: { schema: str(), secret: true, optional: true, check: depositXpubProblem },
+  /**
+   * the API behind a reverse proxy: which hops' X-Forwarded-For to believe (Fastify's trustProxy),
+   * so the per-IP sign-in limit counts clients, not the proxy; off by default
+   */
+  TRUST_PROXY: { schema: Type.String(), default: 'false', check: trustProxy },
   /** Bull Board password (user "admin"); the board is not mounted when unset */
   ADMIN_PASSWORD: { schema: str({ minLength: 16 }), secret: true, optional: true },
   /** sign-in attempts per IP per minute on /auth/* */
@@ -181,7 +223,11 @@ export const ENV_SPEC = {
 
 export type EnvName = keyof typeof ENV_SPEC
 
-export interface Config {
+/**
+ * What the API reads (loadApiConfig): no private key, no mnemonic. The worker's Config satisfies
+ * it, so tests build the server from `loadConfig(testEnv())`.
+ */
+export interface ApiConfig {
   readonly nodeEnv: (typeof NODE_ENVS)[number]
   readonly host: string
   readonly port: number
@@ -189,23 +235,11 @@ export interface Config {
   readonly tradingProfile: string
   readonly databaseUrl: string
   readonly cacheUrl: string
-  readonly exchange: {
-    readonly httpUrl: string
-    readonly wsUrl: string
-    readonly chainRpcUrl: string
-    readonly chainId: number
-    readonly walletAddress: `0x${string}`
-  }
-  readonly keys: {
-    readonly masterPrivateKey: `0x${string}`
-    readonly sessionPrivateKey: `0x${string}`
-    readonly gasWalletPrivateKey: `0x${string}`
-    readonly swapWalletPrivateKey: `0x${string}`
-    readonly masterMnemonic: string
-  }
+  /** the exchange's HTTP API; its chain id, under which the local run's one node serves every chain */
+  readonly exchange: { readonly httpUrl: string; readonly chainId: number }
+  /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
+  readonly usdcAddressLocal: `0x${string}` | undefined
   readonly platformFeeRate: string
-  readonly reconcileEpsilon: string
-  readonly reconcileMode: ReconcileMode
   readonly webOrigins: readonly string[]
   readonly jwtSecret: string
   readonly siweDomain: string
@@ -221,16 +255,84 @@ export interface Config {
   readonly conversionFastTickSeconds: number
   readonly conversionStuckMinutes: number
   readonly wheelEnabled: boolean
+  readonly adminPassword: string | undefined
+  readonly authRateLimitPerMinute: number
+  /** the xpub of m/44'/60'/0' (DEPOSIT_XPUB; in the worker's Config, its mnemonic's) */
+  readonly depositXpub: string
+  /** TRUST_PROXY, as Fastify's trustProxy takes it; false = the socket's address is the client's */
+  readonly trustProxy: TrustProxy
+}
+
+/** The variables the API reads: spec 8.3's less every key, the mnemonic and what only the worker uses. */
+export const API_ENV_NAMES = [
+  'NODE_ENV',
+  'PORT',
+  'TRADING_PROFILE',
+  'DATABASE_URL',
+  'CACHE_URL',
+  'EXCHANGE_HTTP_URL',
+  'EXCHANGE_CHAIN_ID',
+  'USDC_ADDRESS_LOCAL',
+  'PLATFORM_FEE_RATE',
+  'WEB_ORIGIN',
+  'JWT_SECRET',
+  'SIWE_DOMAIN',
+  'WEBHOOK_SECRET',
+  'WITHDRAWAL_MIN_USD',
+  'WITHDRAWAL_MAX_USD',
+  'WITHDRAWAL_STUCK_MINUTES',
+  'RPC_URL_ETHEREUM',
+  'RPC_URL_OPTIMISM',
+  'RPC_URL_BASE',
+  'RPC_URL_ARBITRUM',
+  'PRE_CONVERT_LEAD_MINUTES',
+  'CONVERSION_FAST_TICK_SECONDS',
+  'CONVERSION_STUCK_MINUTES',
+  'WHEEL_ENABLED',
+  'HOST',
+  'LOG_LEVEL',
+  'ADMIN_PASSWORD',
+  'AUTH_RATE_LIMIT_PER_MINUTE',
+  'DEPOSIT_XPUB',
+  'TRUST_PROXY',
+] as const satisfies readonly EnvName[]
+
+/**
+ * What the API must not hold: every signing key, the mnemonic, and the schema owner's database URL
+ * (read by `pnpm db:migrate` only). Refused by loadApiConfig when NODE_ENV=production.
+ */
+export const API_FORBIDDEN_ENV_NAMES = [
+  'MASTER_PRIVATE_KEY',
+  'SESSION_PRIVATE_KEY',
+  'GAS_WALLET_PRIVATE_KEY',
+  'SWAP_WALLET_PRIVATE_KEY',
+  'MASTER_MNEMONIC',
+  'DATABASE_OWNER_URL',
+] as const
+
+export interface Config extends ApiConfig {
+  readonly exchange: {
+    readonly httpUrl: string
+    readonly wsUrl: string
+    readonly chainRpcUrl: string
+    readonly chainId: number
+    readonly walletAddress: `0x${string}`
+  }
+  readonly keys: {
+    readonly masterPrivateKey: `0x${string}`
+    readonly sessionPrivateKey: `0x${string}`
+    readonly gasWalletPrivateKey: `0x${string}`
+    readonly swapWalletPrivateKey: `0x${string}`
+    readonly masterMnemonic: string
+  }
+  readonly reconcileEpsilon: string
+  readonly reconcileMode: ReconcileMode
   readonly alert: { readonly botToken: string; readonly chatId: string } | undefined
   readonly workerQueues: readonly string[]
   /** WORKER_CONCURRENCY: jobs at once per queue name (queues not named take the runtime's default) */
   readonly workerConcurrency: Readonly<Record<string, number>>
   /** WORKER_CLOCK: `exchange` only in the local run and tests */
   readonly workerClock: 'system' | 'exchange'
-  readonly adminPassword: string | undefined
-  readonly authRateLimitPerMinute: number
-  /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
-  readonly usdcAddressLocal: `0x${string}` | undefined
   /** BRIDGE_RETAIN_USDC: USDC kept in each hot wallet, in base units (6 decimals) */
   readonly bridgeRetainUsdcBaseUnits: bigint
   /** the local swap venue (SWAP_POOL_ADDRESS_LOCAL, WETH_ADDRESS_LOCAL); refused in production */
@@ -261,14 +363,126 @@ export const SECRET_ENV_NAMES: readonly EnvName[] = (Object.keys(ENV_SPEC) as En
  * @example const config = loadConfig(process.env)
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
-  const problems: Array<{ name: string; reason: string }> = []
-  const v = {} as Record<EnvName, string | undefined>
-  for (const name of Object.keys(ENV_SPEC) as EnvName[]) {
+  const problems: Problem[] = []
+  const v = readVars(env, Object.keys(ENV_SPEC) as EnvName[], problems)
+  crossCheck(v, problems)
+  // the worker's own deposit account; DEPOSIT_XPUB, when set, must be it: a different one would make
+  // the API show users addresses nobody can sweep
+  const mnemonic = v.MASTER_MNEMONIC === undefined ? undefined : normaliseMnemonic(v.MASTER_MNEMONIC)
+  const ownXpub = mnemonic === undefined ? undefined : depositXpubOf(mnemonic)
+  if (ownXpub !== undefined && v.DEPOSIT_XPUB !== undefined && v.DEPOSIT_XPUB !== ownXpub)
+    problems.push({
+      name: 'DEPOSIT_XPUB',
+      reason:
+        "is not MASTER_MNEMONIC's m/44'/60'/0' public key: the API would show deposit addresses this worker cannot sweep " +
+        '(apps/worker/src/cli/deposit-xpub.ts prints the right one)',
+    })
+  if (problems.length > 0) throw new ConfigError(problems)
+
+  const s = (n: EnvName) => v[n] as string
+  const hex = (n: EnvName) => s(n) as `0x${string}`
+  return deepFreeze({
+    ...apiPart(v, ownXpub as string),
+    exchange: {
+      httpUrl: s('EXCHANGE_HTTP_URL'),
+      wsUrl: s('EXCHANGE_WS_URL'),
+      chainRpcUrl: s('EXCHANGE_CHAIN_RPC_URL'),
+      chainId: Number(s('EXCHANGE_CHAIN_ID')),
+      walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
+    },
+    keys: {
+      masterPrivateKey: hex('MASTER_PRIVATE_KEY'),
+      sessionPrivateKey: hex('SESSION_PRIVATE_KEY'),
+      gasWalletPrivateKey: hex('GAS_WALLET_PRIVATE_KEY'),
+      swapWalletPrivateKey: hex('SWAP_WALLET_PRIVATE_KEY'),
+      masterMnemonic: mnemonic as string,
+    },
+    reconcileEpsilon: s('RECONCILE_EPSILON'),
+    reconcileMode: s('RECONCILE_MODE') as ReconcileMode,
+    alert:
+      v.ALERT_BOT_TOKEN !== undefined && v.ALERT_CHAT_ID !== undefined
+        ? { botToken: v.ALERT_BOT_TOKEN, chatId: v.ALERT_CHAT_ID }
+        : undefined,
+    workerConcurrency: Object.fromEntries(
+      s('WORKER_CONCURRENCY')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)
+        .map((p) => {
+          const [queue = '', n = '0'] = p.split('=')
+          return [queue, Number(n)]
+        }),
+    ),
+    workerQueues: s('WORKER_QUEUES')
+      .split(',')
+      .map((q) => q.trim())
+      .filter(Boolean),
+    workerClock: s('WORKER_CLOCK') as Config['workerClock'],
+    bridgeRetainUsdcBaseUnits: usdcBaseUnits(s('BRIDGE_RETAIN_USDC')),
+    swapLocal:
+      v.SWAP_POOL_ADDRESS_LOCAL !== undefined && v.WETH_ADDRESS_LOCAL !== undefined
+        ? { pool: getAddress(v.SWAP_POOL_ADDRESS_LOCAL), weth: getAddress(v.WETH_ADDRESS_LOCAL) }
+        : undefined,
+    swapChain: s('SWAP_CHAIN') as Config['swapChain'],
+  } satisfies Config)
+}
+
+/**
+ * The API's environment (API_ENV_NAMES): the worker's less every key and the mnemonic, with
+ * DEPOSIT_XPUB required. Variables it does not read are ignored, except that with NODE_ENV=production
+ * any of API_FORBIDDEN_ENV_NAMES set is refused: the API never needs them, so their presence is a
+ * deployment that hands the internet-facing process the keys (docs/architecture.md "Least privilege").
+ */
+export function loadApiConfig(env: Readonly<Record<string, string | undefined>>): ApiConfig {
+  const problems: Problem[] = []
+  const v = readVars(env, API_ENV_NAMES, problems, new Set<EnvName>(['DEPOSIT_XPUB']))
+  crossCheck(v, problems)
+  if (v.NODE_ENV === 'production')
+    for (const name of forbiddenApiEnv(env))
+      problems.push({
+        name,
+        reason: 'must not be set for the API when NODE_ENV=production: the API holds no key (give it DEPOSIT_XPUB)',
+      })
+  if (problems.length > 0) throw new ConfigError(problems)
+  return deepFreeze(apiPart(v, v.DEPOSIT_XPUB as string))
+}
+
+/** Which of API_FORBIDDEN_ENV_NAMES `env` sets (names only). */
+export function forbiddenApiEnv(env: Readonly<Record<string, string | undefined>>): string[] {
+  return API_FORBIDDEN_ENV_NAMES.filter((n) => env[n] !== undefined && env[n] !== '')
+}
+
+/**
+ * MASTER_MNEMONIC alone, checked (for the deposit-xpub CLI, which must work while DEPOSIT_XPUB is
+ * wrong or another variable is missing).
+ */
+export function loadMasterMnemonic(env: Readonly<Record<string, string | undefined>>): string {
+  const problems: Problem[] = []
+  const v = readVars(env, ['MASTER_MNEMONIC'], problems)
+  if (problems.length > 0) throw new ConfigError(problems)
+  return normaliseMnemonic(v.MASTER_MNEMONIC as string)
+}
+
+type Problem = { name: string; reason: string }
+
+function normaliseMnemonic(m: string): string {
+  return m.trim().split(/\s+/).join(' ')
+}
+
+/** Reads and checks `names` (the rest stay undefined); `required` makes optional ones required. */
+function readVars(
+  env: Readonly<Record<string, string | undefined>>,
+  names: readonly EnvName[],
+  problems: Problem[],
+  required: ReadonlySet<EnvName> = new Set(),
+): Partial<Record<EnvName, string>> {
+  const v: Partial<Record<EnvName, string>> = {}
+  for (const name of names) {
     const spec = ENV_SPEC[name] as VarSpec
     const raw = env[name]
     const value = raw === undefined || raw === '' ? spec.default : raw
     if (value === undefined) {
-      if (!spec.optional) problems.push({ name, reason: 'is required but missing' })
+      if (!spec.optional || required.has(name)) problems.push({ name, reason: 'is required but missing' })
       continue
     }
     if (!Value.Check(spec.schema, value)) {
@@ -282,6 +496,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     }
     v[name] = value
   }
+  return v
+}
+
+/** Checks across variables; each applies only when its variables were read. */
+function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[]): void {
   if (v.WITHDRAWAL_MIN_USD && v.WITHDRAWAL_MAX_USD && compareDecimal(v.WITHDRAWAL_MIN_USD, v.WITHDRAWAL_MAX_USD) > 0) {
     problems.push({ name: 'WITHDRAWAL_MIN_USD', reason: 'must not exceed WITHDRAWAL_MAX_USD' })
   }
@@ -302,11 +521,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     // the simulator's clock is for moving time in development; a deployment runs on its own
     problems.push({ name: 'WORKER_CLOCK', reason: 'must not be exchange when NODE_ENV=production' })
   }
-  if (problems.length > 0) throw new ConfigError(problems)
+}
 
+/** The part of the configuration the API reads, from checked variables. */
+function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiConfig {
   const s = (n: EnvName) => v[n] as string
-  const hex = (n: EnvName) => s(n) as `0x${string}`
-  return deepFreeze({
+  return {
     nodeEnv: s('NODE_ENV') as Config['nodeEnv'],
     host: s('HOST'),
     port: Number(s('PORT')),
@@ -314,23 +534,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     tradingProfile: s('TRADING_PROFILE'),
     databaseUrl: s('DATABASE_URL'),
     cacheUrl: s('CACHE_URL'),
-    exchange: {
-      httpUrl: s('EXCHANGE_HTTP_URL'),
-      wsUrl: s('EXCHANGE_WS_URL'),
-      chainRpcUrl: s('EXCHANGE_CHAIN_RPC_URL'),
-      chainId: Number(s('EXCHANGE_CHAIN_ID')),
-      walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
-    },
-    keys: {
-      masterPrivateKey: hex('MASTER_PRIVATE_KEY'),
-      sessionPrivateKey: hex('SESSION_PRIVATE_KEY'),
-      gasWalletPrivateKey: hex('GAS_WALLET_PRIVATE_KEY'),
-      swapWalletPrivateKey: hex('SWAP_WALLET_PRIVATE_KEY'),
-      masterMnemonic: s('MASTER_MNEMONIC').trim().split(/\s+/).join(' '),
-    },
+    exchange: { httpUrl: s('EXCHANGE_HTTP_URL'), chainId: Number(s('EXCHANGE_CHAIN_ID')) },
+    usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
     platformFeeRate: s('PLATFORM_FEE_RATE'),
-    reconcileEpsilon: s('RECONCILE_EPSILON'),
-    reconcileMode: s('RECONCILE_MODE') as ReconcileMode,
     webOrigins: s('WEB_ORIGIN')
       .split(',')
       .map((o) => new URL(o.trim()).origin),
@@ -352,35 +558,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     conversionFastTickSeconds: Number(s('CONVERSION_FAST_TICK_SECONDS')),
     conversionStuckMinutes: Number(s('CONVERSION_STUCK_MINUTES')),
     wheelEnabled: s('WHEEL_ENABLED') === 'true',
-    alert:
-      v.ALERT_BOT_TOKEN !== undefined && v.ALERT_CHAT_ID !== undefined
-        ? { botToken: v.ALERT_BOT_TOKEN, chatId: v.ALERT_CHAT_ID }
-        : undefined,
-    workerConcurrency: Object.fromEntries(
-      s('WORKER_CONCURRENCY')
-        .split(',')
-        .map((p) => p.trim())
-        .filter(Boolean)
-        .map((p) => {
-          const [queue = '', n = '0'] = p.split('=')
-          return [queue, Number(n)]
-        }),
-    ),
-    workerQueues: s('WORKER_QUEUES')
-      .split(',')
-      .map((q) => q.trim())
-      .filter(Boolean),
-    workerClock: s('WORKER_CLOCK') as Config['workerClock'],
     adminPassword: v.ADMIN_PASSWORD,
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
-    usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
-    bridgeRetainUsdcBaseUnits: usdcBaseUnits(s('BRIDGE_RETAIN_USDC')),
-    swapLocal:
-      v.SWAP_POOL_ADDRESS_LOCAL !== undefined && v.WETH_ADDRESS_LOCAL !== undefined
-        ? { pool: getAddress(v.SWAP_POOL_ADDRESS_LOCAL), weth: getAddress(v.WETH_ADDRESS_LOCAL) }
-        : undefined,
-    swapChain: s('SWAP_CHAIN') as Config['swapChain'],
-  } satisfies Config)
+    depositXpub,
+    trustProxy: parseTrustProxy(s('TRUST_PROXY')) ?? false,
+  }
 }
 
 export type EnvRecord = Partial<Record<EnvName, string>>
@@ -429,12 +611,23 @@ function deepFreeze<T>(o: T): T {
 }
 
 /**
- * For a process's main.ts: fills unset variables from .env.local, reads the environment, and on a
- * bad one prints the ConfigError (names, never values) and exits non-zero.
+ * For a process's main.ts: reads the environment with `load` (loadConfig for the worker,
+ * loadApiConfig for the API), and on a bad one prints the ConfigError (names, never values) and
+ * exits non-zero.
  */
-export function loadConfigOrExit(read: () => Readonly<Record<string, string | undefined>>): Config {
+export function loadConfigOrExit(read: () => Readonly<Record<string, string | undefined>>): Config
+export function loadConfigOrExit<T>(
+  read: () => Readonly<Record<string, string | undefined>>,
+  load: (env: Readonly<Record<string, string | undefined>>) => T,
+): T
+export function loadConfigOrExit<T>(
+  read: () => Readonly<Record<string, string | undefined>>,
+  load: (env: Readonly<Record<string, string | undefined>>) => T = loadConfig as unknown as (
+    env: Readonly<Record<string, string | undefined>>,
+  ) => T,
+): T {
   try {
-    return loadConfig(read())
+    return load(read())
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message)

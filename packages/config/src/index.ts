@@ -1,3 +1,4 @@
 export * from './constants'
 export * from './env'
 export * from './process-env'
+export * from './xpub'

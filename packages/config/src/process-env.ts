@@ -11,9 +11,10 @@ export function processEnv(): Readonly<Record<string, string | undefined>> {
 
 /**
  * Fills unset variables from `.env.local` (KEY=VALUE lines). Variables already set win,
- * so an operator's environment always overrides the generated development file.
+ * so an operator's environment always overrides the generated development file. `only` names the
+ * variables to take (the API takes API_ENV_NAMES: the file's keys never enter its environment).
  */
-export function loadDotEnvLocal(path = ENV_LOCAL_PATH): boolean {
+export function loadDotEnvLocal(path = ENV_LOCAL_PATH, only?: readonly string[]): boolean {
   // WH_ENV_FILE=none: take the environment as given (tests of start-up, deployments)
   if (process.env.WH_ENV_FILE === 'none' || !existsSync(path)) return false
   for (const line of readFileSync(path, 'utf8').split('\n')) {
@@ -21,6 +22,7 @@ export function loadDotEnvLocal(path = ENV_LOCAL_PATH): boolean {
     if (!m) continue
     const [, key, rawValue] = m as unknown as [string, string, string]
     const value = rawValue.replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1')
+    if (only && !only.includes(key)) continue
     if (process.env[key] === undefined) process.env[key] = value
   }
   return true

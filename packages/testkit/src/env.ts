@@ -1,8 +1,18 @@
+import { API_ENV_NAMES, depositXpubOf } from '@wh/config'
+
 /**
  * A complete, valid environment for tests: the well-known development keys of the
  * standard test mnemonic, nothing that holds real money.
  */
 export const TEST_MNEMONIC = 'test test test test test test test test test test test junk'
+
+/**
+ * TEST_MNEMONIC's m/44'/60'/0' extended public key: the API's DEPOSIT_XPUB in tests, from which it
+ * derives the addresses the worker's keyring signs for (`depositXpubOf(TEST_MNEMONIC)`; a test in
+ * packages/wallet checks it).
+ */
+export const TEST_DEPOSIT_XPUB =
+  'xpub6Ce9NcJvTk36xtLSrJLZqE7wtgA5deCeYs7rSQtreh4cj6ByPtrg9sD7V2FNFLPnf8heNP3FGkeV9qwfzvZNSd54JoNXVsXFYSYwHsnJxqP'
 
 /** Hardhat/anvil default accounts 0..4 (from TEST_MNEMONIC); public knowledge, test-only. */
 export const TEST_PRIVATE_KEYS = [
@@ -26,6 +36,12 @@ export const UNREACHABLE_HOST = '127.0.0.1:9'
  * Callers override what differs (secrets, ports, database).
  */
 export function localStackEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  // another mnemonic brings its own DEPOSIT_XPUB, unless the caller names one (a mismatch, on purpose)
+  const mnemonic = overrides.MASTER_MNEMONIC
+  const depositXpub =
+    mnemonic === undefined || mnemonic === TEST_MNEMONIC || 'DEPOSIT_XPUB' in overrides
+      ? TEST_DEPOSIT_XPUB // overrides.DEPOSIT_XPUB, when given, replaces it below
+      : depositXpubOf(mnemonic)
   return {
     NODE_ENV: 'test',
     PORT: '0',
@@ -44,6 +60,7 @@ export function localStackEnv(overrides: Record<string, string | undefined> = {}
     RECONCILE_EPSILON: '0.01',
     WEB_ORIGIN: 'http://localhost:5173',
     MASTER_MNEMONIC: TEST_MNEMONIC,
+    DEPOSIT_XPUB: depositXpub,
     JWT_SECRET: 'test-jwt-secret-that-is-at-least-32-characters-long',
     SIWE_DOMAIN: 'app.example.test',
     EXCHANGE_CHAIN_ID: '901',
@@ -61,4 +78,13 @@ export function localStackEnv(overrides: Record<string, string | undefined> = {}
 
 export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return localStackEnv({ LOG_LEVEL: 'silent', ...overrides })
+}
+
+/**
+ * The API's part of `env` (API_ENV_NAMES: no key, no mnemonic), as the local run and compose give
+ * the API process; with NODE_ENV=production the API refuses anything more (docs/architecture.md
+ * "Least privilege").
+ */
+export function apiProcessEnv(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(API_ENV_NAMES.flatMap((n) => (env[n] === undefined ? [] : [[n, env[n] as string]])))
 }

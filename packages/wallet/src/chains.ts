@@ -90,9 +90,10 @@ export function buildChainRegistry(
  * id (the local run starts the node with EXCHANGE_CHAIN_ID) and 0 confirmations (an automining
  * node only makes blocks for transactions, so any deeper depth would never be reached).
  */
-export function configuredChainOverrides(
-  config: Pick<Config, 'usdcAddressLocal' | 'exchange'>,
-): Partial<Record<ChainName, ChainOverride>> {
+export function configuredChainOverrides(config: {
+  readonly usdcAddressLocal: Config['usdcAddressLocal']
+  readonly exchange: { readonly chainId: number }
+}): Partial<Record<ChainName, ChainOverride>> {
   if (config.usdcAddressLocal === undefined) return {}
   const local: ChainOverride = {
     usdc: config.usdcAddressLocal,

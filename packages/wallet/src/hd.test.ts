@@ -1,3 +1,7 @@
+import { HDKey } from '@scure/bip32'
+import { mnemonicToSeedSync } from '@scure/bip39'
+import { depositXpubOf } from '@wh/config'
+import { TEST_DEPOSIT_XPUB } from '@wh/testkit'
 import { mnemonicToAccount } from 'viem/accounts'
 import { describe, expect, it } from 'vitest'
 import { DepositKeyring, MAX_HD_INDEX } from './hd'
@@ -32,6 +36,21 @@ describe('deposit keyring (spec 2.1 rules 2-4)', () => {
     expect(pub.address(0)).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266')
     expect(pub.address(77)).toBe(keyring.address(77))
     expect(() => pub.signer(0)).toThrow(/public-only/)
+  })
+
+  it("the keyring of DEPOSIT_XPUB (m/44'/60'/0') derives the mnemonic's addresses and cannot sign", () => {
+    const xpub = depositXpubOf(TEST_MNEMONIC)
+    expect(xpub).toBe(TEST_DEPOSIT_XPUB)
+    const api = DepositKeyring.fromExtendedPublicKey(xpub)
+    expect(api.canSign).toBe(false)
+    for (const i of [0, 1, 2, 42, 1000, 123_456, MAX_HD_INDEX]) expect(api.address(i)).toBe(keyring.address(i))
+    expect(() => api.signer(0)).toThrow(/public-only/)
+  })
+
+  it('refuses an extended private key, and a key of another level, in place of DEPOSIT_XPUB', () => {
+    const account = HDKey.fromMasterSeed(mnemonicToSeedSync(TEST_MNEMONIC)).derive("m/44'/60'/0'")
+    expect(() => DepositKeyring.fromExtendedPublicKey(account.privateExtendedKey)).toThrow(/private/)
+    expect(() => DepositKeyring.fromExtendedPublicKey(account.deriveChild(0).publicExtendedKey)).toThrow(/depth 3/)
   })
 
   it('refuses indexes outside the non-hardened range', () => {

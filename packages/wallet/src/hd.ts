@@ -1,6 +1,7 @@
 /**
  * Deposit addresses (spec 2.1 rules 2–4): `m/44'/60'/0'/0/{hd_index}` from MASTER_MNEMONIC,
- * the standard Ethereum path, so an ordinary wallet recovers the same addresses.
+ * the standard Ethereum path, so an ordinary wallet recovers the same addresses. The API derives
+ * the same addresses from DEPOSIT_XPUB, the public key of `m/44'/60'/0'`, and holds no private key.
  *
  * The mnemonic's PBKDF2 (about 13 ms) and the hardened steps run once, when the keyring is
  * built at start-up; each address after that is one non-hardened child step.
@@ -56,6 +57,19 @@ export class DepositKeyring {
   private constructor(parent: HDKey, cacheSize: number) {
     this.#parent = parent
     this.#addresses = new Lru(cacheSize)
+  }
+
+  /**
+   * A keyring that can derive addresses but never sign, from the account's extended public key
+   * (DEPOSIT_XPUB, `m/44'/60'/0'`): what the API holds. Its addresses are those of
+   * `fromMnemonic` for the mnemonic the xpub came from (the worker checks they agree at start).
+   */
+  static fromExtendedPublicKey(xpub: string, opts: { cacheSize?: number } = {}): DepositKeyring {
+    const account = HDKey.fromExtendedKey(xpub)
+    if (account.privateKey) throw new Error('an extended private key was given where the public one belongs')
+    if (account.depth !== 3) throw new Error("the extended public key is not the account key m/44'/60'/0' (depth 3)")
+    // the external chain, `/0`: non-hardened, so derivable from the public key alone
+    return new DepositKeyring(account.deriveChild(0), opts.cacheSize ?? 100_000)
   }
 
   static fromMnemonic(mnemonic: string, opts: { cacheSize?: number } = {}): DepositKeyring {
