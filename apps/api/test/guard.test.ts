@@ -55,6 +55,11 @@ describe('bearer guard (spec 5.2, 2.3)', () => {
     'sub not a uuid': () =>
       hs256({ sub: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', iat: now(), exp: now() + 60 }, secret),
     garbage: () => 'not.a.token',
+    // a token without an end is never accepted, nor one older than the 7-day TTL whatever its exp
+    'no exp': () => hs256({ sub: randomUUID(), iat: now() }, secret),
+    'no iat': () => hs256({ sub: randomUUID(), exp: now() + 60 }, secret),
+    'issued 8 days ago, exp in the future': () =>
+      hs256({ sub: randomUUID(), iat: now() - 8 * 86_400, exp: now() + 86_400 }, secret),
     'HS512 with the right key': () =>
       (() => {
         const head = `${b64({ alg: 'HS512', typ: 'JWT' })}.${b64({ sub: randomUUID(), iat: now(), exp: now() + 60 })}`

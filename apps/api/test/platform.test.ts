@@ -94,4 +94,15 @@ describe('errors, health, docs, CORS and Bull Board', () => {
     const res = await api.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'abc-123' } })
     expect(res.headers['x-request-id']).toBe('abc-123')
   })
+
+  it("replaces a client's request id that is long or carries other characters with a fresh UUID", async () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+    for (const bad of ['x'.repeat(65), 'a b', 'id\u2028next', '{"level":60}', '<script>']) {
+      const res = await api.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': bad } })
+      expect(res.headers['x-request-id']).toMatch(uuid)
+    }
+    const kept = 'trace.01:ab-CD_9'.padEnd(64, '0')
+    const res = await api.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': kept } })
+    expect(res.headers['x-request-id']).toBe(kept)
+  })
 })

@@ -1,5 +1,5 @@
 /** The worker's pino logger: main.ts and the tests build it here, so a test sees what production logs. */
-import { serializeError } from '@wh/core'
+import { redactUrls, serializeError } from '@wh/core'
 import pino, { type DestinationStream, type Logger } from 'pino'
 
 /**
@@ -15,6 +15,8 @@ export function workerLogger(level: string, destination?: DestinationStream): Lo
     // an error keeps its class, message, stack, code and cause: not the options or deps attached to it
     serializers: { err: serializeError },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    // every line, whatever put a URL in it: an RPC URL's path and query hold the provider's key
+    hooks: { streamWrite: redactUrls },
   }
   return destination ? pino(options, destination) : pino(options)
 }

@@ -2,6 +2,7 @@
  * Builds the queues, upserts the job schedulers and starts one BullMQ Worker per consumed
  * queue. Used by main.ts and by the tests (which run two of these as two "replicas").
  */
+import { redactUrls } from '@wh/core'
 import { BULL_PREFIX, QUEUES, type QueueKey, recordTickSuccess } from '@wh/jobs'
 import { type Job, Queue, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
@@ -84,7 +85,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
           const tick = byName.get(`${key}/${job.name}`)
           if (!tick) throw new Error(`no processor for ${job.name} on ${key}`)
           const startedMs = performance.now()
-          const result = await tick.process(job, ctx)
+          let result: unknown
+          try {
+            result = await tick.process(job, ctx)
+          } catch (err) {
+            // BullMQ keeps a failure's message and stack in Redis, shown by Bull Board: without URLs
+            throw redactedError(err)
+          }
           // GET /metrics reads these (last success per tick, its duration); a failed write never fails the job
           await recordTickSuccess(opts.connection, prefix, job.name, Date.now(), performance.now() - startedMs).catch(
             (err: unknown) => opts.log.warn({ tick: job.name, err: String(err) }, 'tick metrics not recorded'),
@@ -107,5 +114,18 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       await Promise.all(workers.map((w) => w.close()))
       await Promise.all([...queues.values()].map((q) => q.close()))
     },
+  }
+}
+
+/** `err` with URLs redacted from its message and stack (redactUrls): what BullMQ stores of a failed job. */
+function redactedError(err: unknown): Error {
+  if (!(err instanceof Error)) return new Error(redactUrls(String(err)))
+  try {
+    err.message = redactUrls(err.message)
+    if (err.stack) err.stack = redactUrls(err.stack)
+    return err
+  } catch {
+    // a read-only message: a plain error with the same text, redacted
+    return new Error(redactUrls(err.message))
   }
 }

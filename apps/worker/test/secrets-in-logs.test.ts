@@ -47,12 +47,21 @@ describe('no secret reaches a worker log line (issue 8, Logs)', () => {
     ADMIN_PASSWORD: randomBytes(18).toString('base64url'),
     ALERT_BOT_TOKEN: `${Math.floor(Math.random() * 1e9)}:${randomBytes(20).toString('base64url')}`,
   }
+  // a provider's key in its RPC URL's path, as Alchemy and Infura take it: viem's errors name the URL
+  const rpcKey = randomBytes(16).toString('hex')
+  const rpcUrl = `http://127.0.0.1:9/v2/${rpcKey}`
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let connection: Redis
   let redis: Redis
 
   beforeAll(async () => {
-    ctx = await integrationContext({ ...secrets, ALERT_CHAT_ID: '42', LOG_LEVEL: 'trace' })
+    ctx = await integrationContext({
+      ...secrets,
+      ALERT_CHAT_ID: '42',
+      LOG_LEVEL: 'trace',
+      RPC_URL_ETHEREUM: rpcUrl,
+      RPC_URL_BASE: rpcUrl,
+    })
     connection = new Redis(ctx.config.cacheUrl, { maxRetriesPerRequest: null })
     redis = new Redis(ctx.config.cacheUrl)
   })
@@ -98,6 +107,18 @@ describe('no secret reaches a worker log line (issue 8, Logs)', () => {
         } catch (err) {
           tctx.log.warn({ err, deps: tctx.deps }, 'a caught failure, logged the pino way')
         }
+        // a real RPC failure: logged as an error, as a string, and in an alert's fields
+        const rpcError = await tctx.deps.clients
+          .get('ethereum')
+          ?.publicClient.getBlockNumber()
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          )
+        expect(String(rpcError)).toContain(rpcKey) // viem's message names the URL, key and all
+        tctx.log.warn({ err: rpcError }, 'rpc failure, logged the pino way')
+        tctx.log.warn({ err: String(rpcError) }, 'rpc failure, logged as a string')
+        await tctx.deps.alerter.alert('rpc failure', { error: String(rpcError) })
         logged()
       },
     }
@@ -110,12 +131,21 @@ describe('no secret reaches a worker log line (issue 8, Logs)', () => {
         throw withDeps('rpc unreachable')
       },
     }
+    // a tick whose RPC call fails: BullMQ keeps the failure's message and stack
+    const rpcFailing: TickDefinition = {
+      name: 'secrets-rpc-fails',
+      queue: 'accounting',
+      everyMs: 60_000,
+      process: async (_job, tctx) => {
+        await tctx.deps.clients.get('base')?.publicClient.getBlockNumber()
+      },
+    }
     // one real tick too: reads Postgres through the deps, logs what it logs
     const real = ticks.find((t) => t.name === WITHDRAWAL_SEND_TICK)
     expect(real).toBeDefined()
     const rt = await startRuntime({
       connection,
-      ticks: [caught, failing, real as TickDefinition],
+      ticks: [caught, failing, rpcFailing, real as TickDefinition],
       consume: ['accounting', 'withdrawals'],
       prefix,
       log,
@@ -124,7 +154,7 @@ describe('no secret reaches a worker log line (issue 8, Logs)', () => {
     try {
       await ran
       const queue = rt.queues.get('accounting')
-      while ((await queue?.getFailedCount()) === 0) await new Promise((r) => setTimeout(r, 20))
+      while (((await queue?.getFailedCount()) ?? 0) < 2) await new Promise((r) => setTimeout(r, 20))
       while ((await rt.queues.get('withdrawals')?.getCompletedCount()) === 0)
         await new Promise((r) => setTimeout(r, 20))
       // the alert path (spec 6.2) logs when the chat cannot be reached
@@ -145,7 +175,9 @@ describe('no secret reaches a worker log line (issue 8, Logs)', () => {
       expect(caughtLine.deps).toBe('[redacted]')
       for (const line of lines) expect(() => JSON.parse(line)).not.toThrow()
       const found: string[] = []
-      for (const [name, value] of Object.entries(secrets))
+      expect(kept.some((k) => k.includes('127.0.0.1:9/[redacted]'))).toBe(true)
+      expect(lines.some((l) => l.includes('rpc failure') && l.includes('127.0.0.1:9/[redacted]'))).toBe(true)
+      for (const [name, value] of Object.entries({ ...secrets, RPC_KEY: rpcKey }))
         for (const form of secretForms(value))
           for (const line of [...lines, ...kept])
             if (line.includes(form))

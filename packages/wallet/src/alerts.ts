@@ -8,6 +8,8 @@
  * logs or sends, and the request URL is never logged.
  */
 
+import { redactUrls } from '@wh/core'
+
 /** What the alerter logs through (pino's shape). */
 export interface AlertLog {
   warn(obj: object, msg?: string): void
@@ -77,14 +79,15 @@ export function createAlerter(opts: AlerterOptions): Alerter {
     return {
       channel: 'log',
       async alert(text, fields) {
-        log.warn({ alert: text, ...jsonFields(fields) }, 'alert')
+        log.warn({ alert: redactUrls(text), ...jsonFields(fields, redactUrls) }, 'alert')
       },
     }
   }
   const doFetch = opts.fetch ?? fetch
   const base = (opts.apiBaseUrl ?? TELEGRAM_API_BASE_URL).replace(/\/+$/, '')
   const timeoutMs = opts.timeoutMs ?? ALERT_TIMEOUT_MS
-  const scrub = (s: string) => s.split(token).join('[redacted]')
+  // the token, and any URL's path and query (an RPC error in a field names its provider's key)
+  const scrub = (s: string) => redactUrls(s.split(token).join('[redacted]'))
 
   return {
     channel: 'telegram',

@@ -25,12 +25,16 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 export const BEARER_SECURITY = [{ bearerAuth: [] as string[] }]
 
-/** Registers the JWT signer/verifier: HS256 only, 7 days, payload { sub } and nothing else. */
+/**
+ * Registers the JWT signer/verifier: HS256 only, 7 days, payload { sub } and nothing else. A token
+ * must carry `exp` and `iat`, and is refused past TOKEN_TTL from `iat` whatever its `exp` says: a
+ * token without an end (signed by hand with a leaked secret, or by an old build) is never accepted.
+ */
 export const jwtPlugin = fp<{ secret: string }>(async (app, opts) => {
   await app.register(fastifyJwt, {
     secret: opts.secret,
     sign: { algorithm: 'HS256', expiresIn: TOKEN_TTL },
-    verify: { algorithms: ['HS256'] },
+    verify: { algorithms: ['HS256'], requiredClaims: ['exp', 'iat'], maxAge: TOKEN_TTL },
   })
 })
 

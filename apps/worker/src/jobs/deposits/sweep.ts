@@ -9,7 +9,7 @@
  * Step numbers: 0 the gas top-up, 1 the sweep.
  */
 import { LOCK_TTL_MS, SWEEP_GAS_FLOOR_WEI } from '@wh/config'
-import { AppError } from '@wh/core'
+import { AppError, errorMessage } from '@wh/core'
 import { retryDelayMs, withLock } from '@wh/jobs'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import {
@@ -411,7 +411,7 @@ export const depositSweepProcessor: TickDefinition = {
     try {
       outcome = await sweepDeposit(ctx.deps, depositId)
     } catch (err) {
-      ctx.log.warn({ depositId, err: err instanceof Error ? err.message : String(err) }, 'deposit sweep failed')
+      ctx.log.warn({ depositId, err: errorMessage(err) }, 'deposit sweep failed')
       await deferSweep(ctx.deps.sql, depositId, sendFailureOf(err) === 'reverts' ? 'REVERTS' : 'RPC_UNAVAILABLE')
       return { depositId, outcome: 'error' }
     }

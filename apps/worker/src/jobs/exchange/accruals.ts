@@ -19,7 +19,7 @@
  * If the exchange ever paid interest in a second currency, the key would need a currency part
  * (a spec change); docs/exchange.md says so.
  */
-import { CASH_CURRENCY } from '@wh/core'
+import { CASH_CURRENCY, errorMessage } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type DeriveClient, type FundingEvent, type Pagination, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
@@ -266,8 +266,12 @@ export async function runAccruals(
 /** An error for a log line: name, code and message only (never params, headers or a signature). */
 export function errorInfo(err: unknown): Record<string, unknown> {
   if (err instanceof Error)
-    return { name: err.name, message: err.message, ...('code' in err ? { code: (err as { code: unknown }).code } : {}) }
-  return { message: String(err) }
+    return {
+      name: err.name,
+      message: errorMessage(err),
+      ...('code' in err ? { code: (err as { code: unknown }).code } : {}),
+    }
+  return { message: errorMessage(err) }
 }
 
 export const accrualsTick: TickDefinition = {

@@ -5,7 +5,7 @@
  * action (the exchange takes a nonce once) or finds it in the exchange's histories; it never signs
  * a second one for the same row. docs/exchange.md "Subaccounts: funding and release" has the rules.
  */
-import { fromBaseUnits, toBaseUnits } from '@wh/core'
+import { errorMessage, fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   type DeriveClient,
@@ -167,8 +167,7 @@ export async function sendStored(
   try {
     return { kind: 'accepted', result: await deps.exchange.sendSigned({ method: row.method, params: row.params }) }
   } catch (err) {
-    if (!(err instanceof ExchangeError) || err.retryable)
-      return { kind: 'retry', reason: err instanceof Error ? err.message : String(err) }
+    if (!(err instanceof ExchangeError) || err.retryable) return { kind: 'retry', reason: errorMessage(err) }
     refusal = err
   }
   const replayRefusal = refusal.rpcCode === RPC.NONCE_NOT_UNIQUE || refusal.rpcCode === RPC.INVALID_SIGNATURE_EXPIRY
@@ -178,7 +177,7 @@ export async function sendStored(
   try {
     landed = await findLanded(deps, row, ctx.exchangeSubaccountId)
   } catch (err) {
-    return { kind: 'retry', reason: `history lookup failed: ${err instanceof Error ? err.message : String(err)}` }
+    return { kind: 'retry', reason: `history lookup failed: ${errorMessage(err)}` }
   }
   if (landed) return { kind: 'landed', landed }
   if (isPastGrace(deps, row)) return { kind: 'expired' }

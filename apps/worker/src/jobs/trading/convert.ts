@@ -23,7 +23,7 @@
  * any point resumes the same step and nothing is sent twice.
  */
 import { MARGIN_BUFFER_USD, ROUND_GAS_FLOOR_WEI } from '@wh/config'
-import { type Clock, decimalsOf, toBaseUnits } from '@wh/core'
+import { type Clock, decimalsOf, errorMessage, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { toE18 } from '@wh/exchange'
 import { retryDelayMs } from '@wh/jobs'
@@ -135,7 +135,7 @@ export async function runConversions(given: ConvertDeps): Promise<ConvertSummary
         if (step !== 'done' && step !== 'failed') await deferRound(deps.sql, round)
       } catch (e) {
         step = 'error'
-        await setReason(deps.sql, round.id, `step failed: ${(e as Error).message}`)
+        await setReason(deps.sql, round.id, `step failed: ${errorMessage(e)}`)
         await deferRound(deps.sql, round, e)
       }
       steps[step] = (steps[step] ?? 0) + 1
@@ -261,7 +261,7 @@ async function start(deps: ConvertDeps, round: Round): Promise<string> {
     deps.swap.adapter.token(deps.swap.chain, round.sell_currency)
     deps.swap.adapter.token(deps.swap.chain, round.buy_currency)
   } catch (e) {
-    return wait(`swap venue: ${(e as Error).message}`)
+    return wait(`swap venue: ${errorMessage(e)}`)
   }
   const client = deps.clients.get(deps.swap.chain)
   if (!client) return wait(`no RPC client for ${deps.swap.chain}`)
@@ -339,7 +339,7 @@ async function swapping(deps: ConvertDeps, round: Round): Promise<string> {
       },
     )
   } catch (e) {
-    await setReason(deps.sql, round.id, `swap not started: ${(e as Error).message}`)
+    await setReason(deps.sql, round.id, `swap not started: ${errorMessage(e)}`)
     return 'swapping'
   }
   if (result.outcome === 'executed') {
@@ -365,7 +365,7 @@ async function swapping(deps: ConvertDeps, round: Round): Promise<string> {
   await setReason(
     deps.sql,
     round.id,
-    `swap ${result.outcome}${result.error ? `: ${result.error.message}` : ''}; retried next tick`,
+    `swap ${result.outcome}${result.error ? `: ${errorMessage(result.error)}` : ''}; retried next tick`,
   )
   return `swap_${result.outcome}`
 }

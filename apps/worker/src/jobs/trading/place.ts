@@ -9,7 +9,7 @@
  * immediate-or-cancel buy of what is still short, at its stored limit, after the subaccount's
  * fills were ingested; see `close` for why a crash never buys twice.
  */
-import { type Clock, decimalsOf } from '@wh/core'
+import { type Clock, decimalsOf, errorMessage } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   DERIVE_FEE_SCHEDULE,
@@ -151,7 +151,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       } catch (e) {
         // one position's trouble (an exchange refusal, a timeout) must not stop the others
         count('error')
-        await sql`update positions set reason = ${`placing step failed: ${(e as Error).message}`.slice(0, 500)},
+        await sql`update positions set reason = ${`placing step failed: ${errorMessage(e)}`.slice(0, 500)},
           updated_at = now() where id = ${p.id}`
       }
     }
@@ -378,7 +378,7 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
     return 'placed'
   } catch (e) {
     if ((e as { code?: string }).code === 'EXCHANGE_ORDER_REJECTED')
-      return wait(sql, p.id, `the exchange refused the order: ${(e as Error).message}`)
+      return wait(sql, p.id, `the exchange refused the order: ${errorMessage(e)}`)
     throw e
   }
 }
@@ -490,10 +490,10 @@ async function sendBuyBack(
     return { kind: 'sent', orderId: order.order_id }
   } catch (e) {
     if (e instanceof ExchangeInsufficientMarginError)
-      return { kind: 'refused', reason: `the exchange refused the buy-back for margin: ${e.message}` }
+      return { kind: 'refused', reason: `the exchange refused the buy-back for margin: ${errorMessage(e)}` }
     if (e instanceof ExchangeError && !e.retryable)
-      return { kind: 'refused', reason: `the exchange refused the buy-back: ${e.message}` }
-    return { kind: 'unknown', reason: (e as Error).message }
+      return { kind: 'refused', reason: `the exchange refused the buy-back: ${errorMessage(e)}` }
+    return { kind: 'unknown', reason: errorMessage(e) }
   }
 }
 

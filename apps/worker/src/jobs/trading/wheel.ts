@@ -7,7 +7,7 @@
  * exchange shows no order of its legs.
  */
 import { WHEEL_RETRY_MS } from '@wh/config'
-import { type Clock, decimalsOf, toBaseUnits } from '@wh/core'
+import { type Clock, decimalsOf, errorMessage, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { DeriveClient } from '@wh/exchange'
 import {
@@ -144,7 +144,7 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
     return leg.side === 'put' ? 'put_opened' : 'call_opened'
   } catch (e) {
     // a business refusal (paused, stopped, a release open): retried after RETRY_MS, reason shown
-    return skip(sql, w.id, (e as Error).message.slice(0, 500), now)
+    return skip(sql, w.id, errorMessage(e).slice(0, 500), now)
   }
 }
 

@@ -28,7 +28,9 @@
  * whose RPC fails stops for this run, so one chain's outage or one user's poisoned rows never
  * delay another's withdrawals.
  */
+
 import type { Clock } from '@wh/core'
+import { errorMessage } from '@wh/core'
 import type { Queryable, Sql } from '@wh/db'
 import { retryDelayMs } from '@wh/jobs'
 import { appendBatch, type EventInput } from '@wh/ledger'
@@ -143,7 +145,7 @@ function nativeSymbol(deps: WithdrawalSendDeps, chain: ChainName): string {
   return native.symbol
 }
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 300)
+const errorText = (e: unknown) => errorMessage(e).slice(0, 300)
 
 /**
  * Why sending `transfer` failed before anything was signed: the hot wallet short of the amount
