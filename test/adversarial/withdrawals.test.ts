@@ -14,6 +14,8 @@ import { type AdversarialStack, anvilOf, CHAIN, type Client, startAdversarialSta
 
 /** REVERT(0, 0): any call, any value, refused */
 const REFUSE_EVERYTHING: Hex = '0x60006000fd'
+/** the batch the blocking attack's ticks take: fewer rows than there are attacking accounts (14) */
+const BATCH = 8
 const freshAddress = () => getAddress(`0x${randomBytes(20).toString('hex')}`)
 
 describe('adversarial users against the withdrawal queue (over HTTP)', () => {
@@ -33,10 +35,13 @@ describe('adversarial users against the withdrawal queue (over HTTP)', () => {
     (await s.ctx.database.sql<{ id: string }[]>`select id from users where wallet_address = ${c.wallet}`)[0]
       ?.id as string
 
-  /** Ticks until the withdrawal is sent (at most `max`); returns how many it took. */
+  /**
+   * Ticks until the withdrawal is sent (at most `max`); returns how many it took. Batches of
+   * BATCH rows: fewer than the attacking accounts, so the attack is wider than one batch.
+   */
   async function ticksUntilSent(c: Client, id: string, max = 10): Promise<number> {
     for (let n = 1; n <= max; n++) {
-      await s.withdrawTick()
+      await s.withdrawTick({ batchSize: BATCH })
       const { body } = await c.call('GET', '/withdrawals?limit=100')
       if (body.items.find((w: { id: string }) => w.id === id)?.state === 'sent') return n
     }
@@ -100,7 +105,7 @@ describe('adversarial users against the withdrawal queue (over HTTP)', () => {
     const anvil = anvilOf(s.chain)
     for (const trap of traps) await anvil.setCode({ address: trap, bytecode: REFUSE_EVERYTHING })
 
-    // 140 poisoned withdrawals wait ahead of the honest one
+    // 140 poisoned withdrawals from 14 accounts, more than a batch, wait ahead of the honest one
     const honest = await victim.call('POST', '/withdrawals', {
       chain: CHAIN,
       asset: 'ETH',

@@ -304,4 +304,33 @@ describe('withdrawals tick (spec 4.2, 3.2, 6.1) on a real chain', () => {
     expect(capture.requests.at(-1)?.body.text).toContain('failed on chain')
     expect((await sendWithdrawals(deps)).failed).toBe(0)
   })
+
+  it('within a turn, a user none of whose withdrawals failed today goes before one whose did', async () => {
+    // user A: a withdrawal that fails on chain (more than the hot wallet holds, sent without its
+    // estimate), then an older-looking one waiting
+    const a1 = await requested({ amount: 2_000_000_000n, deposit: 3_000_000_000n })
+    noEstimate.add(a1.withdrawalId)
+    // other tests' rows out of the way, so the batch of one is A's or B's
+    await ctx.database.sql`update withdrawals set next_attempt_at = now() + interval '1 hour'
+      where state = 'requested' and id <> ${a1.withdrawalId}`
+    expect((await sendWithdrawals(deps)).failed).toBe(1)
+    const a2 = await ctx.database.sql.begin(async (tx) => {
+      const w = await reserveWithdrawal(tx, { userId: a1.userId, currency: 'USDC', amount: 1_000_000n })
+      await tx`update withdrawals set chain = 'base', destination = ${DEST}, created_at = now() - interval '1 minute',
+        next_attempt_at = now() - interval '1 minute' where id = ${w.withdrawalId}`
+      return w
+    })
+    const b = await requested({ amount: 1_000_000n, deposit: 50_000_000n })
+    // one row per run: B's, though A's has waited longer
+    const r = await sendWithdrawals(deps, { batchSize: 1, maxRounds: 1 })
+    expect(r.sent).toBe(1)
+    const states = await ctx.database.sql<{ id: string; state: string }[]>`
+      select id, state from withdrawals where id in (${a2.withdrawalId}, ${b.withdrawalId})`
+    expect(Object.fromEntries(states.map((w) => [w.id, w.state]))).toEqual({
+      [a2.withdrawalId]: 'requested',
+      [b.withdrawalId]: 'sent',
+    })
+    // and A's is next
+    expect((await sendWithdrawals(deps, { batchSize: 1, maxRounds: 1 })).sent).toBe(1)
+  })
 })

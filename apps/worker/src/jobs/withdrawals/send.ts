@@ -67,8 +67,10 @@ export const WITHDRAWAL_SEND_BATCH = 100
  * anyone's second one, so one user's flood of withdrawals that fail never crowds out another's.
  */
 export const WITHDRAWAL_PER_USER_PER_RUN = 2
-/** A chain's rows are worked through for at most this long per run; the rest stay due for the next. */
+/** A run works through rows for at most this long (the chains side by side); the rest stay due for the next. */
 export const WITHDRAWAL_CHAIN_BUDGET_MS = 10_000
+/** Batches a run takes at most, while each comes back full and the budget lasts. */
+export const WITHDRAWAL_ROUNDS_PER_RUN = 5
 /** Stuck withdrawals reported per tick. */
 export const WITHDRAWAL_STUCK_ALERT_BATCH = 50
 export const WITHDRAWAL_SEND_EVERY_MS = 15_000
@@ -373,13 +375,16 @@ interface DueRow {
 }
 
 /**
- * One tick: a bounded batch of the requested withdrawals that are due (each user's soonest first,
- * then by due time); the chains side by side, each chain's rows one after another (they share the
- * hot wallet's nonces) within a time budget, each in its own transaction; then the stuck check.
+ * One tick: rounds of a bounded batch of the requested withdrawals that are due, until a round
+ * finds fewer than a batch or the tick's budget is spent (so rows that fail at once, however many,
+ * do not make the rows behind them wait for another tick). In a round: each user's two soonest rows
+ * first, and users with a withdrawal failed in the last day after those without; the chains side by
+ * side, each chain's rows one after another (they share the hot wallet's nonces), each row in its
+ * own transaction; a row is taken once per tick. Then the stuck check.
  */
 export async function sendWithdrawals(
   deps: WithdrawalSendDeps,
-  opts: { batchSize?: number } = {},
+  opts: { batchSize?: number; maxRounds?: number } = {},
 ): Promise<WithdrawalSendSummary> {
   const summary: WithdrawalSendSummary = {
     sent: 0,
@@ -390,17 +395,51 @@ export async function sendWithdrawals(
     skipped: 0,
     stuckAlerts: 0,
   }
-  // every user's soonest due rows first (at most WITHDRAWAL_PER_USER_PER_RUN each), then by due time
-  const batch = await deps.sql<DueRow[]>`
+  const batchSize = opts.batchSize ?? WITHDRAWAL_SEND_BATCH
+  const deadline = performance.now() + WITHDRAWAL_CHAIN_BUDGET_MS
+  const seen: string[] = []
+  /** chains whose RPC failed (or is not the chain) this tick: not tried again until the next */
+  const down = new Set<string>()
+  for (let round = 0; round < (opts.maxRounds ?? WITHDRAWAL_ROUNDS_PER_RUN); round++) {
+    const batch = await dueWithdrawals(deps, seen, batchSize)
+    for (const row of batch) seen.push(row.id)
+    await sendRound(deps, batch, summary, deadline, down)
+    if (batch.length < batchSize || performance.now() > deadline) break
+  }
+  summary.stuckAlerts = await alertStuck(deps)
+  return summary
+}
+
+/**
+ * Due rows not yet taken this tick: every user's soonest due rows first (at most
+ * WITHDRAWAL_PER_USER_PER_RUN each); among the same turn, users none of whose withdrawals failed in
+ * the last day before the others (one who fed the queue rows that fail waits behind those who did
+ * not), then by due time.
+ */
+async function dueWithdrawals(deps: WithdrawalSendDeps, seen: readonly string[], limit: number): Promise<DueRow[]> {
+  return deps.sql<DueRow[]>`
     select id, chain, destination, tx_hash from (
-      select id, chain, destination, tx_hash, next_attempt_at, created_at,
+      select id, user_id, chain, destination, tx_hash, next_attempt_at, created_at,
         row_number() over (partition by user_id order by next_attempt_at, created_at, id) as turn
       from withdrawals
-      where state = 'requested' and held_at is null and next_attempt_at <= now()
+      where state = 'requested' and held_at is null and next_attempt_at <= now() and id <> all(${seen as string[]}::uuid[])
     ) due
     where turn <= ${WITHDRAWAL_PER_USER_PER_RUN}
-    order by turn, next_attempt_at, created_at, id
-    limit ${opts.batchSize ?? WITHDRAWAL_SEND_BATCH}`
+    order by turn,
+      exists (select 1 from withdrawals f
+        where f.user_id = due.user_id and f.created_at > now() - interval '1 day' and f.state = 'failed'),
+      next_attempt_at, created_at, id
+    limit ${limit}`
+}
+
+/** One round's rows: refused destinations first, then the chains side by side until `deadline`. */
+async function sendRound(
+  deps: WithdrawalSendDeps,
+  batch: readonly DueRow[],
+  summary: WithdrawalSendSummary,
+  deadline: number,
+  down: Set<string>,
+): Promise<void> {
   const refused = await refuseOwnDestinations(deps, batch)
   summary.failed += refused.size
   const byChain = new Map<string, DueRow[]>()
@@ -411,12 +450,15 @@ export async function sendWithdrawals(
   }
   await Promise.all(
     [...byChain.entries()].map(async ([chain, rows]) => {
+      if (down.has(chain)) return
       const ready = await (deps.chainReady?.(chain as ChainName) ?? Promise.resolve(true)).catch((err: unknown) => {
         deps.log.warn({ chain, err: errorText(err) }, 'withdrawals: the chain RPC is not this chain')
         return false
       })
-      if (!ready) return
-      const deadline = performance.now() + WITHDRAWAL_CHAIN_BUDGET_MS
+      if (!ready) {
+        down.add(chain)
+        return
+      }
       for (const { id } of rows) {
         if (performance.now() > deadline) break
         let result: { outcome: Outcome; retry?: Retry }
@@ -434,11 +476,10 @@ export async function sendWithdrawals(
             { chain, withdrawalId: id, code: result.retry.code },
             'withdrawals: chain unavailable, next run',
           )
+          down.add(chain)
           break
         }
       }
     }),
   )
-  summary.stuckAlerts = await alertStuck(deps)
-  return summary
 }
