@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import { inspectHalt, resumeChain } from '@wh/ops'
 import { integrationContext, type RpcProxy, type RunningChain, startChain, startRpcProxy, testEnv } from '@wh/testkit'
 import {
   buildChainClients,
@@ -15,6 +16,7 @@ import {
   ChainIdMismatchError,
   type ChainInfo,
   deployTestUsdc,
+  listCursors,
   testUsdcAbi,
 } from '@wh/wallet'
 import { Redis } from 'ioredis'
@@ -23,9 +25,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { DepositAddressBook } from '../src/jobs/deposits/address-book'
-import { listCursors } from '../src/jobs/deposits/cursor'
 import { depositScanTicks, scanChainDeposits, scanTarget } from '../src/jobs/deposits/scan'
-import { inspectHalt, resumeChain } from '../src/ops/chain-halt'
 import type { TickDefinition, WorkerDeps } from '../src/ticks'
 
 const WORKER_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))

@@ -20,12 +20,12 @@ import {
   reconcileStopKey,
   userSub,
 } from '@wh/ledger'
+import { assertNotStopped, clearStop, isTradingStopped, SubaccountStoppedError } from '@wh/ops'
 import type { Job } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAccruals } from '../src/jobs/exchange/accruals'
 import { EXCHANGE_CYCLE_LOCK, withCycleLock } from '../src/jobs/exchange/cycle-lock'
 import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/exchange/reconcile'
-import { assertNotStopped, clearStop, isTradingStopped, SubaccountStoppedError } from '../src/jobs/exchange/stops'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
 

@@ -7,6 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { append, freeBalance, reserveWithdrawal } from '@wh/ledger'
+import { listHeld, resolveHeld } from '@wh/ops'
 import { integrationContext, type RpcProxy, type RunningChain, startChain, startRpcProxy } from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { type Address, getAddress, parseEther } from 'viem'
@@ -14,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { sendWithdrawals } from '../src/jobs/withdrawals/send'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
-import { listHeld, resolveHeld } from '../src/ops/held'
 import type { WorkerDeps } from '../src/ticks'
 
 const silent = { info() {}, warn() {} }

@@ -1,6 +1,7 @@
 export * from './alerts'
 export * from './balances'
 export * from './bridge/index'
+export * from './chain-cursors'
 export * from './chain-identity'
 export * from './chains'
 export * from './clients'

@@ -1,5 +1,5 @@
 /**
- * Ops entry point for a deposit watch halted by a reorg past its cursor (src/ops/chain-halt.ts,
+ * Ops entry point for a deposit watch halted by a reorg past its cursor (packages/ops/src/chain-halt.ts,
  * docs/hostile-world.md "Chains are who they say they are"):
  *
  *   pnpm --filter @wh/worker exec tsx src/cli/chain-halt.ts --list
@@ -14,15 +14,15 @@
 import { parseArgs } from 'node:util'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
+import { inspectHalt, resumeChain } from '@wh/ops'
 import {
   buildChainClients,
   buildChainRegistry,
   CHAIN_NAMES,
   type ChainName,
   configuredChainOverrides,
+  listCursors,
 } from '@wh/wallet'
-import { listCursors } from '../jobs/deposits/cursor'
-import { inspectHalt, resumeChain } from '../ops/chain-halt'
 
 const USAGE =
   'usage: chain-halt.ts --list | <chain> --inspect [--from <block>] | <chain> --resume [--from <block>] --reason "<why>" [--by <name>]'

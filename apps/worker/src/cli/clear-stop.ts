@@ -1,7 +1,7 @@
 /**
  * Ops entry point for stops (docs/exchange.md "Stops and clearing"): lists stopped subaccounts, or
  * clears one stop once the divergence behind it is explained. Clearing appends `stop_cleared` and
- * clears `stopped_at` in one transaction (stops.ts `clearStop`).
+ * clears `stopped_at` in one transaction (packages/ops/src/subaccount-stops.ts `clearStop`).
  *
  *   pnpm --filter @wh/worker exec tsx src/cli/clear-stop.ts --list
  *   pnpm --filter @wh/worker exec tsx src/cli/clear-stop.ts <subaccount> --reason "<why it is safe>"
@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { AppError, systemClock } from '@wh/core'
 import { createDatabase, type Sql } from '@wh/db'
-import { clearStop } from '../jobs/exchange/stops'
+import { clearStop } from '@wh/ops'
 
 const USAGE = 'usage: clear-stop.ts --list | clear-stop.ts <subaccount row id | exchange id> --reason "<text>"'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

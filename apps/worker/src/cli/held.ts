@@ -1,5 +1,5 @@
 /**
- * Ops entry point for held transactions (src/ops/held.ts, docs/hostile-world.md "Never pay twice"):
+ * Ops entry point for held transactions (packages/ops/src/held.ts, docs/hostile-world.md "Never pay twice"):
  *
  *   pnpm --filter @wh/worker exec tsx src/cli/held.ts --list
  *   pnpm --filter @wh/worker exec tsx src/cli/held.ts <outbound id> --recheck --reason "<evidence>"
@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { AppError } from '@wh/core'
 import { createDatabase } from '@wh/db'
-import { listHeld, resolveHeld } from '../ops/held'
+import { listHeld, resolveHeld } from '@wh/ops'
 
 const USAGE = 'usage: held.ts --list | held.ts <outbound id> (--recheck | --failed) --reason "<evidence>"'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

@@ -14,10 +14,14 @@ import type { Sql } from '@wh/db'
 import { withLock } from '@wh/jobs'
 import { appendBatch, type EventInput, MAX_BATCH_EVENTS } from '@wh/ledger'
 import {
+  advanceCursor,
   CHAIN_NAMES,
   type ChainName,
   ChainReorgError,
+  haltCursor,
   isWatchedChain,
+  loadCursor,
+  lockCursor,
   ScanRangeError,
   type ScanStats,
   scanDeposits,
@@ -25,7 +29,6 @@ import {
 import { type Hex, numberToHex } from 'viem'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
 import { ADDRESS_SYNC_BATCH, DepositAddressBook, syncDepositAddresses } from './address-book'
-import { advanceCursor, haltCursor, loadCursor, lockCursor } from './cursor'
 
 export const DEPOSIT_SCAN_EVERY_MS = 5_000
 /** Blocks one tick scans at most; a chain that is behind catches up over several ticks. */

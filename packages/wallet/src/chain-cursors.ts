@@ -6,8 +6,8 @@
  * were credited.
  */
 import type { Queryable, Sql } from '@wh/db'
-import type { ChainName } from '@wh/wallet'
 import type { Hex } from 'viem'
+import type { ChainName } from './chains'
 
 export interface Cursor {
   readonly chain: ChainName

@@ -10,9 +10,8 @@
  * scanned again, and deposits already credited are a no-op by their keys.
  */
 import type { Sql } from '@wh/db'
-import type { ChainClients, ChainName } from '@wh/wallet'
+import { type ChainClients, type ChainName, listCursors, resumeCursor } from '@wh/wallet'
 import { type Hex, numberToHex, TransactionReceiptNotFoundError } from 'viem'
-import { listCursors, resumeCursor } from '../jobs/deposits/cursor'
 import { recordOperatorAction } from './actions'
 
 /** How far below a halted cursor deposits are looked at by default (deeper than any chain's reorgs seen). */
