@@ -32,6 +32,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const PG_PORT = 54329
 const REDIS_PORT = 63799
 const API_PORT = 3000
+/** the operator desk (its own listener, loopback) */
+const ADMIN_PORT = 3001
 /** the local chain (anvil): every chain's RPC points at it */
 const CHAIN_RPC_URL = 'http://127.0.0.1:8545'
 /** the web console (apps/web/vite.config.ts); WEB_ORIGIN lets it call the API, SIWE_DOMAIN is its host */
@@ -80,6 +82,8 @@ function ensureEnvLocal(): Record<string, string> {
         SIWE_DOMAIN: WEB_HOST,
         WEBHOOK_SECRET: secret(),
         ADMIN_PASSWORD: secret(18),
+        // the operator desk's own listener, on loopback (docs/operations.md)
+        ADMIN_PORT: String(ADMIN_PORT),
         // the bridge tick leaves this much USDC in the hot wallet for withdrawals (docs/chains.md)
         BRIDGE_RETAIN_USDC: '100',
       }),
@@ -175,6 +179,11 @@ async function main() {
     env.DATABASE_URL = withUser(env.DATABASE_URL, APP_LOGIN)
     setEnvLocal('DATABASE_OWNER_URL', env.DATABASE_OWNER_URL)
     setEnvLocal('DATABASE_URL', env.DATABASE_URL)
+  }
+  // .env.local files from before the operator desk
+  if (!env.ADMIN_PORT && env.ADMIN_PASSWORD) {
+    env.ADMIN_PORT = String(ADMIN_PORT)
+    setEnvLocal('ADMIN_PORT', env.ADMIN_PORT)
   }
   // .env.local files from before the API stopped reading the mnemonic
   if (!env.DEPOSIT_XPUB && env.MASTER_MNEMONIC) {
@@ -330,6 +339,7 @@ async function main() {
     Web console    http://${WEB_HOST}   (sign in with an injected wallet; SIWE domain ${WEB_HOST})
     OpenAPI UI     ${base}/docs
     Bull Board     ${base}/admin/queues   (user admin, password ADMIN_PASSWORD in .env.local)
+    Operator desk  http://127.0.0.1:${ADMIN_PORT}/admin/overview   (same user and password; docs/operations.md)
     Health         ${base}/health
     Local chain    ${config.rpcUrls.ethereum} (chain id ${config.exchange.chainId}; every chain's RPC points here)
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)

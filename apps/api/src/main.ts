@@ -25,6 +25,7 @@ import {
 } from '@wh/wallet'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
+import { buildAdminServer } from './admin/server'
 import { buildServer } from './server'
 
 /** A query waits at most this long for a reconnection attempt while Postgres is unreachable. */
@@ -45,8 +46,9 @@ const keyring = DepositKeyring.fromExtendedPublicKey(config.depositXpub)
 const chains = buildChainRegistry(config, configuredChainOverrides(config))
 // chains are who they say they are (docs/hostile-world.md): the API shows chain ids and dry-runs
 // withdrawals on these RPCs, so a wrong one stops it; one not answering yet is only a warning
+const clients = buildChainClients(chains)
 try {
-  const unreachable = await checkChainsAtStart(new ChainGuard(chains, buildChainClients(chains)))
+  const unreachable = await checkChainsAtStart(new ChainGuard(chains, clients))
   if (unreachable.length > 0)
     console.warn(JSON.stringify({ msg: 'chain RPC not answering at start', chains: unreachable }))
 } catch (e) {
@@ -66,6 +68,12 @@ const app = await buildServer({
   queues,
 })
 
+// the operator desk: its own listener, loopback by default, only when ADMIN_PORT is set (with ADMIN_PASSWORD)
+const admin =
+  config.adminListener && config.adminPassword
+    ? await buildAdminServer({ password: config.adminPassword, database, clients, logLevel: config.logLevel })
+    : undefined
+
 // refused when NODE_ENV=production (loadApiConfig); elsewhere named, so a development setup that
 // hands the API the worker's environment is seen
 const ignored = forbiddenApiEnv(processEnv())
@@ -80,6 +88,7 @@ async function shutdown(signal: string) {
   const force = setTimeout(() => process.exit(1), 10_000)
   force.unref()
   await app.close()
+  await admin?.close()
   await Promise.allSettled(queues.map((q) => q.close()))
   redis.disconnect()
   await database.close()
@@ -89,3 +98,4 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
 
 await app.listen({ host: config.host, port: config.port })
+if (admin && config.adminListener) await admin.listen(config.adminListener)

@@ -271,6 +271,19 @@ describe("the API's configuration (loadApiConfig: no key, no mnemonic)", () => {
   }
   const account = HDKey.fromMasterSeed(mnemonicToSeedSync(VALID.MASTER_MNEMONIC as string)).derive("m/44'/60'/0'")
 
+  it('serves the operator desk on its own listener only with a password, loopback by default, never on PORT', () => {
+    expect(loadApiConfig(API_ENV).adminListener).toBeUndefined()
+    const withDesk = loadApiConfig({ ...API_ENV, ADMIN_PORT: '4100', ADMIN_PASSWORD: 'a-password-of-16-chars' })
+    expect(withDesk.adminListener).toEqual({ host: '127.0.0.1', port: 4100 })
+    expect(apiProblems({ ...API_ENV, ADMIN_PORT: '4100' }).problems).toEqual([
+      { name: 'ADMIN_PORT', reason: expect.stringMatching(/needs ADMIN_PASSWORD/) },
+    ])
+    const port = API_ENV.PORT === '0' ? '4101' : (API_ENV.PORT as string)
+    expect(
+      apiProblems({ ...API_ENV, PORT: port, ADMIN_PORT: port, ADMIN_PASSWORD: 'a-password-of-16-chars' }).problems,
+    ).toEqual([{ name: 'ADMIN_PORT', reason: 'must not be the public PORT' }])
+  })
+
   it('reads no private key, no mnemonic and nothing only the worker uses', () => {
     for (const name of [...API_FORBIDDEN_ENV_NAMES, 'EXCHANGE_WS_URL', 'EXCHANGE_CHAIN_RPC_URL', 'RECONCILE_MODE'])
       expect(API_ENV_NAMES as readonly string[]).not.toContain(name)

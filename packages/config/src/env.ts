@@ -184,8 +184,19 @@ export const ENV_SPEC = {
    * so the per-IP sign-in limit counts clients, not the proxy; off by default
    */
   TRUST_PROXY: { schema: Type.String(), default: 'false', check: trustProxy },
-  /** Bull Board password (user "admin"); the board is not mounted when unset */
+  /** Bull Board and operator desk password (user "admin"); neither is served when unset */
   ADMIN_PASSWORD: { schema: str({ minLength: 16 }), secret: true, optional: true },
+  /**
+   * the operator desk's own listener (docs/operations.md): off when unset; never the public PORT.
+   * Requires ADMIN_PASSWORD
+   */
+  ADMIN_PORT: {
+    schema: str({ pattern: INT }),
+    optional: true,
+    check: (v) => (Number(v) < 65536 ? undefined : 'must be a TCP port'),
+  },
+  /** the interface the operator desk binds to: loopback unless an operator opens it wider */
+  ADMIN_HOST: { schema: str(), default: '127.0.0.1' },
   /** sign-in attempts per IP per minute on /auth/* */
   AUTH_RATE_LIMIT_PER_MINUTE: { schema: str({ pattern: INT }), default: '120', check: positiveInt },
   /**
@@ -256,6 +267,8 @@ export interface ApiConfig {
   readonly conversionStuckMinutes: number
   readonly wheelEnabled: boolean
   readonly adminPassword: string | undefined
+  /** the operator desk's listener (ADMIN_HOST, ADMIN_PORT); undefined: not served */
+  readonly adminListener: { readonly host: string; readonly port: number } | undefined
   readonly authRateLimitPerMinute: number
   /** the xpub of m/44'/60'/0' (DEPOSIT_XPUB; in the worker's Config, its mnemonic's) */
   readonly depositXpub: string
@@ -292,6 +305,8 @@ export const API_ENV_NAMES = [
   'HOST',
   'LOG_LEVEL',
   'ADMIN_PASSWORD',
+  'ADMIN_PORT',
+  'ADMIN_HOST',
   'AUTH_RATE_LIMIT_PER_MINUTE',
   'DEPOSIT_XPUB',
   'TRUST_PROXY',
@@ -501,6 +516,10 @@ function readVars(
 
 /** Checks across variables; each applies only when its variables were read. */
 function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[]): void {
+  if (v.ADMIN_PORT !== undefined && v.ADMIN_PASSWORD === undefined)
+    problems.push({ name: 'ADMIN_PORT', reason: 'needs ADMIN_PASSWORD: the operator desk is never served without it' })
+  if (v.ADMIN_PORT !== undefined && v.PORT !== undefined && v.ADMIN_PORT === v.PORT && v.PORT !== '0')
+    problems.push({ name: 'ADMIN_PORT', reason: 'must not be the public PORT' })
   if (v.WITHDRAWAL_MIN_USD && v.WITHDRAWAL_MAX_USD && compareDecimal(v.WITHDRAWAL_MIN_USD, v.WITHDRAWAL_MAX_USD) > 0) {
     problems.push({ name: 'WITHDRAWAL_MIN_USD', reason: 'must not exceed WITHDRAWAL_MAX_USD' })
   }
@@ -559,6 +578,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     conversionStuckMinutes: Number(s('CONVERSION_STUCK_MINUTES')),
     wheelEnabled: s('WHEEL_ENABLED') === 'true',
     adminPassword: v.ADMIN_PASSWORD,
+    adminListener: v.ADMIN_PORT === undefined ? undefined : { host: s('ADMIN_HOST'), port: Number(v.ADMIN_PORT) },
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
     depositXpub,
     trustProxy: parseTrustProxy(s('TRUST_PROXY')) ?? false,

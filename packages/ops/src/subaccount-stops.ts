@@ -10,6 +10,7 @@
 import { AppError, type Clock, NotFoundError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { append, minuteBucket, type Queryable } from '@wh/ledger'
+import { recordOperatorAction } from './actions'
 
 /** Trading (or funding) refused: the subaccount is stopped until `stop_cleared`. */
 export class SubaccountStoppedError extends AppError {
@@ -91,7 +92,8 @@ export interface ClearStopResult {
 
 /**
  * Clears a stop: appends `stop_cleared` (key `stop_cleared:{sub}:{minute bucket}`, built by the
- * ledger from the payload: docs/ledger.md) and clears `stopped_at` in one transaction. The
+ * ledger from the payload: docs/ledger.md), clears `stopped_at` and records the operator's
+ * decision (operator_actions) in one transaction. The
  * operator gives the reason (what explained the divergence). A subaccount that is not stopped is
  * left alone.
  *
@@ -100,7 +102,7 @@ export interface ClearStopResult {
  */
 export async function clearStop(
   deps: { sql: Sql; clock: Clock },
-  p: { subaccountRowId: string; reason: string },
+  p: { subaccountRowId: string; reason: string; actor?: string },
 ): Promise<ClearStopResult> {
   const reason = p.reason.trim()
   if (reason.length === 0 || reason.length > 500)
@@ -120,6 +122,30 @@ export async function clearStop(
     // deduplicate against the first and the journal would end on a raised stop
     if (r.duplicate) throw new StopClearTooSoonError(row.id)
     await tx`update subaccounts set stopped_at = null, stop_reason = null, updated_at = now() where id = ${row.id}`
+    await recordOperatorAction(tx, {
+      action: 'stop_cleared',
+      subject: row.id,
+      ...(p.actor !== undefined && { actor: p.actor }),
+      reason,
+      details: { exchangeSubaccountId: String(row.exchange_id), stopReason: row.stop_reason, eventId: r.event.id },
+    })
     return { cleared: true, subaccountRowId: row.id, eventId: r.event.id, idempotencyKey: r.event.idempotencyKey }
   })
+}
+
+export interface StoppedSubaccount {
+  readonly id: string
+  readonly userId: string
+  readonly exchangeId: string | null
+  readonly asset: string
+  readonly stoppedAt: Date
+  readonly stopReason: string | null
+}
+
+/** Subaccounts stopped by reconciliation, oldest stop first (at most 1,000). */
+export async function listStoppedSubaccounts(sql: Queryable): Promise<StoppedSubaccount[]> {
+  return sql<StoppedSubaccount[]>`
+    select id, user_id as "userId", exchange_id::text as "exchangeId", asset, stopped_at as "stoppedAt",
+      stop_reason as "stopReason"
+    from subaccounts where stopped_at is not null order by stopped_at limit 1000`
 }
