@@ -66,6 +66,24 @@ export const REDACTED_PATHS = [
  * An error in a log line keeps its class, message, stack, code and cause, not the options or
  * configuration a library attached to it (pino's standard serializer prints every property).
  */
+/** Response headers a browser may read (CORS). */
+export const EXPOSED_HEADERS = ['x-next-cursor', 'x-request-id', 'retry-after'] as const
+
+/**
+ * A bodiless request sent with `content-type: application/json` (a DELETE, a release, as fetch
+ * wrappers send them) carries no body rather than failing to parse; a route that needs a body
+ * still answers 400 from its schema. Non-empty bodies go through Fastify's own JSON parser.
+ */
+function acceptEmptyJsonBodies(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8')
+    if (text.trim() === '') return done(null, undefined)
+    return parse(request, text, done)
+  })
+}
+
 /** A client's request id: up to 64 letters, digits and `._:-` (a UUID, a trace id). */
 export const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
 
@@ -105,6 +123,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   })
 
   registerErrorHandling(app)
+  acceptEmptyJsonBodies(app)
   await app.register(openapiPlugin)
   // before the routes: its onResponse hook counts every request by route pattern
   await app.register(metricsPlugin, {
@@ -115,7 +134,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     password: config.adminPassword,
     allowOpen: config.nodeEnv !== 'production',
   })
-  await app.register(cors, { origin: [...config.webOrigins], credentials: false })
+  // the methods and headers the API uses: a browser on the console's origin cancels positions
+  // (DELETE) and reads the statement's next page (x-next-cursor) and a 503's retry-after
+  await app.register(cors, {
+    origin: [...config.webOrigins],
+    credentials: false,
+    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+    exposedHeaders: [...EXPOSED_HEADERS],
+  })
   await app.register(jwtPlugin, { secret: config.jwtSecret })
   // Per-IP limits on /auth/* are counted in this process (an LRU of 10k addresses): a Redis
   // counter would add a network round trip to every sign-in. Behind N replicas a client gets

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Api, startApi } from './support'
+import { type Api, newAccount, signIn, startApi } from './support'
 
 describe('errors, health, docs, CORS and Bull Board', () => {
   let api: Api
@@ -62,6 +63,38 @@ describe('errors, health, docs, CORS and Bull Board', () => {
     expect(ok.headers['access-control-allow-origin']).toBe('http://localhost:5173')
     const other = await api.app.inject({ method: 'GET', url: '/health', headers: { origin: 'https://evil.example' } })
     expect(other.headers['access-control-allow-origin']).toBeUndefined()
+  })
+
+  it('lets the console cancel a position (DELETE preflight) and read x-next-cursor, x-request-id and retry-after', async () => {
+    const origin = 'http://localhost:5173'
+    const preflight = await api.app.inject({
+      method: 'OPTIONS',
+      url: `/positions/${randomUUID()}`,
+      headers: { origin, 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'authorization' },
+    })
+    expect(preflight.statusCode).toBe(204)
+    expect(String(preflight.headers['access-control-allow-methods']).split(/, */)).toContain('DELETE')
+    const page = await api.app.inject({ method: 'GET', url: '/health', headers: { origin } })
+    const exposed = String(page.headers['access-control-expose-headers']).split(/, */)
+    expect(exposed).toEqual(expect.arrayContaining(['x-next-cursor', 'x-request-id', 'retry-after']))
+  })
+
+  it('a bodiless DELETE or release sent as application/json is served, not refused for its empty body', async () => {
+    const token = await signIn(api.app, newAccount())
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    const cancel = await api.app.inject({ method: 'DELETE', url: `/positions/${randomUUID()}`, headers })
+    expect(cancel.statusCode).toBe(404)
+    expect(cancel.json().code).not.toBe('VALIDATION_ERROR')
+    const release = await api.app.inject({ method: 'POST', url: '/subaccounts/ETH/release', headers })
+    expect(release.statusCode).not.toBe(400)
+    expect(release.json()).toHaveProperty('code')
+    // a route that needs a body still says so, in the one error shape
+    const withdrawal = await api.app.inject({ method: 'POST', url: '/withdrawals', headers })
+    expect(withdrawal.statusCode).toBe(400)
+    expect(withdrawal.json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_ERROR' })
+    // and a malformed body is still a 400
+    const broken = await api.app.inject({ method: 'POST', url: '/withdrawals', headers, payload: '{"chain":' })
+    expect(broken.statusCode).toBe(400)
   })
 
   it('Bull Board lists the queues behind the admin credential', async () => {

@@ -114,6 +114,30 @@ describe('positions', () => {
     expect(b.json().id).toBe(a.json().id)
     expect(await rowsOf(userId)).toHaveLength(1)
     expect(await freeBalance(api.ctx.database.sql, userId, 'USDC')).toBe(usdc(800))
+    // the same answer, field for field
+    expect(b.json()).toEqual(a.json())
+  })
+
+  it('an Idempotency-Key reused for another request is refused: 422 IDEMPOTENCY_KEY_REUSED, nothing written', async () => {
+    const { token, userId } = await funded(usdc(1000))
+    const key = `k-${randomUUID()}`
+    const a = await post(token, { asset: 'ETH', side: 'put', amount: '500' }, { 'idempotency-key': key })
+    expect(a.statusCode).toBe(202)
+    for (const other of [
+      { asset: 'ETH', side: 'put', amount: '400' },
+      { asset: 'BTC', side: 'put', amount: '500' },
+      { asset: 'ETH', side: 'wheel', amount: '500' },
+    ]) {
+      const r = await post(token, other, { 'idempotency-key': key })
+      expect(r.statusCode, JSON.stringify(other)).toBe(422)
+      expect(r.json()).toMatchObject({ statusCode: 422, code: 'IDEMPOTENCY_KEY_REUSED' })
+    }
+    expect(await rowsOf(userId)).toHaveLength(1)
+    expect(await freeBalance(api.ctx.database.sql, userId, 'USDC')).toBe(usdc(500))
+    const { sql } = api.ctx.database
+    const [{ wheels } = { wheels: -1 }] = await sql<{ wheels: number }[]>`
+      select count(*)::int as wheels from wheels where user_id = ${userId}`
+    expect(wheels).toBe(0)
   })
 
   it('a paused side, an open release or a stopped subaccount refuses with its own 422', async () => {

@@ -24,6 +24,13 @@ export const LIVE_POSITION_STATES = ['requested', 'funding', 'placing', 'open', 
 export const POSITION_STATES = [...LIVE_POSITION_STATES, 'settled', 'closed', 'cancelled', 'failed'] as const
 export type PositionState = (typeof POSITION_STATES)[number]
 
+/** An Idempotency-Key already used for another request (another asset, side or amount). */
+export class IdempotencyKeyReusedError extends BusinessRuleError {
+  constructor() {
+    super('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different position request')
+  }
+}
+
 export class SellingPausedError extends BusinessRuleError {
   constructor(asset: string, side: string, reason: string | null) {
     super('SELLING_PAUSED', `selling ${side}s on ${asset} is paused by a signal${reason ? `: ${reason}` : ''}`, {
@@ -154,7 +161,7 @@ export async function requestPosition(sql: Sql, req: PositionRequest): Promise<R
   const currency = collateralCurrencyOf(req.asset, req.side)
   if (req.idempotencyKey) {
     const earlier = await byIdempotencyKey(sql, req.userId, req.idempotencyKey)
-    if (earlier) return earlier
+    if (earlier) return sameRequest(earlier, req)
   }
   try {
     return await sql.begin(async (tx) => {
@@ -214,27 +221,48 @@ export async function requestPosition(sql: Sql, req: PositionRequest): Promise<R
     // two requests with one Idempotency-Key raced: the loser answers with the winner's position
     if ((e as { code?: string }).code === '23505' && req.idempotencyKey) {
       const earlier = await byIdempotencyKey(sql, req.userId, req.idempotencyKey)
-      if (earlier) return earlier
+      if (earlier) return sameRequest(earlier, req)
     }
     throw e
   }
 }
 
-async function byIdempotencyKey(sql: Queryable, userId: string, key: string): Promise<RequestedPosition | undefined> {
+/** An earlier request under the same key answers only for the same request: asset, side and amount. */
+function sameRequest(earlier: EarlierPosition, req: PositionRequest): RequestedPosition {
+  if (
+    earlier.asset !== req.asset ||
+    earlier.side !== req.side ||
+    earlier.collateralAmount !== req.amount ||
+    earlier.wheelId !== (req.wheelId ?? null)
+  )
+    throw new IdempotencyKeyReusedError()
+  const { asset: _a, side: _s, wheelId: _w, ...position } = earlier
+  return position
+}
+
+type EarlierPosition = RequestedPosition & { asset: string; side: string; wheelId: string | null }
+
+async function byIdempotencyKey(sql: Queryable, userId: string, key: string): Promise<EarlierPosition | undefined> {
   const [r] = await sql<
     {
       id: string
+      asset: string
+      side: string
+      wheel_id: string | null
       state: PositionState
       collateral_currency: string
       collateral_amount: string
       funded: string | null
     }[]
-  >`select p.id, p.state, p.collateral_currency, p.collateral_amount, f.amount as funded
+  >`select p.id, p.asset, p.side, p.wheel_id, p.state, p.collateral_currency, p.collateral_amount, f.amount as funded
     from positions p left join subaccount_transfers f on f.id = p.funding_transfer_id
     where p.user_id = ${userId} and p.idempotency_key = ${key}`
   return r
     ? {
         id: r.id,
+        asset: r.asset,
+        side: r.side,
+        wheelId: r.wheel_id,
         state: r.state,
         collateralCurrency: r.collateral_currency,
         collateralAmount: BigInt(r.collateral_amount),

@@ -64,7 +64,9 @@ export default async function signalRoutes(app: FastifyInstance, opts: SignalRou
   const { sql } = opts
   const clock = opts.clock ?? systemClock
 
-  // the MAC covers the bytes as sent, so this scope keeps them (and parses them itself)
+  // the MAC covers the bytes as sent, so this scope keeps them (and parses them itself), in place
+  // of the API's JSON parser
+  app.removeContentTypeParser('application/json')
   app.addContentTypeParser(
     'application/json',
     { parseAs: 'string', bodyLimit: SIGNAL_MAX_BODY_BYTES },
