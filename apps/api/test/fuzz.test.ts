@@ -998,8 +998,16 @@ describe('fuzzing every route of the OpenAPI document', () => {
             failures.push(`${where}: ${res.statusCode} body is not JSON: ${res.body.slice(0, 200)}`)
             return
           }
+          const keys = Object.keys(body).sort().join(',')
+          const details = body.details as Record<string, unknown> | undefined
           const shapeOk =
-            Object.keys(body).sort().join(',') === 'code,error,message,statusCode' &&
+            (keys === 'code,error,message,statusCode' ||
+              (keys === 'code,details,error,message,statusCode' &&
+                typeof details === 'object' &&
+                details !== null &&
+                Object.values(details).every(
+                  (v) => v === null || ['string', 'number', 'boolean'].includes(typeof v),
+                ))) &&
             body.statusCode === res.statusCode &&
             body.error === STATUS_CODES[res.statusCode] &&
             typeof body.message === 'string' &&

@@ -170,6 +170,7 @@ describe('market data routes', () => {
         code: 'UNKNOWN_ASSET',
         error: 'Not Found',
         message: expect.any(String),
+        details: { asset: expect.any(String) },
       })
     }
   })

@@ -92,6 +92,8 @@ describe('GET /subaccounts and POST /subaccounts/:asset/release (spec 4.2, issue
       code: 'RELEASE_ALREADY_OPEN',
       error: 'Conflict',
       message: expect.any(String),
+      // the open release, for a client to follow
+      details: { releaseId: body.id },
     })
     const listed = (await get('/subaccounts')).json().items.find((s: { asset: string }) => s.asset === 'ETH')
     expect(listed.openReleases).toEqual([{ id: body.id, state: 'requested', reason: null, createdAt: body.createdAt }])

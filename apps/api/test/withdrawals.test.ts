@@ -130,7 +130,11 @@ describe('withdrawal routes (spec 4.2, 3.2, 8.2)', () => {
     for (const [payload, code] of cases) {
       const res = await post(auth, payload)
       expect(res.statusCode, JSON.stringify(payload)).toBe(400)
-      expect(res.json()).toEqual({ statusCode: 400, code, error: 'Bad Request', message: expect.any(String) })
+      const { details, ...shape } = res.json()
+      expect(shape).toEqual({ statusCode: 400, code, error: 'Bad Request', message: expect.any(String) })
+      // an amount refused for its format names the input it refused; other 400s carry no details
+      if (code === 'INVALID_AMOUNT') expect(details).toEqual({ input: (payload as { amount: string }).amount })
+      else expect(details).toBeUndefined()
     }
     const longKey = await post({ ...auth, 'idempotency-key': 'k'.repeat(129) }, ok)
     expect(longKey.statusCode).toBe(400)
@@ -164,7 +168,16 @@ describe('withdrawal routes (spec 4.2, 3.2, 8.2)', () => {
     for (const [body, code] of cases) {
       const res = await post(auth, { ...base, ...body })
       expect(res.statusCode, JSON.stringify(body)).toBe(422)
-      expect(res.json()).toEqual({ statusCode: 422, code, error: 'Unprocessable Entity', message: expect.any(String) })
+      expect(res.json()).toEqual({
+        statusCode: 422,
+        code,
+        error: 'Unprocessable Entity',
+        message: expect.any(String),
+        details: expect.any(Object),
+      })
+      // the bounds a client shows, without parsing the message
+      if (code === 'WITHDRAWAL_BELOW_MINIMUM') expect(res.json().details.minAmount).toMatch(/^[0-9]+\.[0-9]+$/)
+      if (code === 'WITHDRAWAL_ABOVE_MAXIMUM') expect(res.json().details.maxAmount).toMatch(/^[0-9]+\.[0-9]+$/)
     }
     expect(await freeBalance(api.ctx.database.sql, userId, 'USDC')).toBe(50_000_000n)
     const exact = await post(auth, { ...base, asset: 'USDC', amount: '50' })

@@ -7,11 +7,14 @@ export type ApiErrorBody = ErrorBody
 export class ApiError extends Error {
   readonly statusCode: number
   readonly code: string
+  /** what the client can act on, per code (e.g. WITHDRAWAL_BELOW_MINIMUM's minAmount) */
+  readonly details: ApiErrorBody['details']
   constructor(body: ApiErrorBody) {
     super(body.message)
     this.name = 'ApiError'
     this.statusCode = body.statusCode
     this.code = body.code
+    this.details = body.details
   }
 }
 
@@ -31,6 +34,7 @@ export async function readJson<T>(res: Response): Promise<T> {
       code: typeof b?.code === 'string' ? b.code : 'HTTP_ERROR',
       error: typeof b?.error === 'string' ? b.error : res.statusText,
       message: typeof b?.message === 'string' ? b.message : `HTTP ${res.status}`,
+      ...(b?.details && typeof b.details === 'object' && { details: b.details }),
     })
   }
   return body as T

@@ -1,5 +1,6 @@
 /**
- * One error shape for the whole API (DESIGN): { statusCode, code, error, message }.
+ * One error shape for the whole API (DESIGN): { statusCode, code, error, message, details? }; details
+ * only on client errors, with what the client can act on.
  * AppErrors carry their code and status; Fastify's own 4xx (validation, bad JSON, body too
  * large, wrong content type) keep theirs; Postgres or Redis out of reach is a 503
  * SERVICE_UNAVAILABLE (dependency-errors.ts); anything else is a 500 whose detail stays in the log.
@@ -17,6 +18,26 @@ export interface ErrorBodyValue {
   code: string
   error: string
   message: string
+  details?: Record<string, string | number | boolean | null>
+}
+
+/** A detail's string is cut here: details explain, they do not echo bodies back. */
+const DETAIL_MAX_CHARS = 200
+
+/**
+ * What a client error's details may show: its plain values (bigints as decimal strings, strings
+ * bounded); nested objects are left out (they are context for the log, not for the client). Only
+ * for 4xx: a server error's details stay in the log.
+ */
+function publicDetails(details: Readonly<Record<string, unknown>> | undefined): ErrorBodyValue['details'] {
+  if (!details) return undefined
+  const out: NonNullable<ErrorBodyValue['details']> = {}
+  for (const [k, v] of Object.entries(details)) {
+    if (typeof v === 'bigint') out[k] = v.toString()
+    else if (typeof v === 'string') out[k] = v.slice(0, DETAIL_MAX_CHARS)
+    else if (typeof v === 'boolean' || v === null || (typeof v === 'number' && Number.isFinite(v))) out[k] = v
+  }
+  return Object.keys(out).length > 0 ? out : undefined
 }
 
 export function errorBody(statusCode: number, code: string, message: string): ErrorBodyValue {
@@ -25,7 +46,11 @@ export function errorBody(statusCode: number, code: string, message: string): Er
 
 /** Maps any thrown value to the status and body the client sees. */
 export function toErrorBody(err: unknown): ErrorBodyValue {
-  if (err instanceof AppError) return errorBody(err.statusCode, err.code, err.message)
+  if (err instanceof AppError) {
+    const body = errorBody(err.statusCode, err.code, err.message)
+    const details = err.statusCode < 500 ? publicDetails(err.details) : undefined
+    return details ? { ...body, details } : body
+  }
   const fe = err as Partial<FastifyError> & { validation?: unknown }
   if (fe?.validation) return errorBody(400, 'VALIDATION_ERROR', fe.message ?? 'invalid request')
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500
