@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { type Config, SECRET_ENV_NAMES } from '@wh/config'
-import { BULL_PREFIX, QUEUES, recordReconcileDrift } from '@wh/jobs'
+import { BULL_PREFIX, QUEUES, recordReconcileDrift, recordScanLag } from '@wh/jobs'
 import { appendBatch } from '@wh/ledger'
 import { integrationContext } from '@wh/testkit'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
@@ -125,6 +125,49 @@ describe('GET /metrics', () => {
     await queues.find((q) => q.name === QUEUES.deposits)?.add('metrics-waiting-2', {})
     const again = await app.inject({ method: 'GET', url: '/metrics' })
     expect(sample(again.body, 'wh_queue_jobs{queue="deposits",state="waiting"}')).toBe(1)
+  })
+
+  it('shows what waits on the money path: rows per state and age, failing codes, stops, halts and scan lag', async () => {
+    const sql = ctx.database.sql
+    const address = () => `0x${randomBytes(20).toString('hex')}`
+    const [user] = await sql<{ id: string }[]>`
+      insert into users (wallet_address, hd_index) values (${address()}, 424242) returning id`
+    const userId = user?.id as string
+    // two withdrawals waiting (one failing, ten minutes old), one held for an operator, one sent (history)
+    await sql`insert into withdrawals (user_id, currency, amount, state, chain, destination, created_at, attempts, last_error_code)
+      values (${userId}, 'USDC', 1, 'requested', 'base', ${address()}, now() - interval '10 minutes', 2, 'HOT_WALLET_SHORT'),
+        (${userId}, 'USDC', 1, 'requested', 'base', ${address()}, now(), 0, null)`
+    await sql`insert into withdrawals (user_id, currency, amount, state, chain, destination, held_at)
+      values (${userId}, 'USDC', 1, 'requested', 'base', ${address()}, now())`
+    await sql`insert into withdrawals (user_id, currency, amount, state, chain, destination)
+      values (${userId}, 'USDC', 1, 'sent', 'base', ${address()})`
+    // dust set aside by the sweep
+    await sql`insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state,
+        attempts, last_error_code)
+      values ('base', ${`0x${randomBytes(32).toString('hex')}`}, 0, 1, ${userId}, 424242, ${address()}, 'ETH', 1, 'detected',
+        1, 'BELOW_SWEEP_GAS')`
+    await sql`insert into subaccounts (user_id, asset, exchange_id, stopped_at, stop_reason)
+      values (${userId}, 'ETH', 9191, now(), 'drift')`
+    await sql`insert into chain_cursors (chain, next_block, halted_at, halt_reason) values ('arbitrum', 10, now(), 'reorg')
+      on conflict (chain) do update set halted_at = now()`
+    await recordScanLag(redis, 'base', 7n, prefix)
+
+    // a fresh server: the first's collection is cached for a few seconds
+    const server = await build(ctx.config)
+    const text = (await server.inject({ method: 'GET', url: '/metrics' })).body
+    expect(sample(text, 'wh_open_rows{queue="withdrawals",state="requested"}')).toBe(2)
+    expect(sample(text, 'wh_open_rows{queue="withdrawals",state="held"}')).toBe(1)
+    expect(
+      sample(text, 'wh_open_rows_oldest_age_seconds{queue="withdrawals",state="requested"}'),
+    ).toBeGreaterThanOrEqual(590)
+    expect(sample(text, 'wh_open_rows{queue="deposits",state="detected"}')).toBe(1)
+    expect(sample(text, 'wh_open_rows_failing{queue="withdrawals",code="HOT_WALLET_SHORT"}')).toBe(1)
+    expect(sample(text, 'wh_open_rows_failing{queue="deposits",code="BELOW_SWEEP_GAS"}')).toBe(1)
+    expect(sample(text, 'wh_subaccounts_stopped')).toBe(1)
+    expect(sample(text, 'wh_deposit_watch_halted{chain="arbitrum"}')).toBe(1)
+    expect(sample(text, 'wh_deposit_scan_lag_blocks{chain="base"}')).toBe(7)
+    // history is not counted
+    expect(text).not.toContain('state="sent"')
   })
 
   it('counts requests by method, route pattern and status, never by raw URL', async () => {

@@ -15,6 +15,8 @@ export const lastTickDurationKey = (prefix: string = BULL_PREFIX) => `${prefix}:
  * decimal string in the currency's own units; a currency with no divergence has no field
  */
 export const reconcileDriftKey = (prefix: string = BULL_PREFIX) => `${prefix}:metrics:reconcile_drift`
+/** field = chain, value = blocks between the chain's head and the last block the deposit watch scanned */
+export const scanLagKey = (prefix: string = BULL_PREFIX) => `${prefix}:metrics:deposit_scan_lag_blocks`
 
 /**
  * Records a successful job: its end time and duration, in one round trip.
@@ -49,4 +51,14 @@ export async function recordReconcileDrift(
   const tx = redis.multi().del(key)
   if (drift.size > 0) tx.hset(key, Object.fromEntries(drift))
   await tx.exec()
+}
+
+/** Records how far a chain's deposit watch stands behind the chain's head after a scan. */
+export async function recordScanLag(
+  redis: Redis,
+  chain: string,
+  lagBlocks: bigint,
+  prefix: string = BULL_PREFIX,
+): Promise<void> {
+  await redis.hset(scanLagKey(prefix), chain, (lagBlocks < 0n ? 0n : lagBlocks).toString())
 }

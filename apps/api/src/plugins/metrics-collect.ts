@@ -5,7 +5,7 @@
  * for `cacheMs` (monotonic time), so N Prometheus replicas or a scrape storm cost one round.
  */
 import type { Sql } from '@wh/db'
-import { lastTickDurationKey, lastTickKey, reconcileDriftKey } from '@wh/jobs'
+import { lastTickDurationKey, lastTickKey, reconcileDriftKey, scanLagKey } from '@wh/jobs'
 import type { Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { Gauge, type Registry } from 'prom-client'
@@ -51,6 +51,61 @@ export async function ledgerEventsSince(sql: Sql, sinceMs: number): Promise<numb
       select 1 from ledger_events where id >= ${uuidv7LowerBound(sinceMs)}::uuid limit ${LEDGER_COUNT_CAP}
     ) recent`
   return row?.n ?? 0
+}
+
+interface OpenRowState {
+  queue: string
+  state: string
+  n: number
+  oldest: number
+}
+
+/**
+ * The rows that wait on the money path, per queue and state, with the oldest one's age. Only open
+ * states are read, each through its table's partial index, so the cost follows what waits, not the
+ * history (sent withdrawals, swept deposits, finished transfers are never counted).
+ */
+export async function openRowStates(sql: Sql): Promise<OpenRowState[]> {
+  return sql<OpenRowState[]>`
+    select 'withdrawals' as queue, case when held_at is not null then 'held' else state end as state,
+      count(*)::int as n, extract(epoch from now() - min(created_at))::float8 as oldest
+    from withdrawals where state = 'requested' group by 2
+    union all
+    select 'deposits', case when held_at is not null then 'held' else state end, count(*)::int,
+      extract(epoch from now() - min(created_at))::float8
+    from deposits where state <> 'swept' group by 2
+    union all
+    select kind, state, count(*)::int, extract(epoch from now() - min(created_at))::float8
+    from subaccount_transfers where state in ('reserved', 'submitted', 'accepted') group by 1, 2
+    union all
+    select 'releases', state, count(*)::int, extract(epoch from now() - min(created_at))::float8
+    from subaccount_releases where state in ('requested', 'waiting', 'withdrawing') group by 2
+    union all
+    select 'conversions', state, count(*)::int, extract(epoch from now() - min(created_at))::float8
+    from conversions where state in ('planned', 'withdrawing', 'swapping', 'depositing') group by 2
+    union all
+    select 'outbound', state, count(*)::int, extract(epoch from now() - min(created_at))::float8
+    from outbound_txs where state in ('signed', 'broadcast') group by 2`
+}
+
+/** Waiting rows whose last attempt failed, per queue and error code (bounded: codes are ours). */
+export async function openRowFailures(sql: Sql): Promise<Array<{ queue: string; code: string; n: number }>> {
+  return sql<Array<{ queue: string; code: string; n: number }>>`
+    select 'withdrawals' as queue, last_error_code as code, count(*)::int as n from withdrawals
+    where state = 'requested' and last_error_code is not null group by 2
+    union all
+    select 'deposits', last_error_code, count(*)::int from deposits
+    where state <> 'swept' and last_error_code is not null group by 2
+    union all
+    select kind, last_error_code, count(*)::int from subaccount_transfers
+    where state in ('reserved', 'submitted', 'accepted') and last_error_code is not null group by 1, 2
+    union all
+    select 'releases', last_error_code, count(*)::int from subaccount_releases
+    where state in ('requested', 'waiting', 'withdrawing') and last_error_code is not null group by 2
+    union all
+    select 'conversions', last_error_code, count(*)::int from conversions
+    where state in ('planned', 'withdrawing', 'swapping', 'depositing') and last_error_code is not null group by 2
+    limit ${MAX_HASH_FIELDS}`
 }
 
 function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -121,12 +176,49 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
     registers,
   })
 
+  const openRows = new Gauge({
+    name: 'wh_open_rows',
+    help: 'Rows waiting on the money path per queue (withdrawals, deposits, fund, release, releases, conversions, outbound) and state; held rows as state "held"',
+    labelNames: ['queue', 'state'],
+    registers,
+  })
+  const openOldest = new Gauge({
+    name: 'wh_open_rows_oldest_age_seconds',
+    help: 'Age of the oldest waiting row per queue and state',
+    labelNames: ['queue', 'state'],
+    registers,
+  })
+  const openFailing = new Gauge({
+    name: 'wh_open_rows_failing',
+    help: 'Waiting rows whose last attempt failed, per queue and last error code (a tick that succeeds while its rows fail shows here)',
+    labelNames: ['queue', 'code'],
+    registers,
+  })
+  const stoppedSubaccounts = new Gauge({
+    name: 'wh_subaccounts_stopped',
+    help: 'Subaccounts stopped by reconciliation, waiting for an operator',
+    registers,
+  })
+  const chainHalted = new Gauge({
+    name: 'wh_deposit_watch_halted',
+    help: "1 when a chain's deposit watch is halted for an operator (a reorg past its cursor)",
+    labelNames: ['chain'],
+    registers,
+  })
+  const scanLag = new Gauge({
+    name: 'wh_deposit_scan_lag_blocks',
+    help: "Blocks between a chain's head and the last block its deposit watch scanned",
+    labelNames: ['chain'],
+    registers,
+  })
+
   async function fromRedis(): Promise<void> {
-    const [counts, ticks, durations, drifts] = await Promise.all([
+    const [counts, ticks, durations, drifts, lags] = await Promise.all([
       Promise.all(src.queues.map((q) => q.getJobCounts(...QUEUE_STATES))),
       src.redis.hgetall(lastTickKey(src.prefix)),
       src.redis.hgetall(lastTickDurationKey(src.prefix)),
       src.redis.hgetall(reconcileDriftKey(src.prefix)),
+      src.redis.hgetall(scanLagKey(src.prefix)),
     ])
     queueJobs.reset()
     src.queues.forEach((q, i) => {
@@ -138,10 +230,30 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
     for (const [tick, ms] of numericFields(durations)) lastDuration.set({ tick }, ms / 1000)
     drift.reset()
     for (const [currency, amount] of numericFields(drifts)) drift.set({ currency }, amount)
+    scanLag.reset()
+    for (const [chain, blocks] of numericFields(lags)) scanLag.set({ chain }, blocks)
   }
 
   async function fromPostgres(): Promise<void> {
-    ledgerRecent.set(await ledgerEventsSince(src.sql, nowMs() - LEDGER_WINDOW_MS))
+    const [recent, rows, failing, [stopped], cursors] = await Promise.all([
+      ledgerEventsSince(src.sql, nowMs() - LEDGER_WINDOW_MS),
+      openRowStates(src.sql),
+      openRowFailures(src.sql),
+      src.sql<{ n: number }[]>`select count(*)::int as n from subaccounts where stopped_at is not null`,
+      src.sql<{ chain: string; halted: boolean }[]>`select chain, halted_at is not null as halted from chain_cursors`,
+    ])
+    ledgerRecent.set(recent)
+    openRows.reset()
+    openOldest.reset()
+    for (const r of rows) {
+      openRows.set({ queue: r.queue, state: r.state }, r.n)
+      openOldest.set({ queue: r.queue, state: r.state }, r.oldest)
+    }
+    openFailing.reset()
+    for (const r of failing) openFailing.set({ queue: r.queue, code: r.code }, r.n)
+    stoppedSubaccounts.set(stopped?.n ?? 0)
+    chainHalted.reset()
+    for (const c of cursors) chainHalted.set({ chain: c.chain }, c.halted ? 1 : 0)
   }
 
   async function read(source: 'redis' | 'postgres', fn: () => Promise<void>, clear: () => void): Promise<void> {
@@ -162,9 +274,11 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
       if (performance.now() - lastMs < cacheMs) return Promise.resolve()
       inFlight ??= Promise.all([
         read('redis', fromRedis, () => {
-          for (const g of [queueJobs, lastTick, lastDuration, drift]) g.reset()
+          for (const g of [queueJobs, lastTick, lastDuration, drift, scanLag]) g.reset()
         }),
-        read('postgres', fromPostgres, () => ledgerRecent.reset()),
+        read('postgres', fromPostgres, () => {
+          for (const g of [ledgerRecent, openRows, openOldest, openFailing, stoppedSubaccounts, chainHalted]) g.reset()
+        }),
       ])
         .then(() => {
           lastMs = performance.now()

@@ -11,7 +11,7 @@
  */
 import { LOCK_TTL_MS } from '@wh/config'
 import type { Sql } from '@wh/db'
-import { withLock } from '@wh/jobs'
+import { recordScanLag, withLock } from '@wh/jobs'
 import { appendBatch, type EventInput, MAX_BATCH_EVENTS } from '@wh/ledger'
 import {
   advanceCursor,
@@ -256,6 +256,8 @@ export async function scanChainDeposits(
     await opts.beforeCommit?.()
     await advanceCursor(tx, chain, toBlock, toBlockHash)
   })
+  // GET /metrics: how far behind the head the watch stands (a failed write never fails the scan)
+  await recordScanLag(deps.redis, chain, head - toBlock).catch(() => {})
   return { chain, status: 'scanned', fromBlock, toBlock, nextBlock: toBlock + 1n, detected, duplicates, stats }
 }
 
