@@ -13,7 +13,7 @@ import {
   processEnv,
 } from '@wh/config'
 import { createDatabase } from '@wh/db'
-import { BULL_PREFIX, QUEUES } from '@wh/jobs'
+import { BULL_PREFIX, logErrorsOf, QUEUES } from '@wh/jobs'
 import {
   buildChainClients,
   buildChainRegistry,
@@ -56,8 +56,17 @@ try {
   console.error(e.message)
   process.exit(1)
 }
-const queues = Object.values(QUEUES).map(
-  (name) => new Queue(name, { connection: redis.duplicate({ maxRetriesPerRequest: null }), prefix: BULL_PREFIX }),
+// every connection and queue logs its errors (throttled): none prints "Unhandled error event"
+const queueLog = { warn: (obj: object, msg?: string) => console.warn(JSON.stringify({ ...obj, msg })) }
+const queues = Object.values(QUEUES).map((name) =>
+  logErrorsOf(
+    new Queue(name, {
+      connection: logErrorsOf(redis.duplicate({ maxRetriesPerRequest: null }), `queue ${name}`, queueLog),
+      prefix: BULL_PREFIX,
+    }),
+    `queue ${name}`,
+    queueLog,
+  ),
 )
 const app = await buildServer({
   config,

@@ -5,7 +5,7 @@
  */
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
-import { selectConcurrency, selectQueues } from '@wh/jobs'
+import { logErrorsOf, selectConcurrency, selectQueues } from '@wh/jobs'
 import { ChainIdMismatchError, checkChainsAtStart, registerPlatformWallets } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { clockSyncedTicks } from './clock-sync'
@@ -21,8 +21,8 @@ const config = loadConfigOrExit(processEnv)
 const log = workerLogger(config.logLevel)
 const consume = selectQueues(config.workerQueues)
 const concurrency = selectConcurrency(config.workerConcurrency)
-const connection = new Redis(config.cacheUrl, { maxRetriesPerRequest: null })
-const redis = new Redis(config.cacheUrl)
+const connection = logErrorsOf(new Redis(config.cacheUrl, { maxRetriesPerRequest: null }), 'bullmq', log)
+const redis = logErrorsOf(new Redis(config.cacheUrl), 'cache', log)
 const database = createDatabase(config.databaseUrl, { appName: 'wheelhouse-worker' })
 // built once: the keyring's PBKDF2 and hardened steps, one client set per chain, one exchange client
 const deps = buildWorkerDeps(config, { sql: database.sql, redis, log })

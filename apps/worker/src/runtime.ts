@@ -3,7 +3,7 @@
  * queue. Used by main.ts and by the tests (which run two of these as two "replicas").
  */
 import { redactUrls } from '@wh/core'
-import { BULL_PREFIX, QUEUES, type QueueKey, recordTickSuccess } from '@wh/jobs'
+import { BULL_PREFIX, logErrorsOf, QUEUES, type QueueKey, recordTickSuccess } from '@wh/jobs'
 import { type Job, Queue, Worker } from 'bullmq'
 import type { Redis } from 'ioredis'
 import type { TickContext, TickDefinition, WorkerDeps } from './ticks'
@@ -47,7 +47,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const prefix = opts.prefix ?? BULL_PREFIX
   const queues = new Map<QueueKey, Queue>()
   for (const key of Object.keys(QUEUES) as QueueKey[]) {
-    queues.set(key, new Queue(QUEUES[key], { connection: opts.connection, prefix }))
+    queues.set(
+      key,
+      logErrorsOf(new Queue(QUEUES[key], { connection: opts.connection, prefix }), `queue ${key}`, opts.log),
+    )
   }
   // Upsert every scheduler (idempotent by id): the same schedule whichever replica starts first.
   const upsertSchedulers = async () => {
@@ -99,12 +102,16 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
           return result
         },
         {
-          connection: opts.connection.duplicate(),
+          connection: logErrorsOf(opts.connection.duplicate(), `worker ${key}`, opts.log),
           prefix,
           concurrency: opts.concurrency?.[key] ?? DEFAULT_CONCURRENCY,
         },
       ),
   )
+  opts.consume.forEach((key, i) => {
+    const w = workers[i]
+    if (w) logErrorsOf(w, `worker ${key}`, opts.log)
+  })
   await Promise.all(workers.map((w) => w.waitUntilReady()))
   return {
     queues,

@@ -1,4 +1,5 @@
 export * from './lock'
 export * from './metrics-keys'
 export * from './queues'
+export * from './redis-errors'
 export * from './retry'
