@@ -218,7 +218,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   })
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {
-    await app.register(bullBoardRoutes, { queues: deps.queues, password: config.adminPassword })
+    await app.register(bullBoardRoutes, {
+      queues: deps.queues,
+      password: config.adminPassword,
+      readOnly: config.bullBoardReadOnly,
+    })
     app.log.debug(`bull board mounted at ${BULL_BOARD_PATH}`)
   }
   return app

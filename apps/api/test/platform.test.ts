@@ -121,6 +121,8 @@ describe('errors, health, docs, CORS and Bull Board', () => {
       '{treasury}',
       '{withdrawals}',
     ])
+    // read-only by default: jobs are shown, not retried or removed from here
+    for (const q of res.json().queues as Array<{ readOnlyMode: boolean }>) expect(q.readOnlyMode).toBe(true)
   })
 
   it('echoes a request id on every answer', async () => {

@@ -195,6 +195,11 @@ export const ENV_SPEC = {
     optional: true,
     check: (v) => (Number(v) < 65536 ? undefined : 'must be a TCP port'),
   },
+  /**
+   * Bull Board shows the queues read-only unless this is `false` (then it can retry, promote, clean
+   * and remove jobs: an operator's tool, best kept off)
+   */
+  BULL_BOARD_READ_ONLY: { schema: Type.Union([Type.Literal('true'), Type.Literal('false')]), default: 'true' },
   /** the interface the operator desk binds to: loopback unless an operator opens it wider */
   ADMIN_HOST: { schema: str(), default: '127.0.0.1' },
   /** sign-in attempts per IP per minute on /auth/* */
@@ -267,6 +272,8 @@ export interface ApiConfig {
   readonly conversionStuckMinutes: number
   readonly wheelEnabled: boolean
   readonly adminPassword: string | undefined
+  /** BULL_BOARD_READ_ONLY: Bull Board shows jobs but cannot act on them */
+  readonly bullBoardReadOnly: boolean
   /** the operator desk's listener (ADMIN_HOST, ADMIN_PORT); undefined: not served */
   readonly adminListener: { readonly host: string; readonly port: number } | undefined
   readonly authRateLimitPerMinute: number
@@ -307,6 +314,7 @@ export const API_ENV_NAMES = [
   'ADMIN_PASSWORD',
   'ADMIN_PORT',
   'ADMIN_HOST',
+  'BULL_BOARD_READ_ONLY',
   'AUTH_RATE_LIMIT_PER_MINUTE',
   'DEPOSIT_XPUB',
   'TRUST_PROXY',
@@ -578,6 +586,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     conversionStuckMinutes: Number(s('CONVERSION_STUCK_MINUTES')),
     wheelEnabled: s('WHEEL_ENABLED') === 'true',
     adminPassword: v.ADMIN_PASSWORD,
+    bullBoardReadOnly: s('BULL_BOARD_READ_ONLY') !== 'false',
     adminListener: v.ADMIN_PORT === undefined ? undefined : { host: s('ADMIN_HOST'), port: Number(v.ADMIN_PORT) },
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
     depositXpub,

@@ -1,5 +1,7 @@
 /**
- * Bull Board at /admin/queues behind HTTP basic auth (user "admin", ADMIN_PASSWORD).
+ * Bull Board at /admin/queues behind HTTP basic auth (user "admin", ADMIN_PASSWORD), read-only unless
+ * BULL_BOARD_READ_ONLY=false: retrying or removing a money job is a decision for the operator desk's
+ * recorded actions (docs/operations.md), not a click.
  * Not mounted at all when no password is configured.
  */
 import { timingSafeEqual } from 'node:crypto'
@@ -18,7 +20,10 @@ function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
-export async function bullBoardRoutes(app: FastifyInstance, opts: { queues: Queue[]; password: string }) {
+export async function bullBoardRoutes(
+  app: FastifyInstance,
+  opts: { queues: Queue[]; password: string; readOnly: boolean },
+) {
   const expected = `Basic ${Buffer.from(`admin:${opts.password}`).toString('base64')}`
   app.addHook('onRequest', async (request, reply) => {
     if (!safeEqual(request.headers.authorization ?? '', expected)) {
@@ -29,7 +34,7 @@ export async function bullBoardRoutes(app: FastifyInstance, opts: { queues: Queu
   const serverAdapter = new FastifyAdapter()
   serverAdapter.setBasePath(BULL_BOARD_PATH)
   createBullBoard({
-    queues: opts.queues.map((q) => new BullMQAdapter(q, { readOnlyMode: false })),
+    queues: opts.queues.map((q) => new BullMQAdapter(q, { readOnlyMode: opts.readOnly })),
     serverAdapter,
   })
   await app.register(serverAdapter.registerPlugin(), { prefix: BULL_BOARD_PATH })
