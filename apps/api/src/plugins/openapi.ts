@@ -20,6 +20,73 @@ export const openapiPlugin = fp(async (app: FastifyInstance) => {
       },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (documentObject) =>
+      completeDocument((documentObject as { openapiObject: OpenApiDoc }).openapiObject),
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
 })
+
+type Json = Record<string, unknown>
+interface Operation extends Json {
+  operationId?: string
+  security?: unknown[]
+  parameters?: unknown[]
+  requestBody?: unknown
+  responses?: Record<string, Json>
+}
+export interface OpenApiDoc extends Json {
+  paths?: Record<string, Record<string, Operation>>
+}
+
+const ERROR_RESPONSE = (description: string): Json => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+})
+const REQUEST_ID_HEADER = {
+  description: "the request id (the client's when it sent a short one)",
+  schema: { type: 'string' },
+}
+const RETRY_AFTER_HEADER = { description: 'seconds to wait before trying again', schema: { type: 'string' } }
+
+/** `post /positions/{id}` → `postPositionsById`: stable as long as the route is. */
+export function operationIdOf(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .map((seg) => (seg.startsWith('{') ? `by-${seg.slice(1, -1)}` : seg))
+    .join('-')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+  return [method.toLowerCase(), ...words.map((w) => w[0]?.toUpperCase() + w.slice(1))].join('')
+}
+
+/**
+ * What every operation answers besides its own statuses, declared in the document so tools and
+ * generated clients know them: a stable operationId; `security: []` where no token is asked;
+ * 400 where it takes input, 413 and 415 where it takes a body, 503 where a dependency can be down
+ * (all but the liveness probe), with `retry-after` on 503 and 429, and `x-request-id` on every answer.
+ */
+export function completeDocument(doc: OpenApiDoc): OpenApiDoc {
+  for (const [path, ops] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (typeof op !== 'object' || op === null) continue
+      op.operationId ??= operationIdOf(method, path)
+      op.security ??= []
+      const responses = (op.responses ??= {})
+      const takesInput = (op.parameters?.length ?? 0) > 0 || op.requestBody !== undefined
+      if (takesInput) responses['400'] ??= ERROR_RESPONSE('Bad input: validation failed (VALIDATION_ERROR and others)')
+      if (op.requestBody !== undefined) {
+        responses['413'] ??= ERROR_RESPONSE('The body is over the limit (PAYLOAD_TOO_LARGE)')
+        responses['415'] ??= ERROR_RESPONSE('The body is not application/json (UNSUPPORTED_MEDIA_TYPE)')
+      }
+      if (path !== '/health/live')
+        responses['503'] ??= ERROR_RESPONSE('A dependency is unavailable (SERVICE_UNAVAILABLE and others): retry later')
+      for (const [status, response] of Object.entries(responses)) {
+        const headers = (response.headers ??= {}) as Json
+        headers['x-request-id'] ??= REQUEST_ID_HEADER
+        if (status === '503' || status === '429') headers['retry-after'] ??= RETRY_AFTER_HEADER
+      }
+    }
+  }
+  return doc
+}
