@@ -72,7 +72,8 @@ export function completeDocument(doc: OpenApiDoc): OpenApiDoc {
       if (typeof op !== 'object' || op === null) continue
       op.operationId ??= operationIdOf(method, path)
       op.security ??= []
-      const responses = (op.responses ??= {})
+      op.responses ??= {}
+      const responses = op.responses
       const takesInput = (op.parameters?.length ?? 0) > 0 || op.requestBody !== undefined
       if (takesInput) responses['400'] ??= ERROR_RESPONSE('Bad input: validation failed (VALIDATION_ERROR and others)')
       if (op.requestBody !== undefined) {
@@ -82,7 +83,8 @@ export function completeDocument(doc: OpenApiDoc): OpenApiDoc {
       if (path !== '/health/live')
         responses['503'] ??= ERROR_RESPONSE('A dependency is unavailable (SERVICE_UNAVAILABLE and others): retry later')
       for (const [status, response] of Object.entries(responses)) {
-        const headers = (response.headers ??= {}) as Json
+        response.headers ??= {}
+        const headers = response.headers as Json
         headers['x-request-id'] ??= REQUEST_ID_HEADER
         if (status === '503' || status === '429') headers['retry-after'] ??= RETRY_AFTER_HEADER
       }
