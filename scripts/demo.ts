@@ -1,5 +1,5 @@
 /**
- * The accelerated demo (README "Other commands", issue 8): `bash scripts/demo.sh [--keep]`.
+ * The accelerated demo (README "Other commands"): `bash scripts/demo.sh [--keep]`.
  *
  * Runs a new demo user through deposit → wheel → withdrawal (apps/worker/demo/demo.ts) against
  * the local run. When the local run is up it must have been started with `bash scripts/dev.sh

@@ -44,7 +44,7 @@ const USERS = 6
 /** the highest checkpoint a kill aims at, per kind: low enough that each round's work reaches it */
 const MAX_KILL_AT: Record<ChaosKind, number> = { scan: 1, sweep: 4, withdrawal: 3, funding: 3, swap: 4 }
 
-describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings and swaps (issue 8)', () => {
+describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings and swaps', () => {
   const seed = faultSeed()
   const rng = seededRng(seed)
   let world: FaultWorld

@@ -44,7 +44,7 @@ interface TickRun {
   ok: boolean
 }
 
-describe('fault: two worker replicas for ten minutes of accelerated ticks (issue 8)', () => {
+describe('fault: two worker replicas for ten minutes of accelerated ticks', () => {
   const seed = faultSeed()
   const rng = seededRng(seed)
   let world: FaultWorld

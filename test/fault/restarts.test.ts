@@ -70,7 +70,7 @@ function jwt(secret: string, sub: string): string {
   return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`
 }
 
-describe('fault: Postgres and Redis restarted under load (issue 8)', () => {
+describe('fault: Postgres and Redis restarted under load', () => {
   let pg: RestartableServer
   let redis: RestartableServer
   let databaseUrl: string

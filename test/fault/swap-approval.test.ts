@@ -14,7 +14,7 @@ import { SWAP_CHAIN } from './fixtures/child-world'
 import { seededRng } from './fixtures/seed'
 import { type FaultWorld, startFaultWorld, USDC } from './fixtures/world'
 
-describe('fault: a worker SIGKILLed between a swap approval’s broadcast and its receipt (issue 8)', () => {
+describe('fault: a worker SIGKILLed between a swap approval’s broadcast and its receipt', () => {
   let world: FaultWorld
   let runner: ChaosRunner
 

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench` (api): the combined load run (issue 8). One real API process, `src/main.ts` as it is
+ * `pnpm bench` (api): the combined load run. One real API process, `src/main.ts` as it is
  * deployed (NODE_ENV=production, its own logger at info, written to /dev/null), on real Postgres
  * (fsync on) and Redis; every chain's RPC is a real anvil (the network-fee estimates of
  * GET /:asset/fees), and prices come from the worker's feed (@wh/market) on the Derive simulator,

@@ -1,5 +1,5 @@
 /**
- * Fuzz every route of the published OpenAPI document (issue 8, "Fault and load tests"): generated
+ * Fuzz every route of the published OpenAPI document: generated
  * bad bodies, queries, path parameters and headers, oversized bodies, wrong content types and
  * invalid JSON. Asserts zero 5xx, the one error shape with a stable code on every 4xx, and that
  * nothing was written: every table's rows (a digest, so updates count too), and no Redis write

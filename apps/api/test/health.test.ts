@@ -1,5 +1,5 @@
 /**
- * GET /health (issue 8 "Operating it"): readiness over a real Postgres and Redis, a real anvil
+ * GET /health: readiness over a real Postgres and Redis, a real anvil
  * (@wh/testkit), the Derive simulator, a closed port and a silent server standing in for dead
  * RPCs; liveness that touches nothing.
  */

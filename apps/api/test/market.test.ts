@@ -243,7 +243,7 @@ describe('market data routes', () => {
     const doc = (await get('/docs/json')).json()
     for (const p of ['/assets', '/{asset}/chart', '/{asset}/fees', '/ws/prices']) expect(doc.paths[p], p).toBeDefined()
     const chart = doc.paths['/{asset}/chart'].get
-    // the overlays are filled since the strategies half of issue 7 (apps/api/test/strategies.test.ts)
+    // the overlays are filled by the strategies (apps/api/test/strategies.test.ts)
     expect(JSON.stringify(chart.responses['200'])).toContain('cumulativeRealisedReturnPct')
   })
 })

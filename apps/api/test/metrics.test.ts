@@ -1,5 +1,5 @@
 /**
- * GET /metrics (issue 8 "Operating it") over a real Postgres and Redis: request counts by route
+ * GET /metrics over a real Postgres and Redis: request counts by route
  * pattern, queue depths, the worker runtime's last successful tick, the reconciliation drift, the
  * ledger's appends of the last minute; access by ADMIN_PASSWORD; no secret in the output.
  */

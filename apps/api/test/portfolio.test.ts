@@ -21,7 +21,7 @@ interface Row {
   postings: Posting[]
 }
 
-describe('GET /portfolio/summary and /portfolio/statement (spec 4.2, issue 3)', () => {
+describe('GET /portfolio/summary and /portfolio/statement (spec 4.2)', () => {
   let api: Api
   let token: string
   let userId: string

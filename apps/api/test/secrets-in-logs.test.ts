@@ -55,7 +55,7 @@ export function leaks(lines: readonly string[], secrets: Record<string, string>)
   return found
 }
 
-describe('no secret reaches a log line (issue 8, Logs)', () => {
+describe('no secret reaches a log line', () => {
   const lines: string[] = []
   const secrets: Record<string, string> = {
     JWT_SECRET: randomBytes(32).toString('base64url'),

@@ -42,7 +42,7 @@ const USDC = (n: number) => BigInt(n) * 1_000_000n
 const START = Date.UTC(2026, 10, 23, 9, 0, 0)
 const iso = (ms: number) => new Date(ms).toISOString()
 
-describe('GET /:asset/strategies and chart overlays (issue 7, strategies half)', () => {
+describe('GET /:asset/strategies and chart overlays', () => {
   let stack: ExchangeStack
   let sim: RunningSimulator
   let app: FastifyInstance

@@ -5,7 +5,7 @@ import { type Api, newAccount, signIn, startApi } from './support'
 
 const usdc = (n: number) => BigInt(n) * 1_000_000n
 
-describe('GET /subaccounts and POST /subaccounts/:asset/release (spec 4.2, issue 5)', () => {
+describe('GET /subaccounts and POST /subaccounts/:asset/release (spec 4.2)', () => {
   let api: Api
   let token: string
   let userId: string

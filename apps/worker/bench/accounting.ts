@@ -1,5 +1,5 @@
 /**
- * Accounting benchmark (issue 5 "Accruals", "Reconciliation"), against the Derive simulator over
+ * Accounting benchmark (accruals and reconciliation), against the Derive simulator over
  * real HTTP, a throwaway durable Postgres and Redis: the accruals tick and the reconciliation tick
  * over N subaccounts (a fifth of them holding a perp, so funding has entries too), as the worker
  * runs them (runAccruals / runReconcile, under the cycle lock, ACCOUNTING_CONCURRENCY calls at a

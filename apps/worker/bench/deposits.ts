@@ -1,5 +1,5 @@
 /**
- * Deposit benchmark (issue 4), on a real anvil node, a throwaway Postgres and Redis:
+ * Deposit benchmark, on a real anvil node, a throwaway Postgres and Redis:
  *   1. the deposit-scan tick (scanChainDeposits, as the worker runs it) with 100,000 deposit
  *      addresses loaded from deposit_addresses, over 1,000 blocks of ETH and USDC traffic:
  *      RPC calls, HTTP requests and time per tick, and the address book's own costs;

@@ -1,5 +1,5 @@
 /**
- * Exchange funding benchmark (issue 5 "Subaccounts"): fundings per second through the funding
+ * Exchange funding benchmark: fundings per second through the funding
  * tick (runFunding, as the worker runs it, cycle lock included) against the Derive simulator over
  * real HTTP, on a durable throwaway Postgres and Redis.
  *   1. first fundings: N users, each a create_subaccount (sign, store, send, get_transaction,

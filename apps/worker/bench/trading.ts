@@ -1,5 +1,5 @@
 /**
- * Placing benchmark (issue 6 "Positions"): the placing tick (runPlacing, cycle lock included)
+ * Placing benchmark: the placing tick (runPlacing, cycle lock included)
  * against the Derive simulator over real HTTP, on a durable throwaway Postgres and Redis.
  *   1. choose: N funded positions get their expiry, strike (delta from the tickers) and size;
  *   2. place: each gets its post-only order (open orders read, order signed and sent);

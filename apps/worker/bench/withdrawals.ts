@@ -1,5 +1,5 @@
 /**
- * Withdrawal benchmark (issue 4), on a real anvil node, a throwaway Postgres and Redis:
+ * Withdrawal benchmark, on a real anvil node, a throwaway Postgres and Redis:
  * withdrawals sent per minute by the `withdrawals-send` tick on the real outbox. N users each
  * hold a USDC deposit and have one `requested` withdrawal (reserved through the ledger, as the
  * API does); the tick runs until every one is `sent` (journaled: withdrawal_sent + gas_spent).

@@ -1,5 +1,5 @@
 /**
- * The accelerated demo (issue 8): a new user through deposit → wheel → withdrawal against a running
+ * The accelerated demo: a new user through deposit → wheel → withdrawal against a running
  * stack: the API over HTTP, the local chain with its TestUSDC, the Derive simulator, and a worker
  * whose clock follows the simulator's (WORKER_CLOCK=exchange). `scripts/demo.sh` runs it on the
  * local run; `apps/worker/test/demo.test.ts` runs it in CI on an in-process stack.

@@ -40,7 +40,7 @@ interface Leg {
   closed_at: Date | null
 }
 
-describe('buying a leg back against the simulator (issue 6)', () => {
+describe('buying a leg back against the simulator', () => {
   let stack: ExchangeStack
   let sim: RunningSimulator
   let deps: WorkerDeps

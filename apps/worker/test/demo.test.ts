@@ -1,5 +1,5 @@
 /**
- * The accelerated demo (issue 8, apps/worker/demo/demo.ts) in CI: the real API (buildServer, over
+ * The accelerated demo (apps/worker/demo/demo.ts) in CI: the real API (buildServer, over
  * HTTP), the real worker runtime (every tick, BullMQ, WORKER_CLOCK=exchange exactly as the local run
  * sets it), anvil with TestUSDC, the Derive simulator on the wall clock, the integration suite's
  * Postgres and Redis. A new user signs in, deposits, starts the wheel; the put is sold, expires out
@@ -29,7 +29,7 @@ const SIWE_DOMAIN = 'demo.example.test'
 /** the whole demo must fit well inside the suite's 60 s per test */
 const DEMO_BUDGET_MS = 45_000
 
-describe('the accelerated demo: deposit → wheel → withdrawal (issue 8)', () => {
+describe('the accelerated demo: deposit → wheel → withdrawal', () => {
   let chain: RunningChain
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>

@@ -1,5 +1,5 @@
 /**
- * The accruals tick (issue 5 "Accruals", spec 6 and 6.1) against the Derive simulator over real
+ * The accruals tick (spec 6 and 6.1) against the Derive simulator over real
  * HTTP, a real Postgres and Redis: the exchange's hourly interest and perp funding become one
  * `interest_accrued` / `funding_paid` per subaccount, type and complete hour; re-runs add nothing;
  * an hour is recorded only once it is complete; an entry written late into a recorded hour is
@@ -31,7 +31,7 @@ const e18 = (decimal: string) => {
   return decimal.startsWith('-') ? -v : v
 }
 
-describe('accruals tick against the simulator (issue 5 "Accruals")', () => {
+describe('accruals tick against the simulator', () => {
   let stack: AccountingStack
   let a: OpenedSubaccount // cash only: interest
   let b: OpenedSubaccount // cash and a long ETH perp: interest and funding

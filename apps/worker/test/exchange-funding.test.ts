@@ -24,7 +24,7 @@ const USDC = (n: number) => BigInt(n) * 1_000_000n
 const ETH = (n: number) => BigInt(n) * 10n ** 18n
 const REDIS_PREFIX = `fund-test-${randomUUID()}:`
 
-describe('funding tick against the simulator (issue 5 "Subaccounts")', () => {
+describe('funding tick against the simulator', () => {
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let redis: Redis

@@ -1,5 +1,5 @@
 /**
- * Reconciliation (issue 5 "Reconciliation", spec 2.4, 6, 6.1, 8.3) against the Derive simulator
+ * Reconciliation (spec 2.4, 6, 6.1, 8.3) against the Derive simulator
  * over real HTTP, a real Postgres and Redis, with alerts caught by a Telegram capture server: no
  * divergence records nothing; a divergence injected at the simulator alerts in `observe` mode and
  * records nothing, and in `enforce` mode records an adjustment and a stop and stops the subaccount;
@@ -57,7 +57,7 @@ function runCli(
   })
 }
 
-describe('reconciliation against the simulator (issue 5 "Reconciliation")', () => {
+describe('reconciliation against the simulator', () => {
   let stack: AccountingStack
   let c: OpenedSubaccount // a million USDC: an hour of interest (~5.7 USDC) is far above epsilon
   let d: OpenedSubaccount

@@ -19,7 +19,7 @@ import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from '.
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const ETH_HALF = 5n * 10n ** 17n
 
-describe('release tick against the simulator (issue 5 "Subaccounts")', () => {
+describe('release tick against the simulator', () => {
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let deps: WorkerDeps

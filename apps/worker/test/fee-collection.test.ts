@@ -23,7 +23,7 @@ import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from '.
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
 
-describe('platform fee collection against the simulator (issue 6)', () => {
+describe('platform fee collection against the simulator', () => {
   let stack: ExchangeStack
   let sim: RunningSimulator
   let deps: WorkerDeps

@@ -34,7 +34,7 @@ function secretForms(value: string): string[] {
   return [...forms]
 }
 
-describe('no secret reaches a worker log line (issue 8, Logs)', () => {
+describe('no secret reaches a worker log line', () => {
   const lines: string[] = []
   const secrets: Record<string, string> = {
     JWT_SECRET: randomBytes(32).toString('base64url'),

@@ -23,7 +23,7 @@ const MIN = 60_000
 // a Monday 09:00 UTC: daily expiries at 08:00, the balanced profile's first one is Wednesday's
 const START = Date.UTC(2026, 10, 23, 9, 0, 0)
 
-describe('positions: placing, fills and settlement against the simulator (issue 6)', () => {
+describe('positions: placing, fills and settlement against the simulator', () => {
   let stack: ExchangeStack
   let sim: RunningSimulator
   let deps: WorkerDeps

@@ -1,5 +1,5 @@
 /**
- * A wheel over several simulated days for two users (issue 6 "Tests"), against the Derive
+ * A wheel over several simulated days for two users, against the Derive
  * simulator over real HTTP, a real anvil with the local swap venue (TestUSDC, TestWETH, the
  * constant-product pool), a real Postgres and Redis, with the simulator's clock:
  *
@@ -34,7 +34,7 @@ const MIN = 60_000
 const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
 const E18 = 10n ** 18n
 
-describe('the wheel over several days, with conversions (issue 6)', () => {
+describe('the wheel over several days, with conversions', () => {
   let stack: ExchangeStack
   let chain: RunningChain
   let swap: SwapStack

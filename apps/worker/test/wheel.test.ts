@@ -21,7 +21,7 @@ const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
 const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
 
-describe('the wheel runner against the simulator (issue 6)', () => {
+describe('the wheel runner against the simulator', () => {
   let stack: ExchangeStack
   let sim: RunningSimulator
   let deps: WorkerDeps

@@ -13,7 +13,7 @@ export interface SerializedError {
  * What a log line keeps of an error: its class, message, stack, code and status, and its cause
  * chain the same way. Not its other own properties: client libraries and our own code attach
  * options, configuration or dependencies to errors, and pino's standard serializer would print
- * every enumerable one of them, secrets included (issue 8, "Logs": secrets redacted).
+ * every enumerable one of them, secrets included ("Logs": secrets redacted).
  *
  *   pino({ serializers: { err: serializeError } })
  */

@@ -1,6 +1,6 @@
 /**
  * `pnpm --filter @wh/ledger bench`: append throughput and read times on a durable (fsync on)
- * throwaway Postgres. Goals (issue 3): >= 25,000 events/s batched; >= 1,500 single appends/s with
+ * throwaway Postgres. Goals: >= 25,000 events/s batched; >= 1,500 single appends/s with
  * p99 < 10 ms; zero deadlocks with 10 writers sharing a hot platform account; reads independent of
  * table size (measured before and after filling the journal to 1,000,000 postings).
  * BENCH_SCALE (default 1) scales every count down for a quick run.

@@ -1,5 +1,5 @@
 /**
- * The statement behind GET /portfolio/statement (issue 3): the user's events in time order
+ * The statement behind GET /portfolio/statement: the user's events in time order
  * (occurred_at, then id), each with its postings to the user's own accounts and the running
  * balance of each account after it. Running balances count from the user's first event, not from
  * `from`, so a page shows true balances. Cursor pagination; the cursor is opaque to the client.

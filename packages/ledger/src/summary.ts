@@ -1,5 +1,5 @@
 /**
- * The portfolio summary behind GET /portfolio/summary (issue 3). Balances come from
+ * The portfolio summary behind GET /portfolio/summary. Balances come from
  * ledger_balances (O(accounts)); the period figures sum the user's postings in [from, to), read
  * through the (user_id, occurred_at) index, so their cost follows the user's activity in the
  * period, not the size of the journal. Amounts are base units per currency: valuing them in USD

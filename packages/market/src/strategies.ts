@@ -18,7 +18,7 @@ export const RATIO_ONE = 10n ** 18n
 const E12 = 10n ** 12n
 export const DAY_MS = 86_400_000
 export const YEAR_MS = 365 * DAY_MS
-/** The short statistics window (issue 7: "annualised return over 4 weeks"). */
+/** The short statistics window (the annualised return over 4 weeks). */
 export const STATS_WINDOW_MS = 28 * DAY_MS
 /** Cycles a history read returns at most (TIGER_STYLE: a bound on everything). */
 export const MAX_CYCLES_READ = 5_000

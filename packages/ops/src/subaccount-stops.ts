@@ -1,5 +1,5 @@
 /**
- * Stops (issue 5 "Reconciliation", spec 6 and 6.1): a subaccount with `stopped_at` set must not
+ * Stops (spec 6 and 6.1): a subaccount with `stopped_at` set must not
  * trade until the stop is cleared. Reconciliation raises stops (reconcile.ts); an operator clears
  * them (`clearStop`, run by apps/worker/src/cli/clear-stop.ts) after explaining the divergence.
  *

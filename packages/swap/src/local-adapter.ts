@@ -1,6 +1,6 @@
 /**
  * The local adapter: the constant-product pool of contracts/ConstantProductPool.sol deployed on the
- * local EVM node, so slippage, reverts and gas are real (issue 6). One pool per chain, holding the
+ * local EVM node, so slippage, reverts and gas are real. One pool per chain, holding the
  * two tokens of the pair (TestUSDC and TestWETH in tests and the local run).
  */
 import type { ChainClients, ChainName } from '@wh/wallet'

@@ -1,5 +1,5 @@
 /**
- * Deposit-scan benchmark (issue 4): 100,000 deposit addresses, 1,000 blocks on a real anvil node
+ * Deposit-scan benchmark: 100,000 deposit addresses, 1,000 blocks on a real anvil node
  * with TestUSDC, a sprinkle of ETH and USDC transfers per block (about one in twenty to a deposit
  * address). Prints RPC calls, HTTP requests and time per scan, and checks every scan finds
  * exactly the deposits that were sent.

@@ -1,5 +1,5 @@
 /**
- * The caller's portfolio (spec 4.2, issue 3): GET /portfolio/summary and GET /portfolio/statement,
+ * The caller's portfolio (spec 4.2): GET /portfolio/summary and GET /portfolio/statement,
  * both behind the bearer guard (spec 5.2 rule 4). The figures come from @wh/ledger in base units;
  * this controller picks the period, formats every amount as a decimal string with its currency's
  * decimals and answers JSON, or CSV for a statement export.

@@ -1,5 +1,5 @@
 /**
- * Subaccounts (spec 4.2, issue 5 "Subaccounts"): the caller's subaccounts with their journal
+ * Subaccounts (spec 4.2): the caller's subaccounts with their journal
  * balances, and POST /subaccounts/:asset/release, which records a release request (202); the
  * release tick in the worker withdraws what the subaccount can free and says why it waits.
  * docs/exchange.md "Subaccounts: funding and release" has the states.

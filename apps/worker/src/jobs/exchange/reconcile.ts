@@ -1,5 +1,5 @@
 /**
- * Reconciliation (issue 5, spec 2.4, 6, 6.1, 8.3 RECONCILE_MODE / RECONCILE_EPSILON): per
+ * Reconciliation (spec 2.4, 6, 6.1, 8.3 RECONCILE_MODE / RECONCILE_EPSILON): per
  * subaccount and collateral currency, the journal's userSub(u, id, currency) against the
  * exchange's collateral balance.
  *
