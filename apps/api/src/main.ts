@@ -107,4 +107,6 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
 
 await app.listen({ host: config.host, port: config.port })
-if (admin && config.adminListener) await admin.listen(config.adminListener)
+// a copy: the configuration is frozen and listen() writes to its options
+if (admin && config.adminListener)
+  await admin.listen({ host: config.adminListener.host, port: config.adminListener.port })

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { generateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import { API_FORBIDDEN_ENV_NAMES } from '@wh/config'
-import { apiProcessEnv, integrationContext } from '@wh/testkit'
+import { apiProcessEnv, freePort, integrationContext } from '@wh/testkit'
 import { DepositKeyring } from '@wh/wallet'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -26,16 +26,22 @@ describe('the API process with no private key and no mnemonic', () => {
   let child: ChildProcess
   let base: string
   let apiEnv: Record<string, string>
+  let adminPort: number
+  const adminPassword = 'desk-password-of-the-least-privilege-test'
   const output: string[] = []
 
   beforeAll(async () => {
     ctx = await integrationContext({ MASTER_MNEMONIC: mnemonic, SIWE_DOMAIN: DOMAIN })
     // exactly what the API reads, as the local run and compose give it: nothing of the worker's
+    adminPort = await freePort()
     apiEnv = {
       ...apiProcessEnv(ctx.env),
       NODE_ENV: 'production',
       PORT: '0',
       LOG_LEVEL: 'info',
+      // the operator desk on its own loopback listener
+      ADMIN_PASSWORD: adminPassword,
+      ADMIN_PORT: String(adminPort),
     }
     child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
       env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...apiEnv } as NodeJS.ProcessEnv,
@@ -44,8 +50,9 @@ describe('the API process with no private key and no mnemonic', () => {
     base = await new Promise<string>((resolve, reject) => {
       const onData = (d: Buffer) => {
         output.push(String(d))
-        const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output.join(''))
-        if (m?.[1]) resolve(m[1])
+        const text = output.join('')
+        const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)
+        if (m?.[1] && text.includes(`127.0.0.1:${adminPort}`)) resolve(m[1])
       }
       child.stdout?.on('data', onData)
       child.stderr?.on('data', onData)
@@ -134,6 +141,14 @@ describe('the API process with no private key and no mnemonic', () => {
     const health = await call('/health')
     expect(health.status).toBe(200)
     expect(health.body.status).toBe('degraded')
+
+    // the operator desk answers on its own listener only
+    const desk = await fetch(`http://127.0.0.1:${adminPort}/admin/overview`, {
+      headers: { authorization: `Basic ${Buffer.from(`admin:${adminPassword}`).toString('base64')}` },
+    })
+    expect(desk.status).toBe(200)
+    expect(await desk.json()).toMatchObject({ heldTransactions: 0, stoppedSubaccounts: 0 })
+    expect((await call('/admin/overview')).status).toBe(404)
 
     // no key was needed for any of it, and none was logged
     const log = output.join('')
