@@ -1,5 +1,5 @@
 /**
- * Issue 8, "Logs": run the API with known secrets and a logger at its most verbose level (trace),
+ * No secret in an API log (docs/architecture.md "Least privilege"): run the API with known secrets and a logger at its most verbose level (trace),
  * exercise sign-in (good and bad), the guarded routes, the signals webhook (good and bad
  * signatures), metrics, health and error paths, and find none of the secrets in any log line:
  * not as configured, not without its 0x prefix, not in lower- or upper-case hex, no run of two or

@@ -1,5 +1,5 @@
 /**
- * Issue 8, "Logs", for the worker: run ticks of the runtime with known secrets, the production
+ * No secret in a worker log (docs/architecture.md "Least privilege"): run ticks of the runtime with known secrets, the production
  * logger at trace level and the deps main.ts builds; a processor that logs a caught error the pino
  * way ({ err }), where the error carries the deps (as a client library's error carries its
  * options), and a job that fails with such an error. No secret may appear in any log line, nor in
