@@ -180,6 +180,21 @@ describe('sweeps: second gas top-up, reverted sweep (spec 6.1 slots, 8.1 GAS_FLO
     expect(hotUsdc).toBeGreaterThanOrEqual(USDC(30))
   })
 
+  it('a fee drift inside the headroom after a top-up signs the sweep with the gas the address holds: no second top-up', async () => {
+    await feesRiseTo('10')
+    const dep = await detectedDeposit(USDC(25))
+    await expect(sweepDeposit(crashAfterTopup(0), dep.id)).rejects.toThrow('killed after top-up 0')
+    await mine()
+    // 30% dearer than the fees that sized the top-up (filled to SWEEP_FEE_HEADROOM = 2 × the fee):
+    // the address still holds 2 / 1.3 ≈ 1.5 × the fresh fee, above the signing margin of 1.25
+    await feesRiseTo('13')
+    expect(await untilDone(dep.id)).toBe('swept')
+    expect((await outbound(dep.id)).map((o) => [o.purpose, o.step, o.state])).toEqual([
+      ['gas_topup', 0, 'confirmed'],
+      ['sweep', 1, 'confirmed'],
+    ])
+  })
+
   it('top-ups are bounded: when fees rise past the second one the sweep waits short of gas and alerts', async () => {
     await feesRiseTo('1')
     const dep = await detectedDeposit(USDC(12))

@@ -35,6 +35,15 @@ export const DEPOSIT_SWEEP_JOB = 'deposit-sweep'
  */
 export const SWEEP_FEE_HEADROOM = 2n
 /**
+ * A token sweep is signed once the address holds this share (percent) of the fresh maximum fee;
+ * below it, a top-up fills the address to SWEEP_FEE_HEADROOM × the fee. Between the two, fees may
+ * rise by 60% after a top-up before another is needed: a drift of the estimate (a tenth of a
+ * percent when a balance slot changes) never costs a second top-up, and never strands a sweep at
+ * its bound. The margin above 100% covers the fee's move between this check and the signing, so
+ * a stored sweep is always payable.
+ */
+export const SWEEP_SIGN_MARGIN_PCT = 125n
+/**
  * Gas top-ups per sweep attempt (TIGER_STYLE: a bound). The second covers fees that rose between
  * the first top-up and the sweep; past it the deposit waits ('short-of-gas') and an operator is
  * alerted, so a fee spike cannot drain the gas wallet into one address.
@@ -207,7 +216,9 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
       if (amount <= reserveWei) return 'below-gas'
       if (sweepAmount <= 0n) return 'short-of-gas'
     } else {
-      const needWei = reserveWei > SWEEP_GAS_FLOOR_WEI ? reserveWei : SWEEP_GAS_FLOOR_WEI
+      const fillWei = reserveWei > SWEEP_GAS_FLOOR_WEI ? reserveWei : SWEEP_GAS_FLOOR_WEI
+      const signWei = (fee.maxFeeWei * SWEEP_SIGN_MARGIN_PCT + 99n) / 100n
+      const needWei = signWei > SWEEP_GAS_FLOOR_WEI ? signWei : SWEEP_GAS_FLOOR_WEI
       if (balanceWei < needWei) {
         if (topups.length >= SWEEP_MAX_TOPUPS) {
           // fees rose past every top-up this attempt may send: an operator decides
@@ -230,7 +241,7 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
           signer: deps.gasWallet,
           to: signer.address,
           token: 'ETH',
-          amountBaseUnits: needWei - balanceWei,
+          amountBaseUnits: fillWei - balanceWei,
         })
         await markRetryStarted(deps, d)
         const t = await confirmOutbound(outbox, rec.id)
