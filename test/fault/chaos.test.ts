@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHAOS_KINDS, type ChaosKind, type ChaosPlan, fromSpec, type SwapSpec } from './fixtures/chaos-protocol'
 import { type ChaosRunner, chaosRunner } from './fixtures/chaos-runner'
 import { SWAP_CHAIN } from './fixtures/child-world'
+import { diagnoseUnswept } from './fixtures/diagnose'
 import {
   type Baseline,
   checkInvariants,
@@ -20,7 +21,6 @@ import {
   type ExpectedSwap,
   snapshotBaseline,
 } from './fixtures/invariants'
-import { diagnoseUnswept } from './fixtures/diagnose'
 import { faultSeed, seededRng } from './fixtures/seed'
 import { ETH_DEPOSIT, type FaultWorld, freshAddress, startFaultWorld, USDC, type WorldUser } from './fixtures/world'
 
