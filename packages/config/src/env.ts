@@ -235,6 +235,15 @@ export const ENV_SPEC = {
     default: '1000',
     check: (v) => ((v.split('.')[1] ?? '').length <= 6 ? undefined : 'must have at most 6 decimals (USDC)'),
   },
+  /** seconds between solvency runs (docs/solvency.md "Continuous solvency") */
+  SOLVENCY_EVERY_SECONDS: { schema: str({ pattern: INT }), default: '300', check: positiveInt },
+  /**
+   * whether a solvency deficit raises the platform stop: `true` or `false`; unset, on when
+   * NODE_ENV=production and off otherwise (a development chain is often reset under the journal)
+   */
+  PLATFORM_STOP_ON_DEFICIT: { schema: Type.Union([Type.Literal('true'), Type.Literal('false')]), optional: true },
+  /** during a platform stop, withdrawals worth more than this (USD, decimal) are refused */
+  PLATFORM_STOP_WITHDRAWAL_MAX_USD: { schema: str({ pattern: DECIMAL }), default: '1000' },
 } satisfies Record<string, VarSpec>
 
 export type EnvName = keyof typeof ENV_SPEC
@@ -260,7 +269,13 @@ export interface ApiConfig {
   readonly jwtSecret: string
   readonly siweDomain: string
   readonly webhookSecret: string
-  readonly withdrawal: { readonly minUsd: string; readonly maxUsd: string; readonly stuckMinutes: number }
+  readonly withdrawal: {
+    readonly minUsd: string
+    readonly maxUsd: string
+    readonly stuckMinutes: number
+    /** PLATFORM_STOP_WITHDRAWAL_MAX_USD: the largest withdrawal accepted while the platform is stopped */
+    readonly stoppedMaxUsd: string
+  }
   readonly rpcUrls: {
     readonly ethereum: string
     readonly optimism: string
@@ -318,6 +333,7 @@ export const API_ENV_NAMES = [
   'AUTH_RATE_LIMIT_PER_MINUTE',
   'DEPOSIT_XPUB',
   'TRUST_PROXY',
+  'PLATFORM_STOP_WITHDRAWAL_MAX_USD',
 ] as const satisfies readonly EnvName[]
 
 /**
@@ -350,6 +366,12 @@ export interface Config extends ApiConfig {
   }
   readonly reconcileEpsilon: string
   readonly reconcileMode: ReconcileMode
+  /** docs/solvency.md "Continuous solvency" */
+  readonly solvency: {
+    readonly everyMs: number
+    /** a deficit raises the platform stop */
+    readonly stopOnDeficit: boolean
+  }
   readonly alert: { readonly botToken: string; readonly chatId: string } | undefined
   readonly workerQueues: readonly string[]
   /** WORKER_CONCURRENCY: jobs at once per queue name (queues not named take the runtime's default) */
@@ -422,6 +444,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     },
     reconcileEpsilon: s('RECONCILE_EPSILON'),
     reconcileMode: s('RECONCILE_MODE') as ReconcileMode,
+    solvency: {
+      everyMs: Number(s('SOLVENCY_EVERY_SECONDS')) * 1000,
+      stopOnDeficit:
+        v.PLATFORM_STOP_ON_DEFICIT === undefined ? v.NODE_ENV === 'production' : v.PLATFORM_STOP_ON_DEFICIT === 'true',
+    },
     alert:
       v.ALERT_BOT_TOKEN !== undefined && v.ALERT_CHAT_ID !== undefined
         ? { botToken: v.ALERT_BOT_TOKEN, chatId: v.ALERT_CHAT_ID }
@@ -574,6 +601,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
       minUsd: s('WITHDRAWAL_MIN_USD'),
       maxUsd: s('WITHDRAWAL_MAX_USD'),
       stuckMinutes: Number(s('WITHDRAWAL_STUCK_MINUTES')),
+      stoppedMaxUsd: s('PLATFORM_STOP_WITHDRAWAL_MAX_USD'),
     },
     rpcUrls: {
       ethereum: s('RPC_URL_ETHEREUM'),

@@ -10,6 +10,7 @@ export const QUEUES = {
   conversions: '{conversions}',
   withdrawals: '{withdrawals}',
   accounting: '{accounting}',
+  solvency: '{solvency}',
 } as const
 
 export type QueueKey = keyof typeof QUEUES

@@ -142,6 +142,10 @@ export function ownerOf(account: string): string | null {
   return UUID.test(userId) ? userId : null
 }
 
+/** SQL LIKE patterns of every user's `transit` and of every user's subaccount accounts (`sub:{sub}:{currency}`). */
+export const USER_TRANSIT_LIKE = `${USER}:%:transit`
+export const USER_SUB_LIKE = `${USER}:%:sub:%`
+
 /** The prefix every account of one user starts with (for `starts_with` in SQL). */
 export function userAccountPrefix(userId: string): string {
   return `${USER}:${part(userId, UUID, 'userId')}:`

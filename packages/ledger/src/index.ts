@@ -13,6 +13,7 @@ export {
   type JournalEvent,
   MAX_BATCH_EVENTS,
   PLATFORM_BALANCE_SLOTS,
+  recordedKeys,
 } from './journal'
 export * from './keys'
 export { PAYLOAD_SCHEMAS, type Payloads } from './payloads'

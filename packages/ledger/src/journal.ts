@@ -252,3 +252,14 @@ function mapError(e: unknown): unknown {
   }
   return e
 }
+
+/**
+ * Which of `keys` the journal holds (for readers that must know whether a fact was recorded, e.g.
+ * a bridge transfer's `bridged`). One index lookup per key.
+ */
+export async function recordedKeys(sql: Queryable, keys: readonly string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set()
+  const rows = await sql<{ k: string }[]>`
+    select idempotency_key as k from ledger_events where idempotency_key = any(${keys as string[]}::text[])`
+  return new Set(rows.map((r) => r.k))
+}

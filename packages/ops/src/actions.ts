@@ -5,7 +5,14 @@
 import { userInfo } from 'node:os'
 import type { Queryable } from '@wh/db'
 
-export const OPERATOR_ACTION_KINDS = ['chain_resumed', 'outbound_rechecked', 'outbound_failed', 'stop_cleared'] as const
+export const OPERATOR_ACTION_KINDS = [
+  'chain_resumed',
+  'outbound_rechecked',
+  'outbound_failed',
+  'stop_cleared',
+  'platform_stop_raised',
+  'platform_stop_cleared',
+] as const
 export type OperatorActionKind = (typeof OPERATOR_ACTION_KINDS)[number]
 
 export interface OperatorAction {

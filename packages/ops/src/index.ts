@@ -6,4 +6,5 @@
 export * from './actions'
 export * from './chain-halt'
 export * from './held'
+export * from './platform-stop'
 export * from './subaccount-stops'

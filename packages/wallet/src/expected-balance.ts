@@ -130,3 +130,44 @@ export async function spendableEthBalance(
   const spendable = onChain < e ? onChain : e
   return spendable > 0n ? spendable : 0n
 }
+
+/**
+ * The deposit addresses of `chain` that should hold something now: those with a deposit not swept
+ * yet (detected, sweeping, retry, failed) and those with an open surplus episode of the deposit
+ * audit (ETH no record explains). What a solvency run reads there; the cost follows the deposits
+ * in flight and the open episodes, not the users.
+ */
+export async function depositAddressesToRead(sql: Sql, chain: ChainName): Promise<string[]> {
+  const rows = await sql<{ address: string }[]>`
+    select distinct address from deposits where chain = ${chain} and state <> 'swept'
+    union
+    select address from deposit_surpluses where chain = ${chain} and state = 'open'
+    order by 1`
+  return rows.map((r) => r.address)
+}
+
+/**
+ * Per address (keyed as given): the USDC (or another token's) base units the platform expects it to
+ * hold at `atBlock`: credited deposits of the token − its mined transfers out (sweeps), a reverted
+ * one moving nothing.
+ */
+export async function expectedTokenBalances(
+  sql: Sql,
+  q: { chain: ChainName; token: string; addresses: readonly string[]; atBlock?: bigint },
+): Promise<Map<string, bigint>> {
+  const addresses = [...new Set(q.addresses)]
+  const out = new Map<string, bigint>(addresses.map((a) => [a, 0n]))
+  if (addresses.length === 0) return out
+  const atBlock = (q.atBlock ?? 2n ** 62n).toString()
+  const rows = await sql<{ address: string; v: string }[]>`
+    select address, sum(v)::text as v from (
+      select address, amount as v from deposits
+      where chain = ${q.chain} and address = any(${addresses}::text[]) and token = ${q.token} and block_number <= ${atBlock}
+      union all
+      select from_address, -amount from outbound_txs
+      where chain = ${q.chain} and from_address = any(${addresses}::text[]) and token = ${q.token}
+        and state <> 'failed' and block_number is not null and block_number <= ${atBlock}
+    ) m group by address`
+  for (const r of rows) out.set(r.address, BigInt(r.v))
+  return out
+}

@@ -9,6 +9,7 @@ import { feeTick } from './exchange/fees'
 import { fundTick } from './exchange/fund'
 import { reconcileTick } from './exchange/reconcile'
 import { releaseTick } from './exchange/release'
+import { solvencyTick } from './solvency/solvency'
 import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
 import { wheelTick } from './trading/wheel'
@@ -44,4 +45,7 @@ export const ticks: readonly TickDefinition[] = [
   wheelTick,
   // conversion rounds after in-the-money wheel legs (every CONVERSION_FAST_TICK_SECONDS, under the cycle lock)
   convertTick,
+  // assets against liabilities per currency, every leg stored; a confirmed deficit alerts and may
+  // stop the platform (every SOLVENCY_EVERY_SECONDS, queue solvency)
+  solvencyTick,
 ]

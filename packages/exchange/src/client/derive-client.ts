@@ -220,6 +220,15 @@ export class DeriveClient {
     return this.privateCall('get_subaccount', { subaccount_id })
   }
 
+  /**
+   * Every subaccount of the wallet in one call, each shaped as `getSubaccount`'s answer. The
+   * exchange answers an entry it could not build with `failed_to_fetch: true` instead of failing
+   * the whole call: callers must treat such an entry as not read.
+   */
+  getAllPortfolios(): Promise<Array<Subaccount & { failed_to_fetch?: boolean }>> {
+    return this.privateCall('get_all_portfolios', { wallet: this.wallet })
+  }
+
   getOpenOrders(subaccount_id: number): Promise<{ subaccount_id: number; orders: Order[] }> {
     return this.privateCall('get_open_orders', { subaccount_id })
   }

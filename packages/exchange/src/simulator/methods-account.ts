@@ -93,6 +93,14 @@ export const accountMethods: Record<string, Handler> = {
 
   'private/get_subaccount': (ctx, p) => subaccountView(ctx.engine, ownSubaccount(ctx, p.subaccount_id)),
 
+  // every subaccount of the wallet in one answer, each shaped as get_subaccount's
+  'private/get_all_portfolios': (ctx) => {
+    const w = requireWallet(ctx)
+    return [...ctx.engine.subaccounts.values()]
+      .filter((s) => s.wallet === w.wallet)
+      .map((s) => subaccountView(ctx.engine, s))
+  },
+
   'private/create_subaccount': async (ctx, raw) => {
     const w = requireWallet(ctx)
     const p = check<CreateSubaccountParams>(CreateSubaccountParams, raw)

@@ -217,6 +217,9 @@ async function handleControl(
       case 'register_wallet':
         control.registerWallet({ wallet: body.wallet, owner: body.owner, sessionKeys: body.session_keys ?? [] })
         return send(res, 200, { ok: true })
+      case 'wallet_balance':
+        // the local stand-in for reading the exchange wallet on the exchange's own chain
+        return send(res, 200, { amount: control.walletBalance(body.wallet, String(body.asset_name)) })
       case 'fund_wallet':
         control.fundWallet(body.wallet, String(body.asset_name), String(body.amount))
         return send(res, 200, { ok: true })

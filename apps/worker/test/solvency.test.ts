@@ -1,0 +1,192 @@
+/**
+ * Continuous solvency (docs/solvency.md) on a real chain (anvil, TestUSDC), the Derive simulator
+ * and Postgres: assets read where they sit against the journal's liabilities. Money that arrives
+ * without a credit shows as a surplus at its address; a journal entry without its money shows as a
+ * deficit, confirmed by a second run, alerted once, and stops the platform until an operator clears it.
+ */
+import { randomBytes } from 'node:crypto'
+import { append } from '@wh/ledger'
+import { activePlatformStop, clearPlatformStop, listOperatorActions } from '@wh/ops'
+import { openDeficits, runSolvency, type SolvencyResult } from '@wh/solvency'
+import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
+import { type ChainClients, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import {
+  type Address,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  getAddress,
+  http,
+  parseEther,
+} from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { solvencyDeps } from '../src/jobs/solvency/solvency'
+import { type ExchangeStack, startExchangeStack } from './fixtures/exchange-stack'
+
+const USDC = (n: number) => BigInt(n) * 1_000_000n
+const CHAIN_ID = 901
+
+describe('solvency: assets against liabilities, per currency', () => {
+  let chain: RunningChain
+  let stack: ExchangeStack
+  let clients: ChainClients
+  let usdc: Address
+  let nextHd = 7000
+  const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
+
+  beforeAll(async () => {
+    chain = await startChain({ chainId: CHAIN_ID })
+    const transport = http(chain.rpcUrl)
+    usdc = await deployTestUsdc(createWalletClient({ account: deployer, transport }), createPublicClient({ transport }))
+    stack = await startExchangeStack({
+      env: {
+        RPC_URL_ETHEREUM: chain.rpcUrl,
+        RPC_URL_OPTIMISM: chain.rpcUrl,
+        RPC_URL_BASE: chain.rpcUrl,
+        RPC_URL_ARBITRUM: chain.rpcUrl,
+        EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
+        EXCHANGE_CHAIN_ID: String(CHAIN_ID),
+        USDC_ADDRESS_LOCAL: usdc,
+        PLATFORM_STOP_ON_DEFICIT: 'true',
+      },
+      // the exchange wallet starts with what the platform bridged: 500 USDC, owed to nobody yet
+      wallet: { USDC: '500' },
+    })
+    clients = stack.deps.clients.get('ethereum') as ChainClients
+  }, 60_000)
+  afterAll(async () => {
+    await stack?.close()
+    await chain?.stop()
+  })
+
+  const run = (): Promise<SolvencyResult> => runSolvency(solvencyDeps(stack.deps))
+  const anvil = () => createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) })
+  const usdcTotals = (r: SolvencyResult) => r.totals.find((t) => t.currency === 'USDC')
+
+  async function mint(to: Address, amount: bigint) {
+    const hash = await clients.walletClient.writeContract({
+      account: deployer,
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'mint',
+      args: [to, amount],
+    })
+    await clients.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
+    return hash
+  }
+
+  /** A user with a USDC deposit confirmed and credited (not swept yet), as the deposit watch leaves it. */
+  async function depositedUser(amount: bigint) {
+    const hdIndex = nextHd++
+    const address = stack.deps.keyring.address(hdIndex)
+    const [user] = await stack.sql<{ id: string }[]>`
+      insert into users (wallet_address, hd_index) values (${getAddress(`0x${randomBytes(20).toString('hex')}`)}, ${hdIndex})
+      returning id`
+    const userId = (user as { id: string }).id
+    const txHash = await mint(address, amount)
+    const block = await clients.publicClient.getBlockNumber()
+    // confirmed, as the deposit watch credits it: the chain is read that deep
+    await anvil().mine({ blocks: (stack.deps.registry.get('ethereum')?.confirmations ?? 0) + 1 })
+    await stack.sql.begin(async (tx) => {
+      await tx`insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
+        values ('ethereum', ${txHash}, 0, ${block.toString()}, ${userId}, ${hdIndex}, ${address}, 'USDC', ${amount.toString()}, 'detected')`
+      await append(tx, {
+        type: 'deposit_detected',
+        payload: { userId, chain: 'ethereum', txHash, logIndex: 0, currency: 'USDC', amount },
+        occurredAt: new Date(),
+      })
+    })
+    return { userId, address }
+  }
+
+  it('credited deposits held at their addresses and the exchange wallet: complete, USDC covered, the surplus is what nobody is owed', async () => {
+    await depositedUser(USDC(300))
+    await depositedUser(USDC(200))
+    const r = await run()
+    expect(r.errors).toEqual([])
+    expect(r.complete).toBe(true)
+    expect(r.depositAddresses).toBe(2)
+    const t = usdcTotals(r)
+    // owed: 500 in transit; held: 500 at the two addresses + the exchange wallet's 500
+    expect(t?.liabilities).toBe(USDC(500))
+    expect(t?.assets).toBe(USDC(1000))
+    expect(t?.surplus).toBe(USDC(500))
+    expect(r.deficits).toEqual([])
+    expect(r.surpluses).toEqual([])
+  })
+
+  it('a transfer to a deposit address that was never credited shows up as a surplus at that address', async () => {
+    const { address } = await depositedUser(USDC(40))
+    await mint(address, USDC(7)) // nobody credited this
+    // ETH arrived as a contract would send it: no transaction to scan
+    await anvil().setBalance({ address, value: parseEther('0.3') })
+    await anvil().mine({ blocks: (stack.deps.registry.get('ethereum')?.confirmations ?? 0) + 1 })
+    const r = await run()
+    const here = r.surpluses.filter((s) => s.place === `ethereum:deposit:${address}`)
+    expect(here.map((s) => [s.currency, s.amount])).toEqual([
+      ['ETH', parseEther('0.3')],
+      ['USDC', USDC(7)],
+    ])
+    expect(usdcTotals(r)?.surplus).toBe(USDC(507))
+  })
+
+  it('a journal entry without its money is a deficit: confirmed by a second run, alerted once, the platform stopped until an operator clears it', async () => {
+    const { userId } = await depositedUser(USDC(10))
+    // injected straight into the journal: 2,000 USDC credited that no chain ever received
+    await append(stack.sql, {
+      type: 'deposit_detected',
+      payload: {
+        userId,
+        chain: 'ethereum',
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        logIndex: 0,
+        currency: 'USDC',
+        amount: USDC(2000),
+      },
+      occurredAt: new Date(),
+    })
+    const alertsBefore = stack.alerts.length
+
+    const first = await run()
+    expect(first.deficits.map((d) => [d.currency, d.surplus])).toEqual([['USDC', -USDC(1493)]])
+    // one reading may straddle a transfer: nothing decided yet
+    expect(first.opened).toEqual([])
+    expect(await activePlatformStop(stack.sql)).toBeUndefined()
+
+    const second = await run()
+    expect(second.opened.map((e) => [e.currency, e.worst])).toEqual([['USDC', USDC(1493).toString()]])
+    expect(second.stopRaised).toBe(true)
+    const third = await run()
+    expect(third.opened).toEqual([])
+    expect(stack.alerts.slice(alertsBefore).map((a) => [a.text, a.fields?.currency])).toEqual([
+      ['solvency: the platform holds less than it owes', 'USDC'],
+    ])
+    const stop = await activePlatformStop(stack.sql)
+    expect(stop?.raisedBy).toBe('solvency')
+
+    // the operator clears it, on the record; the episode stays open while the deficit lasts
+    expect(await clearPlatformStop(stack.sql, { actor: 'alice', reason: 'injected by the test, explained' })).toBe(1)
+    expect(await activePlatformStop(stack.sql)).toBeUndefined()
+    expect(await clearPlatformStop(stack.sql, { actor: 'alice', reason: 'again' })).toBe(0)
+    const [action] = await listOperatorActions(stack.sql, { subject: 'platform', limit: 1 })
+    expect([action?.action, action?.actor]).toEqual(['platform_stop_cleared', 'alice'])
+    expect((await openDeficits(stack.sql)).map((e) => e.currency)).toEqual(['USDC'])
+    await run()
+    expect(await activePlatformStop(stack.sql), 'the same episode does not raise it again').toBeUndefined()
+
+    // the money arrives (the exchange wallet is credited): the next complete run closes the episode
+    stack.sim.control.fundWallet(stack.ctx.config.exchange.walletAddress, 'USDC', '2000')
+    const healed = await run()
+    expect(healed.deficits).toEqual([])
+    expect(await openDeficits(stack.sql)).toEqual([])
+  })
+
+  it('a run that cannot read the exchange is stored incomplete and decides nothing', async () => {
+    stack.sim.control.failNext({ method: 'private/get_all_portfolios', httpStatus: 503, count: 10 })
+    const r = await run()
+    expect(r.complete).toBe(false)
+    expect(r.errors.map((e) => e.place)).toEqual(['exchange'])
+    expect(r.opened).toEqual([])
+  })
+})

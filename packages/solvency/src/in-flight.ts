@@ -1,0 +1,52 @@
+/**
+ * Money between two places a solvency run reads (docs/solvency.md "In flight"): counted as an
+ * asset so that a transfer caught between its two readings is neither a deficit nor a surplus.
+ *
+ * - a withdrawal whose transaction is mined (at or below the block the chain was read at) while
+ *   the withdrawal is still `requested`: the hot wallet no longer holds it, the journal still owes
+ *   it until `withdrawal_sent` is recorded;
+ * - the newest bridge transfer of the chain, mined at the source, whose `bridged` is not journaled
+ *   yet: it left the hot wallet and is on its way to the exchange wallet (at most one is open per
+ *   chain; the journal records it once delivered).
+ */
+import type { Sql } from '@wh/db'
+import { ownTxKey, recordedKeys } from '@wh/ledger'
+import type { ChainName } from '@wh/wallet'
+import type { Leg } from './legs'
+
+export async function inFlightLegs(sql: Sql, chain: ChainName, atBlock: bigint): Promise<Leg[]> {
+  const block = atBlock.toString()
+  const [withdrawals, bridges] = await Promise.all([
+    sql<{ currency: string; v: string }[]>`
+      select w.currency, sum(w.amount)::text as v from withdrawals w
+      join outbound_txs o on o.purpose = 'withdrawal' and o.ref_id = w.id::text
+      where w.state = 'requested' and o.chain = ${chain} and o.state <> 'failed'
+        and o.block_number is not null and o.block_number <= ${block}
+      group by w.currency`,
+    sql<{ token: string; amount: string; tx_hash: string }[]>`
+      select token, amount::text, tx_hash from outbound_txs
+      where purpose = 'bridge' and chain = ${chain} and state <> 'failed'
+        and block_number is not null and block_number <= ${block}
+      order by created_at desc limit 1`,
+  ])
+  const legs: Leg[] = withdrawals.map((w) => ({
+    side: 'asset',
+    currency: w.currency,
+    kind: 'withdrawal_in_flight',
+    place: `${chain}:withdrawals`,
+    amount: BigInt(w.v),
+  }))
+  const [bridge] = bridges
+  if (bridge) {
+    const key = ownTxKey({ chain, txHash: bridge.tx_hash, slot: 0 })
+    if (!(await recordedKeys(sql, [key])).has(key))
+      legs.push({
+        side: 'asset',
+        currency: bridge.token,
+        kind: 'bridge_in_flight',
+        place: `${chain}:bridge:${bridge.tx_hash}`,
+        amount: BigInt(bridge.amount),
+      })
+  }
+  return legs
+}

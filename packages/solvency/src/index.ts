@@ -1,0 +1,10 @@
+/**
+ * Solvency (docs/solvency.md): what the platform holds against what it owes, per currency, run
+ * continuously by the worker's solvency tick, stored with every leg, alerting and stopping the
+ * platform on a confirmed deficit.
+ */
+export * from './chain-assets'
+export * from './in-flight'
+export * from './legs'
+export * from './run'
+export * from './runs'

@@ -1,0 +1,165 @@
+/**
+ * One solvency run (docs/solvency.md "Continuous solvency"): liabilities from the journal, assets
+ * from every chain, the exchange and what is in flight between them; stored with every leg; a
+ * deficit confirmed by two complete runs in a row opens an episode, alerts once, and raises the
+ * platform stop when PLATFORM_STOP_ON_DEFICIT is on.
+ */
+import { errorMessage, toBaseUnits } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { liabilityTotals } from '@wh/ledger'
+import { raisePlatformStop } from '@wh/ops'
+import type { Alerter, ChainInfo, ChainName, PlatformWallet } from '@wh/wallet'
+import type { PublicClient } from 'viem'
+import { readChainAssets } from './chain-assets'
+import { inFlightLegs } from './in-flight'
+import { type CurrencyTotals, deficitsOf, type Leg, type PlaceSurplus, totalsOf } from './legs'
+import { type DeficitEpisode, latestRun, moveEpisodes, storeRun } from './runs'
+
+/** What the exchange holds for the platform, as the exchange states it (decimal strings). */
+export interface ExchangeHoldingsReader {
+  /** every subaccount of the platform's wallet; an entry the exchange could not build is `failed` */
+  subaccounts(): Promise<
+    Array<{ subaccountId: number; failed?: boolean; collaterals: Array<{ asset: string; amount: string }> }>
+  >
+  /** the platform's exchange wallet (bridged, not yet in a subaccount) */
+  wallet(): Promise<Array<{ asset: string; amount: string }>>
+}
+
+export interface SolvencyDeps {
+  readonly sql: Sql
+  /** the chains to read, one per node (a node standing in for several chains is read once) */
+  readonly chains: ReadonlyArray<{
+    chain: ChainName
+    info: ChainInfo
+    client: Pick<PublicClient, 'request' | 'readContract'>
+  }>
+  readonly platformWallets: readonly PlatformWallet[]
+  readonly exchange: ExchangeHoldingsReader
+  /** the currency's decimals (USDC 6, ETH 18, BTC 8) */
+  readonly decimalsOf: (currency: string) => Promise<number>
+  /** RECONCILE_EPSILON: the tolerated shortfall, a decimal in each currency's own units */
+  readonly epsilon: string
+  /** PLATFORM_STOP_ON_DEFICIT */
+  readonly stopOnDeficit: boolean
+  readonly alerter: Pick<Alerter, 'alert'>
+}
+
+export interface SolvencyResult {
+  readonly runId: string
+  readonly complete: boolean
+  readonly totals: readonly CurrencyTotals[]
+  /** currencies short beyond epsilon at this run */
+  readonly deficits: readonly CurrencyTotals[]
+  /** episodes this run opened (a deficit confirmed by the run before) */
+  readonly opened: readonly DeficitEpisode[]
+  readonly stopRaised: boolean
+  readonly surpluses: readonly PlaceSurplus[]
+  readonly errors: ReadonlyArray<{ place: string; error: string }>
+  /** deposit addresses read, over every chain */
+  readonly depositAddresses: number
+}
+
+export async function runSolvency(deps: SolvencyDeps): Promise<SolvencyResult> {
+  const startedAt = new Date()
+  const legs: Leg[] = []
+  const errors: Array<{ place: string; error: string }> = []
+  const surpluses: PlaceSurplus[] = []
+  let depositAddresses = 0
+
+  // what is owed first: money that arrives during the run then shows as a surplus, never a deficit
+  for (const l of await liabilityTotals(deps.sql)) {
+    legs.push({ side: 'liability', currency: l.currency, kind: 'user_transit', place: 'journal', amount: l.transit })
+    legs.push({
+      side: 'liability',
+      currency: l.currency,
+      kind: 'user_subaccounts',
+      place: 'journal',
+      amount: l.subaccounts,
+    })
+    legs.push({ side: 'liability', currency: l.currency, kind: 'fee_revenue', place: 'journal', amount: l.feeRevenue })
+  }
+
+  const chainReads = deps.chains.map(async (c) => {
+    try {
+      const r = await readChainAssets(deps.sql, { ...c, platformWallets: deps.platformWallets })
+      legs.push(...r.legs, ...(await inFlightLegs(deps.sql, c.chain, r.atBlock)))
+      surpluses.push(...r.surpluses)
+      depositAddresses += r.depositAddresses
+    } catch (err) {
+      errors.push({ place: c.chain, error: errorMessage(err) })
+    }
+  })
+  const exchangeRead = (async () => {
+    try {
+      const [subs, wallet] = await Promise.all([deps.exchange.subaccounts(), deps.exchange.wallet()])
+      const failed = subs.filter((s) => s.failed)
+      if (failed.length > 0)
+        errors.push({
+          place: 'exchange',
+          error: `subaccounts not read: ${failed.map((s) => s.subaccountId).join(', ')}`,
+        })
+      const bySubs = new Map<string, bigint>()
+      for (const s of subs)
+        for (const c of s.collaterals)
+          bySubs.set(c.asset, (bySubs.get(c.asset) ?? 0n) + (await baseUnits(deps, c.asset, c.amount)))
+      for (const [currency, amount] of bySubs)
+        legs.push({ side: 'asset', currency, kind: 'exchange_subaccounts', place: 'exchange:subaccounts', amount })
+      for (const w of wallet)
+        legs.push({
+          side: 'asset',
+          currency: w.asset,
+          kind: 'exchange_wallet',
+          place: 'exchange:wallet',
+          amount: await baseUnits(deps, w.asset, w.amount),
+        })
+    } catch (err) {
+      errors.push({ place: 'exchange', error: errorMessage(err) })
+    }
+  })()
+  await Promise.all([...chainReads, exchangeRead])
+
+  const totals = totalsOf(legs)
+  const epsilon = new Map<string, bigint>()
+  for (const t of totals) epsilon.set(t.currency, toBaseUnits(deps.epsilon, await deps.decimalsOf(t.currency), 'down'))
+  const deficits = deficitsOf(totals, epsilon)
+  const complete = errors.length === 0
+
+  // a deficit counts once two complete runs in a row see it: one reading can straddle a transfer
+  const before = complete ? await latestRun(deps.sql, { completeOnly: true }) : undefined
+  const shortBefore = new Set(
+    (before?.totals ?? []).filter((t) => BigInt(t.surplus) < -(epsilon.get(t.currency) ?? 0n)).map((t) => t.currency),
+  )
+  const confirmed = deficits.filter((d) => shortBefore.has(d.currency))
+  const { runId, opened } = await deps.sql.begin(async (tx) => {
+    const id = await storeRun(tx, { startedAt, complete, legs, totals, surpluses, errors })
+    const o = complete ? await moveEpisodes(tx, id, confirmed, new Set(deficits.map((d) => d.currency))) : []
+    return { runId: id, opened: o }
+  })
+
+  let stopRaised = false
+  for (const e of opened) {
+    const t = deficits.find((d) => d.currency === e.currency)
+    await deps.alerter.alert('solvency: the platform holds less than it owes', {
+      currency: e.currency,
+      assets: t?.assets.toString() ?? '',
+      liabilities: t?.liabilities.toString() ?? '',
+      shortfall: e.worst,
+      runId,
+      stop: deps.stopOnDeficit ? 'raised' : 'off (PLATFORM_STOP_ON_DEFICIT)',
+    })
+    if (deps.stopOnDeficit) {
+      const r = await raisePlatformStop(deps.sql, {
+        raisedBy: 'solvency',
+        reason: `solvency deficit in ${e.currency}: ${e.worst} base units short`,
+        details: { runId, currency: e.currency, shortfall: e.worst },
+      })
+      stopRaised ||= r.raised
+    }
+  }
+  return { runId, complete, totals, deficits, opened, stopRaised, surpluses, errors, depositAddresses }
+}
+
+async function baseUnits(deps: SolvencyDeps, currency: string, amount: string): Promise<bigint> {
+  // the exchange states more decimals than the token has: what cannot be withdrawn is not held
+  return toBaseUnits(amount, await deps.decimalsOf(currency), 'down')
+}
