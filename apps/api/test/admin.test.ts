@@ -4,6 +4,7 @@
  * same functions as the CLIs, recorded with who and why, idempotent when repeated.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import { moveEpisodes, storeRun } from '@wh/solvency'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
 import type { ChainClients, ChainName } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
@@ -71,10 +72,14 @@ describe('the operator desk', () => {
         '/admin/subaccounts/stopped',
         '/admin/subaccounts/{id}/clear-stop',
         '/admin/actions',
+        '/admin/solvency',
+        '/admin/solvency/runs',
+        '/admin/platform-stop',
+        '/admin/platform-stop/clear',
       ]),
     )
     const wrong = { authorization: `Basic ${Buffer.from('admin:not-the-password').toString('base64')}` }
-    for (const path of ['/docs/json', '/admin/overview', '/admin/held', '/admin/actions']) {
+    for (const path of ['/docs/json', '/admin/overview', '/admin/held', '/admin/actions', '/admin/solvency']) {
       for (const headers of [{}, wrong]) {
         const r = await call('GET', path, undefined, headers)
         expect(r.status).toBe(401)
@@ -207,5 +212,62 @@ describe('the operator desk', () => {
     }
     const badId = await call('POST', '/admin/subaccounts/not-a-uuid/clear-stop', decision)
     expect(badId.status).toBe(400)
+  })
+  it('solvency: the latest run with its legs and deficits; the platform stop raised and cleared with who and why, each idempotent', async () => {
+    const sql = ctx.database.sql
+    const empty = await call('GET', '/admin/solvency')
+    expect(empty.status).toBe(200)
+    const runId = await storeRun(sql, {
+      startedAt: new Date(),
+      complete: true,
+      legs: [
+        { side: 'asset', currency: 'USDC', kind: 'platform_wallet', place: 'base:hot:0xab', amount: 900n },
+        { side: 'liability', currency: 'USDC', kind: 'user_transit', place: 'journal', amount: 1_000n },
+      ],
+      totals: [{ currency: 'USDC', assets: 900n, liabilities: 1_000n, surplus: -100n }],
+      surpluses: [],
+      errors: [],
+    })
+    await moveEpisodes(
+      sql,
+      runId,
+      [{ currency: 'USDC', assets: 900n, liabilities: 1_000n, surplus: -100n }],
+      new Set(['USDC']),
+    )
+    const view = await call('GET', '/admin/solvency')
+    expect(view.body.latest).toMatchObject({
+      id: runId,
+      complete: true,
+      totals: [{ currency: 'USDC', assets: '900', liabilities: '1000', surplus: '-100' }],
+    })
+    expect(view.body.latest.legs).toHaveLength(2)
+    expect(view.body.deficits).toEqual([
+      expect.objectContaining({ currency: 'USDC', worst: '100', openedRunId: runId }),
+    ])
+    expect((await call('GET', '/admin/solvency/runs?limit=5')).body.items[0]).toMatchObject({ id: runId })
+    expect((await call('GET', '/admin/solvency/runs?limit=0')).status).toBe(400)
+
+    const raised = await call('POST', '/admin/platform-stop', decision)
+    expect(raised.body).toEqual({ stopped: true, alreadyDone: false })
+    expect((await call('POST', '/admin/platform-stop', decision)).body).toEqual({ stopped: true, alreadyDone: true })
+    const overview = (await call('GET', '/admin/overview')).body
+    expect([overview.platformStopped, overview.deficits]).toEqual([true, ['USDC']])
+    expect((await call('GET', '/admin/solvency')).body.stops).toEqual([
+      expect.objectContaining({ raisedBy: 'operator', reason: decision.reason }),
+    ])
+
+    const cleared = await call('POST', '/admin/platform-stop/clear', decision)
+    expect(cleared.body).toEqual({ stopped: false, alreadyDone: false })
+    expect((await call('POST', '/admin/platform-stop/clear', decision)).body).toEqual({
+      stopped: false,
+      alreadyDone: true,
+    })
+    expect((await call('GET', '/admin/overview')).body.platformStopped).toBe(false)
+    const actions = (await call('GET', '/admin/actions?subject=platform')).body.items
+    expect(actions.map((a: { action: string; actor: string }) => [a.action, a.actor])).toEqual([
+      ['platform_stop_cleared', 'alice'],
+      ['platform_stop_raised', 'alice'],
+    ])
+    expect((await call('POST', '/admin/platform-stop/clear', { operator: 'alice' })).status).toBe(400)
   })
 })

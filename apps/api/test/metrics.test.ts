@@ -7,6 +7,8 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { type Config, SECRET_ENV_NAMES } from '@wh/config'
 import { BULL_PREFIX, QUEUES, recordReconcileDrift, recordScanLag } from '@wh/jobs'
 import { appendBatch } from '@wh/ledger'
+import { clearPlatformStop, raisePlatformStop } from '@wh/ops'
+import { storeRun } from '@wh/solvency'
 import { integrationContext } from '@wh/testkit'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import { Queue } from 'bullmq'
@@ -151,6 +153,16 @@ describe('GET /metrics', () => {
     await sql`insert into chain_cursors (chain, next_block, halted_at, halt_reason) values ('arbitrum', 10, now(), 'reorg')
       on conflict (chain) do update set halted_at = now()`
     await recordScanLag(redis, 'base', 7n, prefix)
+    // a complete solvency run 1.5 USDC short, and the platform stopped
+    await storeRun(sql, {
+      startedAt: new Date(),
+      complete: true,
+      legs: [],
+      totals: [{ currency: 'USDC', assets: 8_500_000n, liabilities: 10_000_000n, surplus: -1_500_000n }],
+      surpluses: [],
+      errors: [],
+    })
+    await raisePlatformStop(sql, { raisedBy: 'solvency', reason: 'test' })
 
     // a fresh server: the first's collection is cached for a few seconds
     const server = await build(ctx.config)
@@ -166,6 +178,12 @@ describe('GET /metrics', () => {
     expect(sample(text, 'wh_subaccounts_stopped')).toBe(1)
     expect(sample(text, 'wh_deposit_watch_halted{chain="arbitrum"}')).toBe(1)
     expect(sample(text, 'wh_deposit_scan_lag_blocks{chain="base"}')).toBe(7)
+    expect(sample(text, 'wh_solvency_assets{currency="USDC"}')).toBe(8.5)
+    expect(sample(text, 'wh_solvency_liabilities{currency="USDC"}')).toBe(10)
+    expect(sample(text, 'wh_solvency_surplus{currency="USDC"}')).toBe(-1.5)
+    expect(sample(text, 'wh_solvency_last_complete_age_seconds')).toBeLessThan(60)
+    expect(sample(text, 'wh_platform_stopped')).toBe(1)
+    await clearPlatformStop(sql, { reason: 'test over', actor: 'test' })
     // history is not counted
     expect(text).not.toContain('state="sent"')
   })

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { append, freeBalance } from '@wh/ledger'
+import { clearPlatformStop, raisePlatformStop } from '@wh/ops'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { normaliseDestination } from '../src/routes/withdrawals/index'
 import { usdToBaseUnits } from '../src/routes/withdrawals/limits'
@@ -242,6 +243,38 @@ describe('withdrawal routes (spec 4.2, 3.2, 8.2)', () => {
     const stranger = await user()
     const theirs = await api.app.inject({ method: 'GET', url: '/withdrawals', headers: stranger.auth })
     expect(theirs.json()).toEqual({ items: [], nextCursor: null })
+  })
+
+  it('while the platform is stopped: a withdrawal above PLATFORM_STOP_WITHDRAWAL_MAX_USD is a 503 that changes nothing, a small one passes, no position opens', async () => {
+    const sql = api.ctx.database.sql
+    const { userId, auth } = await user('5000')
+    await raisePlatformStop(sql, { raisedBy: 'operator', reason: 'test: a deficit under review', actor: 'test' })
+    try {
+      const big = await post(auth, { chain: 'base', asset: 'USDC', amount: '1000.000001', destination: DEST })
+      expect(big.statusCode, big.body).toBe(503)
+      expect(big.json().code).toBe('PLATFORM_STOPPED')
+      expect(big.headers['retry-after']).toBeDefined()
+      expect(await freeBalance(sql, userId, 'USDC')).toBe(5_000_000_000n)
+      const [{ n } = { n: -1 }] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from withdrawals where user_id = ${userId}`
+      expect(n).toBe(0)
+      // at the bound (1,000 USD by default) it still goes through
+      const small = await post(auth, { chain: 'base', asset: 'USDC', amount: '1000', destination: DEST })
+      expect(small.statusCode, small.body).toBe(202)
+      const position = await api.app.inject({
+        method: 'POST',
+        url: '/positions',
+        headers: auth,
+        payload: { asset: 'ETH', side: 'put', amount: '100' },
+      })
+      expect(position.statusCode, position.body).toBe(503)
+      expect(position.json().code).toBe('PLATFORM_STOPPED')
+    } finally {
+      await clearPlatformStop(sql, { actor: 'test', reason: 'test over' })
+    }
+    const after = await post(auth, { chain: 'base', asset: 'USDC', amount: '1500', destination: DEST })
+    expect(after.statusCode, after.body).toBe(202)
   })
 })
 

@@ -4,7 +4,10 @@
  * without a credit shows as a surplus at its address; a journal entry without its money shows as a
  * deficit, confirmed by a second run, alerted once, and stops the platform until an operator clears it.
  */
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { DEFAULT_RETRY } from '@wh/exchange'
 import { append } from '@wh/ledger'
 import { activePlatformStop, clearPlatformStop, listOperatorActions } from '@wh/ops'
 import { openDeficits, runSolvency, type SolvencyResult } from '@wh/solvency'
@@ -25,6 +28,27 @@ import { solvencyDeps } from '../src/jobs/solvency/solvency'
 import { type ExchangeStack, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
+const CLI = fileURLToPath(new URL('../src/cli/solvency.ts', import.meta.url))
+
+/** The ops CLI as an operator runs it: its last stdout line, parsed. */
+function cli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; out: any }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...env } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += String(d)
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      const last = out.trim().split('\n').at(-1)
+      resolve({ code, out: last ? JSON.parse(last) : undefined })
+    })
+  })
+}
 const CHAIN_ID = 901
 
 describe('solvency: assets against liabilities, per currency', () => {
@@ -183,10 +207,36 @@ describe('solvency: assets against liabilities, per currency', () => {
   })
 
   it('a run that cannot read the exchange is stored incomplete and decides nothing', async () => {
-    stack.sim.control.failNext({ method: 'private/get_all_portfolios', httpStatus: 503, count: 10 })
+    stack.sim.control.failNext({
+      method: 'private/get_all_portfolios',
+      httpStatus: 503,
+      count: DEFAULT_RETRY.attempts, // every attempt of the client's retry
+    })
     const r = await run()
     expect(r.complete).toBe(false)
     expect(r.errors.map((e) => e.place)).toEqual(['exchange'])
     expect(r.opened).toEqual([])
   })
+  it('the ops CLI runs a solvency run, shows it, and raises and clears the platform stop with who and why', async () => {
+    const env = stack.ctx.env
+    const ran = await cli(['--run'], env)
+    expect(ran.code).toBe(0)
+    expect(ran.out).toMatchObject({ complete: true, runId: expect.any(String) })
+    const shown = await cli(['--show'], env)
+    expect(shown.out.run.id).toBe(ran.out.runId)
+    expect(shown.out.run.totals.map((t: { currency: string }) => t.currency)).toContain('USDC')
+
+    expect((await cli(['--stop'], env)).code, 'a decision needs its reason').toBe(2)
+    const stopped = await cli(['--stop', '--reason', 'the exchange reports a hack', '--operator', 'bob'], env)
+    expect(stopped.out).toMatchObject({ stopped: true, alreadyDone: false })
+    expect((await activePlatformStop(stack.sql))?.raisedBy).toBe('operator')
+    const cleared = await cli(['--clear', '--reason', 'funds accounted for', '--operator', 'bob'], env)
+    expect(cleared.out).toEqual({ stopped: false, cleared: 1 })
+    expect(await activePlatformStop(stack.sql)).toBeUndefined()
+    const actions = await listOperatorActions(stack.sql, { subject: 'platform', limit: 2 })
+    expect(actions.map((a) => [a.action, a.actor, a.reason])).toEqual([
+      ['platform_stop_cleared', 'bob', 'funds accounted for'],
+      ['platform_stop_raised', 'bob', 'the exchange reports a hack'],
+    ])
+  }, 120_000)
 })

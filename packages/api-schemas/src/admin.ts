@@ -99,5 +99,76 @@ export const Overview = Type.Object({
   heldTransactions: Type.Integer(),
   haltedChains: Type.Array(Type.String()),
   stoppedSubaccounts: Type.Integer(),
+  /** an open platform stop (docs/solvency.md "The platform stop") */
+  platformStopped: Type.Boolean(),
+  /** currencies with an open solvency deficit */
+  deficits: Type.Array(Type.String()),
   lastAction: Type.Union([OperatorAction, Type.Null()]),
+})
+
+const BaseUnits = Type.String({ pattern: '^-?[0-9]{1,78}$', description: 'base units of the currency' })
+
+export const SolvencyLeg = Type.Object({
+  side: Type.Union([Type.Literal('asset'), Type.Literal('liability')]),
+  currency: Type.String(),
+  kind: Type.String({ description: 'platform_wallet, deposit_addresses, exchange_subaccounts, user_transit, …' }),
+  place: Type.String({ description: 'where: `base:hot:0x…`, `exchange:wallet`, `journal`, …' }),
+  amount: BaseUnits,
+})
+export const SolvencyTotal = Type.Object({
+  currency: Type.String(),
+  assets: BaseUnits,
+  liabilities: BaseUnits,
+  surplus: Type.String({ pattern: '^-?[0-9]{1,78}$', description: 'assets − liabilities; negative is a deficit' }),
+})
+export const PlaceSurplus = Type.Object({
+  currency: Type.String(),
+  place: Type.String(),
+  held: BaseUnits,
+  expected: BaseUnits,
+  amount: BaseUnits,
+})
+export const SolvencyRun = Type.Object({
+  id: Uuid,
+  startedAt: Iso,
+  finishedAt: Iso,
+  complete: Type.Boolean({ description: 'every leg was read; an incomplete run decides nothing' }),
+  totals: Type.Array(SolvencyTotal),
+  legs: Type.Array(SolvencyLeg),
+  surpluses: Type.Array(PlaceSurplus),
+  errors: Type.Array(Type.Object({ place: Type.String(), error: Type.String() })),
+})
+export const DeficitEpisode = Type.Object({
+  currency: Type.String(),
+  openedAt: Iso,
+  openedRunId: Uuid,
+  worst: BaseUnits,
+})
+export const PlatformStopView = Type.Object({
+  id: Uuid,
+  raisedAt: Iso,
+  raisedBy: Type.Union([Type.Literal('solvency'), Type.Literal('operator')]),
+  reason: Type.String(),
+})
+export const SolvencyView = Type.Object({
+  latest: Type.Union([SolvencyRun, Type.Null()], { description: 'the newest run, complete or not' }),
+  lastComplete: Type.Union([Iso, Type.Null()], { description: 'when the newest complete run finished' }),
+  deficits: Type.Array(DeficitEpisode, { description: 'open deficit episodes' }),
+  stops: Type.Array(PlatformStopView, { description: 'open platform stops; empty while the platform runs' }),
+})
+export const SolvencyHistoryQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+    before: Type.Optional(Iso),
+  },
+  { additionalProperties: false },
+)
+export const SolvencyHistory = Type.Object({
+  items: Type.Array(
+    Type.Object({ id: Uuid, finishedAt: Iso, complete: Type.Boolean(), totals: Type.Array(SolvencyTotal) }),
+  ),
+})
+export const PlatformStopResult = Type.Object({
+  stopped: Type.Boolean({ description: 'whether a stop is open after the decision' }),
+  alreadyDone: Type.Boolean(),
 })

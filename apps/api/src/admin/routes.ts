@@ -15,22 +15,30 @@ import {
   HeldList,
   IdParams,
   Overview,
+  PlatformStopResult,
   ResumeBody,
   ResumeResult,
+  SolvencyHistory,
+  SolvencyHistoryQuery,
+  SolvencyView,
   StoppedList,
 } from '@wh/api-schemas/admin'
 import { AppError, type Clock, NotFoundError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
+  clearPlatformStop,
   clearStop,
   lastOperatorAction,
   listHeld,
   listOperatorActions,
   listStoppedSubaccounts,
+  openPlatformStops,
   type RecordedOperatorAction,
+  raisePlatformStop,
   resolveHeld,
   resumeChain,
 } from '@wh/ops'
+import { latestRun, listRuns, openDeficits } from '@wh/solvency'
 import { type ChainClients, type ChainName, listCursors, OutboundNotHeldError } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
@@ -53,16 +61,20 @@ export default async function adminRoutes(app: FastifyInstance, opts: AdminRoute
     '/admin/overview',
     { schema: { ...tag, summary: 'What waits for an operator', response: { 200: Overview } } },
     async () => {
-      const [held, cursors, stopped, [last]] = await Promise.all([
+      const [held, cursors, stopped, [last], stops, deficits] = await Promise.all([
         listHeld(sql),
         listCursors(sql),
         listStoppedSubaccounts(sql),
         listOperatorActions(sql, { limit: 1 }),
+        openPlatformStops(sql),
+        openDeficits(sql),
       ])
       return {
         heldTransactions: held.length,
         haltedChains: cursors.filter((c) => c.haltedAt !== null).map((c) => c.chain),
         stoppedSubaccounts: stopped.length,
+        platformStopped: stops.length > 0,
+        deficits: deficits.map((d) => d.currency),
         lastAction: last ? actionOut(last) : null,
       }
     },
@@ -216,5 +228,97 @@ export default async function adminRoutes(app: FastifyInstance, opts: AdminRoute
         })
       ).map(actionOut),
     }),
+  )
+
+  app.get(
+    '/admin/solvency',
+    {
+      schema: {
+        ...tag,
+        summary: 'The latest solvency run with its legs, the open deficit episodes and the platform stop',
+        response: { 200: SolvencyView },
+      },
+    },
+    async () => {
+      const [latest, complete, deficits, stops] = await Promise.all([
+        latestRun(sql),
+        latestRun(sql, { completeOnly: true }),
+        openDeficits(sql),
+        openPlatformStops(sql),
+      ])
+      return {
+        latest: latest
+          ? { ...latest, startedAt: latest.startedAt.toISOString(), finishedAt: latest.finishedAt.toISOString() }
+          : null,
+        lastComplete: complete ? complete.finishedAt.toISOString() : null,
+        deficits: deficits.map((d) => ({ ...d, openedAt: d.openedAt.toISOString() })),
+        stops: stops.map((s) => ({
+          id: s.id,
+          raisedAt: s.raisedAt.toISOString(),
+          raisedBy: s.raisedBy,
+          reason: s.reason,
+        })),
+      }
+    },
+  )
+
+  app.get<{ Querystring: Type.Static<typeof SolvencyHistoryQuery> }>(
+    '/admin/solvency/runs',
+    {
+      schema: {
+        ...tag,
+        summary: 'Solvency runs, newest first: totals per currency (for charts)',
+        querystring: SolvencyHistoryQuery,
+        response: { 200: SolvencyHistory },
+      },
+    },
+    async (request) => {
+      const { limit, before } = request.query
+      const runs = await listRuns(sql, { limit: limit ?? 50, before: before ? new Date(before) : undefined })
+      return {
+        items: runs.map((r) => ({
+          id: r.id,
+          finishedAt: r.finishedAt.toISOString(),
+          complete: r.complete,
+          totals: r.totals,
+        })),
+      }
+    },
+  )
+
+  app.post<{ Body: Type.Static<typeof Decision> }>(
+    '/admin/platform-stop',
+    {
+      schema: {
+        ...tag,
+        summary: 'Stop the platform: new positions and withdrawals above PLATFORM_STOP_WITHDRAWAL_MAX_USD are refused',
+        body: Decision,
+        response: { 200: PlatformStopResult },
+      },
+    },
+    async (request) => {
+      const r = await raisePlatformStop(sql, {
+        raisedBy: 'operator',
+        reason: request.body.reason,
+        actor: request.body.operator,
+      })
+      return { stopped: true, alreadyDone: !r.raised }
+    },
+  )
+
+  app.post<{ Body: Type.Static<typeof Decision> }>(
+    '/admin/platform-stop/clear',
+    {
+      schema: {
+        ...tag,
+        summary: 'Clear every open platform stop (after explaining the deficit), recorded with who and why',
+        body: Decision,
+        response: { 200: PlatformStopResult },
+      },
+    },
+    async (request) => {
+      const cleared = await clearPlatformStop(sql, { reason: request.body.reason, actor: request.body.operator })
+      return { stopped: false, alreadyDone: cleared === 0 }
+    },
   )
 }

@@ -4,8 +4,11 @@
  * of the last minute. Each read is bounded by a deadline, and one collection serves every scrape
  * for `cacheMs` (monotonic time), so N Prometheus replicas or a scrape storm cost one round.
  */
+import { decimalsOf } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { lastTickDurationKey, lastTickKey, reconcileDriftKey, scanLagKey } from '@wh/jobs'
+import { openPlatformStops } from '@wh/ops'
+import { latestRun } from '@wh/solvency'
 import type { Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { Gauge, type Registry } from 'prom-client'
@@ -212,6 +215,35 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
     registers,
   })
 
+  const solvencyAssets = new Gauge({
+    name: 'wh_solvency_assets',
+    help: 'What the platform holds, per currency, at the last complete solvency run (whole units)',
+    labelNames: ['currency'],
+    registers,
+  })
+  const solvencyLiabilities = new Gauge({
+    name: 'wh_solvency_liabilities',
+    help: 'What the platform owes, per currency, at the last complete solvency run (whole units)',
+    labelNames: ['currency'],
+    registers,
+  })
+  const solvencySurplus = new Gauge({
+    name: 'wh_solvency_surplus',
+    help: 'Assets minus liabilities per currency at the last complete solvency run (whole units; negative is a deficit)',
+    labelNames: ['currency'],
+    registers,
+  })
+  const solvencyAge = new Gauge({
+    name: 'wh_solvency_last_complete_age_seconds',
+    help: 'Seconds since the last complete solvency run finished (absent before the first)',
+    registers,
+  })
+  const platformStopped = new Gauge({
+    name: 'wh_platform_stopped',
+    help: '1 while a platform stop is open (new positions and large withdrawals refused)',
+    registers,
+  })
+
   async function fromRedis(): Promise<void> {
     const [counts, ticks, durations, drifts, lags] = await Promise.all([
       Promise.all(src.queues.map((q) => q.getJobCounts(...QUEUE_STATES))),
@@ -235,12 +267,14 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
   }
 
   async function fromPostgres(): Promise<void> {
-    const [recent, rows, failing, [stopped], cursors] = await Promise.all([
+    const [recent, rows, failing, [stopped], cursors, solvency, stops] = await Promise.all([
       ledgerEventsSince(src.sql, nowMs() - LEDGER_WINDOW_MS),
       openRowStates(src.sql),
       openRowFailures(src.sql),
       src.sql<{ n: number }[]>`select count(*)::int as n from subaccounts where stopped_at is not null`,
       src.sql<{ chain: string; halted: boolean }[]>`select chain, halted_at is not null as halted from chain_cursors`,
+      latestRun(src.sql, { completeOnly: true }),
+      openPlatformStops(src.sql),
     ])
     ledgerRecent.set(recent)
     openRows.reset()
@@ -254,6 +288,18 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
     stoppedSubaccounts.set(stopped?.n ?? 0)
     chainHalted.reset()
     for (const c of cursors) chainHalted.set({ chain: c.chain }, c.halted ? 1 : 0)
+    for (const g of [solvencyAssets, solvencyLiabilities, solvencySurplus, solvencyAge]) g.reset()
+    if (solvency) {
+      // a gauge is a float: base units scaled to whole units here, for dashboards only
+      const whole = (v: string, currency: string) => Number(v) / 10 ** (decimalsOf(currency) ?? 0)
+      for (const t of solvency.totals) {
+        solvencyAssets.set({ currency: t.currency }, whole(t.assets, t.currency))
+        solvencyLiabilities.set({ currency: t.currency }, whole(t.liabilities, t.currency))
+        solvencySurplus.set({ currency: t.currency }, whole(t.surplus, t.currency))
+      }
+      solvencyAge.set((nowMs() - solvency.finishedAt.getTime()) / 1000)
+    }
+    platformStopped.set(stops.length > 0 ? 1 : 0)
   }
 
   async function read(source: 'redis' | 'postgres', fn: () => Promise<void>, clear: () => void): Promise<void> {
@@ -277,7 +323,20 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
           for (const g of [queueJobs, lastTick, lastDuration, drift, scanLag]) g.reset()
         }),
         read('postgres', fromPostgres, () => {
-          for (const g of [ledgerRecent, openRows, openOldest, openFailing, stoppedSubaccounts, chainHalted]) g.reset()
+          for (const g of [
+            ledgerRecent,
+            openRows,
+            openOldest,
+            openFailing,
+            stoppedSubaccounts,
+            chainHalted,
+            solvencyAssets,
+            solvencyLiabilities,
+            solvencySurplus,
+            solvencyAge,
+            platformStopped,
+          ])
+            g.reset()
         }),
       ])
         .then(() => {

@@ -18,6 +18,7 @@ import {
 } from '@wh/api-schemas/positions'
 import { AppError, type Clock, decimalsOf, fromBaseUnits, NotFoundError, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
+import { assertPlatformRunning } from '@wh/ops'
 import {
   type BuyBackQuote,
   cancelPosition,
@@ -166,11 +167,17 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
         description:
           'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
           'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +
-          'signal pauses that side, 422 SUBACCOUNT_STOPPED while reconciliation stopped the subaccount. An ' +
+          'signal pauses that side, 422 SUBACCOUNT_STOPPED while reconciliation stopped the subaccount, 503 ' +
+          'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). An ' +
           'Idempotency-Key header makes a retried request answer the same position.',
         body: CreatePositionBody,
         headers: IdempotencyHeaders,
-        response: { 202: CreatedPosition, 400: { $ref: 'ErrorBody#' }, 422: { $ref: 'ErrorBody#' } },
+        response: {
+          202: CreatedPosition,
+          400: { $ref: 'ErrorBody#' },
+          422: { $ref: 'ErrorBody#' },
+          503: { $ref: 'ErrorBody#' },
+        },
       },
       preValidation: async (request) => {
         const amount = (request.body as { amount?: unknown } | undefined)?.amount
@@ -185,6 +192,8 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       // more decimals than the collateral has is a 400, never silently rounded
       const amount = toBaseUnits(request.body.amount, decimalsOf(currency) ?? 0, 'exact')
       const key = request.headers['idempotency-key']
+      // no new position while an operator reviews a solvency deficit (docs/solvency.md "The platform stop")
+      await assertPlatformRunning(sql, 'opening a position')
       const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
       const { leg: p, wheelId } =
         side === 'wheel'

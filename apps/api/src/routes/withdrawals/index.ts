@@ -18,6 +18,7 @@ import { type Clock, fromBaseUnits, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { InsufficientFreeBalanceError, reserveWithdrawal } from '@wh/ledger'
 import { type MarketNames, PriceUnavailableError as StalePriceError } from '@wh/market'
+import { assertPlatformRunning } from '@wh/ops'
 import type { ChainInfo, ChainName, DepositKeyring, TokenInfo } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
@@ -47,8 +48,11 @@ export interface WithdrawalRoutesOptions {
   chains: ReadonlyMap<ChainName, ChainInfo>
   /** public-only keyring: to refuse the caller's own deposit address as a destination */
   keyring: DepositKeyring
-  /** config.withdrawal: WITHDRAWAL_MIN_USD / WITHDRAWAL_MAX_USD (decimal USD strings) */
-  limits: { readonly minUsd: string; readonly maxUsd: string }
+  /**
+   * config.withdrawal: WITHDRAWAL_MIN_USD / WITHDRAWAL_MAX_USD, and PLATFORM_STOP_WITHDRAWAL_MAX_USD
+   * (the largest accepted while the platform is stopped), decimal USD strings
+   */
+  limits: { readonly minUsd: string; readonly maxUsd: string; readonly stoppedMaxUsd: string }
   /** the feed's latest index by default, refused when older than WITHDRAWAL_PRICE_MAX_AGE_MS */
   prices?: PriceSource
   /** Redis names of the feed (tests namespace them) */
@@ -295,12 +299,15 @@ export default async function withdrawalRoutes(app: FastifyInstance, opts: Withd
         }
       }
       await destinations.check({ userId, chain: body.chain, asset, amount, destination: to as `0x${string}` })
-      const { min, max } = await boundsOf(asset, token.decimals)
+      const { min, max, priceUsd } = await boundsOf(asset, token.decimals)
       // a zero amount is below any minimum, even a WITHDRAWAL_MIN_USD of 0
       if (amount <= 0n || amount < min)
         throw new WithdrawalBelowMinimumError(fromBaseUnits(min, token.decimals), asset, opts.limits.minUsd)
       if (amount > max)
         throw new WithdrawalAboveMaximumError(fromBaseUnits(max, token.decimals), asset, opts.limits.maxUsd)
+      // while the platform is stopped (a solvency deficit under review) only small withdrawals pass
+      if (amount > usdToBaseUnits(opts.limits.stoppedMaxUsd, priceUsd, token.decimals, 'down'))
+        await assertPlatformRunning(sql, `a withdrawal above ${opts.limits.stoppedMaxUsd} USD`)
 
       try {
         // one transaction: the reserve (locks the user's transit balance, inserts 'requested') and
