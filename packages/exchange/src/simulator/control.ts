@@ -7,6 +7,7 @@ import type { Address } from 'viem'
 import { fromE18, toE18 } from '../protocol/decimal'
 import { isCollateralName, type Underlying } from './assets'
 import type { SimEngine } from './engine'
+import { newSubaccount } from './methods-account'
 
 export interface SimControl {
   nowMs(): number
@@ -20,6 +21,11 @@ export interface SimControl {
   walletBalance(wallet: Address, asset: string): string
   /** Overwrites a subaccount balance (simulates a divergence the journal does not know about). */
   setBalance(subaccountId: number, asset: string, amount: string): void
+  /**
+   * Opens a subaccount of `wallet` holding `balances` (decimal strings per asset) without a signed
+   * action: a populated exchange for benchmarks and tests that are not about funding. Its id.
+   */
+  openSubaccount(wallet: Address, balances: Record<string, string>): number
   /** The next `count` calls (of `method`, or any) fail with a JSON-RPC `code` or an HTTP status. */
   failNext(p: { method?: string; code?: number; httpStatus?: number; count?: number }): void
 }
@@ -55,6 +61,12 @@ export function createControl(engine: SimEngine, wallClockOffset?: { offsetMs: n
       const sub = engine.subaccounts.get(subaccountId)
       if (!sub) throw new Error(`unknown subaccount ${subaccountId}`)
       sub.balances.set(asset(a), toE18(amount))
+    },
+    openSubaccount(wallet, balances) {
+      const w = engine.wallet(wallet) ?? engine.registerWallet(wallet)
+      const sub = newSubaccount(engine, w.wallet, 'SM')
+      for (const [a, amount] of Object.entries(balances)) sub.balances.set(asset(a), toE18(amount))
+      return sub.id
     },
     failNext: (p) => {
       engine.failures.push({ method: p.method, code: p.code, httpStatus: p.httpStatus, remaining: p.count ?? 1 })
