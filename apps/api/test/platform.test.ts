@@ -117,6 +117,7 @@ describe('errors, health, docs, CORS and Bull Board', () => {
       '{accounting}',
       '{conversions}',
       '{deposits}',
+      '{solvency}',
       '{trading}',
       '{treasury}',
       '{withdrawals}',
