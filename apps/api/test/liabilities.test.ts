@@ -4,12 +4,41 @@
  * from GET /portfolio/proof verifies against GET /proof-of-liabilities, all reach the same root,
  * the totals are the journal's sums; a tampered proof fails; a user outside the tree gets 404.
  */
+import { spawn } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { verifyLiabilityProof } from '@wh/client'
 import { appendBatch, type EventInput, parseAccount } from '@wh/ledger'
 import { type LiabilityProof, type PublishedRoot, verifyProof } from '@wh/proof'
 import { publishLiabilities } from '@wh/proof/publish'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Api, newAccount, signIn, startApi } from './support'
+
+const VERIFY_CLI = fileURLToPath(new URL('../../../packages/client/src/cli/verify-proof.ts', import.meta.url))
+
+function verifyCli(args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', VERIFY_CLI, ...args], {
+      env: { PATH: process.env.PATH } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += String(d)
+    })
+    child.stderr.on('data', (d) => {
+      out += String(d)
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      resolve({ code, out })
+    })
+  })
+}
 
 const txHash = () => `0x${randomBytes(32).toString('hex')}`
 
@@ -133,6 +162,8 @@ describe('GET /proof-of-liabilities and GET /portfolio/proof', () => {
       expect(body.root).toEqual(root)
       expect(body.proof.userId).toBe(u.userId)
       expect(verifyProof(body.proof, published(root))).toEqual({ ok: true })
+      // and with the client's own verifier, against the API's root as it is answered
+      expect(await verifyLiabilityProof(body.proof, root)).toEqual({ ok: true })
       roots.add(body.root.root)
     }
     expect(roots.size).toBe(1)
@@ -185,5 +216,40 @@ describe('GET /proof-of-liabilities and GET /portfolio/proof', () => {
     const proof = (await get('/portfolio/proof', users[3]?.token)).json()
     expect(proof.root.id).toBe(latest.id)
     expect(verifyProof(proof.proof, published(latest))).toEqual({ ok: true })
+  })
+
+  it('the verify-proof CLI: OK against a root file and against the API, the first failure of a tampered proof', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wh-proof-'))
+    const body = (await get('/portfolio/proof', users[0]?.token)).json()
+    const proofFile = join(dir, 'proof.json')
+    const rootFile = join(dir, 'root.json')
+    writeFileSync(proofFile, JSON.stringify(body))
+    writeFileSync(rootFile, JSON.stringify((await get('/proof-of-liabilities')).json()))
+    const withFile = await verifyCli([proofFile, rootFile])
+    expect(withFile.out).toMatch(/^OK: user /)
+    expect(withFile.code).toBe(0)
+
+    const address = await api.app.listen({ port: 0, host: '127.0.0.1' })
+    const withApi = await verifyCli([proofFile, '--api', address, '--token', users[0]?.token as string])
+    expect(withApi.out).toContain(`is counted in root ${body.root.root} (${body.root.id}`)
+    expect(withApi.code).toBe(0)
+
+    const tampered = join(dir, 'tampered.json')
+    const p = body.proof as LiabilityProof
+    writeFileSync(
+      tampered,
+      JSON.stringify({
+        ...body,
+        proof: { ...p, balances: [p.balances[0], String(BigInt(p.balances[1] as string) + 1n)] },
+      }),
+    )
+    const bad = await verifyCli([tampered, '--api', address])
+    expect(bad.out.trim()).toBe('FAIL: the path does not lead to the root')
+    expect(bad.code).toBe(1)
+    // a proof file whose root is not the one published under its id
+    const otherRoot = join(dir, 'other-root.json')
+    writeFileSync(otherRoot, JSON.stringify({ ...body, root: { ...body.root, root: `0x${'ab'.repeat(32)}` } }))
+    expect((await verifyCli([otherRoot, '--api', address])).out).toMatch(/^FAIL: the proof file's root/)
+    expect((await verifyCli([proofFile])).code).toBe(2)
   })
 })
