@@ -22,6 +22,7 @@ import { openapiPlugin } from './plugins/openapi'
 import { websocketPlugin } from './plugins/websocket'
 import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
+import liabilitiesRoutes from './routes/liabilities/index'
 import marketRoutes, { type MarketRoutesOptions } from './routes/market/index'
 import portfolioRoutes from './routes/portfolio/index'
 import positionRoutes from './routes/positions/index'
@@ -179,6 +180,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     clock,
   })
   await app.register(portfolioRoutes, { sql, clock })
+  await app.register(liabilitiesRoutes, { sql })
   await app.register(positionRoutes, { sql, clock, exchangeHttpUrl: config.exchange.httpUrl })
   await app.register(subaccountRoutes, { sql })
   await app.register(signalRoutes, {

@@ -8,6 +8,7 @@ const PROTECTED = [
   { method: 'GET', url: '/deposit-address', path: '/deposit-address' },
   { method: 'GET', url: '/portfolio/summary', path: '/portfolio/summary' },
   { method: 'GET', url: '/portfolio/statement', path: '/portfolio/statement' },
+  { method: 'GET', url: '/portfolio/proof', path: '/portfolio/proof' },
   { method: 'GET', url: '/withdrawals/routes', path: '/withdrawals/routes' },
   { method: 'POST', url: '/withdrawals', path: '/withdrawals' },
   { method: 'GET', url: '/withdrawals', path: '/withdrawals' },

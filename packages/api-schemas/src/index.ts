@@ -10,6 +10,7 @@
 export * as auth from './auth'
 export * as errors from './errors'
 export * as health from './health'
+export * as liabilities from './liabilities'
 export * as market from './market'
 export * as portfolio from './portfolio'
 export * as positions from './positions'

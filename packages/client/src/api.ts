@@ -112,6 +112,14 @@ export class ApiClient {
   healthLive(): Promise<T.LiveResponse> {
     return this.#json('GET', '/health/live')
   }
+  /** The latest published root of the proof of liabilities (404 NO_LIABILITY_ROOT before the first). */
+  liabilityRoot(): Promise<T.LiabilityRootBody> {
+    return this.#json('GET', '/proof-of-liabilities')
+  }
+  /** Every published root, newest first. */
+  liabilityRoots(query?: T.LiabilityRootsQuery): Promise<T.LiabilityRootsResponse> {
+    return this.#json('GET', '/proof-of-liabilities/roots', { query })
+  }
 
   // ── protected (spec 5.2 rule 4) ──
   depositAddress(): Promise<T.DepositAddressResponse> {
@@ -128,6 +136,10 @@ export class ApiClient {
     const res = await this.#send('GET', '/portfolio/statement', { auth: true, query: { ...query, format: 'csv' } })
     if (!res.ok) await readJson(res)
     return { csv: await res.text(), nextCursor: res.headers.get('x-next-cursor') }
+  }
+  /** The caller's proof of liabilities and the root it leads to; check it with verifyLiabilityProof. */
+  portfolioProof(): Promise<T.PortfolioProofResponse> {
+    return this.#json('GET', '/portfolio/proof', { auth: true })
   }
   createPosition(body: T.CreatePositionBody, opts: IdempotentOptions = {}): Promise<T.CreatedPosition> {
     return this.#json('POST', '/positions', { auth: true, body, headers: idempotency(opts) })

@@ -1,5 +1,6 @@
 export * from './api'
 export * from './errors'
+export * from './proof'
 export * from './sign-in'
 export * from './token-store'
 export type * from './types'

@@ -32,6 +32,12 @@ export type SummaryResponse = Static<typeof S.portfolio.SummaryResponse>
 export type StatementQuery = Omit<Static<typeof S.portfolio.StatementQuery>, 'format'>
 export type StatementResponse = Static<typeof S.portfolio.StatementResponse>
 
+export type LiabilityRootBody = Static<typeof S.liabilities.LiabilityRoot>
+export type LiabilityRootsQuery = Static<typeof S.liabilities.RootsQuery>
+export type LiabilityRootsResponse = Static<typeof S.liabilities.RootsResponse>
+export type LiabilityProofBody = Static<typeof S.liabilities.LiabilityProof>
+export type PortfolioProofResponse = Static<typeof S.liabilities.PortfolioProofResponse>
+
 export type CreatePositionBody = Static<typeof S.positions.CreatePositionBody>
 export type CreatedPosition = Static<typeof S.positions.CreatedPosition>
 export type PositionsQuery = Static<typeof S.positions.ListQuery>

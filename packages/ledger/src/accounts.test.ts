@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   bearerOf,
+  isUserHolding,
   ownerOf,
   PLATFORM_EXPENSE_OVERHEAD,
   PLATFORM_EXPENSE_RECONCILIATION,
@@ -9,6 +10,7 @@ import {
   platformExpenseGas,
   platformGas,
   platformHot,
+  USER_HOLDING_PATTERNS,
   userExpense,
   userExternal,
   userIncome,
@@ -62,5 +64,19 @@ describe('account names (spec 2.4)', () => {
     expect(() => userTransit('not-a-uuid')).toThrow()
     expect(() => platformGas('Base')).toThrow()
     expect(() => userIncome(u, 'salary' as 'premium')).toThrow()
+  })
+
+  it('the holding patterns match transit and subaccounts and nothing else of a user', () => {
+    const like = (pattern: string) => new RegExp(`^${pattern.split('%').join('.*')}$`)
+    const matches = (a: string) => USER_HOLDING_PATTERNS.some((p) => like(p).test(a))
+    for (const a of [userTransit(u), userSub(u, '42', 'USDC')]) {
+      expect(matches(a), a).toBe(true)
+      expect(isUserHolding(parseAccount(a)), a).toBe(true)
+    }
+    for (const a of [userExternal(u), userIncome(u, 'premium'), userExpense(u, 'swap'), platformHot('base')]) {
+      expect(matches(a), a).toBe(false)
+      expect(isUserHolding(parseAccount(a)), a).toBe(false)
+    }
+    expect(isUserHolding(undefined)).toBe(false)
   })
 })

@@ -142,9 +142,19 @@ export function ownerOf(account: string): string | null {
   return UUID.test(userId) ? userId : null
 }
 
-/** SQL LIKE patterns of every user's `transit` and of every user's subaccount accounts (`sub:{sub}:{currency}`). */
-export const USER_TRANSIT_LIKE = `${USER}:%:transit`
-export const USER_SUB_LIKE = `${USER}:%:sub:%`
+/**
+ * SQL `LIKE` patterns that together match every user's holdings, `user:{u}:transit` and
+ * `user:{u}:sub:{sub}:{currency}`: what the platform owes its users (proof of liabilities). A
+ * reader still parses each name it gets back (`isUserHolding`): the patterns only narrow the scan.
+ */
+export const USER_HOLDING_PATTERNS: readonly string[] = [name(USER, '%', 'transit'), name(USER, '%', 'sub', '%')]
+
+/** A user's holding (transit or a subaccount's currency): part of what the platform owes them. */
+export function isUserHolding(
+  parsed: ParsedAccount | undefined,
+): parsed is Extract<ParsedAccount, { family: 'transit' | 'sub' }> {
+  return parsed?.bearer === 'user' && (parsed.family === 'transit' || parsed.family === 'sub')
+}
 
 /** The prefix every account of one user starts with (for `starts_with` in SQL). */
 export function userAccountPrefix(userId: string): string {

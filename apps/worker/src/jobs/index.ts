@@ -9,6 +9,7 @@ import { feeTick } from './exchange/fees'
 import { fundTick } from './exchange/fund'
 import { reconcileTick } from './exchange/reconcile'
 import { releaseTick } from './exchange/release'
+import { liabilitiesPublishTick } from './liabilities/publish'
 import { solvencyTick } from './solvency/solvency'
 import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
@@ -38,6 +39,8 @@ export const ticks: readonly TickDefinition[] = [
   // accruals (every 15 min) and reconciliation (every 5 min), queue accounting, under the cycle lock
   accrualsTick,
   reconcileTick,
+  // the proof of liabilities: checked hourly, published once per UTC day (queue accounting)
+  liabilitiesPublishTick,
   // positions one step further: funding done, instrument chosen, orders placed and repriced,
   // fills and settlements recorded (every 10 s, under the cycle lock)
   placeTick,
