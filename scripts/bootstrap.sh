@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the service and its tests need, on a fresh Debian machine that has Node 20 and npm:
+# Installs what the service and its tests need, on a fresh Debian machine that has Node (20 or newer) and npm:
+# Node 24 into .tools/ when the machine's is older (scripts/node24.sh),
 # pnpm, the workspace's packages, and (when missing) Postgres, Redis and Chromium from the OS packages
 # (Chromium drives the web console's browser tests through playwright-core: no browser download).
 # Idempotent: a second run only checks.
@@ -27,3 +28,6 @@ if ! command -v pnpm >/dev/null 2>&1; then
 fi
 
 pnpm install --frozen-lockfile --reporter=append-only 2>&1 | tail -n 3
+
+# the service runs on Node 24 LTS: every package.json script goes through scripts/node24.sh
+bash scripts/node24.sh --ensure

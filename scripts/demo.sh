@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-exec pnpm exec tsx scripts/demo.ts "$@"
+exec bash scripts/node24.sh pnpm exec tsx scripts/demo.ts "$@"

@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-exec pnpm exec tsx scripts/dev.ts "$@"
+# on Node 24, the machine's or the one bootstrap installed (scripts/node24.sh)
+exec bash scripts/node24.sh pnpm exec tsx scripts/dev.ts "$@"
