@@ -54,6 +54,8 @@ export async function buildAdminServer(deps: AdminServerDeps): Promise<FastifyIn
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
+      // relative: the document is served by the listener it describes, whatever its host
+      servers: [{ url: '/', description: 'the operator desk that serves this document' }],
       info: {
         title: 'Wheelhouse operator desk',
         version: '0.1.0',

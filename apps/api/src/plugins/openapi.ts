@@ -8,6 +8,8 @@ export const openapiPlugin = fp(async (app: FastifyInstance) => {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
+      // relative: the document is served by the listener it describes, whatever its host
+      servers: [{ url: '/', description: 'the API that serves this document' }],
       info: {
         title: 'Wheelhouse API',
         version: '0.1.0',
