@@ -157,7 +157,15 @@ describe('GET /metrics', () => {
     await storeRun(sql, {
       startedAt: new Date(),
       complete: true,
-      legs: [],
+      legs: [
+        {
+          side: 'asset',
+          currency: 'ETH',
+          kind: 'platform_wallet',
+          place: 'base:gas:0x90F79bf6EB2c4f870365E785982E1f101E93b906',
+          amount: 25n * 10n ** 16n,
+        },
+      ],
       totals: [{ currency: 'USDC', assets: 8_500_000n, liabilities: 10_000_000n, surplus: -1_500_000n }],
       surpluses: [],
       errors: [],
@@ -183,6 +191,7 @@ describe('GET /metrics', () => {
     expect(sample(text, 'wh_solvency_surplus{currency="USDC"}')).toBe(-1.5)
     expect(sample(text, 'wh_solvency_last_complete_age_seconds')).toBeLessThan(60)
     expect(sample(text, 'wh_platform_stopped')).toBe(1)
+    expect(sample(text, 'wh_platform_wallet_balance{chain="base",role="gas",currency="ETH"}')).toBe(0.25)
     await clearPlatformStop(sql, { reason: 'test over', actor: 'test' })
     // history is not counted
     expect(text).not.toContain('state="sent"')

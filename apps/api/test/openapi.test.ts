@@ -34,6 +34,21 @@ describe('the OpenAPI document', () => {
     expect(ops.find((o) => o.path === '/positions/{id}')?.op.operationId).toBe('deletePositionsById')
   })
 
+  it('declares /metrics as basic auth answering text/plain, not as a bearer-token route', async () => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json()
+    expect(doc.components.securitySchemes.metricsBasic).toEqual({ type: 'http', scheme: 'basic' })
+    const metrics = ops.find((o) => o.method === 'get' && o.path === '/metrics')?.op as Op & {
+      responses: Record<string, { content?: Record<string, unknown> }>
+    }
+    expect(metrics.security).toEqual([{ metricsBasic: [] }])
+    expect(Object.keys(metrics.responses['200']?.content ?? {})).toEqual(['text/plain'])
+    expect(metrics.responses['401']).toBeDefined()
+    const statement = ops.find((o) => o.method === 'get' && o.path === '/portfolio/statement')?.op as Op & {
+      responses: Record<string, { content?: Record<string, unknown> }>
+    }
+    expect(Object.keys(statement.responses['200']?.content ?? {})).toContain('text/csv')
+  })
+
   it('declares security on every operation: a bearer token where the guard runs, none elsewhere', () => {
     for (const { method, path, op } of ops) expect(Array.isArray(op.security), `${method} ${path}`).toBe(true)
     const security = (m: string, p: string) => ops.find((o) => o.method === m && o.path === p)?.op.security

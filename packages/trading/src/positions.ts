@@ -7,6 +7,7 @@ import {
   AppError,
   BusinessRuleError,
   CASH_CURRENCY,
+  InvalidAmountError,
   maxBigint,
   minBigint,
   NotFoundError,
@@ -157,7 +158,8 @@ export async function unencumbered(
  * never claim the same money. Nothing is written when it throws.
  */
 export async function requestPosition(sql: Sql, req: PositionRequest): Promise<RequestedPosition> {
-  if (req.amount <= 0n) throw new BusinessRuleError('INVALID_AMOUNT', 'amount must be positive')
+  // bad input, as every INVALID_AMOUNT is: 400 (a malformed or over-precise amount is refused the same way)
+  if (req.amount <= 0n) throw new InvalidAmountError(req.amount.toString(), 'amount must be positive')
   const currency = collateralCurrencyOf(req.asset, req.side)
   if (req.idempotencyKey) {
     const earlier = await byIdempotencyKey(sql, req.userId, req.idempotencyKey)

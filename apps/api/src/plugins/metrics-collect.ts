@@ -238,6 +238,12 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
     help: 'Seconds since the last complete solvency run finished (absent before the first)',
     registers,
   })
+  const walletBalance = new Gauge({
+    name: 'wh_platform_wallet_balance',
+    help: "A platform wallet's balance per chain, role (hot, gas, swap, exchange) and currency at the last complete solvency run (whole units)",
+    labelNames: ['chain', 'role', 'currency'],
+    registers,
+  })
   const platformStopped = new Gauge({
     name: 'wh_platform_stopped',
     help: '1 while a platform stop is open (new positions and large withdrawals refused)',
@@ -288,7 +294,7 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
     stoppedSubaccounts.set(stopped?.n ?? 0)
     chainHalted.reset()
     for (const c of cursors) chainHalted.set({ chain: c.chain }, c.halted ? 1 : 0)
-    for (const g of [solvencyAssets, solvencyLiabilities, solvencySurplus, solvencyAge]) g.reset()
+    for (const g of [solvencyAssets, solvencyLiabilities, solvencySurplus, solvencyAge, walletBalance]) g.reset()
     if (solvency) {
       // a gauge is a float: base units scaled to whole units here, for dashboards only
       const whole = (v: string, currency: string) => Number(v) / 10 ** (decimalsOf(currency) ?? 0)
@@ -298,6 +304,12 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
         solvencySurplus.set({ currency: t.currency }, whole(t.surplus, t.currency))
       }
       solvencyAge.set((nowMs() - solvency.finishedAt.getTime()) / 1000)
+      // the gas wallet running dry stops sweeps: its balance per chain, from the run's own reads
+      for (const l of solvency.legs) {
+        if (l.kind !== 'platform_wallet') continue
+        const [chain, role] = l.place.split(':')
+        if (chain && role) walletBalance.set({ chain, role, currency: l.currency }, whole(l.amount, l.currency))
+      }
     }
     platformStopped.set(stops.length > 0 ? 1 : 0)
   }
@@ -334,6 +346,7 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
             solvencyLiabilities,
             solvencySurplus,
             solvencyAge,
+            walletBalance,
             platformStopped,
           ])
             g.reset()

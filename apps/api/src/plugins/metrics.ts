@@ -98,6 +98,18 @@ export const metricsPlugin = fp(
             'Prometheus text format. HTTP basic auth (user `admin`, ADMIN_PASSWORD) when a password is ' +
             'configured; open without one outside production. Figures read from Redis and Postgres are ' +
             'refreshed at most every few seconds. See docs/architecture.md "Operating it".',
+          // basic auth, not the users' bearer token (the scheme is declared in plugins/openapi.ts)
+          security: [{ metricsBasic: [] }],
+          response: {
+            200: {
+              description: 'Prometheus text exposition format',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+            401: {
+              description: 'No or wrong basic-auth credentials (a WWW-Authenticate: Basic challenge)',
+              content: { 'application/json': { schema: { $ref: 'ErrorBody#' } } },
+            },
+          },
         },
       },
       async (_request, reply) => {

@@ -18,7 +18,11 @@ export const openapiPlugin = fp(async (app: FastifyInstance) => {
           'Errors share one shape: { statusCode, code, error, message }.',
       },
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          // /metrics (user `admin`, ADMIN_PASSWORD)
+          metricsBasic: { type: 'http', scheme: 'basic' },
+        },
       },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
