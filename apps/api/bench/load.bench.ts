@@ -45,7 +45,10 @@ const ADMIN_PASSWORD = 'load-bench-admin-password'
 const E18 = 10n ** 18n
 const HOUR_MS = 3_600_000
 
-/** route class → path(s) and keep-alive connections (32 in all, as the other API benches) */
+/**
+ * route class → path(s) and keep-alive connections (32 in all, as the other API benches, plus 4 on
+ * a bare JSON route: the yardstick the public market data is compared with)
+ */
 const CLASSES = [
   { name: 'sign-in (nonce + verify)', key: 'signin', connections: 8 },
   { name: 'GET /deposit-address', key: 'deposit', connections: 8, path: '/deposit-address' },
@@ -53,6 +56,7 @@ const CLASSES = [
   { name: 'GET /ETH/chart', key: 'chart', connections: 4, path: '/ETH/chart' },
   { name: 'GET /ETH/strategies', key: 'strategies', connections: 4, path: '/ETH/strategies' },
   { name: 'GET /ETH/fees', key: 'fees', connections: 4, path: '/ETH/fees' },
+  { name: 'GET /health/live (bare)', key: 'bare', connections: 4, path: '/health/live' },
 ] as const
 
 interface LoadPlan {

@@ -46,7 +46,7 @@ export interface ServerDeps {
   clock?: Clock
   logger?: FastifyServerOptions['logger']
   /** market data: Redis names (tests namespace them), WebSocket heartbeat and slow-client limit */
-  marketData?: Pick<MarketRoutesOptions, 'names' | 'fees' | 'strategiesCacheMs'> & {
+  marketData?: Pick<MarketRoutesOptions, 'names' | 'fees' | 'strategiesCacheMs' | 'publicCache'> & {
     heartbeatMs?: number
     maxBufferedBytes?: number
   }
@@ -68,7 +68,7 @@ export const REDACTED_PATHS = [
  * configuration a library attached to it (pino's standard serializer prints every property).
  */
 /** Response headers a browser may read (CORS). */
-export const EXPOSED_HEADERS = ['x-next-cursor', 'x-request-id', 'retry-after'] as const
+export const EXPOSED_HEADERS = ['x-next-cursor', 'x-request-id', 'retry-after', 'etag'] as const
 
 /**
  * A bodiless request sent with `content-type: application/json` (a DELETE, a release, as fetch
@@ -217,6 +217,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...(deps.marketData?.fees && { fees: deps.marketData.fees }),
     profile: tradingProfile(config.tradingProfile),
     ...(deps.marketData?.strategiesCacheMs !== undefined && { strategiesCacheMs: deps.marketData.strategiesCacheMs }),
+    ...(deps.marketData?.publicCache !== undefined && { publicCache: deps.marketData.publicCache }),
   })
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {

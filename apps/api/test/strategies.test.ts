@@ -457,7 +457,12 @@ describe('GET /:asset/strategies and chart overlays', () => {
       decision: 'completed',
       reason: 'everything offered was sold',
     })
-    const fresh = await putOf()
+    // the event reaches this process over pub/sub: the public answer follows it within that delivery
+    let fresh = await putOf()
+    for (let i = 0; i < 40 && fresh.liveCycles !== 1; i++) {
+      await new Promise((r) => setTimeout(r, 25))
+      fresh = await putOf()
+    }
     expect(fresh.liveCycles).toBe(1)
     expect(fresh.currentCycle).toMatchObject({ status: 'open', instrument, sold: { legs: 1, contracts: '0.1' } })
     expect(fresh.history[0]).toMatchObject({ cycleId: `put:${instrument}`, status: 'open' })

@@ -20,6 +20,8 @@ export interface Api {
   keyring: DepositKeyring
   /** this API's own Redis namespace of market data */
   names: MarketNames
+  /** the API's Redis connection */
+  redis: Redis
   /**
    * Publishes `asset`'s index as the price feed does (fenced by the feed's lease), stamped with the
    * API's clock unless `tsMs` says otherwise: what the withdrawal bounds convert with.
@@ -54,6 +56,7 @@ export async function startApi(env: Record<string, string | undefined> = {}): Pr
     ctx,
     keyring,
     names,
+    redis,
     seedPrice: (asset, index, tsMs = clock.now().getTime()) => seedFeedPrice(redis, names, asset, index, tsMs),
     async close() {
       await app.close()

@@ -28,6 +28,7 @@ import {
   readCandles,
   readLatestPrices,
   rpcFeeEstimator,
+  strategyNames,
   WS_MESSAGE_SCHEMAS,
 } from '@wh/market'
 import type { TradingProfile } from '@wh/trading'
@@ -35,6 +36,7 @@ import type { ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { InvalidChartRangeError, UnknownAssetError } from './errors'
+import { publicCache } from './public-cache'
 import { chartOverlays, offeredStrategies, strategiesRoutes } from './strategies'
 import { wsStrategiesRoute } from './strategies-ws'
 import { wsPricesRoute } from './ws-prices'
@@ -52,7 +54,12 @@ export interface MarketRoutesOptions {
   profile: TradingProfile
   /** reuse of a strategies answer's Postgres part (tests: 0) */
   strategiesCacheMs?: number
+  /** keep the public answers until the feed's next event (public-cache.ts); on unless false */
+  publicCache?: boolean
 }
+
+/** Seconds a public answer may be kept (by this process, a CDN or a browser) without an event. */
+export const PUBLIC_MAX_AGE_S = { assets: 5, chart: 5, fees: 15, strategies: 5 } as const
 
 const DAY_MS = 86_400_000
 /** How long the 24 h reference close of an asset is reused (it moves once a minute). */
@@ -88,6 +95,16 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
   const reference = new Map<string, { at: number; minute: number; value: bigint | undefined }>()
   // the profile is fixed for the process: what each asset offers is built once
   const offered = new Map(MARKET_ASSETS.map((a) => [a.symbol, offeredStrategies(a.symbol, opts.profile)]))
+  // before the routes (and the child plugins) are registered, so the hooks cover them all
+  const underlyings = MARKET_ASSETS.filter((a) => a.kind === 'underlying').map((a) => a.symbol)
+  await publicCache(app, {
+    redis,
+    channels: [
+      ...underlyings.map((a) => names.priceChannel(a)),
+      ...underlyings.map((a) => strategyNames(names).channel(a)),
+    ],
+    enabled: opts.publicCache !== false,
+  })
 
   async function latestOf(assets: readonly MarketAsset[]): Promise<(PriceUpdate | undefined)[]> {
     const raws = await readLatestPrices(
@@ -112,6 +129,7 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
   app.get(
     '/assets',
     {
+      config: { publicCache: { maxAgeS: PUBLIC_MAX_AGE_S.assets } },
       schema: {
         tags: ['market'],
         summary: 'Assets: deposit chains and tokens, index price and 24 h change, the strategies offered, availability',
@@ -152,6 +170,7 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
   app.get<{ Params: Type.Static<typeof AssetParams>; Querystring: Type.Static<typeof ChartQuery> }>(
     '/:asset/chart',
     {
+      config: { publicCache: { maxAgeS: PUBLIC_MAX_AGE_S.chart } },
       schema: {
         tags: ['market'],
         summary: 'Index-price candles of an asset (from stored candles; never calls the exchange)',
@@ -198,6 +217,7 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
   app.get<{ Params: Type.Static<typeof AssetParams> }>(
     '/:asset/fees',
     {
+      config: { publicCache: { maxAgeS: PUBLIC_MAX_AGE_S.fees } },
       schema: {
         tags: ['market'],
         summary: 'Fees that apply to an asset: ours, the exchange’s, network fees, and a worked example',

@@ -466,6 +466,8 @@ export async function strategiesRoutes(app: FastifyInstance, opts: StrategiesOpt
   app.get<{ Params: Type.Static<typeof AssetParams>; Querystring: Type.Static<typeof StrategiesQuery> }>(
     '/:asset/strategies',
     {
+      // kept until the next strategy event or price (routes/market/public-cache.ts)
+      config: { publicCache: { maxAgeS: 5 } },
       schema: {
         tags: ['market'],
         summary: 'Strategies on an asset: parameters, the current cycle, per-cycle history, statistics with losses',

@@ -1,0 +1,140 @@
+/**
+ * The public market data's cache (docs/market-data.md "Caching"): `/assets`, `/:asset/chart`,
+ * `/:asset/fees` and `/:asset/strategies` answer the same to every caller and change only when the
+ * feed publishes a price or a strategy event, or as time passes. A route opts in with
+ * `config: { publicCache: { maxAgeS } }`; its serialised answer is kept per URL (path and query as
+ * sent) until the next event on any of the feed's channels (this process subscribes to them on a
+ * connection of its own) or `maxAgeS`, whichever comes first. Every answer carries a strong `ETag`
+ * and `Cache-Control: public, max-age`, so a CDN or a browser may keep it too, and a request whose
+ * `If-None-Match` names the current answer gets 304 with no body. Only 200 answers are kept;
+ * `x-cache: hit | miss` says which it was.
+ */
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Redis } from 'ioredis'
+
+export interface PublicCacheRouteConfig {
+  readonly publicCache?: { readonly maxAgeS: number }
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** keep this route's 200 answers (routes/market/public-cache.ts) */
+    publicCache?: { readonly maxAgeS: number }
+  }
+}
+
+export interface PublicCacheOptions {
+  /** the API's Redis connection: the cache subscribes on a duplicate of it */
+  readonly redis: Redis
+  /** the pub/sub channels whose messages make every kept answer stale */
+  readonly channels: readonly string[]
+  /** answers kept at most (the oldest go first) */
+  readonly maxEntries?: number
+  /** 0 keeps nothing (ETags are still sent) */
+  readonly enabled?: boolean
+}
+
+interface Entry {
+  readonly body: string
+  readonly etag: string
+  readonly type: string
+  readonly at: number
+  readonly generation: number
+}
+
+export const PUBLIC_CACHE_MAX_ENTRIES = 2_000
+
+const etagOf = (body: string) => `"${createHash('sha1').update(body).digest('base64url')}"`
+const configOf = (request: FastifyRequest) =>
+  (request.routeOptions.config as PublicCacheRouteConfig | undefined)?.publicCache
+
+/** Hooks on `app` (the market routes' scope) and the subscription that invalidates; returns the generation reader for tests. */
+export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions): Promise<{ generation(): number }> {
+  const entries = new Map<string, Entry>()
+  const maxEntries = opts.maxEntries ?? PUBLIC_CACHE_MAX_ENTRIES
+  const enabled = opts.enabled ?? true
+  let generation = 0
+  // the generation a request started under: an answer computed across an event is not kept
+  const startedAt = new WeakMap<FastifyRequest, number>()
+  const fromCache = new WeakSet<FastifyRequest>()
+
+  // nothing is kept unless this process hears the events: while its subscription is down (Redis
+  // away, a reconnection), every request is computed afresh
+  let live = false
+  if (enabled && opts.channels.length > 0) {
+    const subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true })
+    const forget = () => {
+      generation++
+      entries.clear()
+    }
+    subscriber.on('error', (err) => app.log.warn({ err: String(err) }, 'public cache subscriber error'))
+    subscriber.on('message', forget)
+    subscriber.on('close', () => {
+      live = false
+      forget()
+    })
+    let subscribed = false
+    // after a reconnection ioredis subscribes again by itself; events in between may be lost
+    subscriber.on('ready', () => {
+      forget()
+      if (subscribed) live = true
+    })
+    // not awaited: the API starts (and answers uncached) while Redis is away
+    subscriber
+      .subscribe(...opts.channels)
+      .then(() => {
+        subscribed = true
+        forget()
+        live = true
+      })
+      .catch((err: unknown) => app.log.warn({ err: String(err) }, 'public cache: not subscribed, answers not kept'))
+    app.addHook('onClose', async () => {
+      subscriber.disconnect()
+    })
+  }
+
+  function headers(reply: FastifyReply, etag: string, maxAgeS: number) {
+    reply.header('etag', etag)
+    reply.header('cache-control', `public, max-age=${maxAgeS}`)
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    const cfg = configOf(request)
+    if (!cfg || (request.method !== 'GET' && request.method !== 'HEAD')) return
+    startedAt.set(request, generation)
+    const hit = enabled && live ? entries.get(request.url) : undefined
+    if (!hit || hit.generation !== generation || Date.now() - hit.at >= cfg.maxAgeS * 1000) return
+    fromCache.add(request)
+    headers(reply, hit.etag, cfg.maxAgeS)
+    reply.header('x-cache', 'hit')
+    if (request.headers['if-none-match'] === hit.etag) return reply.code(304).send()
+    return reply.code(200).type(hit.type).send(hit.body)
+  })
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const cfg = configOf(request)
+    if (!cfg || fromCache.has(request) || reply.statusCode !== 200 || typeof payload !== 'string') return payload
+    const etag = etagOf(payload)
+    headers(reply, etag, cfg.maxAgeS)
+    reply.header('x-cache', 'miss')
+    const gen = startedAt.get(request)
+    if (enabled && live && gen === generation) {
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
+      entries.set(request.url, {
+        body: payload,
+        etag,
+        type: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
+        at: Date.now(),
+        generation: gen,
+      })
+    }
+    if (request.headers['if-none-match'] === etag) {
+      reply.code(304)
+      return ''
+    }
+    return payload
+  })
+
+  return { generation: () => generation }
+}

@@ -1,0 +1,73 @@
+/**
+ * Public market data is kept until the feed's next event (routes/market/public-cache.ts): the same
+ * answer with a strong ETag and Cache-Control, 304 for a matching If-None-Match, and a fresh
+ * answer once a price is published, never a stale one after it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Api, startApi } from './support'
+
+describe('public market data: kept until the next event, with ETags', () => {
+  let api: Api
+  beforeAll(async () => {
+    api = await startApi()
+    await api.seedPrice('ETH', '3000')
+    // the cache keeps nothing until its subscription to the feed's channels is up (milliseconds)
+    for (let i = 0; i < 100 && (await get('/assets')).headers['x-cache'] !== 'hit'; i++)
+      await new Promise((r) => setTimeout(r, 10))
+  })
+  afterAll(() => api.close())
+
+  const get = (url: string, headers: Record<string, string> = {}) => api.app.inject({ method: 'GET', url, headers })
+  const ethOf = (body: string) =>
+    (JSON.parse(body) as { assets: Array<{ symbol: string; indexPrice: string | null }> }).assets.find(
+      (a) => a.symbol === 'ETH',
+    )?.indexPrice
+
+  it('answers with an ETag and Cache-Control; a matching If-None-Match gets 304 and no body', async () => {
+    const first = await get('/assets')
+    expect(first.statusCode).toBe(200)
+    const etag = first.headers.etag as string
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/)
+    expect(first.headers['cache-control']).toBe('public, max-age=5')
+    const again = await get('/assets', { 'if-none-match': etag })
+    expect(again.statusCode).toBe(304)
+    expect(again.body).toBe('')
+    expect(again.headers.etag).toBe(etag)
+    const other = await get('/assets', { 'if-none-match': '"not-it"' })
+    expect([other.statusCode, other.headers.etag, other.body]).toEqual([200, etag, first.body])
+  })
+
+  it('keeps the answer while nothing is published, and follows the next published price', async () => {
+    const kept = await get('/assets')
+    expect(ethOf(kept.body)).toBe('3000')
+    // the latest price changes in Redis without an event: the kept answer stands (it was not recomputed)
+    const raw = (await api.redis.get(api.names.latest('ETH'))) as string
+    await api.redis.set(api.names.latest('ETH'), raw.replace('"index":"3000"', '"index":"3999"'))
+    const cached = await get('/assets')
+    expect([ethOf(cached.body), cached.headers.etag, cached.headers['x-cache']]).toEqual([
+      '3000',
+      kept.headers.etag,
+      'hit',
+    ])
+
+    // the feed publishes: the next answers are recomputed (pub/sub delivery: within milliseconds)
+    await api.seedPrice('ETH', '3100')
+    let fresh = await get('/assets')
+    for (let i = 0; i < 40 && ethOf(fresh.body) === '3000'; i++) {
+      await new Promise((r) => setTimeout(r, 25))
+      fresh = await get('/assets')
+    }
+    expect(ethOf(fresh.body)).toBe('3100')
+    expect(fresh.headers.etag).not.toBe(kept.headers.etag)
+  })
+
+  it('keeps answers per URL and never keeps an error', async () => {
+    const a = await get('/ETH/chart?interval=1h')
+    const b = await get('/ETH/chart?interval=1d')
+    expect(a.headers.etag).not.toBe(b.headers.etag)
+    const missing = await get('/DOGE/chart')
+    expect(missing.statusCode).toBe(404)
+    expect(missing.headers.etag).toBeUndefined()
+    expect(missing.headers['cache-control']).toBeUndefined()
+  })
+})
