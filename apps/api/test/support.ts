@@ -10,6 +10,7 @@ import { Redis } from 'ioredis'
 import { SiweMessage } from 'siwe'
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts'
 import { buildServer } from '../src/server'
+import { installContract } from './contract'
 
 export const DOMAIN = 'app.example.test'
 
@@ -49,6 +50,8 @@ export async function startApi(env: Record<string, string | undefined> = {}): Pr
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
     marketData: { names },
   })
+  // every response a test gets is checked against the document (contract.ts)
+  const contract = installContract(app)
   await app.ready()
   return {
     app,
@@ -60,6 +63,10 @@ export async function startApi(env: Record<string, string | undefined> = {}): Pr
     seedPrice: (asset, index, tsMs = clock.now().getTime()) => seedFeedPrice(redis, names, asset, index, tsMs),
     async close() {
       await app.close()
+      if (contract.violations.length > 0)
+        throw new Error(
+          `responses the OpenAPI document does not describe:\n${[...new Set(contract.violations)].join('\n')}`,
+        )
       await Promise.all(queues.map((q) => q.close()))
       redis.disconnect()
       await ctx.database.close()

@@ -36,7 +36,7 @@ import type { ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { InvalidChartRangeError, UnknownAssetError } from './errors'
-import { publicCache } from './public-cache'
+import { NOT_MODIFIED, publicCache, withCacheHeaders } from './public-cache'
 import { chartOverlays, offeredStrategies, strategiesRoutes } from './strategies'
 import { wsStrategiesRoute } from './strategies-ws'
 import { wsPricesRoute } from './ws-prices'
@@ -133,7 +133,7 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
       schema: {
         tags: ['market'],
         summary: 'Assets: deposit chains and tokens, index price and 24 h change, the strategies offered, availability',
-        response: { 200: AssetsResponse },
+        response: { 200: withCacheHeaders(AssetsResponse), 304: NOT_MODIFIED },
       },
     },
     async () => {
@@ -176,7 +176,12 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
         summary: 'Index-price candles of an asset (from stored candles; never calls the exchange)',
         params: AssetParams,
         querystring: ChartQuery,
-        response: { 200: ChartResponse, 400: { $ref: 'ErrorBody#' }, 404: { $ref: 'ErrorBody#' } },
+        response: {
+          200: withCacheHeaders(ChartResponse),
+          304: NOT_MODIFIED,
+          400: { $ref: 'ErrorBody#' },
+          404: { $ref: 'ErrorBody#' },
+        },
       },
     },
     async (request) => {
@@ -222,7 +227,7 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
         tags: ['market'],
         summary: 'Fees that apply to an asset: ours, the exchange’s, network fees, and a worked example',
         params: AssetParams,
-        response: { 200: FeesResponse, 404: { $ref: 'ErrorBody#' } },
+        response: { 200: withCacheHeaders(FeesResponse), 304: NOT_MODIFIED, 404: { $ref: 'ErrorBody#' } },
       },
     },
     async (request) => {

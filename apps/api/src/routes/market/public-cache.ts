@@ -45,6 +45,28 @@ interface Entry {
 
 export const PUBLIC_CACHE_MAX_ENTRIES = 2_000
 
+/** The headers every answer of a kept route carries, declared on its 200 and 304 (withCacheHeaders). */
+export const CACHE_HEADERS = {
+  etag: { type: 'string', description: 'a strong validator of the body: send it back as If-None-Match' },
+  'cache-control': { type: 'string', description: 'public, max-age=N: a CDN may keep the answer N seconds' },
+  'x-cache': { type: 'string', enum: ['hit', 'miss'], description: 'whether this process answered from its cache' },
+} as const
+
+/**
+ * A response schema with the cache headers declared (@fastify/swagger reads `headers` on a
+ * response): a copy keeping the schema's own keys, TypeBox's symbol keys among them.
+ */
+export function withCacheHeaders<T extends object>(schema: T): T {
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(schema)) as T
+  return Object.assign(copy, { headers: CACHE_HEADERS })
+}
+
+/** The response a kept route declares for a matching If-None-Match. */
+export const NOT_MODIFIED = withCacheHeaders({
+  type: 'null',
+  description: 'Not modified: If-None-Match names the current answer (its ETag); no body',
+} as const)
+
 const etagOf = (body: string) => `"${createHash('sha1').update(body).digest('base64url')}"`
 const configOf = (request: FastifyRequest) =>
   (request.routeOptions.config as PublicCacheRouteConfig | undefined)?.publicCache

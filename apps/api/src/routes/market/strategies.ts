@@ -40,6 +40,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type Type from 'typebox'
 import { UnknownAssetError } from './errors'
+import { NOT_MODIFIED, withCacheHeaders } from './public-cache'
 
 export interface StrategiesOptions {
   sql: Sql
@@ -473,7 +474,12 @@ export async function strategiesRoutes(app: FastifyInstance, opts: StrategiesOpt
         summary: 'Strategies on an asset: parameters, the current cycle, per-cycle history, statistics with losses',
         params: AssetParams,
         querystring: StrategiesQuery,
-        response: { 200: StrategiesResponse, 400: { $ref: 'ErrorBody#' }, 404: { $ref: 'ErrorBody#' } },
+        response: {
+          200: withCacheHeaders(StrategiesResponse),
+          304: NOT_MODIFIED,
+          400: { $ref: 'ErrorBody#' },
+          404: { $ref: 'ErrorBody#' },
+        },
       },
     },
     async (request) => {

@@ -148,6 +148,9 @@ export default async function portfolioRoutes(app: FastifyInstance, opts: Portfo
         querystring: StatementQuery,
         response: {
           200: {
+            headers: {
+              'x-next-cursor': { type: 'string', description: 'the cursor of the next page, when there is one' },
+            },
             content: {
               'application/json': { schema: StatementResponse },
               'text/csv': { schema: StatementCsv },

@@ -175,6 +175,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
         response: {
           202: CreatedPosition,
           400: { $ref: 'ErrorBody#' },
+          409: { $ref: 'ErrorBody#' },
           422: { $ref: 'ErrorBody#' },
           503: { $ref: 'ErrorBody#' },
         },
