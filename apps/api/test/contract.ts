@@ -93,3 +93,13 @@ export function installContract(app: FastifyInstance): Contract {
   })
   return { violations }
 }
+
+/** `node` with every `#/components/schemas/…` reference replaced by the schema it names (for assertions). */
+export function inlineRefs(doc: { components?: { schemas?: Record<string, unknown> } }, node: unknown): unknown {
+  if (Array.isArray(node)) return node.map((n) => inlineRefs(doc, n))
+  if (typeof node !== 'object' || node === null) return node
+  const ref = (node as { $ref?: unknown }).$ref
+  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/'))
+    return inlineRefs(doc, doc.components?.schemas?.[ref.slice('#/components/schemas/'.length)])
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inlineRefs(doc, v)]))
+}

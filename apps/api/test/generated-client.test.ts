@@ -14,12 +14,20 @@ import { type Api, DOMAIN, startApi } from './support'
 
 const DIR = join(import.meta.dirname, '..', 'test-output', `generated-client-${process.pid}`)
 
-/** The program a frontend developer would write, against the generated `paths` only. */
+/** The program a frontend developer would write, against the generated `paths` and named `components` only. */
 const PROGRAM = `
 import createClient from 'openapi-fetch'
 import { createSiweMessage } from 'viem/siwe'
 import { privateKeyToAccount } from 'viem/accounts'
-import type { paths } from './schema.js'
+import type { components, paths } from './schema.js'
+
+// the resources are named types, their closed sets of strings enumerations
+type Position = components['schemas']['Position']
+type Withdrawal = components['schemas']['Withdrawal']
+type StatementLine = components['schemas']['StatementLine']
+const side: Position['side'] = 'put'
+// @ts-expect-error not a side the API knows
+const wrongSide: Position['side'] = 'straddle'
 
 export async function run(baseUrl: string, key: \`0x\${string}\`, domain: string) {
   const api = createClient<paths>({ baseUrl })
@@ -50,7 +58,11 @@ export async function run(baseUrl: string, key: \`0x\${string}\`, domain: string
     ...authed,
     body: { chain: 'base', asset: 'USDC', amount: '1.0000001', destination: account.address },
   })
+  const listed: Position[] = positions.data?.positions ?? []
+  const sent: Withdrawal[] = withdrawals.data?.items ?? []
+  const lines: StatementLine[] = typeof statement.data === 'object' ? statement.data.rows : []
   return {
+    named: [listed.length, sent.length, lines.length, side, wrongSide].length,
     depositAddress: address.data?.address,
     positions: positions.data?.positions.length,
     withdrawals: withdrawals.data?.items.length,
@@ -99,6 +111,7 @@ describe('a client generated from the OpenAPI document', () => {
     }
     const out = await run(baseUrl, generatePrivateKey(), DOMAIN)
     expect(out).toEqual({
+      named: 5,
       depositAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/),
       positions: 0,
       withdrawals: 0,

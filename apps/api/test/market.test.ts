@@ -8,6 +8,7 @@ import { fromE18, toE18 } from '@wh/exchange'
 import { marketNames } from '@wh/market'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inlineRefs } from './contract'
 import { type MarketStack, START, startMarketStack, waitFor } from './market-support'
 
 const MIN = 60_000
@@ -244,6 +245,6 @@ describe('market data routes', () => {
     for (const p of ['/assets', '/{asset}/chart', '/{asset}/fees', '/ws/prices']) expect(doc.paths[p], p).toBeDefined()
     const chart = doc.paths['/{asset}/chart'].get
     // the overlays are filled by the strategies (apps/api/test/strategies.test.ts)
-    expect(JSON.stringify(chart.responses['200'])).toContain('cumulativeRealisedReturnPct')
+    expect(JSON.stringify(inlineRefs(doc, chart.responses['200']))).toContain('cumulativeRealisedReturnPct')
   })
 })

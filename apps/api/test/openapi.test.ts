@@ -49,6 +49,72 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(statement.responses['200']?.content ?? {})).toContain('text/csv')
   })
 
+  it('emits every closed set of strings as one enum, never as an anyOf of one-value schemas', async () => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json()
+    const oneValue = (s: Record<string, unknown>) =>
+      s.const !== undefined || (Array.isArray(s.enum) && s.enum.length === 1)
+    const offenders: string[] = []
+    const walk = (node: unknown, at: string): void => {
+      if (typeof node !== 'object' || node === null) return
+      const anyOf = (node as { anyOf?: Array<Record<string, unknown>> }).anyOf
+      if (anyOf && anyOf.length > 1 && anyOf.every(oneValue)) offenders.push(at)
+      for (const [k, v] of Object.entries(node)) walk(v, `${at}/${k}`)
+    }
+    walk(doc, '#')
+    expect(offenders).toEqual([])
+    // the same values, now as enums: in a component, in a route's own schema, in a request body
+    expect(doc.components.schemas.WsError.properties.code).toEqual({
+      type: 'string',
+      enum: ['MALFORMED_MESSAGE', 'UNKNOWN_ASSET', 'MESSAGE_TOO_LARGE'],
+    })
+    const cancel = doc.paths['/positions/{id}'].delete.responses['202'].content['application/json'].schema
+    expect(cancel.properties.outcome.enum).toEqual([
+      'cancelled',
+      'cancel_requested',
+      'close_requested',
+      'stopping',
+      'stopped',
+    ])
+    const signal = doc.paths['/webhooks/signals'].post.requestBody.content['application/json'].schema
+    expect(signal.properties.side).toMatchObject({ type: 'string', enum: ['put', 'call', 'both'] })
+  })
+
+  it('names the resources as components that every route refers to', async () => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json()
+    const names = Object.keys(doc.components.schemas)
+    for (const name of [
+      'Position',
+      'Wheel',
+      'Withdrawal',
+      'Subaccount',
+      'Release',
+      'StatementLine',
+      'Asset',
+      'Strategy',
+    ])
+      expect(names).toContain(name)
+    const json = (path: string, method: string, status: string) =>
+      doc.paths[path][method].responses[status].content['application/json'].schema
+    expect(json('/positions', 'get', '200').properties.positions.items).toEqual({
+      $ref: '#/components/schemas/Position',
+    })
+    expect(json('/withdrawals', 'get', '200').properties.items.items).toEqual({
+      $ref: '#/components/schemas/Withdrawal',
+    })
+    expect(json('/portfolio/statement', 'get', '200').properties.rows.items).toEqual({
+      $ref: '#/components/schemas/StatementLine',
+    })
+    // nothing named is left inline
+    const inline: string[] = []
+    const walk = (node: unknown, at: string): void => {
+      if (typeof node !== 'object' || node === null) return
+      if (typeof (node as { title?: unknown }).title === 'string') inline.push(at)
+      for (const [k, v] of Object.entries(node)) walk(v, `${at}/${k}`)
+    }
+    walk(doc.paths, '#/paths')
+    expect(inline).toEqual([])
+  })
+
   it('declares security on every operation: a bearer token where the guard runs, none elsewhere', () => {
     for (const { method, path, op } of ops) expect(Array.isArray(op.security), `${method} ${path}`).toBe(true)
     const security = (m: string, p: string) => ops.find((o) => o.method === m && o.path === p)?.op.security

@@ -32,6 +32,7 @@ import {
   startExchangeStack,
 } from '../../worker/test/fixtures/exchange-stack'
 import { buildServer } from '../src/server'
+import { inlineRefs } from './contract'
 import { connect, fixedFees, type Msg, waitFor } from './market-support'
 
 const MIN = 60_000
@@ -483,7 +484,7 @@ describe('GET /:asset/strategies and chart overlays', () => {
     const doc = (await get('/docs/json')).json()
     expect(doc.paths['/{asset}/strategies'].get.responses['200']).toBeDefined()
     expect(doc.paths['/ws/strategies']).toBeDefined()
-    expect(JSON.stringify(doc.paths['/{asset}/strategies'])).toContain('maxDrawdownPct')
+    expect(JSON.stringify(inlineRefs(doc, doc.paths['/{asset}/strategies']))).toContain('maxDrawdownPct')
   })
 })
 

@@ -1,5 +1,7 @@
 /** The operator's desk (apps/api/src/admin): request and response shapes. */
+
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
 const Iso = Type.String({ format: 'date-time' })
 const Uuid = Type.String({ format: 'uuid' })
@@ -15,44 +17,45 @@ export const Decision = Type.Object(
 
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false })
 
-export const HeldTransaction = Type.Object({
-  id: Uuid,
-  chain: Type.String(),
-  purpose: Type.String(),
-  refId: Type.String(),
-  nonce: Type.String(),
-  txHash: Type.String(),
-  contradictions: Type.Integer(),
-  holdReason: Type.Union([Type.String(), Type.Null()]),
-  updatedAt: Iso,
-})
+export const HeldTransaction = Type.Object(
+  {
+    id: Uuid,
+    chain: Type.String(),
+    purpose: Type.String(),
+    refId: Type.String(),
+    nonce: Type.String(),
+    txHash: Type.String(),
+    contradictions: Type.Integer(),
+    holdReason: Type.Union([Type.String(), Type.Null()]),
+    updatedAt: Iso,
+  },
+  { title: 'HeldTransaction' },
+)
 export const HeldList = Type.Object({ items: Type.Array(HeldTransaction) })
 
 export const HeldDecision = Type.Object({
   id: Uuid,
-  verdict: Type.Union([Type.Literal('recheck'), Type.Literal('failed')]),
+  verdict: LiteralUnion(['recheck', 'failed']),
   state: Type.String(),
   txHash: Type.String(),
   /** true: this decision had already been taken (the command is idempotent) */
   alreadyDone: Type.Boolean(),
 })
 
-export const ChainCursor = Type.Object({
-  chain: Type.String(),
-  nextBlock: Type.String(),
-  blockHash: Type.Union([Type.String(), Type.Null()]),
-  haltedAt: Type.Union([Iso, Type.Null()]),
-  haltReason: Type.Union([Type.String(), Type.Null()]),
-})
+export const ChainCursor = Type.Object(
+  {
+    chain: Type.String(),
+    nextBlock: Type.String(),
+    blockHash: Type.Union([Type.String(), Type.Null()]),
+    haltedAt: Type.Union([Iso, Type.Null()]),
+    haltReason: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: 'ChainCursor' },
+)
 export const ChainList = Type.Object({ items: Type.Array(ChainCursor) })
 export const ChainParams = Type.Object(
   {
-    chain: Type.Union([
-      Type.Literal('ethereum'),
-      Type.Literal('optimism'),
-      Type.Literal('base'),
-      Type.Literal('arbitrum'),
-    ]),
+    chain: LiteralUnion(['ethereum', 'optimism', 'base', 'arbitrum']),
   },
   { additionalProperties: false },
 )
@@ -66,26 +69,32 @@ export const ResumeBody = Type.Object(
 )
 export const ResumeResult = Type.Object({ chain: Type.String(), resumed: Type.Boolean(), alreadyDone: Type.Boolean() })
 
-export const StoppedSubaccount = Type.Object({
-  id: Uuid,
-  userId: Uuid,
-  exchangeId: Type.Union([Type.String(), Type.Null()]),
-  asset: Type.String(),
-  stoppedAt: Iso,
-  stopReason: Type.Union([Type.String(), Type.Null()]),
-})
+export const StoppedSubaccount = Type.Object(
+  {
+    id: Uuid,
+    userId: Uuid,
+    exchangeId: Type.Union([Type.String(), Type.Null()]),
+    asset: Type.String(),
+    stoppedAt: Iso,
+    stopReason: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: 'StoppedSubaccount' },
+)
 export const StoppedList = Type.Object({ items: Type.Array(StoppedSubaccount) })
 export const ClearStopResult = Type.Object({ id: Uuid, cleared: Type.Boolean(), alreadyDone: Type.Boolean() })
 
-export const OperatorAction = Type.Object({
-  id: Uuid,
-  action: Type.String(),
-  subject: Type.String(),
-  actor: Type.String(),
-  reason: Type.String(),
-  details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-  at: Iso,
-})
+export const OperatorAction = Type.Object(
+  {
+    id: Uuid,
+    action: Type.String(),
+    subject: Type.String(),
+    actor: Type.String(),
+    reason: Type.String(),
+    details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    at: Iso,
+  },
+  { title: 'OperatorAction' },
+)
 export const ActionsQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
@@ -108,13 +117,16 @@ export const Overview = Type.Object({
 
 const BaseUnits = Type.String({ pattern: '^-?[0-9]{1,78}$', description: 'base units of the currency' })
 
-export const SolvencyLeg = Type.Object({
-  side: Type.Union([Type.Literal('asset'), Type.Literal('liability')]),
-  currency: Type.String(),
-  kind: Type.String({ description: 'platform_wallet, deposit_addresses, exchange_subaccounts, user_transit, …' }),
-  place: Type.String({ description: 'where: `base:hot:0x…`, `exchange:wallet`, `journal`, …' }),
-  amount: BaseUnits,
-})
+export const SolvencyLeg = Type.Object(
+  {
+    side: LiteralUnion(['asset', 'liability']),
+    currency: Type.String(),
+    kind: Type.String({ description: 'platform_wallet, deposit_addresses, exchange_subaccounts, user_transit, …' }),
+    place: Type.String({ description: 'where: `base:hot:0x…`, `exchange:wallet`, `journal`, …' }),
+    amount: BaseUnits,
+  },
+  { title: 'SolvencyLeg' },
+)
 export const SolvencyTotal = Type.Object({
   currency: Type.String(),
   assets: BaseUnits,
@@ -128,28 +140,37 @@ export const PlaceSurplus = Type.Object({
   expected: BaseUnits,
   amount: BaseUnits,
 })
-export const SolvencyRun = Type.Object({
-  id: Uuid,
-  startedAt: Iso,
-  finishedAt: Iso,
-  complete: Type.Boolean({ description: 'every leg was read; an incomplete run decides nothing' }),
-  totals: Type.Array(SolvencyTotal),
-  legs: Type.Array(SolvencyLeg),
-  surpluses: Type.Array(PlaceSurplus),
-  errors: Type.Array(Type.Object({ place: Type.String(), error: Type.String() })),
-})
-export const DeficitEpisode = Type.Object({
-  currency: Type.String(),
-  openedAt: Iso,
-  openedRunId: Uuid,
-  worst: BaseUnits,
-})
-export const PlatformStopView = Type.Object({
-  id: Uuid,
-  raisedAt: Iso,
-  raisedBy: Type.Union([Type.Literal('solvency'), Type.Literal('operator')]),
-  reason: Type.String(),
-})
+export const SolvencyRun = Type.Object(
+  {
+    id: Uuid,
+    startedAt: Iso,
+    finishedAt: Iso,
+    complete: Type.Boolean({ description: 'every leg was read; an incomplete run decides nothing' }),
+    totals: Type.Array(SolvencyTotal),
+    legs: Type.Array(SolvencyLeg),
+    surpluses: Type.Array(PlaceSurplus),
+    errors: Type.Array(Type.Object({ place: Type.String(), error: Type.String() })),
+  },
+  { title: 'SolvencyRun' },
+)
+export const DeficitEpisode = Type.Object(
+  {
+    currency: Type.String(),
+    openedAt: Iso,
+    openedRunId: Uuid,
+    worst: BaseUnits,
+  },
+  { title: 'DeficitEpisode' },
+)
+export const PlatformStopView = Type.Object(
+  {
+    id: Uuid,
+    raisedAt: Iso,
+    raisedBy: LiteralUnion(['solvency', 'operator']),
+    reason: Type.String(),
+  },
+  { title: 'PlatformStop' },
+)
 export const SolvencyView = Type.Object({
   latest: Type.Union([SolvencyRun, Type.Null()], { description: 'the newest run, complete or not' }),
   lastComplete: Type.Union([Iso, Type.Null()], { description: 'when the newest complete run finished' }),

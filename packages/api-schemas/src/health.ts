@@ -1,10 +1,11 @@
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
-const Check = Type.Union([Type.Literal('up'), Type.Literal('down')])
+const Check = LiteralUnion(['up', 'down'])
 
 export const HealthQuery = Type.Object({
   probe: Type.Optional(
-    Type.Union([Type.Literal('live'), Type.Literal('ready')], {
+    LiteralUnion(['live', 'ready'], {
       description: '`live`: liveness only, no dependency probed; `ready` (default): readiness',
     }),
   ),
@@ -14,7 +15,7 @@ export type HealthQueryValue = Type.Static<typeof HealthQuery>
 export const LiveResponse = Type.Object({ status: Type.Literal('ok') })
 
 export const HealthResponse = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down')], {
+  status: LiteralUnion(['ok', 'degraded', 'down'], {
     description:
       '`ok` (200) all up; `degraded` (200) a chain RPC or the exchange is down, the API still serves; ' +
       '`down` (503) Postgres or Redis is down, the API cannot serve',

@@ -21,18 +21,21 @@ export const RootTotal = Type.Object({
   value: Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', description: "`amount` in the currency's unit" }),
 })
 
-export const LiabilityRoot = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  root: Hash("the Merkle-sum tree's root hash (sha256)"),
-  currencies: Type.Array(Type.String(), {
-    description: 'the order in which every amount of the tree, its proofs and `totals` is given',
-  }),
-  totals: Type.Array(RootTotal, { description: 'one per currency, in the order of `currencies`' }),
-  leafCount: Type.Integer({ description: 'users in the tree' }),
-  depth: Type.Integer({ description: 'steps of every path' }),
-  publishedAt: Timestamp('when the root was published'),
-  balancesAt: Timestamp("the time of the ledger's snapshot the balances were read in"),
-})
+export const LiabilityRoot = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    root: Hash("the Merkle-sum tree's root hash (sha256)"),
+    currencies: Type.Array(Type.String(), {
+      description: 'the order in which every amount of the tree, its proofs and `totals` is given',
+    }),
+    totals: Type.Array(RootTotal, { description: 'one per currency, in the order of `currencies`' }),
+    leafCount: Type.Integer({ description: 'users in the tree' }),
+    depth: Type.Integer({ description: 'steps of every path' }),
+    publishedAt: Timestamp('when the root was published'),
+    balancesAt: Timestamp("the time of the ledger's snapshot the balances were read in"),
+  },
+  { title: 'LiabilityRoot' },
+)
 
 export const RootsQuery = Type.Object(
   {
@@ -52,22 +55,28 @@ export const RootsResponse = Type.Object({
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 })
 
-export const PathStep = Type.Object({
-  hash: Hash("the sibling's hash"),
-  sums: Type.Array(BaseUnits("the sibling's sum in a currency"), { description: 'in the order of `currencies`' }),
-})
+export const PathStep = Type.Object(
+  {
+    hash: Hash("the sibling's hash"),
+    sums: Type.Array(BaseUnits("the sibling's sum in a currency"), { description: 'in the order of `currencies`' }),
+  },
+  { title: 'ProofStep' },
+)
 
 /** What the caller keeps to check their balances are counted in the root (@wh/proof LiabilityProof). */
-export const LiabilityProof = Type.Object({
-  currencies: Type.Array(Type.String()),
-  userId: Type.String({ format: 'uuid' }),
-  salt: Hash('32 random bytes of this leaf, fresh in every tree'),
-  balances: Type.Array(BaseUnits('what the platform owed the caller in a currency (a negative total counts 0)'), {
-    description: 'in the order of `currencies`',
-  }),
-  index: Type.Integer({ minimum: 0, description: "the leaf's position: bit k says the side at step k" }),
-  path: Type.Array(PathStep, { description: "siblings from the leaf's level up to the root's children" }),
-})
+export const LiabilityProof = Type.Object(
+  {
+    currencies: Type.Array(Type.String()),
+    userId: Type.String({ format: 'uuid' }),
+    salt: Hash('32 random bytes of this leaf, fresh in every tree'),
+    balances: Type.Array(BaseUnits('what the platform owed the caller in a currency (a negative total counts 0)'), {
+      description: 'in the order of `currencies`',
+    }),
+    index: Type.Integer({ minimum: 0, description: "the leaf's position: bit k says the side at step k" }),
+    path: Type.Array(PathStep, { description: "siblings from the leaf's level up to the root's children" }),
+  },
+  { title: 'LiabilityProof' },
+)
 
 export const PortfolioProofResponse = Type.Object({
   root: LiabilityRoot,

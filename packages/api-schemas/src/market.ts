@@ -15,15 +15,18 @@ export const AssetParams = Type.Object({
   asset: Type.String({ minLength: 1, maxLength: 16, description: 'an underlying, e.g. ETH (case-insensitive)' }),
 })
 
-export const DepositRoute = Type.Object({
-  chain: Type.String(),
-  chainId: Type.Integer(),
-  token: Type.String(),
-  contract: Nullable(Type.String({ description: 'null for the native asset' })),
-  decimals: Type.Integer(),
-  minDeposit: Decimal('smallest deposit credited, in the token'),
-  confirmations: Type.Integer({ description: 'blocks on top of the deposit before it counts' }),
-})
+export const DepositRoute = Type.Object(
+  {
+    chain: Type.String(),
+    chainId: Type.Integer(),
+    token: Type.String(),
+    contract: Nullable(Type.String({ description: 'null for the native asset' })),
+    decimals: Type.Integer(),
+    minDeposit: Decimal('smallest deposit credited, in the token'),
+    confirmations: Type.Integer({ description: 'blocks on top of the deposit before it counts' }),
+  },
+  { title: 'DepositRoute' },
+)
 
 export const AssetStrategy = Type.Object({
   id: Type.String({ description: 'e.g. eth-wheel, as in GET /:asset/strategies' }),
@@ -33,25 +36,28 @@ export const AssetStrategy = Type.Object({
   parameters: StrategyParameters,
 })
 
-export const AssetItem = Type.Object({
-  symbol: Type.String(),
-  name: Type.String(),
-  kind: Type.Union([Type.Literal('underlying'), Type.Literal('cash')]),
-  exchangeCurrency: Type.String({ description: "the exchange's currency name" }),
-  decimals: Type.Integer(),
-  availability: LiteralUnion(ASSET_AVAILABILITIES, { description: 'active | deposit-only | withdraw-only | paused' }),
-  depositRoutes: Type.Array(DepositRoute, { description: 'chains and tokens that take deposits of this asset' }),
-  strategies: Type.Array(AssetStrategy, {
-    description:
-      'the strategies offered on this asset under TRADING_PROFILE (wheel, cash-secured put, covered call); ' +
-      'empty for the cash currency. History and statistics: GET /:asset/strategies',
-  }),
-  indexPrice: Nullable(Decimal('latest index price, USD (cash: 1); null before the feed has one')),
-  priceAt: Nullable(Timestamp('exchange time of that price')),
-  change24hPct: Nullable(
-    Decimal('change of the index over 24 h in percent (2 decimals); null until the feed is 24 h old'),
-  ),
-})
+export const AssetItem = Type.Object(
+  {
+    symbol: Type.String(),
+    name: Type.String(),
+    kind: LiteralUnion(['underlying', 'cash']),
+    exchangeCurrency: Type.String({ description: "the exchange's currency name" }),
+    decimals: Type.Integer(),
+    availability: LiteralUnion(ASSET_AVAILABILITIES, { description: 'active | deposit-only | withdraw-only | paused' }),
+    depositRoutes: Type.Array(DepositRoute, { description: 'chains and tokens that take deposits of this asset' }),
+    strategies: Type.Array(AssetStrategy, {
+      description:
+        'the strategies offered on this asset under TRADING_PROFILE (wheel, cash-secured put, covered call); ' +
+        'empty for the cash currency. History and statistics: GET /:asset/strategies',
+    }),
+    indexPrice: Nullable(Decimal('latest index price, USD (cash: 1); null before the feed has one')),
+    priceAt: Nullable(Timestamp('exchange time of that price')),
+    change24hPct: Nullable(
+      Decimal('change of the index over 24 h in percent (2 decimals); null until the feed is 24 h old'),
+    ),
+  },
+  { title: 'Asset' },
+)
 export const AssetsResponse = Type.Object({ assets: Type.Array(AssetItem) }, { $id: 'AssetsResponse' })
 
 export const ChartQuery = Type.Object(
@@ -63,40 +69,49 @@ export const ChartQuery = Type.Object(
   { additionalProperties: false },
 )
 
-export const Candle = Type.Object({
-  t: Timestamp('start of the candle (UTC, aligned to the interval)'),
-  open: Decimal('USD'),
-  high: Decimal('USD'),
-  low: Decimal('USD'),
-  close: Decimal('USD'),
-  ticks: Type.Integer({ description: 'index ticks folded into the candle' }),
-})
+export const Candle = Type.Object(
+  {
+    t: Timestamp('start of the candle (UTC, aligned to the interval)'),
+    open: Decimal('USD'),
+    high: Decimal('USD'),
+    low: Decimal('USD'),
+    close: Decimal('USD'),
+    ticks: Type.Integer({ description: 'index ticks folded into the candle' }),
+  },
+  { title: 'Candle' },
+)
 
-export const Overlay = Type.Object({
-  cycleId: Type.String({ description: '<strategy>:<instrument>, as in GET /:asset/strategies' }),
-  strategy: Type.Union([Type.Literal('wheel'), Type.Literal('put'), Type.Literal('call')]),
-  side: Type.Union([Type.Literal('put'), Type.Literal('call')]),
-  instrument: Type.String(),
-  strike: Decimal('USD'),
-  soldAt: Timestamp('first fill of the cycle'),
-  expiry: Timestamp('expiry of the option sold'),
-  ivAtSale: Nullable(
-    Decimal(
-      "the option's mark implied volatility (a fraction) when its legs were sold, weighted by contracts; " +
-        'display only; null when no leg recorded one',
+export const Overlay = Type.Object(
+  {
+    cycleId: Type.String({ description: '<strategy>:<instrument>, as in GET /:asset/strategies' }),
+    strategy: LiteralUnion(['wheel', 'put', 'call']),
+    side: LiteralUnion(['put', 'call']),
+    instrument: Type.String(),
+    strike: Decimal('USD'),
+    soldAt: Timestamp('first fill of the cycle'),
+    expiry: Timestamp('expiry of the option sold'),
+    ivAtSale: Nullable(
+      Decimal(
+        "the option's mark implied volatility (a fraction) when its legs were sold, weighted by contracts; " +
+          'display only; null when no leg recorded one',
+      ),
     ),
-  ),
-  outcome: Nullable(Type.Union([Type.Literal('itm'), Type.Literal('otm')])),
-  cumulativeRealisedReturnPct: Nullable(
-    Decimal("the strategy's cumulative realised return after this cycle's expiry, percent; null while open"),
-  ),
-})
+    outcome: Nullable(LiteralUnion(['itm', 'otm'])),
+    cumulativeRealisedReturnPct: Nullable(
+      Decimal("the strategy's cumulative realised return after this cycle's expiry, percent; null while open"),
+    ),
+  },
+  { title: 'ChartOverlay' },
+)
 
-export const ReturnPoint = Type.Object({
-  strategy: Type.Union([Type.Literal('wheel'), Type.Literal('put'), Type.Literal('call')]),
-  t: Timestamp('an expiry at which cycles of the strategy settled'),
-  cumulativeRealisedReturnPct: Decimal('compounded realised return of the strategy up to t, percent'),
-})
+export const ReturnPoint = Type.Object(
+  {
+    strategy: LiteralUnion(['wheel', 'put', 'call']),
+    t: Timestamp('an expiry at which cycles of the strategy settled'),
+    cumulativeRealisedReturnPct: Decimal('compounded realised return of the strategy up to t, percent'),
+  },
+  { title: 'ReturnPoint' },
+)
 
 export const ChartResponse = Type.Object(
   {
@@ -122,7 +137,7 @@ const NetworkFeeEstimate = Type.Object({
   asset: Type.Literal('ETH'),
   estimate: Type.Optional(Decimal('gas limit × current max fee per gas, in ETH')),
   gasLimit: Type.String(),
-  paidBy: Type.Union([Type.Literal('user'), Type.Literal('platform')]),
+  paidBy: LiteralUnion(['user', 'platform']),
 })
 
 export const FeesResponse = Type.Object(

@@ -1,6 +1,8 @@
 /** Query and response schemas of GET /portfolio/summary and GET /portfolio/statement. */
+
 import { STATEMENT_DEFAULT_LIMIT, STATEMENT_MAX_LIMIT } from '@wh/ledger'
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 import { SubaccountSummary } from './subaccounts'
 
 /** A summary period may span at most this many days. */
@@ -22,37 +24,40 @@ export const SummaryQuery = Type.Object(
 )
 export type SummaryQueryValue = Type.Static<typeof SummaryQuery>
 
-const AssetSummary = Type.Object({
-  currency: Type.String(),
-  decimals: Type.Integer({ description: 'places of every amount of this asset' }),
-  freeBalance: Amount(
-    'transit minus pending withdrawals and fundings in flight: what may be withdrawn or put to work now',
-  ),
-  inSubaccounts: Amount('held at the exchange, all subaccounts together'),
-  pendingWithdrawals: Amount("withdrawals in state 'requested'"),
-  pendingFundings: Amount('fundings of a subaccount sent to the exchange but not yet confirmed'),
-  income: Type.Object(
-    {
-      premium: Amount('option premium received over the period'),
-      interest: Amount('interest earned over the period'),
-      funding: Amount('funding over the period, negative when paid'),
-    },
-    { description: 'over the period, positive = earned' },
-  ),
-  expenses: Type.Object(
-    {
-      exchangeFee: Amount('exchange fees over the period'),
-      settlement: Amount('settlements of options expired in the money over the period'),
-      swap: Amount('sold in swaps (negative: bought) over the period'),
-      borrow: Amount('interest charged over the period'),
-    },
-    { description: 'over the period, positive = paid' },
-  ),
-  netDeposits: Amount('deposits minus withdrawals sent over the period'),
-  periodReturn: Amount(
-    'change of holdings over the period minus net deposits: income less expenses and fees, losses included',
-  ),
-})
+const AssetSummary = Type.Object(
+  {
+    currency: Type.String(),
+    decimals: Type.Integer({ description: 'places of every amount of this asset' }),
+    freeBalance: Amount(
+      'transit minus pending withdrawals and fundings in flight: what may be withdrawn or put to work now',
+    ),
+    inSubaccounts: Amount('held at the exchange, all subaccounts together'),
+    pendingWithdrawals: Amount("withdrawals in state 'requested'"),
+    pendingFundings: Amount('fundings of a subaccount sent to the exchange but not yet confirmed'),
+    income: Type.Object(
+      {
+        premium: Amount('option premium received over the period'),
+        interest: Amount('interest earned over the period'),
+        funding: Amount('funding over the period, negative when paid'),
+      },
+      { description: 'over the period, positive = earned' },
+    ),
+    expenses: Type.Object(
+      {
+        exchangeFee: Amount('exchange fees over the period'),
+        settlement: Amount('settlements of options expired in the money over the period'),
+        swap: Amount('sold in swaps (negative: bought) over the period'),
+        borrow: Amount('interest charged over the period'),
+      },
+      { description: 'over the period, positive = paid' },
+    ),
+    netDeposits: Amount('deposits minus withdrawals sent over the period'),
+    periodReturn: Amount(
+      'change of holdings over the period minus net deposits: income less expenses and fees, losses included',
+    ),
+  },
+  { title: 'AssetSummary' },
+)
 
 export const SummaryResponse = Type.Object({
   from: Type.String({ format: 'date-time' }),
@@ -79,7 +84,7 @@ export const StatementQuery = Type.Object(
       }),
     ),
     format: Type.Optional(
-      Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+      LiteralUnion(['json', 'csv'], {
         default: 'json',
         description: 'csv: text/csv, one line per posting, the next cursor in the x-next-cursor header',
       }),
@@ -89,20 +94,26 @@ export const StatementQuery = Type.Object(
 )
 export type StatementQueryValue = Type.Static<typeof StatementQuery>
 
-const StatementPosting = Type.Object({
-  account: Type.String({ description: 'ledger account name (spec 2.4)' }),
-  currency: Type.String(),
-  amount: Amount('signed: positive flowed into the account'),
-  balanceAfter: Amount("the account's running balance in this currency after the event"),
-})
+const StatementPosting = Type.Object(
+  {
+    account: Type.String({ description: 'ledger account name (spec 2.4)' }),
+    currency: Type.String(),
+    amount: Amount('signed: positive flowed into the account'),
+    balanceAfter: Amount("the account's running balance in this currency after the event"),
+  },
+  { title: 'StatementPosting' },
+)
 
-const StatementRow = Type.Object({
-  eventId: Type.String({ format: 'uuid' }),
-  type: Type.String({ description: 'event type (spec 6)' }),
-  occurredAt: Type.String({ format: 'date-time' }),
-  recordedAt: Type.String({ format: 'date-time' }),
-  postings: Type.Array(StatementPosting, { description: "postings to the user's own accounts" }),
-})
+const StatementRow = Type.Object(
+  {
+    eventId: Type.String({ format: 'uuid' }),
+    type: Type.String({ description: 'event type (spec 6)' }),
+    occurredAt: Type.String({ format: 'date-time' }),
+    recordedAt: Type.String({ format: 'date-time' }),
+    postings: Type.Array(StatementPosting, { description: "postings to the user's own accounts" }),
+  },
+  { title: 'StatementLine' },
+)
 
 export const StatementResponse = Type.Object({
   rows: Type.Array(StatementRow, { description: 'in time order (occurredAt, then eventId)' }),

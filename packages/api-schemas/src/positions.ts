@@ -12,7 +12,7 @@ const Nullable = <T extends Type.TSchema>(t: T) => Type.Union([t, Type.Null()])
 const Amount = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description })
 
 export const Asset = LiteralUnion(UNDERLYINGS, { description: 'the underlying' })
-export const Side = Type.Union([Type.Literal('put'), Type.Literal('call')], {
+export const Side = LiteralUnion(['put', 'call'], {
   description: 'put: cash-secured by USDC; call: covered by the underlying',
 })
 export const State = LiteralUnion(POSITION_STATES, { description: 'docs/trading.md "Position states"' })
@@ -20,7 +20,7 @@ export const State = LiteralUnion(POSITION_STATES, { description: 'docs/trading.
 export const CreatePositionBody = Type.Object(
   {
     asset: Asset,
-    side: Type.Union([Type.Literal('put'), Type.Literal('call'), Type.Literal('wheel')], {
+    side: LiteralUnion(['put', 'call', 'wheel'], {
       description:
         'put: a cash-secured put; call: a covered call; wheel: start the wheel on the asset with `amount` USDC ' +
         '(its first leg is a put; the runner opens each next leg)',
@@ -36,47 +36,53 @@ export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$' })),
 })
 
-export const CreatedPosition = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  state: State,
-  asset: Asset,
-  side: Side,
-  collateralCurrency: Type.String(),
-  collateral: Amount('collateral committed'),
-  funded: Amount('the part moved from the free balance into the subaccount (the rest was already there)'),
-  wheelId: Type.Optional(Type.String({ format: 'uuid', description: 'set when this is the first leg of a wheel' })),
-})
+export const CreatedPosition = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    state: State,
+    asset: Asset,
+    side: Side,
+    collateralCurrency: Type.String(),
+    collateral: Amount('collateral committed'),
+    funded: Amount('the part moved from the free balance into the subaccount (the rest was already there)'),
+    wheelId: Type.Optional(Type.String({ format: 'uuid', description: 'set when this is the first leg of a wheel' })),
+  },
+  { title: 'CreatedPosition' },
+)
 
-export const PositionItem = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  wheelId: Nullable(Type.String({ format: 'uuid', description: 'the wheel that opened this leg' })),
-  asset: Type.String(),
-  side: Side,
-  state: State,
-  collateralCurrency: Type.String(),
-  collateral: Amount('collateral committed'),
-  instrument: Nullable(Type.String({ description: 'the option sold, once chosen' })),
-  strike: Nullable(Amount('strike price in USD')),
-  expiry: Nullable(Timestamp),
-  size: Nullable(Amount('contracts to sell, in the underlying')),
-  filled: Amount('contracts sold so far'),
-  premium: Amount('premium received, USDC, before fees'),
-  fees: Amount('exchange and platform fees, USDC'),
-  settlementCost: Nullable(Amount('paid at an in-the-money expiry, USDC')),
-  outcome: Nullable(Type.Union([Type.Literal('itm'), Type.Literal('otm')])),
-  bought: Amount('contracts bought back so far (DELETE of an open leg)'),
-  closeCost: Amount('what buying back cost, USDC: price × contracts, fees apart (they are in `fees`)'),
-  closeLimit: Nullable(
-    Amount('while closing: the highest price per contract the buy-back pays (the quote plus its tolerance), USD'),
-  ),
-  realizedPnl: Amount('premium − fees − settlement cost − close cost, USDC'),
-  fills: Type.Integer({ description: 'number of fills' }),
-  cancelRequested: Type.Boolean(),
-  reason: Nullable(Type.String({ description: 'why it waits, failed or was cancelled' })),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  closedAt: Nullable(Timestamp),
-})
+export const PositionItem = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    wheelId: Nullable(Type.String({ format: 'uuid', description: 'the wheel that opened this leg' })),
+    asset: Type.String(),
+    side: Side,
+    state: State,
+    collateralCurrency: Type.String(),
+    collateral: Amount('collateral committed'),
+    instrument: Nullable(Type.String({ description: 'the option sold, once chosen' })),
+    strike: Nullable(Amount('strike price in USD')),
+    expiry: Nullable(Timestamp),
+    size: Nullable(Amount('contracts to sell, in the underlying')),
+    filled: Amount('contracts sold so far'),
+    premium: Amount('premium received, USDC, before fees'),
+    fees: Amount('exchange and platform fees, USDC'),
+    settlementCost: Nullable(Amount('paid at an in-the-money expiry, USDC')),
+    outcome: Nullable(LiteralUnion(['itm', 'otm'])),
+    bought: Amount('contracts bought back so far (DELETE of an open leg)'),
+    closeCost: Amount('what buying back cost, USDC: price × contracts, fees apart (they are in `fees`)'),
+    closeLimit: Nullable(
+      Amount('while closing: the highest price per contract the buy-back pays (the quote plus its tolerance), USD'),
+    ),
+    realizedPnl: Amount('premium − fees − settlement cost − close cost, USDC'),
+    fills: Type.Integer({ description: 'number of fills' }),
+    cancelRequested: Type.Boolean(),
+    reason: Nullable(Type.String({ description: 'why it waits, failed or was cancelled' })),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    closedAt: Nullable(Timestamp),
+  },
+  { title: 'Position' },
+)
 
 export const ListQuery = Type.Object(
   {
@@ -86,17 +92,20 @@ export const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 )
-export const WheelItem = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  asset: Type.String(),
-  state: Type.Union([Type.Literal('running'), Type.Literal('stopping'), Type.Literal('stopped')]),
-  stopMode: Nullable(Type.Union([Type.Literal('after_cycle'), Type.Literal('now')])),
-  cycles: Type.Integer({ description: 'legs opened so far' }),
-  currentPositionId: Nullable(Type.String({ format: 'uuid' })),
-  reason: Nullable(Type.String({ description: 'why the runner skipped it last' })),
-  createdAt: Timestamp,
-  stoppedAt: Nullable(Timestamp),
-})
+export const WheelItem = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    asset: Type.String(),
+    state: LiteralUnion(['running', 'stopping', 'stopped']),
+    stopMode: Nullable(LiteralUnion(['after_cycle', 'now'])),
+    cycles: Type.Integer({ description: 'legs opened so far' }),
+    currentPositionId: Nullable(Type.String({ format: 'uuid' })),
+    reason: Nullable(Type.String({ description: 'why the runner skipped it last' })),
+    createdAt: Timestamp,
+    stoppedAt: Nullable(Timestamp),
+  },
+  { title: 'Wheel' },
+)
 
 export const ListResponse = Type.Object({
   wheels: Type.Array(WheelItem, {
@@ -110,7 +119,7 @@ export const PositionParams = Type.Object({ id: Type.String({ format: 'uuid' }) 
 export const CancelQuery = Type.Object(
   {
     mode: Type.Optional(
-      Type.Union([Type.Literal('after_cycle'), Type.Literal('now')], {
+      LiteralUnion(['after_cycle', 'now'], {
         description:
           'for a wheel: stop after the current leg (default) or now (its resting orders cancelled, or its sold leg bought back at a quoted cost)',
       }),
@@ -118,16 +127,19 @@ export const CancelQuery = Type.Object(
   },
   { additionalProperties: false },
 )
-export const CloseQuote = Type.Object({
-  pricePerUnit: Amount('the quoted price per contract: the best ask, or the mark plus a margin without one, USD'),
-  amount: Amount('contracts to buy back: sold minus already bought back'),
-  cost: Amount('pricePerUnit × amount, USDC, rounded up; the exchange fee comes on top'),
-  limitPerUnit: Amount('the most the buy order pays per contract: the quote plus 2 %, USD'),
-  quotedAt: Timestamp,
-})
+export const CloseQuote = Type.Object(
+  {
+    pricePerUnit: Amount('the quoted price per contract: the best ask, or the mark plus a margin without one, USD'),
+    amount: Amount('contracts to buy back: sold minus already bought back'),
+    cost: Amount('pricePerUnit × amount, USDC, rounded up; the exchange fee comes on top'),
+    limitPerUnit: Amount('the most the buy order pays per contract: the quote plus 2 %, USD'),
+    quotedAt: Timestamp,
+  },
+  { title: 'CloseQuote' },
+)
 export const CancelResponse = Type.Object({
   id: Type.String({ format: 'uuid' }),
-  action: Type.Union([Type.Literal('cancel'), Type.Literal('close'), Type.Literal('stop')], {
+  action: LiteralUnion(['cancel', 'close', 'stop'], {
     description:
       'cancel: a leg not sold yet; close: a sold (open) leg is bought back (202, with `quote`); stop: a wheel ' +
       '(with `quote` when `mode=now` buys its sold leg back)',

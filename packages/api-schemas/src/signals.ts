@@ -1,6 +1,8 @@
 /** Schemas of POST /webhooks/signals and GET /signals/state (docs/trading.md "Signals"). */
+
 import { SIGNAL_SIGNATURE_HEADER, SIGNAL_TIMESTAMP_HEADER, SignalBody } from '@wh/trading'
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
 export { SignalBody }
 
@@ -12,7 +14,7 @@ export const SignalHeaders = Type.Object({
 })
 
 const SideState = Type.Object({
-  selling: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
+  selling: LiteralUnion(['active', 'paused']),
   reason: Type.Union([Type.String(), Type.Null()]),
   source: Type.Union([Type.String(), Type.Null()]),
   signalId: Type.Union([Type.String(), Type.Null()], { description: 'the signal that set this state, if any' }),

@@ -14,7 +14,7 @@ const Nullable = <T extends Type.TSchema>(t: T) => Type.Union([t, Type.Null()])
 const Kind = LiteralUnion(STRATEGY_KINDS, {
   description: 'wheel: legs opened by wheels; put / call: single legs sold on request',
 })
-const Side = Type.Union([Type.Literal('put'), Type.Literal('call')])
+const Side = LiteralUnion(['put', 'call'])
 
 /** Most cycles of history one request returns. */
 export const STRATEGY_HISTORY_MAX = 500
@@ -34,30 +34,33 @@ export const StrategiesQuery = Type.Object(
   { additionalProperties: false },
 )
 
-export const StrategyParameters = Type.Object({
-  profile: Type.String({ description: 'TRADING_PROFILE' }),
-  sells: Type.Array(Side, { description: 'what the strategy sells: a wheel sells puts in cash, calls in the asset' }),
-  putTargetDelta: Nullable(Decimal('|delta| of the put sold')),
-  callTargetDelta: Nullable(Decimal('|delta| of the call sold')),
-  deltaTolerance: Decimal('a strike further than this from the target delta is not picked'),
-  minTenorHours: Type.Integer({ description: 'the nearest expiry at least this far away is sold…' }),
-  maxTenorDays: Type.Integer({ description: '…and none further than this' }),
-  minAnnualisedYieldPct: Decimal('below this annualised premium yield nothing is sold'),
-  sizes: Type.Object({
-    min: Decimal('smallest order, contracts'),
-    step: Decimal('order sizes are multiples of this'),
-    max: Decimal('largest position per user, contracts'),
-  }),
-  makerWindowMinutes: Type.Integer(),
-  repriceEverySeconds: Type.Integer(),
-  makerStartAboveMarkPct: Decimal('the first ask sits this far above the mark'),
-  endOfWindow: Type.Union([Type.Literal('cancel'), Type.Literal('cross')]),
-  maxCrossBelowMarkPct: Decimal('the end-of-window cross sells down to this far below the mark'),
-})
+export const StrategyParameters = Type.Object(
+  {
+    profile: Type.String({ description: 'TRADING_PROFILE' }),
+    sells: Type.Array(Side, { description: 'what the strategy sells: a wheel sells puts in cash, calls in the asset' }),
+    putTargetDelta: Nullable(Decimal('|delta| of the put sold')),
+    callTargetDelta: Nullable(Decimal('|delta| of the call sold')),
+    deltaTolerance: Decimal('a strike further than this from the target delta is not picked'),
+    minTenorHours: Type.Integer({ description: 'the nearest expiry at least this far away is sold…' }),
+    maxTenorDays: Type.Integer({ description: '…and none further than this' }),
+    minAnnualisedYieldPct: Decimal('below this annualised premium yield nothing is sold'),
+    sizes: Type.Object({
+      min: Decimal('smallest order, contracts'),
+      step: Decimal('order sizes are multiples of this'),
+      max: Decimal('largest position per user, contracts'),
+    }),
+    makerWindowMinutes: Type.Integer(),
+    repriceEverySeconds: Type.Integer(),
+    makerStartAboveMarkPct: Decimal('the first ask sits this far above the mark'),
+    endOfWindow: LiteralUnion(['cancel', 'cross']),
+    maxCrossBelowMarkPct: Decimal('the end-of-window cross sells down to this far below the mark'),
+  },
+  { title: 'StrategyParameters' },
+)
 
 export const CurrentCycle = Type.Object(
   {
-    status: Type.Union([Type.Literal('placing'), Type.Literal('open'), Type.Literal('indicative')], {
+    status: LiteralUnion(['placing', 'open', 'indicative'], {
       description: 'placing/open: legs of this cycle are live; indicative: what the strategy would sell now',
     }),
     side: Side,
@@ -67,10 +70,10 @@ export const CurrentCycle = Type.Object(
     timeToExpirySeconds: Type.Integer({ minimum: 0 }),
     indexPrice: Nullable(Decimal('latest index from the price feed’s cache, USD')),
     premium: Nullable(Decimal('USD per contract: the average sale price once sold, else the mark')),
-    premiumSource: Nullable(Type.Union([Type.Literal('sold'), Type.Literal('mark')])),
+    premiumSource: Nullable(LiteralUnion(['sold', 'mark'])),
     mark: Nullable(Decimal('option mark, USD per contract')),
     markSource: Nullable(
-      Type.Union([Type.Literal('price-feed'), Type.Literal('cycle-opened')], {
+      LiteralUnion(['price-feed', 'cycle-opened'], {
         description: 'price-feed: the latest cached ticker; cycle-opened: the quote when the instrument was chosen',
       }),
     ),
@@ -88,39 +91,42 @@ export const CurrentCycle = Type.Object(
     ),
     note: Nullable(Type.String({ description: 'why a figure is missing (e.g. no ticker cached)' })),
   },
-  { description: 'the cycle a strategy sells now' },
+  { title: 'CurrentCycle', description: 'the cycle a strategy sells now' },
 )
 
-export const CycleItem = Type.Object({
-  cycleId: Type.String({ description: '<strategy>:<instrument>' }),
-  strategy: Kind,
-  side: Side,
-  instrument: Type.String(),
-  strike: Decimal('USD'),
-  expiry: Timestamp('expiry'),
-  soldAt: Timestamp('first fill'),
-  status: Type.Union([Type.Literal('open'), Type.Literal('settled')]),
-  legs: Type.Integer({ description: 'legs sold in the cycle (users × orders), a count only' }),
-  contracts: Decimal('contracts sold, over every user'),
-  premium: Decimal('gross premium, USDC'),
-  fees: Decimal('exchange + platform fees, USDC'),
-  settlementCost: Decimal('paid at an in-the-money expiry, USDC'),
-  net: Decimal('premium − fees − settlement cost, USDC (so far while open)'),
-  collateral: Decimal('USDC tied up: strike × contracts (put), index at sale × contracts (call)'),
-  indexAtSale: Nullable(Decimal('index at the first fill (1m candle close), USD')),
-  ivAtSale: Nullable(
-    Decimal(
-      "the option's mark implied volatility (a fraction) when its legs were sold, weighted by contracts; " +
-        'display only; null when no leg recorded one',
+export const CycleItem = Type.Object(
+  {
+    cycleId: Type.String({ description: '<strategy>:<instrument>' }),
+    strategy: Kind,
+    side: Side,
+    instrument: Type.String(),
+    strike: Decimal('USD'),
+    expiry: Timestamp('expiry'),
+    soldAt: Timestamp('first fill'),
+    status: LiteralUnion(['open', 'settled']),
+    legs: Type.Integer({ description: 'legs sold in the cycle (users × orders), a count only' }),
+    contracts: Decimal('contracts sold, over every user'),
+    premium: Decimal('gross premium, USDC'),
+    fees: Decimal('exchange + platform fees, USDC'),
+    settlementCost: Decimal('paid at an in-the-money expiry, USDC'),
+    net: Decimal('premium − fees − settlement cost, USDC (so far while open)'),
+    collateral: Decimal('USDC tied up: strike × contracts (put), index at sale × contracts (call)'),
+    indexAtSale: Nullable(Decimal('index at the first fill (1m candle close), USD')),
+    ivAtSale: Nullable(
+      Decimal(
+        "the option's mark implied volatility (a fraction) when its legs were sold, weighted by contracts; " +
+          'display only; null when no leg recorded one',
+      ),
     ),
-  ),
-  premiumYieldPct: Decimal('(premium − fees) / collateral, percent'),
-  outcome: Nullable(Type.Union([Type.Literal('itm'), Type.Literal('otm')])),
-  realisedReturnPct: Nullable(Decimal('net / collateral, percent; null while open')),
-  cumulativeRealisedReturnPct: Nullable(
-    Decimal('the strategy’s compounded realised return after this cycle’s expiry, percent; null while open'),
-  ),
-})
+    premiumYieldPct: Decimal('(premium − fees) / collateral, percent'),
+    outcome: Nullable(LiteralUnion(['itm', 'otm'])),
+    realisedReturnPct: Nullable(Decimal('net / collateral, percent; null while open')),
+    cumulativeRealisedReturnPct: Nullable(
+      Decimal('the strategy’s compounded realised return after this cycle’s expiry, percent; null while open'),
+    ),
+  },
+  { title: 'Cycle' },
+)
 
 const WindowStats = Type.Object({
   from: Timestamp('start of the window'),
@@ -149,22 +155,25 @@ const WindowStats = Type.Object({
   ),
 })
 
-export const StrategyItem = Type.Object({
-  id: Type.String({ description: 'e.g. eth-wheel' }),
-  kind: Kind,
-  name: Type.String(),
-  description: Type.String(),
-  parameters: StrategyParameters,
-  currentCycle: Nullable(CurrentCycle),
-  currentCycleNote: Nullable(Type.String({ description: 'why there is no current cycle' })),
-  liveCycles: Type.Integer({ description: 'cycles with live legs (placing or open)' }),
-  history: Type.Array(CycleItem, { description: 'newest first, at most `limit`' }),
-  historyTotal: Type.Integer({ description: 'cycles in the whole history' }),
-  statistics: Type.Object({
-    last4Weeks: Nullable(WindowStats),
-    sinceStart: Nullable(WindowStats),
-  }),
-})
+export const StrategyItem = Type.Object(
+  {
+    id: Type.String({ description: 'e.g. eth-wheel' }),
+    kind: Kind,
+    name: Type.String(),
+    description: Type.String(),
+    parameters: StrategyParameters,
+    currentCycle: Nullable(CurrentCycle),
+    currentCycleNote: Nullable(Type.String({ description: 'why there is no current cycle' })),
+    liveCycles: Type.Integer({ description: 'cycles with live legs (placing or open)' }),
+    history: Type.Array(CycleItem, { description: 'newest first, at most `limit`' }),
+    historyTotal: Type.Integer({ description: 'cycles in the whole history' }),
+    statistics: Type.Object({
+      last4Weeks: Nullable(WindowStats),
+      sinceStart: Nullable(WindowStats),
+    }),
+  },
+  { title: 'Strategy' },
+)
 
 export const StrategiesResponse = Type.Object(
   {
@@ -202,8 +211,8 @@ export const StrategyStateMessage = Type.Object(
       }),
     ),
     signals: Type.Object({
-      put: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
-      call: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
+      put: LiteralUnion(['active', 'paused']),
+      call: LiteralUnion(['active', 'paused']),
     }),
   },
   { $id: 'WsStrategyState' },

@@ -25,43 +25,52 @@ export const ReleaseState = LiteralUnion(['requested', 'waiting', 'withdrawing',
     'withdrawing → released | failed (reason)',
 })
 
-export const Release = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  asset: Type.String(),
-  state: ReleaseState,
-  reason: Type.Union([Type.String(), Type.Null()], { description: 'why it waits or failed' }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  completedAt: Type.Union([Timestamp, Type.Null()]),
-})
+export const Release = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    asset: Type.String(),
+    state: ReleaseState,
+    reason: Type.Union([Type.String(), Type.Null()], { description: 'why it waits or failed' }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    completedAt: Type.Union([Timestamp, Type.Null()]),
+  },
+  { title: 'Release' },
+)
 
-const Balance = Type.Object({
-  currency: Type.String(),
-  decimals: Type.Integer(),
-  amount: Amount('held'),
-})
+const Balance = Type.Object(
+  {
+    currency: Type.String(),
+    decimals: Type.Integer(),
+    amount: Amount('held'),
+  },
+  { title: 'SubaccountBalance' },
+)
 
 export const SubaccountSummary = Type.Object({
   asset: Type.String(),
   exchangeId: Type.Union([Type.String(), Type.Null()], {
     description: "the exchange's subaccount id; null until the first funding settles",
   }),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('stopped')]),
+  state: LiteralUnion(['pending', 'active', 'stopped']),
   stopReason: Type.Union([Type.String(), Type.Null()]),
   balances: Type.Array(Balance, { description: 'per currency, from the journal' }),
 })
 
-export const SubaccountDetail = Type.Object({
-  ...SubaccountSummary.properties,
-  pendingFundings: Type.Array(Balance, { description: 'fundings reserved or sent, not yet settled' }),
-  openReleases: Type.Array(
-    Type.Object({
-      id: Type.String({ format: 'uuid' }),
-      state: ReleaseState,
-      reason: Type.Union([Type.String(), Type.Null()]),
-      createdAt: Timestamp,
-    }),
-  ),
-})
+export const SubaccountDetail = Type.Object(
+  {
+    ...SubaccountSummary.properties,
+    pendingFundings: Type.Array(Balance, { description: 'fundings reserved or sent, not yet settled' }),
+    openReleases: Type.Array(
+      Type.Object({
+        id: Type.String({ format: 'uuid' }),
+        state: ReleaseState,
+        reason: Type.Union([Type.String(), Type.Null()]),
+        createdAt: Timestamp,
+      }),
+    ),
+  },
+  { title: 'Subaccount' },
+)
 
 export const ListResponse = Type.Object({ items: Type.Array(SubaccountDetail) })

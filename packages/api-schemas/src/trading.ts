@@ -1,5 +1,7 @@
 /** Schema of GET /trading-config (spec 4.2, DESIGN): parameters only, never a key, URL or wallet. */
+
 import Type from 'typebox'
+import { LiteralUnion } from './literals'
 
 export const Sizes = Type.Object({ min: Type.String(), step: Type.String(), max: Type.String() })
 
@@ -17,7 +19,7 @@ export const TradingConfigResponse = Type.Object({
     makerWindowMs: Type.Integer(),
     repriceEveryMs: Type.Integer(),
     makerStartAboveMarkBps: Type.Integer(),
-    endOfWindow: Type.Union([Type.Literal('cancel'), Type.Literal('cross')]),
+    endOfWindow: LiteralUnion(['cancel', 'cross']),
     maxCrossBelowMarkBps: Type.Integer(),
   }),
   wheelEnabled: Type.Boolean(),

@@ -26,8 +26,9 @@ export const openapiPlugin = fp(async (app: FastifyInstance) => {
       },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    // a copy: the document must not share objects with the schemas the routes validate with
     transformObject: (documentObject) =>
-      completeDocument((documentObject as { openapiObject: OpenApiDoc }).openapiObject),
+      completeDocument(structuredClone((documentObject as { openapiObject: OpenApiDoc }).openapiObject)),
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
 })
@@ -96,5 +97,72 @@ export function completeDocument(doc: OpenApiDoc): OpenApiDoc {
       }
     }
   }
+  enumsAsEnums(doc)
+  namedSchemas(doc)
   return doc
+}
+
+const SCHEMA_NAME = /^[A-Z][A-Za-z0-9]+$/
+
+/**
+ * Every schema with a `title` (the resources of packages/api-schemas: Position, Withdrawal,
+ * Subaccount, StatementLine…) moves to `components.schemas` under that name, and each place it was
+ * used refers to it: generated clients get named types. Two different schemas under one name
+ * are a programming error, refused when the document is built.
+ */
+export function namedSchemas(doc: OpenApiDoc): void {
+  doc.components ??= {}
+  const holder = doc.components as Json & { schemas?: Json }
+  holder.schemas ??= {}
+  const components = holder.schemas
+  const hoist = (node: unknown, root: boolean): unknown => {
+    if (Array.isArray(node)) return node.map((item) => hoist(item, false))
+    if (typeof node !== 'object' || node === null) return node
+    const copy: Json = {}
+    for (const [k, v] of Object.entries(node)) copy[k] = hoist(v, false)
+    const title = copy.title
+    if (root || typeof title !== 'string' || !SCHEMA_NAME.test(title) || !('type' in copy)) return copy
+    const existing = components[title]
+    if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(copy))
+      throw new Error(`two different schemas are named ${title}`)
+    components[title] = copy
+    return { $ref: `#/components/schemas/${title}` }
+  }
+  for (const [name, schema] of Object.entries(components)) components[name] = hoist(schema, true)
+  doc.paths = hoist(doc.paths, false) as OpenApiDoc['paths']
+}
+
+/** The one string a schema allows, when it is `{ const: 'x' }` or `{ enum: ['x'] }` (TypeBox's Literal). */
+function singleString(schema: unknown): string | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined
+  const s = schema as Json
+  const keys = Object.keys(s).filter((k) => k !== 'type' && k !== 'description')
+  if (s.type !== undefined && s.type !== 'string') return undefined
+  if (keys.length === 1 && typeof s.const === 'string') return s.const
+  if (keys.length === 1 && Array.isArray(s.enum) && s.enum.length === 1 && typeof s.enum[0] === 'string')
+    return s.enum[0]
+  return undefined
+}
+
+/**
+ * An `anyOf` of one-value strings (how `Type.Union` of `Type.Literal`s serialises) becomes one
+ * `{ type: 'string', enum: [...] }`, the form generators turn into an enumeration; the same
+ * values are allowed. Applied in place, everywhere in the document.
+ */
+export function enumsAsEnums(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) enumsAsEnums(item)
+    return
+  }
+  if (typeof node !== 'object' || node === null) return
+  const s = node as Json
+  if (Array.isArray(s.anyOf) && s.anyOf.length > 1) {
+    const values = s.anyOf.map(singleString)
+    if (values.every((v) => v !== undefined)) {
+      delete s.anyOf
+      s.type = 'string'
+      s.enum = values
+    }
+  }
+  for (const value of Object.values(s)) enumsAsEnums(value)
 }
