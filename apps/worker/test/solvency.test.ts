@@ -31,6 +31,7 @@ const USDC = (n: number) => BigInt(n) * 1_000_000n
 const CLI = fileURLToPath(new URL('../src/cli/solvency.ts', import.meta.url))
 
 /** The ops CLI as an operator runs it: its last stdout line, parsed. */
+// biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON output, read field by field by each test
 function cli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; out: any }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {

@@ -291,6 +291,7 @@ async function replaceStuck(
   return true
 }
 
+// biome-ignore lint/complexity/useMathMinMax: Math.max throws on bigint
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b))
 
 function signReplacement(

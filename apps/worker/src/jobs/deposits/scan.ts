@@ -10,7 +10,6 @@
  * (spec 6.1, 6 rule 3). The cursor only reaches `head − confirmations` (the registry's depth).
  */
 import { LOCK_TTL_MS } from '@wh/config'
-import type { Sql } from '@wh/db'
 import { recordScanLag, withLock } from '@wh/jobs'
 import { appendBatch, type EventInput, MAX_BATCH_EVENTS } from '@wh/ledger'
 import {
