@@ -35,6 +35,8 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { hashPersonalMessage } from '../src/lib/recover'
 
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 25)
+/** API_PROCESSES of the API under load (LOAD_API_PROCESSES=2: a cluster of two, src/cluster.ts) */
+const API_PROCESSES = Number(process.env.LOAD_API_PROCESSES ?? 1)
 const WARM_UP_SECONDS = 3
 /** distinct wallets signing in during the run (the first sign-in of each registers a user) */
 const KEYS = 2_000
@@ -202,6 +204,7 @@ async function main() {
     SIWE_DOMAIN: DOMAIN,
     AUTH_RATE_LIMIT_PER_MINUTE: '100000000',
     ADMIN_PASSWORD,
+    API_PROCESSES: String(API_PROCESSES),
     EXCHANGE_HTTP_URL: sim.httpUrl,
     EXCHANGE_WS_URL: sim.wsUrl,
     EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
@@ -323,7 +326,7 @@ async function main() {
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
   const widths = [26, 5, 9, 8, 8, 9, 7]
   console.log(
-    `\n=== combined load: ${LOAD_SECONDS} s, one API process (src/main.ts, NODE_ENV=production), 2 shared cores ===`,
+    `\n=== combined load: ${LOAD_SECONDS} s, ${API_PROCESSES === 1 ? 'one API process' : `${API_PROCESSES} API processes (a cluster; CPU and heap summed over them, peak RSS the primary's)`} (src/main.ts, NODE_ENV=production), 2 shared cores ===`,
   )
   console.log(row(['route class', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors'], widths))
   let total = 0

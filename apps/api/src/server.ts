@@ -145,11 +145,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   })
   await app.register(jwtPlugin, { secret: config.jwtSecret })
   // Per-IP limits on /auth/* are counted in this process (an LRU of 10k addresses): a Redis
-  // counter would add a network round trip to every sign-in. Behind N replicas a client gets
-  // up to N times the limit; the limit is abuse control, not accounting.
+  // counter would add a network round trip to every sign-in. In a cluster (API_PROCESSES > 1,
+  // cluster.ts) the processes of one machine count in Redis, so a client meets the limit once, not
+  // once per process; if Redis does not answer the request is not limited (skipOnError). Separate
+  // replicas each count their own: the limit is abuse control, not accounting.
   await app.register(rateLimit, {
     global: false,
     cache: 10_000,
+    ...(config.apiProcesses > 1 && { redis: deps.redis, nameSpace: 'wh:rate-limit:', skipOnError: true }),
     // x-ratelimit-* only once the limit bites (and retry-after then): no cost on the happy path
     addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     errorResponseBuilder: (_req, ctx) =>

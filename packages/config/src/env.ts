@@ -4,6 +4,7 @@
  * or throws one ConfigError naming every bad variable. It never echoes a value.
  */
 import { isIP } from 'node:net'
+import { availableParallelism } from 'node:os'
 import { validateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import Type, { type Static, type TSchema } from 'typebox'
@@ -85,6 +86,8 @@ const trustProxy: Check = (v) =>
     ? 'must be true, false, or the comma-separated addresses or CIDRs of the proxies (e.g. 10.0.0.0/8); not a hop count'
     : undefined
 
+/** API_PROCESSES' bound: more processes than this is a typo, not a machine */
+export const MAX_API_PROCESSES = 256
 const positiveInt: Check = (v) => (/^[0-9]+$/.test(v) && Number(v) > 0 ? undefined : 'must be a positive integer')
 const rate: Check = (v) => (Number(v) <= 1 ? undefined : 'must be between 0 and 1')
 
@@ -184,6 +187,18 @@ export const ENV_SPEC = {
    * so the per-IP sign-in limit counts clients, not the proxy; off by default
    */
   TRUST_PROXY: { schema: Type.String(), default: 'false', check: trustProxy },
+  /**
+   * how many API processes share PORT (node:cluster, docs/operations.md "Using every core"): a number,
+   * or `auto` for one per core; 1 (the default) runs one process and no cluster
+   */
+  API_PROCESSES: {
+    schema: str(),
+    default: '1',
+    check: (v) =>
+      v === 'auto' || (/^[0-9]+$/.test(v) && Number(v) >= 1 && Number(v) <= MAX_API_PROCESSES)
+        ? undefined
+        : `must be auto or a whole number from 1 to ${MAX_API_PROCESSES}`,
+  },
   /** Bull Board and operator desk password (user "admin"); neither is served when unset */
   ADMIN_PASSWORD: { schema: str({ minLength: 16 }), secret: true, optional: true },
   /**
@@ -296,6 +311,8 @@ export interface ApiConfig {
   readonly depositXpub: string
   /** TRUST_PROXY, as Fastify's trustProxy takes it; false = the socket's address is the client's */
   readonly trustProxy: TrustProxy
+  /** API_PROCESSES resolved: the number of processes sharing PORT (1: no cluster) */
+  readonly apiProcesses: number
 }
 
 /** The variables the API reads: spec 8.3's less every key, the mnemonic and what only the worker uses. */
@@ -334,6 +351,7 @@ export const API_ENV_NAMES = [
   'DEPOSIT_XPUB',
   'TRUST_PROXY',
   'PLATFORM_STOP_WITHDRAWAL_MAX_USD',
+  'API_PROCESSES',
 ] as const satisfies readonly EnvName[]
 
 /**
@@ -619,6 +637,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
     depositXpub,
     trustProxy: parseTrustProxy(s('TRUST_PROXY')) ?? false,
+    apiProcesses: s('API_PROCESSES') === 'auto' ? availableParallelism() : Number(s('API_PROCESSES')),
   }
 }
 

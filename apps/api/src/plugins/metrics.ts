@@ -7,10 +7,11 @@
  * The output holds counts, durations and timestamps only: no configuration value.
  */
 import { timingSafeEqual } from 'node:crypto'
-import { UnauthorizedError } from '@wh/core'
+import { AppError, UnauthorizedError } from '@wh/core'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { inCluster, metricsOfAll, shareMetrics } from '../cluster'
 import { type CollectSources, scrapeTimeMetrics } from './metrics-collect'
 
 export const METRICS_PATH = '/metrics'
@@ -34,15 +35,37 @@ function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
+/**
+ * The sum over the cluster's processes; a scrape fails (503) rather than answering one process's
+ * counters as the whole, which Prometheus would read as a counter reset.
+ */
+async function allProcesses(): Promise<string> {
+  try {
+    return await metricsOfAll()
+  } catch (cause) {
+    throw new AppError({
+      code: 'SERVICE_UNAVAILABLE',
+      statusCode: 503,
+      retryable: true,
+      message: 'The metrics of the other API processes could not be read',
+      cause,
+    })
+  }
+}
+
 export const metricsPlugin = fp(
   async (app: FastifyInstance, opts: MetricsOptions) => {
     if (opts.password === undefined && !opts.allowOpen) {
       app.log.warn('GET /metrics is not mounted: set ADMIN_PASSWORD to serve it in production')
       return
     }
+    // what each process counts (HTTP, process figures): summed over the processes in a cluster
     const registry = new Registry()
     collectDefaultMetrics({ register: registry })
     const registers = [registry]
+    shareMetrics([registry])
+    // what is read from Redis and Postgres: the same for every process, read once per scrape
+    const state = new Registry()
     const requests = new Counter({
       name: 'wh_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code',
@@ -56,7 +79,7 @@ export const metricsPlugin = fp(
       buckets: HTTP_DURATION_BUCKETS_S,
       registers,
     })
-    const scrape = scrapeTimeMetrics(registry, opts)
+    const scrape = scrapeTimeMetrics(state, opts)
 
     // the children per label set, so the hot path skips prom-client's label hashing
     const children = new Map<string, { count: { inc(): void }; observe: { observe(v: number): void } }>()
@@ -114,7 +137,8 @@ export const metricsPlugin = fp(
       },
       async (_request, reply) => {
         await scrape.refresh()
-        return reply.type(registry.contentType).send(await registry.metrics())
+        const processes = inCluster() ? await allProcesses() : await registry.metrics()
+        return reply.type(registry.contentType).send(processes + (await state.metrics()))
       },
     )
   },
