@@ -4,6 +4,7 @@
  * or throws one ConfigError naming every bad variable. It never echoes a value.
  */
 import { isIP } from 'node:net'
+import { resolve } from 'node:path'
 import { validateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import Type, { type Static, type TSchema } from 'typebox'
@@ -244,6 +245,11 @@ export const ENV_SPEC = {
   PLATFORM_STOP_ON_DEFICIT: { schema: Type.Union([Type.Literal('true'), Type.Literal('false')]), optional: true },
   /** during a platform stop, withdrawals worth more than this (USD, decimal) are refused */
   PLATFORM_STOP_WITHDRAWAL_MAX_USD: { schema: str({ pattern: DECIMAL }), default: '1000' },
+  /**
+   * a built web console (`pnpm --filter @wh/web build`: apps/web/dist) the API serves under
+   * /console/; relative paths from the API's working directory; unset, nothing is served there
+   */
+  CONSOLE_DIR: { schema: str(), optional: true },
 } satisfies Record<string, VarSpec>
 
 export type EnvName = keyof typeof ENV_SPEC
@@ -296,6 +302,8 @@ export interface ApiConfig {
   readonly depositXpub: string
   /** TRUST_PROXY, as Fastify's trustProxy takes it; false = the socket's address is the client's */
   readonly trustProxy: TrustProxy
+  /** CONSOLE_DIR, an absolute path: the built web console served under /console/; undefined: not served */
+  readonly consoleDir: string | undefined
 }
 
 /** The variables the API reads: spec 8.3's less every key, the mnemonic and what only the worker uses. */
@@ -334,6 +342,7 @@ export const API_ENV_NAMES = [
   'DEPOSIT_XPUB',
   'TRUST_PROXY',
   'PLATFORM_STOP_WITHDRAWAL_MAX_USD',
+  'CONSOLE_DIR',
 ] as const satisfies readonly EnvName[]
 
 /**
@@ -619,6 +628,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
     depositXpub,
     trustProxy: parseTrustProxy(s('TRUST_PROXY')) ?? false,
+    consoleDir: v.CONSOLE_DIR === undefined ? undefined : resolve(v.CONSOLE_DIR),
   }
 }
 
