@@ -67,22 +67,9 @@ export function statementSection(api: ApiClient): StatementSection {
   })
 
   exportButton.addEventListener('click', async () => {
-    const status = $('statement-export-status')
     exportButton.disabled = true
     try {
-      const limit = pageSize()
-      const r = await collectCsv(
-        (c) => api.portfolioStatementCsv({ limit, ...(c && { cursor: c }) }),
-        (n) => {
-          status.textContent = `Exporting: page ${n}…`
-        },
-      )
-      const name = `statement-${new Date().toISOString().slice(0, 10)}.csv`
-      download(name, r.csv)
-      status.textContent = `Exported ${r.lines} ${r.lines === 1 ? 'line' : 'lines'} from ${r.pages} ${r.pages === 1 ? 'page' : 'pages'} to ${name}.`
-    } catch (e) {
-      status.textContent = ''
-      say(`Export failed: ${describe(e)}`)
+      await exportCsv(api, pageSize())
     } finally {
       exportButton.disabled = false
     }
@@ -95,6 +82,26 @@ export function statementSection(api: ApiClient): StatementSection {
       cursor = null
       await load(undefined)
     },
+  }
+}
+
+/** The whole statement as one CSV file, `limit` events a request, saved as a download. */
+async function exportCsv(api: ApiClient, limit: number) {
+  const status = $('statement-export-status')
+  try {
+    const r = await collectCsv(
+      (c) => api.portfolioStatementCsv({ limit, ...(c && { cursor: c }) }),
+      (n) => {
+        status.textContent = `Exporting: page ${n}…`
+      },
+    )
+    const name = `statement-${new Date().toISOString().slice(0, 10)}.csv`
+    download(name, r.csv)
+    const lines = `${r.lines} ${r.lines === 1 ? 'line' : 'lines'}`
+    status.textContent = `Exported ${lines} from ${r.pages} ${r.pages === 1 ? 'page' : 'pages'} to ${name}.`
+  } catch (e) {
+    status.textContent = ''
+    say(`Export failed: ${describe(e)}`)
   }
 }
 
