@@ -16,6 +16,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Redis } from 'ioredis'
 import { jwtPlugin } from './plugins/auth'
 import { BULL_BOARD_PATH, bullBoardRoutes } from './plugins/bull-board'
+import { consolePlugin } from './plugins/console'
 import { registerErrorHandling, sendError } from './plugins/errors'
 import { metricsPlugin } from './plugins/metrics'
 import { openapiPlugin } from './plugins/openapi'
@@ -222,6 +223,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...(deps.marketData?.strategiesCacheMs !== undefined && { strategiesCacheMs: deps.marketData.strategiesCacheMs }),
     ...(deps.marketData?.publicCache !== undefined && { publicCache: deps.marketData.publicCache }),
   })
+
+  await app.register(consolePlugin, { dir: config.consoleDir })
 
   if (config.adminPassword && deps.queues && deps.queues.length > 0) {
     await app.register(bullBoardRoutes, {

@@ -1,73 +1,47 @@
 /**
  * The web console: an injected wallet (EIP-1193) signs in through @wh/client (spec 5.1), the token
  * lives in this tab's sessionStorage bound to the wallet address (spec 5.3), and the page shows the
- * user's deposit address (with a QR code), portfolio, positions and withdrawals, plus the public
- * asset list, live prices and the strategy feed over the client's WebSocket helpers.
+ * user's deposit address (with a QR code), balances, statement, positions and withdrawals, plus
+ * the public asset list, live prices and the strategy feed over the client's WebSocket helpers.
  *
- * No framework: a handful of sections re-rendered from the API's answers, all text set through
- * textContent (nothing from the API is parsed as HTML).
+ * No framework: a handful of sections (one module each) re-rendered from the API's answers, all
+ * text set through textContent (nothing from the API is parsed as HTML). Amounts and times are
+ * shown as people read them (./format).
+ *
+ * Where the API is: `?api=<url>`, else VITE_API_URL at build time, else the page's own origin in a
+ * production build (the API serves it under /console/, docs/operations.md) and
+ * http://127.0.0.1:3000 in the dev server.
  */
-import {
-  ApiClient,
-  ApiError,
-  type CreateWithdrawalBody,
-  connectedAddress,
-  type Eip1193Provider,
-  openPriceStream,
-  openStrategyStream,
-  type PriceUpdate,
-  signIn,
-  TokenStore,
-  type WithdrawalRoute,
-} from '@wh/client'
+import { ApiClient, connectedAddress, type Eip1193Provider, signIn, TokenStore } from '@wh/client'
 import { generate } from 'lean-qr'
 import { toSvgDataURL } from 'lean-qr/extras/svg'
+import { loadBalances } from './balances'
+import { $, describe, say } from './dom'
+import { loadAssets, startStreams } from './market'
+import { positionsSection } from './positions'
+import { statementSection } from './statement'
+import { withdrawalsSection } from './withdrawals'
 
 interface InjectedProvider extends Eip1193Provider {
   on?(event: string, listener: (...args: unknown[]) => void): void
 }
 
 const params = new URLSearchParams(location.search)
-const API_URL = params.get('api') ?? import.meta.env.VITE_API_URL ?? 'http://127.0.0.1:3000'
+const API_URL =
+  params.get('api') ??
+  import.meta.env.VITE_API_URL ??
+  // MODE, not DEV: DEV follows NODE_ENV, which a build run from a test sets to `test`
+  (import.meta.env.MODE === 'development' ? 'http://127.0.0.1:3000' : location.origin)
 const ASSETS = ['ETH', 'BTC']
 
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T
 const provider = (window as { ethereum?: InjectedProvider }).ethereum
 const store = new TokenStore(sessionStorage)
 let address: string | undefined
 const api = new ApiClient({ baseUrl: API_URL, token: () => store.read(address) })
 
-function say(text: string, kind: 'error' | 'ok' = 'error') {
-  const m = $('message')
-  m.textContent = text
-  m.dataset.kind = kind
-}
-
-function describe(e: unknown): string {
-  if (e instanceof ApiError) return `${e.code}: ${e.message}`
-  return e instanceof Error ? e.message : String(e)
-}
-
-function table(el: HTMLElement, head: string[], rows: (string | number | null | undefined)[][], empty = 'none') {
-  el.replaceChildren()
-  const tr = document.createElement('tr')
-  for (const h of head) {
-    const th = document.createElement('th')
-    th.textContent = h
-    tr.append(th)
-  }
-  el.append(tr)
-  if (rows.length === 0) rows = [[empty, ...head.slice(1).map(() => '')]]
-  for (const r of rows) {
-    const row = document.createElement('tr')
-    for (const c of r) {
-      const td = document.createElement('td')
-      td.textContent = c === null || c === undefined ? '—' : String(c)
-      row.append(td)
-    }
-    el.append(row)
-  }
-}
+const statement = statementSection(api)
+const withdrawals = withdrawalsSection(api)
+const positions = positionsSection(api, () => loadBalances(api))
 
 // ── wallet and session ──
 
@@ -121,14 +95,29 @@ $('sign-out').addEventListener('click', async () => {
   await renderSession()
 })
 
+$('refresh').addEventListener('click', async () => {
+  const b = $<HTMLButtonElement>('refresh')
+  b.disabled = true
+  try {
+    say('')
+    await loadPrivate()
+  } finally {
+    b.disabled = false
+  }
+})
+
 provider?.on?.('accountsChanged', () => void refreshWallet())
 
 // ── the signed-in part ──
 
-let routes: WithdrawalRoute[] = []
-
 async function loadPrivate() {
-  const results = await Promise.allSettled([loadDeposit(), loadPortfolio(), loadPositions(), loadWithdrawals()])
+  const results = await Promise.allSettled([
+    loadDeposit(),
+    loadBalances(api),
+    statement.reload(),
+    positions.load(),
+    withdrawals.load(),
+  ])
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failed) say(describe(failed.reason))
 }
@@ -145,195 +134,6 @@ async function loadDeposit() {
   })
 }
 
-async function loadPortfolio() {
-  const [summary, statement] = await Promise.all([api.portfolioSummary(), api.portfolioStatement({ limit: 20 })])
-  table(
-    $('summary'),
-    ['currency', 'free', 'in subaccounts', 'pending withdrawals', 'premium', 'period return'],
-    summary.assets.map((a) => [
-      a.currency,
-      a.freeBalance,
-      a.inSubaccounts,
-      a.pendingWithdrawals,
-      a.income.premium,
-      a.periodReturn,
-    ]),
-    'no balances yet',
-  )
-  table(
-    $('statement'),
-    ['when', 'event', 'account', 'amount', 'balance after'],
-    statement.rows.flatMap((r) =>
-      r.postings.map((p) => [r.occurredAt, r.type, p.account, `${p.amount} ${p.currency}`, p.balanceAfter]),
-    ),
-    'no events yet',
-  )
-}
-
-async function loadPositions() {
-  const list = await api.positions({ limit: 20 })
-  table(
-    $('position-list'),
-    ['asset', 'side', 'state', 'collateral', 'instrument', 'premium', 'created'],
-    list.positions.map((p) => [
-      p.asset,
-      p.side,
-      p.state,
-      `${p.collateral} ${p.collateralCurrency}`,
-      p.instrument,
-      p.premium,
-      p.createdAt,
-    ]),
-    'no positions',
-  )
-}
-
-async function loadWithdrawals() {
-  const [r, list] = await Promise.all([api.withdrawalRoutes(), api.withdrawals({ limit: 20 })])
-  routes = r.routes
-  table(
-    $('withdrawal-routes'),
-    ['chain', 'asset', 'min', 'max', 'limits (USD)', 'network fee'],
-    routes.map((x) => [
-      x.chain,
-      x.asset,
-      x.minAmount ?? '–',
-      x.maxAmount ?? '–',
-      `${x.minUsd} – ${x.maxUsd}${x.priceAvailable ? '' : ' (no recent price: unavailable)'}`,
-      x.networkFee.available ? `${x.networkFee.estimate ?? '?'} ETH, paid by the platform` : 'unavailable',
-    ]),
-    'no routes',
-  )
-  const select = $<HTMLFormElement>('withdrawal-form').elements.namedItem('route') as HTMLSelectElement
-  select.replaceChildren(
-    ...routes.map((x, i) => {
-      const o = document.createElement('option')
-      o.value = String(i)
-      o.textContent = x.priceAvailable
-        ? `${x.asset} on ${x.chain} (${x.minAmount}–${x.maxAmount})`
-        : `${x.asset} on ${x.chain} (unavailable: no recent price)`
-      o.disabled = !x.priceAvailable
-      return o
-    }),
-  )
-  table(
-    $('withdrawal-list'),
-    ['asset', 'chain', 'amount', 'state', 'destination', 'tx'],
-    list.items.map((w) => [w.asset, w.chain, w.amount, w.state, w.destination, w.txHash]),
-    'no withdrawals',
-  )
-}
-
-$('position-form').addEventListener('submit', async (ev) => {
-  ev.preventDefault()
-  const f = new FormData(ev.target as HTMLFormElement)
-  try {
-    const p = await api.createPosition(
-      { asset: String(f.get('asset')) as 'ETH' | 'BTC', side: 'put', amount: String(f.get('amount')) },
-      { idempotencyKey: crypto.randomUUID() },
-    )
-    say(`Put ${p.id} accepted (${p.state})`, 'ok')
-    await loadPositions()
-  } catch (e) {
-    say(`Position refused: ${describe(e)}`)
-  }
-})
-
-$('withdrawal-form').addEventListener('submit', async (ev) => {
-  ev.preventDefault()
-  const f = new FormData(ev.target as HTMLFormElement)
-  const route = routes[Number(f.get('route'))]
-  if (!route) return
-  try {
-    const w = await api.requestWithdrawal(
-      {
-        chain: route.chain as CreateWithdrawalBody['chain'],
-        asset: route.asset,
-        amount: String(f.get('amount')),
-        destination: String(f.get('destination')),
-      },
-      { idempotencyKey: crypto.randomUUID() },
-    )
-    say(`Withdrawal ${w.id} requested`, 'ok')
-    await loadWithdrawals()
-  } catch (e) {
-    say(`Withdrawal refused: ${describe(e)}`)
-  }
-})
-
-// ── public: assets, prices, strategies ──
-
-async function loadAssets() {
-  try {
-    const { assets } = await api.assets()
-    table(
-      $('asset-routes'),
-      ['asset', 'availability', 'chain', 'token', 'contract', 'min deposit', 'confirmations'],
-      assets.flatMap((a) =>
-        a.depositRoutes.map((r) => [
-          a.symbol,
-          a.availability,
-          `${r.chain} (${r.chainId})`,
-          r.token,
-          r.contract ?? 'native',
-          r.minDeposit,
-          r.confirmations,
-        ]),
-      ),
-      'no deposit routes',
-    )
-  } catch (e) {
-    say(describe(e))
-  }
-}
-
-const latest = new Map<string, PriceUpdate>()
-function renderPrices() {
-  table(
-    $('price-table'),
-    ['asset', 'index', 'mark', 'ATM IV', 'seq', 'at'],
-    [...latest.values()].map((u) => [u.asset, u.index, u.mark, u.atmIv, u.seq, u.ts]),
-    'waiting for the feed',
-  )
-}
-
-function startStreams() {
-  renderPrices()
-  const onPrice = (u: PriceUpdate) => {
-    latest.set(u.asset, u)
-    renderPrices()
-  }
-  openPriceStream({
-    baseUrl: API_URL,
-    assets: ASSETS,
-    onSnapshot: onPrice,
-    onEvent: onPrice,
-    onStatus: (s) => {
-      $('prices-status').textContent = s
-    },
-  })
-  const feed = $('strategy-feed')
-  const log = (text: string) => {
-    const li = document.createElement('li')
-    li.textContent = text
-    feed.prepend(li)
-    while (feed.childElementCount > 100) feed.lastElementChild?.remove()
-  }
-  openStrategyStream({
-    baseUrl: API_URL,
-    assets: ASSETS,
-    onSnapshot: (s) =>
-      log(
-        `${s.asset} #${s.seq} state: ${s.strategies.map((x) => `${x.id} ${x.liveCycles} live`).join(', ')}; puts ${s.signals.put}, calls ${s.signals.call}`,
-      ),
-    onEvent: (e) => log(`${e.asset} #${e.seq} ${e.event}${'strategy' in e ? ` ${e.strategy}` : ''}`),
-    onGap: (g) => log(`${g.asset}: missed #${g.expected}…#${g.received - 1}, reloading the state`),
-    onStatus: (s) => {
-      $('strategies-status').textContent = s
-    },
-  })
-}
-
-void loadAssets()
-startStreams()
+void loadAssets(api)
+startStreams(API_URL, ASSETS)
 void refreshWallet()

@@ -4,8 +4,11 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { extname, join, normalize, resolve } from 'node:path'
-import { type Browser, chromium } from 'playwright-core'
+import type { FastifyInstance } from 'fastify'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { PrivateKeyAccount } from 'viem/accounts'
 import { build } from 'vite'
+import { injectedWallet } from './injected-wallet'
 
 export const WEB_ROOT = resolve(import.meta.dirname, '..')
 /** Where screenshots go (git-ignored; CI keeps the folder as an artifact). */
@@ -27,14 +30,20 @@ export interface WebServer {
   close(): Promise<void>
 }
 
-/** `vite build` into a temporary folder, served by a small static server on a free port. */
-export async function buildAndServe(): Promise<WebServer> {
+/** `vite build` of the console into a new temporary folder (the caller removes it). */
+export async function buildConsole(): Promise<string> {
   const outDir = mkdtempSync(join(tmpdir(), 'wh-web-'))
   await build({
     configFile: join(WEB_ROOT, 'vite.config.ts'),
     logLevel: 'warn',
     build: { outDir, emptyOutDir: true },
   })
+  return outDir
+}
+
+/** `vite build` into a temporary folder, served by a small static server on a free port. */
+export async function buildAndServe(): Promise<WebServer> {
+  const outDir = await buildConsole()
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname
     const file = normalize(join(outDir, path === '/' ? 'index.html' : path))
@@ -75,4 +84,75 @@ export async function launchChromium(): Promise<Browser> {
       '--no-first-run',
     ],
   })
+}
+
+/** A port free a moment ago (for a server whose configuration must name its own address first). */
+export async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
+  const { port } = probe.address() as AddressInfo
+  await new Promise((r) => probe.close(r))
+  return port
+}
+
+/** Listens on 127.0.0.1 (`port`, default a free one) and answers the base URL. */
+export async function listenLocal(app: FastifyInstance, port = 0): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port })
+  const addr = app.server.address() as AddressInfo
+  return `http://127.0.0.1:${addr.port}`
+}
+
+export const STEP_TIMEOUT_MS = 15_000
+
+export interface WalletBrowser {
+  context: BrowserContext
+  /** uncaught errors of every page opened */
+  pageErrors: string[]
+  open(url: string): Promise<Page>
+  /** full-page screenshot into SCREENSHOTS/<name>.png */
+  shot(page: Page, name: string): Promise<void>
+}
+
+/** A browser context whose pages have an injected wallet signing as `account` (./injected-wallet). */
+export async function walletBrowser(browser: Browser, account: PrivateKeyAccount): Promise<WalletBrowser> {
+  const pageErrors: string[] = []
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1400 }, acceptDownloads: true })
+  await context.exposeFunction('__walletAccount', () => account.address)
+  await context.exposeFunction('__walletSign', async (messageHex: `0x${string}`, address: string) => {
+    if (address.toLowerCase() !== account.address.toLowerCase()) throw new Error('asked to sign for another account')
+    return account.signMessage({ message: { raw: messageHex } })
+  })
+  await context.addInitScript(injectedWallet)
+  return {
+    context,
+    pageErrors,
+    async open(url) {
+      const page = await context.newPage()
+      page.setDefaultTimeout(STEP_TIMEOUT_MS)
+      page.on('pageerror', (e) => pageErrors.push(e.message))
+      await page.goto(url)
+      return page
+    },
+    async shot(page, name) {
+      await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+    },
+  }
+}
+
+/** Connect the wallet and sign in (spec 5.1) as a user would: two clicks, then the signed-in state. */
+export async function connectAndSignIn(page: Page, account: PrivateKeyAccount): Promise<void> {
+  await page.getByRole('button', { name: 'Connect wallet' }).click()
+  await page.locator('#wallet-address', { hasText: account.address }).waitFor()
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.locator('#session-status[data-state="signed-in"]').waitFor()
+  await page.locator('#deposit-address[data-address]').waitFor()
+}
+
+/** More than six places after a decimal point: an amount shown as the API's raw string. */
+export const RAW_DECIMAL = /\d\.\d{7,}/
+
+/** The text a person sees on the page (hidden sections and tooltips apart). */
+export function visibleText(page: Page): Promise<string> {
+  // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is the point: textContent includes hidden elements
+  return page.locator('body').innerText()
 }

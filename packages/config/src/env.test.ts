@@ -284,6 +284,15 @@ describe("the API's configuration (loadApiConfig: no key, no mnemonic)", () => {
     ).toEqual([{ name: 'ADMIN_PORT', reason: 'must not be the public PORT' }])
   })
 
+  it('serves the built console only when CONSOLE_DIR is set, as an absolute path', () => {
+    expect(loadApiConfig(API_ENV).consoleDir).toBeUndefined()
+    expect(loadApiConfig({ ...API_ENV, CONSOLE_DIR: '' }).consoleDir).toBeUndefined()
+    expect(loadApiConfig({ ...API_ENV, CONSOLE_DIR: '/srv/console' }).consoleDir).toBe('/srv/console')
+    expect(loadApiConfig({ ...API_ENV, CONSOLE_DIR: 'apps/web/dist' }).consoleDir).toBe(
+      `${process.cwd()}/apps/web/dist`,
+    )
+  })
+
   it('reads no private key, no mnemonic and nothing only the worker uses', () => {
     for (const name of [...API_FORBIDDEN_ENV_NAMES, 'EXCHANGE_WS_URL', 'EXCHANGE_CHAIN_RPC_URL', 'RECONCILE_MODE'])
       expect(API_ENV_NAMES as readonly string[]).not.toContain(name)

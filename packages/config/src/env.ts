@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
+import { resolve } from 'node:path'
 import { validateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import Type, { type Static, type TSchema } from 'typebox'
@@ -259,6 +260,11 @@ export const ENV_SPEC = {
   PLATFORM_STOP_ON_DEFICIT: { schema: Type.Union([Type.Literal('true'), Type.Literal('false')]), optional: true },
   /** during a platform stop, withdrawals worth more than this (USD, decimal) are refused */
   PLATFORM_STOP_WITHDRAWAL_MAX_USD: { schema: str({ pattern: DECIMAL }), default: '1000' },
+  /**
+   * a built web console (`pnpm --filter @wh/web build`: apps/web/dist) the API serves under
+   * /console/; relative paths from the API's working directory; unset, nothing is served there
+   */
+  CONSOLE_DIR: { schema: str(), optional: true },
 } satisfies Record<string, VarSpec>
 
 export type EnvName = keyof typeof ENV_SPEC
@@ -313,6 +319,8 @@ export interface ApiConfig {
   readonly trustProxy: TrustProxy
   /** API_PROCESSES resolved: the number of processes sharing PORT (1: no cluster) */
   readonly apiProcesses: number
+  /** CONSOLE_DIR, an absolute path: the built web console served under /console/; undefined: not served */
+  readonly consoleDir: string | undefined
 }
 
 /** The variables the API reads: spec 8.3's less every key, the mnemonic and what only the worker uses. */
@@ -352,6 +360,7 @@ export const API_ENV_NAMES = [
   'TRUST_PROXY',
   'PLATFORM_STOP_WITHDRAWAL_MAX_USD',
   'API_PROCESSES',
+  'CONSOLE_DIR',
 ] as const satisfies readonly EnvName[]
 
 /**
@@ -638,6 +647,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     depositXpub,
     trustProxy: parseTrustProxy(s('TRUST_PROXY')) ?? false,
     apiProcesses: s('API_PROCESSES') === 'auto' ? availableParallelism() : Number(s('API_PROCESSES')),
+    consoleDir: v.CONSOLE_DIR === undefined ? undefined : resolve(v.CONSOLE_DIR),
   }
 }
 
