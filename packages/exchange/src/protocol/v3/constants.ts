@@ -1,0 +1,84 @@
+/**
+ * Derive v3 protocol constants (docs/exchange-v3.md, "EIP-712 domain and type hashes").
+ * v3 keeps the v2 Action struct and the EIP-712 domain name/version ("Matching", "1.0") and
+ * anchors every deployment to the same verifying contract (the v2 mainnet Matching address);
+ * only the chain id differs: Ethereum mainnet (1) or Sepolia (11155111). Module addresses are
+ * one set for every deployment.
+ */
+import { type Address, encodeAbiParameters, type Hex, keccak256, toHex } from 'viem'
+
+export { ACTION_TYPEHASH } from '../constants'
+
+export const V3_MAINNET_CHAIN_ID = 1
+export const V3_TESTNET_CHAIN_ID = 11_155_111
+
+/** The constant EIP-712 verifying contract of every v3 deployment. */
+export const V3_MATCHING_VERIFYING_CONTRACT: Address = '0xeB8d770ec18DB98Db922E9D83260A585b9F0DeAD'
+
+/** The module each signed action names (`module` in the Action struct); one set for every deployment. */
+export const V3_MODULES = {
+  trade: '0xB8D20c2B7a1Ad2EE33Bc50eF10876eD3035b5e7b',
+  transfer: '0x01259207A40925b794C8ac320456F7F6c8FE2636',
+  withdrawal: '0x9d0E8f5b25384C7310CB8C6aE32C8fbeb645d083',
+  rfq: '0x9371352CCef6f5b36EfDFE90942fFE622Ab77F1D',
+  externalTransfer: '0x8F9B8f12ddA05FB1F0DDDDe8f5af8cECF54f8aC9',
+  whitelistedRecipient: '0xB86D6DE1b76c9839e4BA860848CD98A1dABd6B54',
+  vault: '0x2885c174ebf5524aED9c721d60c12b1537685186',
+  liquidation: '0x66d23e59DaEEF13904eFA2D4B8658aeD05f59a92',
+  setSessionKey: '0xe330CF64ff6EbF41699aad344Cb21d78db1D2bb6',
+} as const satisfies Record<string, Address>
+
+/** OnchainActionManager (L1 deposits and on-chain actions) on Sepolia; the mainnet address is not published. */
+export const V3_TESTNET_ACTION_MANAGER: Address = '0x1b4f369b585D40a27F66775844FC265151f278A4'
+
+const DOMAIN_TYPEHASH = keccak256(
+  toHex('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
+)
+
+/** EIP-712 domain (typed-data form) for viem's hashTypedData. */
+export function v3Domain(chainId: number, verifyingContract: Address = V3_MATCHING_VERIFYING_CONTRACT) {
+  return { name: 'Matching', version: '1.0', chainId, verifyingContract } as const
+}
+
+/** DOMAIN_SEPARATOR = hashStruct(EIP712Domain("Matching", "1.0", chainId, verifyingContract)). */
+export function v3DomainSeparator(chainId: number, verifyingContract: Address = V3_MATCHING_VERIFYING_CONTRACT): Hex {
+  return keccak256(
+    encodeAbiParameters(
+      [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }],
+      [DOMAIN_TYPEHASH, keccak256(toHex('Matching')), keccak256(toHex('1.0')), BigInt(chainId), verifyingContract],
+    ),
+  )
+}
+
+/**
+ * Protocol scope codes a session key is granted: the numbers go into the signed
+ * set-session-key data, the strings travel in `protocol_scopes`.
+ */
+export const PROTOCOL_SCOPES = {
+  admin: 0,
+  withdraw: 1,
+  'trade:all': 2,
+  'trade:orderbook:all': 3,
+  'trade:orderbook:spot': 4,
+  'trade:orderbook:perp': 5,
+  'trade:orderbook:option': 6,
+  'trade:rfq:all': 7,
+  'trade:rfq:spot': 8,
+  'trade:rfq:perp': 9,
+  'trade:rfq:option': 10,
+  'transfer:all': 11,
+  'transfer:existing_subaccount': 12,
+  'transfer:new_subaccount': 13,
+  'transfer:different_owner_subaccount': 14,
+  /** derive-py and derive-rs spell it so; derive-ts sends 'set_session_key' (docs/exchange-v3.md). */
+  create_session_key: 15,
+  liquidate: 16,
+  'vault:all': 17,
+  'vault:curator_create': 18,
+  'vault:curator_mint_and_burn': 19,
+  'vault:user_deposit': 20,
+  'vault:user_withdraw': 21,
+  'vault:user_cancel': 22,
+} as const
+
+export type ProtocolScope = keyof typeof PROTOCOL_SCOPES
