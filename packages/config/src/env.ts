@@ -189,7 +189,7 @@ export const ENV_SPEC = {
    */
   TRUST_PROXY: { schema: Type.String(), default: 'false', check: trustProxy },
   /**
-   * how many API processes share PORT (node:cluster, docs/operations.md "Using every core"): a number,
+   * how many API processes share PORT (node:cluster, docs/architecture.md "Using every core"): a number,
    * or `auto` for one per core; 1 (the default) runs one process and no cluster
    */
   API_PROCESSES: {
