@@ -190,6 +190,9 @@ async function main() {
     env.DEPOSIT_XPUB = depositXpubOf(env.MASTER_MNEMONIC)
     setEnvLocal('DEPOSIT_XPUB', env.DEPOSIT_XPUB)
   }
+  // the wheel runner is on in the local run (a wheel started there runs its next legs), unless
+  // .env.local or the environment says otherwise
+  env.WHEEL_ENABLED ??= process.env.WHEEL_ENABLED ?? 'true'
   if (demo)
     Object.assign(env, {
       WHEEL_ENABLED: 'true',
@@ -287,10 +290,12 @@ async function main() {
   // the Derive simulator, on the port of EXCHANGE_HTTP_URL (it speaks Derive's JSON-RPC and WebSocket)
   const exchangePort = new URL(config.exchange.httpUrl).port
   if (!(await listening(Number(exchangePort)))) {
+    // prices walk in the local run; the demo moves them itself (scripts/demo.ts), so they stay put there
     run('derive-simulator', 'packages/exchange', [
       'src/simulator/main.ts',
       exchangePort,
       String(config.exchange.chainId),
+      ...(demo ? ['--still'] : []),
     ])
   }
   for (let i = 0; i < 200 && !(await listening(Number(exchangePort))); i++) await new Promise((r) => setTimeout(r, 50))

@@ -1,20 +1,34 @@
 /**
- * Runs the simulator for the local stack: `tsx src/simulator/main.ts [port] [chainId] [host]` (host
- * 127.0.0.1 by default; the Compose stack passes 0.0.0.0 so other containers reach it).
- * Time follows the wall clock (POST /_sim/advance jumps ahead). Reads only argv: configuration
- * from the environment belongs to packages/config.
+ * Runs the simulator for the local stack: `tsx src/simulator/main.ts [port] [chainId] [host]
+ * [--still]` (host 127.0.0.1 by default; the Compose stack passes 0.0.0.0 so other containers
+ * reach it). Time follows the wall clock (POST /_sim/advance jumps ahead), and prices move: every
+ * WALK.intervalMs each index takes a step of a seeded random walk (`--still` keeps them where
+ * POST /_sim/price puts them). Reads only argv: configuration from the environment belongs to
+ * packages/config.
  */
 import { startDeriveSimulator } from './server'
 
-const [portArg, chainArg, hostArg] = process.argv.slice(2)
+/** 80% a year, a step every 2 s: a few cents to a dollar on ETH per step, visible in the console */
+const WALK = { intervalMs: 2_000, annualVolatility: 0.8, seed: 1 }
+
+const still = process.argv.includes('--still')
+const [portArg, chainArg, hostArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'))
 const port = Number(portArg ?? 8787)
 const chainId = Number(chainArg ?? 957)
 if (!Number.isInteger(port) || !Number.isInteger(chainId)) {
   console.error('usage: main.ts [port] [chainId] [host]')
   process.exit(2)
 }
-const sim = await startDeriveSimulator({ port, chainId, clock: 'wall', ...(hostArg && { host: hostArg }) })
-console.log(JSON.stringify({ msg: 'derive simulator listening', httpUrl: sim.httpUrl, wsUrl: sim.wsUrl, chainId }))
+const sim = await startDeriveSimulator({
+  port,
+  chainId,
+  clock: 'wall',
+  ...(hostArg && { host: hostArg }),
+  ...(!still && { walk: WALK }),
+})
+console.log(
+  JSON.stringify({ msg: 'derive simulator listening', httpUrl: sim.httpUrl, wsUrl: sim.wsUrl, chainId, walk: !still }),
+)
 const stop = () => {
   sim.close().then(() => process.exit(0))
 }

@@ -99,6 +99,22 @@ export class Market {
   }
 }
 
+/**
+ * A seeded geometric random walk of index prices, for a simulator that follows the wall clock (the
+ * local run): each step moves a price by the Brownian increment of `dtMs` at `annualVolatility`,
+ * rounded to a cent. The same seed gives the same path of draws.
+ */
+export function priceWalk(seed: number, annualVolatility: number): (priceE18: bigint, dtMs: number) => bigint {
+  const rng = mulberry32(seed)
+  return (priceE18, dtMs) => {
+    const dt = dtMs / YEAR_MS
+    const z = gaussian(rng)
+    const sigma = annualVolatility
+    const next = e18ToFloat(priceE18) * Math.exp(-0.5 * sigma * sigma * dt + sigma * Math.sqrt(dt) * z)
+    return floatToE18(next, E18 / 100n)
+  }
+}
+
 const floorTo = (x: bigint, step: bigint) => (x / step) * step
 const ceilTo = (x: bigint, step: bigint) => ((x + step - 1n) / step) * step
 

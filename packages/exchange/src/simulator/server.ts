@@ -12,6 +12,7 @@ import type { Underlying } from './assets'
 import { createControl, type SimControl } from './control'
 import { type EngineConfig, SimEngine } from './engine'
 import { check } from './handler'
+import { priceWalk } from './market'
 import { dispatch, isPrivate, type RpcOutcome, takeFailure } from './router'
 import { SimRpcError } from './rpc-error'
 import type { SimWallet } from './sim-types'
@@ -27,6 +28,11 @@ export interface SimulatorOptions extends Partial<Omit<EngineConfig, 'chainId'>>
   /** `manual` (default): time moves only through the control API. `wall`: it also follows the wall clock. */
   clock?: 'manual' | 'wall'
   wallets?: { wallet: Address; owner?: Address; sessionKeys?: Address[] }[]
+  /**
+   * With a wall clock: every `intervalMs` each index takes one step of a seeded random walk
+   * (market.ts priceWalk), so prices move in the local run as they do on an exchange.
+   */
+  walk?: { intervalMs: number; annualVolatility: number; seed: number }
 }
 
 /** How often a wall-clock simulator re-sends every subscribed ticker, moved or not. */
@@ -78,6 +84,19 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
       }, TICKER_HEARTBEAT_MS)
     : undefined
   heartbeat?.unref()
+  const step = wall && opts.walk ? priceWalk(opts.walk.seed, opts.walk.annualVolatility) : undefined
+  const walker =
+    step && opts.walk
+      ? setInterval(
+          (intervalMs: number) => {
+            sync()
+            for (const [u, price] of engine.market.index) engine.setIndex(u, step(price, intervalMs))
+          },
+          opts.walk.intervalMs,
+          opts.walk.intervalMs,
+        )
+      : undefined
+  walker?.unref()
 
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
@@ -89,6 +108,7 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
     engine,
     close: async () => {
       clearInterval(heartbeat)
+      clearInterval(walker)
       for (const c of clients) c.ws.terminate()
       await new Promise<void>((resolve) => wss.close(() => resolve()))
       await new Promise<void>((resolve) => server.close(() => resolve()))
