@@ -1,5 +1,7 @@
 export * from './assets'
 export * from './clock'
+export * from './concurrency'
 export * from './errors'
 export * from './log'
+export * from './lru'
 export * from './money'

@@ -10,9 +10,9 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { HDKey } from '@scure/bip32'
 import { mnemonicToSeedSync } from '@scure/bip39'
+import { Lru } from '@wh/core'
 import { type Address, bytesToHex, getAddress, keccak256, type LocalAccount } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { Lru } from './lru'
 
 /** The account-level parent of every deposit address. */
 export const DEPOSIT_PARENT_PATH = "m/44'/60'/0'/0"

@@ -5,9 +5,9 @@
  * process records the address in deposit_addresses.
  */
 import { DepositAddressResponse } from '@wh/api-schemas/treasury'
-import { NotFoundError } from '@wh/core'
+import { Lru, NotFoundError } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { type ChainInfo, type ChainName, type DepositKeyring, Lru, recordDepositAddresses } from '@wh/wallet'
+import { type ChainInfo, type ChainName, type DepositKeyring, recordDepositAddresses } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import { currentUser, requireAuth } from '../../plugins/auth'
 

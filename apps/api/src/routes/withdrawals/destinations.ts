@@ -13,13 +13,13 @@
  * An RPC that cannot answer the dry run does not block the request: the worker dry-runs again
  * before signing and fails the withdrawal with a reason if the payment would revert.
  */
+import { Lru } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   type ChainInfo,
   type ChainName,
   createChainClients,
   type DepositKeyring,
-  Lru,
   loadPlatformWallets,
 } from '@wh/wallet'
 import type { Address } from 'viem'

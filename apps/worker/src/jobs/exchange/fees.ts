@@ -19,6 +19,7 @@
  * recorded; the withdraw only moves the platform's money physically, from the user's subaccount to
  * the platform's exchange wallet.
  */
+import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
@@ -26,7 +27,6 @@ import {
   advanceMovement,
   exchangeAmount,
   insertSignedMovement,
-  mapLimit,
   signMovement,
   TRANSFER_COLUMNS,
   type TransferDeps,

@@ -17,6 +17,7 @@
  * Crash rules (a submitted row found by a later run) live in transfers.ts `sendStored`; the doc
  * section "Subaccounts: funding and release" in docs/exchange.md states them.
  */
+import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { append } from '@wh/ledger'
 import type { TickDefinition } from '../../ticks'
@@ -26,7 +27,6 @@ import {
   deferTransfer,
   exchangeAmount,
   type Landed,
-  mapLimit,
   sendStored,
   settlementOf,
   signMovement,

@@ -16,6 +16,7 @@
  *     reason and is re-planned from the journal (released legs already left it); any other
  *     refusal → failed, with an alert.
  */
+import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { ExchangeError, type SignedTransfer, toE18 } from '@wh/exchange'
 import { retryDelayMs } from '@wh/jobs'
@@ -26,7 +27,6 @@ import {
   decimalsOf,
   errorCodeOf,
   exchangeAmount,
-  mapLimit,
   sendStored,
   settlementOf,
   signMovement,

@@ -293,20 +293,6 @@ export function settlementOf(status: string): 'settled' | 'pending' | 'failed' {
   return 'pending'
 }
 
-/** Runs `fn` over `items` with at most `limit` at once. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++
-      out[i] = await fn(items[i] as T)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return out
-}
-
 /** Where one pass of `advanceMovement` left a row. */
 export type MovementOutcome =
   | { kind: 'settled' }

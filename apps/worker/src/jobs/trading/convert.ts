@@ -23,7 +23,7 @@
  * any point resumes the same step and nothing is sent twice.
  */
 import { MARGIN_BUFFER_USD, ROUND_GAS_FLOOR_WEI } from '@wh/config'
-import { type Clock, decimalsOf, errorMessage, toBaseUnits } from '@wh/core'
+import { type Clock, decimalsOf, errorMessage, mapLimit, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { toE18 } from '@wh/exchange'
 import { retryDelayMs } from '@wh/jobs'
@@ -48,7 +48,6 @@ import {
   errorCodeOf,
   exchangeAmount,
   insertSignedMovement,
-  mapLimit,
   signMovement,
   TRANSFER_COLUMNS,
   type TransferDeps,

@@ -9,7 +9,7 @@
  * immediate-or-cancel buy of what is still short, at its stored limit, after the subaccount's
  * fills were ingested; see `close` for why a crash never buys twice.
  */
-import { type Clock, decimalsOf, errorMessage } from '@wh/core'
+import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   DERIVE_FEE_SCHEDULE,
@@ -36,7 +36,7 @@ import {
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
-import { mapLimit } from '../exchange/transfers'
+
 import { eventsOf, publishCapacity, strategyOf } from './events'
 import { type FillDeps, ingestFills, ingestSettlements } from './fills'
 
