@@ -14,6 +14,7 @@ import type { ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
 import type { Queue } from 'bullmq'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
+import { asyncapiPlugin } from './plugins/asyncapi'
 import { jwtPlugin } from './plugins/auth'
 import { BULL_BOARD_PATH, bullBoardRoutes } from './plugins/bull-board'
 import { consolePlugin } from './plugins/console'
@@ -127,6 +128,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerErrorHandling(app)
   acceptEmptyJsonBodies(app)
   await app.register(openapiPlugin)
+  await app.register(asyncapiPlugin)
   // before the routes: its onResponse hook counts every request by route pattern
   await app.register(metricsPlugin, {
     sql: deps.database.sql,

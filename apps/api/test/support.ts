@@ -31,7 +31,11 @@ export interface Api {
   close(): Promise<void>
 }
 
-export async function startApi(env: Record<string, string | undefined> = {}): Promise<Api> {
+export async function startApi(
+  env: Record<string, string | undefined> = {},
+  /** WebSocket heartbeat period (default: the API's) */
+  o: { heartbeatMs?: number } = {},
+): Promise<Api> {
   const ctx = await integrationContext({ AUTH_RATE_LIMIT_PER_MINUTE: '100000', SIWE_DOMAIN: DOMAIN, ...env })
   const clock = new ManualClock(Date.now())
   const redis = new Redis(ctx.config.cacheUrl, { maxRetriesPerRequest: 1 })
@@ -48,7 +52,7 @@ export async function startApi(env: Record<string, string | undefined> = {}): Pr
     queues,
     clock,
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
-    marketData: { names },
+    marketData: { names, ...(o.heartbeatMs !== undefined && { heartbeatMs: o.heartbeatMs }) },
   })
   // every response a test gets is checked against the document (contract.ts)
   const contract = installContract(app)

@@ -66,7 +66,7 @@ export type ClientMessage = Static<typeof ClientMessage>
 export const SnapshotMessage = Type.Object(
   {
     type: Type.Literal('snapshot'),
-    channel: Type.String({ description: "'prices' (later 'strategies')" }),
+    channel: Type.String({ description: "'prices' (/ws/strategies has its own snapshot, WsStrategySnapshot)" }),
     updates: Type.Array(PriceUpdate, {
       description: 'the latest update of each asset just subscribed (assets without data yet are left out)',
     }),

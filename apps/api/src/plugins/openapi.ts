@@ -4,6 +4,9 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
+/** The API's name and version, in the OpenAPI document and the AsyncAPI one (./asyncapi.ts). */
+export const API_INFO = { title: 'Wheelhouse API', version: '0.1.0' } as const
+
 export const openapiPlugin = fp(async (app: FastifyInstance) => {
   await app.register(swagger, {
     openapi: {
@@ -11,11 +14,15 @@ export const openapiPlugin = fp(async (app: FastifyInstance) => {
       // relative: the document is served by the listener it describes, whatever its host
       servers: [{ url: '/', description: 'the API that serves this document' }],
       info: {
-        title: 'Wheelhouse API',
-        version: '0.1.0',
+        ...API_INFO,
         description:
           'Sign in with an Ethereum wallet (SIWE), get a deposit address, and follow the portfolio. ' +
           'Errors share one shape: { statusCode, code, error, message }.',
+      },
+      // the WebSockets' messages, operations and close codes (./asyncapi.ts)
+      externalDocs: {
+        description: 'The WebSockets (/ws/prices, /ws/strategies): AsyncAPI 3.0 document',
+        url: '/docs/asyncapi.json',
       },
       components: {
         securitySchemes: {

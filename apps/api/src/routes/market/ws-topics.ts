@@ -5,8 +5,9 @@
  * connection stays open; a plain GET without the upgrade answers 426 in the error shape. Each
  * route supplies its stream, its snapshot and the snapshot's frame.
  */
-import { type ClientMessage, ClientMessage as ClientMessageSchema, PRICED_ASSETS } from '@wh/market'
+import { type ClientMessage, ClientMessage as ClientMessageSchema, type ErrorMessage, PRICED_ASSETS } from '@wh/market'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Static } from 'typebox'
 import Value from 'typebox/value'
 import { errorBody } from '../../plugins/errors'
 import type { HubClient, HubStream } from '../../plugins/websocket-hub'
@@ -15,7 +16,27 @@ import type { HubClient, HubStream } from '../../plugins/websocket-hub'
 export const MAX_CLIENT_MESSAGE_CHARS = 1_024
 const PRICED: ReadonlySet<string> = new Set(PRICED_ASSETS.map((a) => a.symbol))
 
-export const errorFrame = (code: string, message: string) => JSON.stringify({ type: 'error', code, message })
+type ErrorCode = Static<typeof ErrorMessage>['code']
+
+/**
+ * The `error` messages a topic socket sends, each with its code (the AsyncAPI document,
+ * routes/market/ws-channels.ts, lists them from here). The connection stays open after each.
+ */
+export const WS_ERRORS = {
+  binary: { code: 'MALFORMED_MESSAGE', message: 'send JSON text frames' },
+  tooLarge: { code: 'MESSAGE_TOO_LARGE', message: `at most ${MAX_CLIENT_MESSAGE_CHARS} bytes per message` },
+  notJson: { code: 'MALFORMED_MESSAGE', message: 'not JSON' },
+  notAnOp: {
+    code: 'MALFORMED_MESSAGE',
+    message: 'expected {"op":"subscribe"|"unsubscribe","assets":[...]} or {"op":"ping"}',
+  },
+  failed: { code: 'MALFORMED_MESSAGE', message: 'could not handle the message' },
+  unknownAsset: { code: 'UNKNOWN_ASSET', message: 'unknown asset ' },
+} as const satisfies Record<string, { code: ErrorCode; message: string }>
+
+/** An error message; `detail` follows the message (the unknown asset's name). */
+export const errorFrame = (e: (typeof WS_ERRORS)[keyof typeof WS_ERRORS], detail = '') =>
+  JSON.stringify({ type: 'error', code: e.code, message: `${e.message}${detail}` })
 
 export interface TopicSocketOptions {
   /** the `channel` of subscribed/unsubscribed/snapshot messages */
@@ -45,23 +66,19 @@ export function topicSocket(app: FastifyInstance, o: TopicSocketOptions) {
   }
 
   async function onMessage(client: HubClient, data: Buffer, isBinary: boolean) {
-    if (isBinary) return client.send(errorFrame('MALFORMED_MESSAGE', 'send JSON text frames'))
-    if (data.length > MAX_CLIENT_MESSAGE_CHARS)
-      return client.send(errorFrame('MESSAGE_TOO_LARGE', `at most ${MAX_CLIENT_MESSAGE_CHARS} bytes per message`))
+    if (isBinary) return client.send(errorFrame(WS_ERRORS.binary))
+    if (data.length > MAX_CLIENT_MESSAGE_CHARS) return client.send(errorFrame(WS_ERRORS.tooLarge))
     let msg: unknown
     try {
       msg = JSON.parse(data.toString('utf8'))
     } catch {
-      return client.send(errorFrame('MALFORMED_MESSAGE', 'not JSON'))
+      return client.send(errorFrame(WS_ERRORS.notJson))
     }
-    if (!Value.Check(ClientMessageSchema, msg))
-      return client.send(
-        errorFrame('MALFORMED_MESSAGE', 'expected {"op":"subscribe"|"unsubscribe","assets":[...]} or {"op":"ping"}'),
-      )
+    if (!Value.Check(ClientMessageSchema, msg)) return client.send(errorFrame(WS_ERRORS.notAnOp))
     const m = msg as ClientMessage
     if (m.op === 'ping') return client.send('{"type":"pong"}')
     const parsed = parseAssets(m.assets)
-    if ('unknown' in parsed) return client.send(errorFrame('UNKNOWN_ASSET', `unknown asset ${parsed.unknown}`))
+    if ('unknown' in parsed) return client.send(errorFrame(WS_ERRORS.unknownAsset, parsed.unknown))
     if (m.op === 'subscribe') return subscribe(client, parsed.assets)
     client.unsubscribe(o.stream, parsed.assets)
     return client.send(JSON.stringify({ type: 'unsubscribed', channel: o.channel, assets: client.topicsOf(o.stream) }))
@@ -80,13 +97,13 @@ export function topicSocket(app: FastifyInstance, o: TopicSocketOptions) {
       socket.on('message', (data: Buffer, isBinary: boolean) => {
         onMessage(client, data, isBinary).catch((err) => {
           request.log.warn({ err: String(err) }, `ws/${o.channel} message failed`)
-          client.send(errorFrame('MALFORMED_MESSAGE', 'could not handle the message'))
+          client.send(errorFrame(WS_ERRORS.failed))
         })
       })
       const initial = request.query.assets?.split(',').filter(Boolean) ?? [...PRICED]
       const parsed = parseAssets(initial)
       if ('unknown' in parsed) {
-        client.send(errorFrame('UNKNOWN_ASSET', `unknown asset ${parsed.unknown}`))
+        client.send(errorFrame(WS_ERRORS.unknownAsset, parsed.unknown))
         return
       }
       subscribe(client, parsed.assets).catch((err) =>
