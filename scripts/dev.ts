@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { generateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
-import { depositXpubOf, ENV_LOCAL_PATH, ENV_SPEC, loadConfig } from '@wh/config'
+import { depositXpubOf, ENV_LOCAL_PATH, ENV_SPEC, loadConfig, processEnv } from '@wh/config'
 import { grantAppRole, runMigrations } from '@wh/db'
 import {
   APP_LOGIN,
@@ -192,7 +192,7 @@ async function main() {
   }
   // the wheel runner is on in the local run (a wheel started there runs its next legs), unless
   // .env.local or the environment says otherwise
-  env.WHEEL_ENABLED ??= process.env.WHEEL_ENABLED ?? 'true'
+  env.WHEEL_ENABLED ??= processEnv().WHEEL_ENABLED ?? 'true'
   if (demo)
     Object.assign(env, {
       WHEEL_ENABLED: 'true',

@@ -24,7 +24,10 @@ describe('the price walk', () => {
       const step = priceWalk(seed, 0.8)
       const out: bigint[] = []
       let p = 3000n * 10n ** 18n
-      for (let i = 0; i < 50; i++) out.push((p = step(p, 2_000)))
+      for (let i = 0; i < 50; i++) {
+        p = step(p, 2_000)
+        out.push(p)
+      }
       return out
     }
     expect(path(1)).toEqual(path(1))
