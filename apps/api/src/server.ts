@@ -174,6 +174,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     clock,
     siweDomain: config.siweDomain,
     rateLimitPerMinute: config.authRateLimitPerMinute,
+    chains: deps.chains,
   })
   await app.register(treasuryRoutes, { sql, keyring: deps.keyring, chains: deps.chains })
   await app.register(withdrawalRoutes, {

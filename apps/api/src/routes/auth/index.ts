@@ -2,15 +2,19 @@
  * Sign-in with Ethereum (spec 4.1, 5.1). Public routes, rate-limited per IP.
  * POST /auth/verify runs the spec's steps in order: verify message and signature, redeem the
  * nonce, find or create the user, issue the token. Every failure is the same opaque 401.
+ * A signature the message's address's key did not make may still be its contract account's
+ * (ERC-1271, ERC-6492): that is asked of the chain the message names (contract-signature.ts).
  */
 
 import { NonceResponse, VerifyBody, VerifyResponse } from '@wh/api-schemas/auth'
 import { AppError, type Clock } from '@wh/core'
 import type { Sql } from '@wh/db'
+import type { ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { toErrorBody } from '../../plugins/errors'
+import { contractSignatureCheck } from './contract-signature'
 import { issueNonce, NonceRedeemer } from './nonces'
-import { verifySiweSignature } from './siwe-verify'
+import { checkSiweMessage, signedByKey } from './siwe-verify'
 import { createUser } from './users'
 
 export class SiweRejectedError extends AppError {
@@ -25,11 +29,14 @@ export interface AuthRoutesOptions {
   clock: Clock
   siweDomain: string
   rateLimitPerMinute: number
+  /** the chains a contract account's signature is checked on (by the message's Chain ID) */
+  chains: ReadonlyMap<ChainName, ChainInfo>
 }
 
 export default async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions) {
   const rateLimit = { max: opts.rateLimitPerMinute, timeWindow: 60_000 }
   const redeemer = new NonceRedeemer(opts.sql, () => opts.clock.now())
+  const contractSigned = contractSignatureCheck(opts.chains)
 
   app.get(
     '/auth/nonce',
@@ -51,6 +58,13 @@ export default async function authRoutes(app: FastifyInstance, opts: AuthRoutesO
       schema: {
         tags: ['auth'],
         summary: 'Exchange a signed SIWE message for an access token',
+        description:
+          'The signature is the personal_sign (EIP-191) signature of the message by the key of its address, or, ' +
+          'for a contract account (a Safe, an ERC-4337 account), a signature its `isValidSignature` accepts ' +
+          "(ERC-1271), checked on the chain the message's Chain ID names when it is one of the supported " +
+          'chains; an account not deployed yet sends it wrapped per ERC-6492, verified by simulation (nothing ' +
+          'is deployed). Every failure, including a chain that does not answer within a few seconds, is the ' +
+          'same 401 SIWE_REJECTED.',
         body: VerifyBody,
         response: { 200: VerifyResponse, 401: { $ref: 'ErrorBody#' }, 429: { $ref: 'ErrorBody#' } },
       },
@@ -67,9 +81,11 @@ export default async function authRoutes(app: FastifyInstance, opts: AuthRoutesO
     async (request) => {
       const { message, signature } = request.body
       const now = opts.clock.now()
-      // step 1
-      const fields = verifySiweSignature(message, signature, { domain: opts.siweDomain, nowMs: now.getTime() })
+      // step 1: the message, then its signature: the key's (local, no I/O), else the contract account's
+      const fields = checkSiweMessage(message, { domain: opts.siweDomain, nowMs: now.getTime() })
       if (!fields) throw new SiweRejectedError()
+      if (!signedByKey(fields, message, signature) && !(await contractSigned(fields, message, signature)))
+        throw new SiweRejectedError()
       // step 2: burn the nonce before any user exists, so a replay cannot create one;
       // a returning wallet's user comes back in the same round trip
       const redemption = await redeemer.redeem(fields.nonce, fields.address)

@@ -12,19 +12,21 @@ export interface SiweCheckOptions {
   readonly nowMs: number
 }
 
-/** The verified message, or undefined for any failure (the route answers one opaque error). */
-export function verifySiweSignature(
-  message: string,
-  signature: string,
-  opts: SiweCheckOptions,
-): SiweFields | undefined {
+/** The message's fields when it parses, names our domain and is within its time window; else undefined. */
+export function checkSiweMessage(message: string, opts: SiweCheckOptions): SiweFields | undefined {
   const fields = parseSiweMessage(message)
   if (!fields) return undefined
   if (fields.domain !== opts.domain) return undefined
   if (fields.expirationTimeMs !== undefined && opts.nowMs >= fields.expirationTimeMs) return undefined
   if (fields.notBeforeMs !== undefined && opts.nowMs < fields.notBeforeMs) return undefined
-  // chainId is deliberately not compared with anything (spec 5.1).
-  const signer = recoverPersonalSigner(message, signature)
-  if (signer === undefined || signer !== fields.address.toLowerCase()) return undefined
   return fields
+}
+
+/**
+ * Whether `signature` is the message address's own key's (local recovery, no I/O). chainId is
+ * deliberately not compared with anything for such a signature (spec 5.1).
+ */
+export function signedByKey(fields: SiweFields, message: string, signature: string): boolean {
+  const signer = recoverPersonalSigner(message, signature)
+  return signer !== undefined && signer === fields.address.toLowerCase()
 }
