@@ -168,7 +168,8 @@ describe('strict SIWE parser', () => {
     )
     // the property is only worth something if most generated messages reach the comparison
     expect(compared).toBeGreaterThan(200)
-  })
+    // 300 runs of the siwe library's parser: about 2 s alone, several times that on a busy machine
+  }, 30_000)
 
   it('parses RFC 3339 date-times with offsets and fractions', () => {
     expect(parseDateTime('2026-11-22T10:00:00Z')).toBe(Date.UTC(2026, 10, 22, 10))
