@@ -26,11 +26,11 @@ import {
   TEST_MNEMONIC,
 } from '@wh/testkit'
 import { deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import { sendWithdrawals, WITHDRAWAL_SEND_BATCH } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
 import { createPublicClient, createTestClient, createWalletClient, http } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
-import { sendWithdrawals, WITHDRAWAL_SEND_BATCH } from '../src/jobs/withdrawals/send'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 
 const WITHDRAWALS = Number(process.argv[2] ?? 500)
