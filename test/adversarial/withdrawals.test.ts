@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto'
 import { freeBalance } from '@wh/ledger'
+import { WITHDRAWAL_OPEN_MAX_PER_USER } from '@wh/withdrawals'
 import { getAddress, type Hex, parseEther } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { WITHDRAWAL_OPEN_MAX_PER_USER } from '../../apps/api/src/routes/withdrawals/index'
 import { type AdversarialStack, anvilOf, CHAIN, type Client, startAdversarialStack, USDC } from './fixtures/stack'
 
 /** REVERT(0, 0): any call, any value, refused */

@@ -1,9 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { append, freeBalance } from '@wh/ledger'
 import { clearPlatformStop, raisePlatformStop } from '@wh/ops'
+import { normaliseDestination, usdToBaseUnits } from '@wh/withdrawals'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { normaliseDestination } from '../src/routes/withdrawals/index'
-import { usdToBaseUnits } from '../src/routes/withdrawals/limits'
 import { type Api, newAccount, signIn, startApi } from './support'
 
 // test env: WITHDRAWAL_MIN_USD 10, WITHDRAWAL_MAX_USD 100000 (packages/testkit localStackEnv)

@@ -1,8 +1,9 @@
 /**
  * Withdrawal benchmark, on a real anvil node, a throwaway Postgres and Redis:
  * withdrawals sent per minute by the `withdrawals-send` tick on the real outbox. N users each
- * hold a USDC deposit and have one `requested` withdrawal (reserved through the ledger, as the
- * API does); the tick runs until every one is `sent` (journaled: withdrawal_sent + gas_spent).
+ * hold a USDC deposit and have one `requested` withdrawal (reserved through the ledger in one
+ * INSERT, as requestWithdrawal does); the tick runs until every one is `sent` (journaled:
+ * withdrawal_sent + gas_spent).
  * The hot wallet is one key per chain, so its sends queue on the outbox's (chain, from) nonce
  * lock: that, not the node, bounds withdrawals per chain.
  *
@@ -26,11 +27,11 @@ import {
   TEST_MNEMONIC,
 } from '@wh/testkit'
 import { deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import { sendWithdrawals, WITHDRAWAL_SEND_BATCH } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
 import { createPublicClient, createTestClient, createWalletClient, http } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
-import { sendWithdrawals, WITHDRAWAL_SEND_BATCH } from '../src/jobs/withdrawals/send'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 
 const WITHDRAWALS = Number(process.argv[2] ?? 500)
@@ -104,12 +105,14 @@ try {
     occurredAt: new Date(),
   }))
   await appendBatch(database.sql, deposits)
-  for (const userId of users) {
-    await database.sql.begin(async (tx) => {
-      const r = await reserveWithdrawal(tx, { userId, currency: 'USDC', amount: AMOUNT })
-      await tx`update withdrawals set chain = 'base', destination = ${randomAddressFrom(random)} where id = ${r.withdrawalId}`
+  for (const userId of users)
+    await reserveWithdrawal(database.sql, {
+      userId,
+      currency: 'USDC',
+      amount: AMOUNT,
+      chain: 'base',
+      destination: randomAddressFrom(random),
     })
-  }
 
   const sendDeps = withdrawalSendDeps(deps, silent)
   httpRequests = 0
@@ -189,18 +192,26 @@ ${CONCURRENT_TICKS} overlapping tick runs of up to ${WITHDRAWAL_SEND_BATCH} rows
     for (let i = 0; i < PER_ATTACKER; i++) {
       const trap = randomAddressFrom(random)
       await anvil.setCode({ address: trap, bytecode: '0x60006000fd' }) // REVERT
-      await database.sql.begin(async (tx) => {
-        const r = await reserveWithdrawal(tx, { userId, currency: 'ETH', amount: ethAmount })
-        await tx`update withdrawals set chain = 'base', destination = ${trap} where id = ${r.withdrawalId}`
+      await reserveWithdrawal(database.sql, {
+        userId,
+        currency: 'ETH',
+        amount: ethAmount,
+        chain: 'base',
+        destination: trap,
       })
     }
   const honestIds: string[] = []
-  for (const userId of honest)
-    await database.sql.begin(async (tx) => {
-      const r = await reserveWithdrawal(tx, { userId, currency: 'USDC', amount: AMOUNT })
-      await tx`update withdrawals set chain = 'base', destination = ${randomAddressFrom(random)} where id = ${r.withdrawalId}`
-      honestIds.push(r.withdrawalId)
+  for (const userId of honest) {
+    const destination = randomAddressFrom(random)
+    const r = await reserveWithdrawal(database.sql, {
+      userId,
+      currency: 'USDC',
+      amount: AMOUNT,
+      chain: 'base',
+      destination,
     })
+    honestIds.push(r.withdrawalId)
+  }
   httpRequests = 0
   let attackTicks = 0
   let honestSentAfter = 0

@@ -12,15 +12,10 @@ import {
   deployTestUsdc,
   testUsdcAbi,
 } from '@wh/wallet'
+import { type OutboundRecord, type OutboxPort, sendWithdrawals, type WithdrawalSendDeps } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
 import { createPublicClient, createWalletClient, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import {
-  type OutboundRecord,
-  type OutboxPort,
-  sendWithdrawals,
-  type WithdrawalSendDeps,
-} from '../src/jobs/withdrawals/send'
 
 const silent = { info() {}, warn() {} }
 const DEST = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'

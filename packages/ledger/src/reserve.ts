@@ -28,22 +28,33 @@ export interface ReservedWithdrawal {
 
 /**
  * Records a withdrawal request in state 'requested' if the free balance covers it, else throws
- * InsufficientFreeBalanceError (422) and writes nothing. One round trip; it locks the user's
- * transit balance row, the lock an authorizing append takes too, so the two cannot both spend the
- * same free balance.
+ * InsufficientFreeBalanceError (422) and writes nothing. One round trip, one INSERT with the
+ * request's route, destination and Idempotency-Key (a key used before by the user raises Postgres'
+ * unique violation, 23505); it locks the user's transit balance row, the lock an authorizing append
+ * takes too, so the two cannot both spend the same free balance. The row is the withdrawals
+ * module's (packages/withdrawals/src/request.ts): only it calls this in the service.
  *
  * @example
  *   const { withdrawalId } = await reserveWithdrawal(sql, { userId, currency: 'USDC', amount: 25_000_000n })
  */
 export async function reserveWithdrawal(
   sql: Queryable,
-  req: { userId: string; currency: string; amount: bigint; withdrawalId?: string },
+  req: {
+    userId: string
+    currency: string
+    amount: bigint
+    withdrawalId?: string
+    chain?: string
+    destination?: string
+    idempotencyKey?: string
+  },
 ): Promise<ReservedWithdrawal> {
   if (req.amount <= 0n) throw new InvalidEventError('withdrawal', 'amount must be positive')
   const id = req.withdrawalId ?? uuidv7()
   const [row] = await sql<{ ok: boolean; free: string }[]>`
     select * from ledger_reserve_withdrawal(${id}::uuid, ${req.userId}::uuid, ${req.currency},
-      ${userTransit(req.userId)}, ${req.amount.toString()}::numeric)`
+      ${userTransit(req.userId)}, ${req.amount.toString()}::numeric, ${req.chain ?? null}::text,
+      ${req.destination ?? null}::text, ${req.idempotencyKey ?? null}::text)`
   if (!row?.ok)
     throw new InsufficientFreeBalanceError({
       userId: req.userId,

@@ -4,17 +4,20 @@ import { holdColumns, retryColumns } from './retry'
 
 /**
  * Withdrawals (spec 3.2, 4.2). 'requested' is the only ACTIVE state: such a row counts against
- * the user's free balance (transit minus requested withdrawals). A request is created by
- * @wh/ledger reserveWithdrawal (which locks the user's transit balance), and its chain,
- * destination and idempotency key are set in the same transaction.
- * Later states (sending, sent, failed) are the withdrawals tick's (docs/chains.md).
+ * the user's free balance (transit minus requested withdrawals). One module writes it,
+ * @wh/withdrawals (packages/withdrawals): a request is one INSERT by @wh/ledger reserveWithdrawal
+ * (which locks the user's transit balance) with its chain, destination and idempotency key; the
+ * later states (sent, failed) and the hold are the send's (docs/chains.md "Withdrawals").
  */
+export const WITHDRAWAL_STATES = ['requested', 'sent', 'failed'] as const
+export type WithdrawalState = (typeof WITHDRAWAL_STATES)[number]
+
 export const withdrawals = pgTable(
   'withdrawals',
   {
     id: uuid('id').primaryKey().defaultRandom(),
     userId: uuid('user_id').notNull(),
-    state: text('state').notNull(),
+    state: text('state', { enum: WITHDRAWAL_STATES }).notNull(),
     /** the ledger currency (USDC, ETH) */
     currency: text('currency').notNull(),
     amount: numeric('amount', { precision: 78, scale: 0 }).notNull(),
@@ -43,4 +46,5 @@ export const withdrawals = pgTable(
   ],
 )
 
+/** A withdrawals row, as every reader and writer of the table types it (@wh/withdrawals selects into it). */
 export type WithdrawalRow = typeof withdrawals.$inferSelect

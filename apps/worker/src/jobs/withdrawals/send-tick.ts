@@ -1,23 +1,24 @@
 /**
  * The withdrawal tick (queue `withdrawals`, every WITHDRAWAL_SEND_EVERY_MS): `sendWithdrawals`
- * (send.ts) wired to the real crash-safe outbox of @wh/wallet, the chain's hot wallet, the
- * process's alerter and a Redis claim for the once-per-period stuck alerts.
+ * (@wh/withdrawals, packages/withdrawals/src/send.ts, which owns every write of the row) wired to
+ * the real crash-safe outbox of @wh/wallet, the chain's hot wallet, the process's alerter and a
+ * Redis claim for the once-per-period stuck alerts.
  *
  * No Redis lock around the run: each withdrawal row is taken FOR UPDATE SKIP LOCKED, so two
  * overlapping runs (a slow one and the next period's, or two replicas) split the rows between
  * them, and the outbox keeps one transaction per withdrawal whoever sends it.
  */
 import { confirmOutbound, findOutbound, type OutboxDeps, sendOnce } from '@wh/wallet'
-import { erc20Abi } from 'viem'
-import { outboxOf } from '../../outbox-deps'
-import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 import {
   sendWithdrawals,
   WITHDRAWAL_SEND_EVERY_MS,
   WITHDRAWAL_SEND_TICK,
   type WithdrawalSendDeps,
   type WithdrawalSendSummary,
-} from './send'
+} from '@wh/withdrawals'
+import { erc20Abi } from 'viem'
+import { outboxOf } from '../../outbox-deps'
+import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 
 /** Redis key prefix of the stuck-alert claims (one key per withdrawal and period). */
 export const WITHDRAWAL_ALERT_KEY_PREFIX = 'alert:'

@@ -1,4 +1,7 @@
-/** The withdrawals controller's failures, each with a stable code (DESIGN: 400 input, 422 rules). */
+/**
+ * A withdrawal request's failures (requestWithdrawal, request.ts), each with a stable code and the
+ * API's status (DESIGN: 400 input, 422 rules, 503 a dependency to retry).
+ */
 import { AppError, BusinessRuleError } from '@wh/core'
 
 export class InvalidDestinationError extends AppError {

@@ -1,7 +1,9 @@
 /**
- * The withdrawals tick (spec 4.2, 3.2, 8.1 ACTIVE, 6.1): sends requested withdrawals from the
- * chain's hot wallet, exactly once, and journals them. docs/chains.md "Withdrawals" has the states,
- * docs/hostile-world.md what happens when users, RPCs or the chain misbehave.
+ * The withdrawal send (spec 4.2, 3.2, 8.1 ACTIVE, 6.1): sends requested withdrawals from the
+ * chain's hot wallet, exactly once, and journals them. The worker's `withdrawals-send` tick
+ * (apps/worker/src/jobs/withdrawals/send-tick.ts) wires it; the request is request.ts, the row's
+ * writes transitions.ts. docs/chains.md "Withdrawals" has the states, docs/hostile-world.md what
+ * happens when users, RPCs or the chain misbehave.
  *
  * Why the row stays 'requested' until the send is journaled (spec 3.2, DESIGN): free balance =
  * transit − withdrawals in state 'requested', and `withdrawal_sent` (user:transit → user:external)
@@ -32,8 +34,6 @@
 import type { Clock } from '@wh/core'
 import { errorMessage } from '@wh/core'
 import type { Queryable, Sql } from '@wh/db'
-import { retryDelayMs } from '@wh/jobs'
-import { appendBatch, type EventInput } from '@wh/ledger'
 import {
   type Alerter,
   type AlertFields,
@@ -43,6 +43,18 @@ import {
   type OutboundTransfer,
   sendFailureOf,
 } from '@wh/wallet'
+import {
+  type ClaimedWithdrawal,
+  claimForSend,
+  type FailureCode,
+  failOwnDestinations,
+  markFailed,
+  markHeld,
+  markReverted,
+  markSent,
+  recordAttempt,
+  recordBroadcast,
+} from './transitions'
 
 /**
  * The outbox contract of packages/wallet/src/outbox.ts (sendOnce / confirmOutbound). Injected, so
@@ -77,15 +89,6 @@ export const WITHDRAWAL_SEND_EVERY_MS = 15_000
 export const WITHDRAWAL_SEND_TICK = 'withdrawals-send'
 /** A hot wallet short of a token on a chain alerts once per this period. */
 export const HOT_WALLET_SHORT_ALERT_MS = 30 * 60_000
-
-/** Why a withdrawal failed, as the user reads it in GET /withdrawals. */
-export const FAILURE_REASONS = {
-  DESTINATION_REFUSED:
-    'the destination refused the transfer: a dry run of it reverts (a contract that does not accept this asset, or an address the token blocks)',
-  PLATFORM_ADDRESS: 'the destination is an address of this service',
-  REVERTED: 'transaction failed on chain',
-  INCOMPLETE: 'incomplete request: no route or destination',
-} as const
 
 export interface WithdrawalSendDeps {
   readonly sql: Sql
@@ -122,18 +125,21 @@ export interface WithdrawalSendSummary {
   stuckAlerts: number
 }
 
-interface Row {
+interface StuckRow {
   id: string
-  user_id: string
   currency: string
   amount: string
   chain: string | null
-  destination: string | null
   attempts: number
   created_at: Date
+  tx_hash: string | null
+  last_error_code: string | null
+  held_at: Date | null
 }
 
 type Outcome = 'sent' | 'failed' | 'pending' | 'skipped' | 'held' | 'errors'
+/** An alert to send after the commit: text, fields, and a key that sends it once per period. */
+type Alert = [string, AlertFields, string?]
 /** A failure of the preparation that a later try may get past, with its stable code. */
 type Retry = { code: 'RPC_UNAVAILABLE' | 'HOT_WALLET_SHORT'; chainDown: boolean; detail: string }
 
@@ -170,25 +176,19 @@ async function classify(deps: WithdrawalSendDeps, t: OutboundTransfer, err: unkn
 
 async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outcome: Outcome; retry?: Retry }> {
   // alerts go out after the commit: no chat round trip while the row and balances are locked
-  const alerts: Array<[string, AlertFields, string?]> = []
+  const alerts: Alert[] = []
   const result = await deps.sql.begin(async (tx): Promise<{ outcome: Outcome; retry?: Retry }> => {
     const now = deps.clock.now()
-    const [w] = await tx<Row[]>`
-      select id, user_id, currency, amount, chain, destination, attempts, created_at from withdrawals
-      where id = ${id} and state = 'requested' and held_at is null
-      for update skip locked`
+    const w = await claimForSend(tx, id)
     if (!w) return { outcome: 'skipped' }
     const chain = w.chain as ChainName | null
     const token = deps.outbox.registry.get(chain as ChainName)?.tokens.find((t) => t.symbol === w.currency)
-    const fail = async (code: keyof typeof FAILURE_REASONS) => {
-      await tx`
-        update withdrawals set state = 'failed', failure_reason = ${FAILURE_REASONS[code]}, last_error_code = ${code},
-          attempts = attempts + 1, updated_at = ${now}
-        where id = ${id}`
+    const fail = async (code: FailureCode) => {
+      await markFailed(tx, id, code, now)
       return { outcome: 'failed' as const }
     }
     if (!chain || !w.destination || !token) {
-      // the API sets chain and destination in the reserve's own transaction; this is a bug, not
+      // the request writes chain and destination in the reserve's own INSERT; this is a bug, not
       // a user error, and sending it anywhere would be worse than releasing the reserve
       alerts.push(['withdrawal failed: incomplete request', { withdrawalId: id }])
       return fail('INCOMPLETE')
@@ -211,7 +211,7 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outco
       if (await deps.outbox.hasTransaction(w.id)) throw err
       const verdict = await classify(deps, transfer, err)
       if (verdict === 'refused') return fail('DESTINATION_REFUSED')
-      await recordRetry(tx, id, w.attempts + 1, verdict, now)
+      await recordAttempt(tx, id, w.attempts + 1, verdict.code, now)
       if (verdict.code === 'HOT_WALLET_SHORT')
         alerts.push([
           'withdrawals wait: the hot wallet is short of funds',
@@ -221,70 +221,7 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outco
       return { outcome: 'errors', retry: verdict }
     }
     if (record.state === 'signed' || record.state === 'broadcast') record = await deps.outbox.confirmOutbound(record.id)
-    const fee = feeOf(record)
-    const gasCurrency = nativeSymbol(deps, chain)
-
-    if (record.state === 'confirmed') {
-      const events: EventInput[] = [
-        {
-          type: 'withdrawal_sent',
-          // key tx:{chain}:{txHash}:0 (ownTxKey slot 0), derived from the payload by the ledger
-          payload: {
-            userId: w.user_id,
-            withdrawalId: w.id,
-            chain,
-            txHash: record.txHash,
-            currency: w.currency,
-            amount: BigInt(w.amount),
-          },
-          occurredAt: now,
-        },
-      ]
-      // a second event about the same transaction: slot 1 (spec 6.1), else it would deduplicate
-      if (fee !== undefined && fee > 0n)
-        events.push({
-          type: 'gas_spent',
-          payload: { chain, txHash: record.txHash, slot: 1, currency: gasCurrency, amount: fee, userId: w.user_id },
-          occurredAt: now,
-        })
-      await appendBatch(tx, events)
-      await tx`
-        update withdrawals set state = 'sent', tx_hash = ${record.txHash.toLowerCase()},
-          network_fee = ${fee === undefined ? null : fee.toString()}, sent_at = ${now}, updated_at = ${now},
-          last_error_code = null
-        where id = ${id}`
-      deps.log.info({ withdrawalId: id, chain, txHash: record.txHash }, 'withdrawal sent')
-      return { outcome: 'sent' }
-    }
-    if (record.state === 'failed') {
-      // nothing left the hot wallet but gas: its only event, so slot 0
-      if (fee !== undefined && fee > 0n)
-        await appendBatch(tx, [
-          {
-            type: 'gas_spent',
-            payload: { chain, txHash: record.txHash, slot: 0, currency: gasCurrency, amount: fee, userId: w.user_id },
-            occurredAt: now,
-          },
-        ])
-      await tx`
-        update withdrawals set state = 'failed', failure_reason = ${FAILURE_REASONS.REVERTED}, last_error_code = 'REVERTED',
-          tx_hash = ${record.txHash.toLowerCase()}, network_fee = ${fee === undefined ? null : fee.toString()},
-          updated_at = ${now}
-        where id = ${id}`
-      alerts.push(['withdrawal failed on chain; reserve released', { withdrawalId: id, chain, txHash: record.txHash }])
-      return { outcome: 'failed' }
-    }
-    if (record.state === 'held') {
-      // the outbox alerted when it held the transaction; the reserve stays until an operator decides
-      await tx`
-        update withdrawals set held_at = ${now}, hold_reason = 'the chain contradicts itself about its transaction',
-          tx_hash = ${record.txHash.toLowerCase()}, last_error_code = 'HELD', updated_at = ${now}
-        where id = ${id}`
-      return { outcome: 'held' }
-    }
-    // in flight: keep it ACTIVE, remember the hash (shown by GET /withdrawals), resume next tick
-    await tx`update withdrawals set tx_hash = ${record.txHash.toLowerCase()}, updated_at = ${now} where id = ${id}`
-    return { outcome: 'pending' }
+    return settle(deps, tx, { w, chain, record, now }, alerts)
   })
   for (const [text, fields, onceKey] of alerts) {
     if (onceKey === undefined || (await deps.claimAlert(onceKey, HOT_WALLET_SHORT_ALERT_MS)))
@@ -293,15 +230,36 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outco
   return result
 }
 
-/**
- * The attempt on the row and its next try. Backoff runs on the database's clock, like the rows'
- * defaults: it is operations' time, the same for every replica, not the business clock of a tick.
- */
-async function recordRetry(tx: Queryable, id: string, attempts: number, r: Retry, now: Date): Promise<void> {
-  await tx`
-    update withdrawals set attempts = ${attempts}, last_error_code = ${r.code},
-      next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000}), updated_at = ${now}
-    where id = ${id}`
+/** What the outbox's record says of a claimed row's transaction, written in the claim's transaction. */
+async function settle(
+  deps: WithdrawalSendDeps,
+  tx: Queryable,
+  sent: { w: ClaimedWithdrawal; chain: ChainName; record: OutboundRecord; now: Date },
+  alerts: Alert[],
+): Promise<{ outcome: Outcome }> {
+  const { w, chain, record, now } = sent
+  const mined = { chain, txHash: record.txHash, fee: feeOf(record), gasCurrency: nativeSymbol(deps, chain) }
+  switch (record.state) {
+    case 'confirmed':
+      await markSent(tx, w, mined, now)
+      deps.log.info({ withdrawalId: w.id, chain, txHash: record.txHash }, 'withdrawal sent')
+      return { outcome: 'sent' }
+    case 'failed':
+      await markReverted(tx, w, mined, now)
+      alerts.push([
+        'withdrawal failed on chain; reserve released',
+        { withdrawalId: w.id, chain, txHash: record.txHash },
+      ])
+      return { outcome: 'failed' }
+    case 'held':
+      // the outbox alerted when it held the transaction; the reserve stays until an operator decides
+      await markHeld(tx, w.id, record.txHash, now)
+      return { outcome: 'held' }
+    default:
+      // in flight: keep it ACTIVE, remember the hash (shown by GET /withdrawals), resume next tick
+      await recordBroadcast(tx, w.id, record.txHash, now)
+      return { outcome: 'pending' }
+  }
 }
 
 /**
@@ -323,10 +281,7 @@ async function refuseOwnDestinations(deps: WithdrawalSendDeps, rows: readonly Du
   )
   if (refused.length === 0) return new Set()
   const ids = refused.map((r) => r.id)
-  await deps.sql`
-    update withdrawals set state = 'failed', failure_reason = ${FAILURE_REASONS.PLATFORM_ADDRESS},
-      last_error_code = 'PLATFORM_ADDRESS', updated_at = ${deps.clock.now()}
-    where id = any(${ids}::uuid[]) and state = 'requested' and tx_hash is null`
+  await failOwnDestinations(deps.sql, ids, deps.clock.now())
   return new Set(ids)
 }
 
@@ -334,10 +289,8 @@ async function refuseOwnDestinations(deps: WithdrawalSendDeps, rows: readonly Du
 async function alertStuck(deps: WithdrawalSendDeps): Promise<number> {
   const stuckMs = deps.stuckMinutes * 60_000
   const now = deps.clock.now()
-  const rows = await deps.sql<
-    (Row & { tx_hash: string | null; last_error_code: string | null; held_at: Date | null })[]
-  >`
-    select id, user_id, currency, amount, chain, destination, attempts, created_at, tx_hash, last_error_code, held_at
+  const rows = await deps.sql<StuckRow[]>`
+    select id, currency, amount, chain, attempts, created_at, tx_hash, last_error_code, held_at
     from withdrawals
     where state = 'requested' and created_at < ${new Date(now.getTime() - stuckMs)}
     order by created_at

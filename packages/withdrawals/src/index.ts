@@ -1,0 +1,16 @@
+/**
+ * @wh/withdrawals: the one owner of the `withdrawals` table (docs/architecture.md "Table owners").
+ * The request (request.ts: every rule of POST /withdrawals, and the reserve; routes.ts: the routes
+ * and bounds it checks), the send (send.ts: the worker's `withdrawals-send` tick), every write of
+ * the row (transitions.ts) and the reads the API answers with (rows.ts). docs/chains.md
+ * "Withdrawals" tells the whole path.
+ */
+export * from './destinations'
+export * from './errors'
+export * from './limits'
+export * from './price'
+export * from './request'
+export * from './routes'
+export * from './rows'
+export * from './send'
+export * from './transitions'
