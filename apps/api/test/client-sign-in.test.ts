@@ -1,7 +1,17 @@
-import { ApiError, type Eip1193Provider, type KeyValueStorage, readJson, signIn, TokenStore } from '@wh/client'
+import {
+  ApiError,
+  type Eip1193Provider,
+  type KeyValueStorage,
+  readJson,
+  signIn,
+  signInMessage,
+  TokenStore,
+} from '@wh/client'
+import { SiweMessage } from 'siwe'
 import { hexToString } from 'viem'
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseSiweMessage } from '../src/routes/auth/siwe-message'
 import { type Api, DOMAIN, startApi } from './support'
 
 class MemoryStorage implements KeyValueStorage {
@@ -71,5 +81,77 @@ describe('the client SIWE flow against the API over HTTP (spec 5.1, 5.3)', () =>
     expect(err).toBeInstanceOf(ApiError)
     expect(err).toMatchObject({ statusCode: 401, code: 'SIWE_REJECTED' })
     expect(store.read(wallet.account.address)).toBeUndefined()
+  })
+})
+
+describe("the client's SIWE message (viem's helper) against the `siwe` library's and the API's parser", () => {
+  const domains = [DOMAIN, 'localhost:5173', '127.0.0.1:3000', 'console.example.com:8443']
+  const statements = [undefined, 'Log in to the console, please.']
+  const chains = [1, 8453]
+
+  it('is the text `siwe` prepared for the same fields, and the API parses back every field', () => {
+    const nonce = 'a1B2c3D4e5F6g7H8'
+    for (const domain of domains)
+      for (const statement of statements)
+        for (const chainId of chains) {
+          const account = privateKeyToAccount(generatePrivateKey())
+          const issuedAt = new Date(Date.UTC(2026, 10, 25, 8, 30, 15, 123))
+          const uri = `https://${domain}/sign-in`
+          const message = signInMessage({
+            domain,
+            // wallets often report lowercase: the message carries EIP-55
+            address: account.address.toLowerCase(),
+            statement,
+            uri,
+            chainId,
+            nonce,
+            issuedAt,
+          })
+          const expected = new SiweMessage({
+            domain,
+            address: account.address,
+            statement: statement ?? 'Sign in to Wheelhouse',
+            uri,
+            version: '1',
+            chainId,
+            nonce,
+            issuedAt: issuedAt.toISOString(),
+          }).prepareMessage()
+          expect(message).toBe(expected)
+          expect(parseSiweMessage(message)).toMatchObject({
+            domain,
+            address: account.address,
+            statement: statement ?? 'Sign in to Wheelhouse',
+            uri,
+            chainId,
+            nonce,
+            issuedAtMs: issuedAt.getTime(),
+          })
+        }
+  })
+
+  it("leaves the statement line out when it is '' (the API accepts a message without one)", () => {
+    const account = privateKeyToAccount(generatePrivateKey())
+    const message = signInMessage({
+      domain: DOMAIN,
+      address: account.address,
+      statement: '',
+      uri: `https://${DOMAIN}`,
+      chainId: 1,
+      nonce: 'a1B2c3D4e5F6g7H8',
+      issuedAt: new Date(),
+    })
+    // EIP-4361: address LF LF [ statement LF ] LF "URI: "
+    expect(message.split('\n').slice(1, 5)).toEqual([account.address, '', '', `URI: https://${DOMAIN}`])
+    expect(parseSiweMessage(message)).toMatchObject({ address: account.address, statement: undefined })
+  })
+
+  it('refuses, before any wallet is asked, a mixed-case address with a wrong checksum and a malformed nonce', () => {
+    const account = privateKeyToAccount(generatePrivateKey())
+    const body = account.address.slice(2)
+    const flipped = `0x${body.replace(/[a-f]/, (c) => c.toUpperCase())}`
+    const fields = { domain: DOMAIN, uri: `https://${DOMAIN}`, chainId: 1, issuedAt: new Date() }
+    expect(() => signInMessage({ ...fields, address: flipped, nonce: 'a1B2c3D4e5F6g7H8' })).toThrow(/address/i)
+    expect(() => signInMessage({ ...fields, address: account.address, nonce: 'short' })).toThrow(/nonce/i)
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ApiClient } from './api'
-import { ApiError } from './errors'
+import { ApiClient } from './api.js'
+import { ApiError } from './errors.js'
 
 function recorder(status = 200, body: unknown = {}, headers: Record<string, string> = {}) {
   const calls: { url: string; init: RequestInit }[] = []

@@ -7,8 +7,8 @@
  * Left out on purpose: POST /webhooks/signals (signed with WEBHOOK_SECRET, a server-to-server
  * secret no browser may hold), /metrics and /admin/queues (operators' tools).
  */
-import { readJson } from './errors'
-import type * as T from './types'
+import { readJson } from './errors.js'
+import type * as T from './types.js'
 
 export interface ApiClientOptions {
   /** e.g. http://127.0.0.1:3000, no trailing slash needed */

@@ -1,4 +1,4 @@
-import type { ErrorBody } from './types'
+import type { ErrorBody } from './types.js'
 
 /** The API's one error shape (DESIGN "Conventions"), from the schema the API answers with. */
 export type ApiErrorBody = ErrorBody

@@ -6,8 +6,8 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { buildTree, type LeafInput, type LiabilityProof, proofOf, rootOf, verifyProof } from '@wh/proof'
 import { describe, expect, it } from 'vitest'
-import { checkOwnBalances, decimalToUnits, plainRoot, verifyLiabilityProof } from './proof'
-import type { SummaryResponse } from './types'
+import { checkOwnBalances, decimalToUnits, plainRoot, verifyLiabilityProof } from './proof.js'
+import type { SummaryResponse } from './types.js'
 
 const salt = () => `0x${randomBytes(32).toString('hex')}`
 const CURRENCIES = ['BTC', 'ETH', 'USDC']

@@ -12,7 +12,7 @@
  * - leaf: sha256(0x00 ‖ salt ‖ sha256(utf8 user id) ‖ amounts)
  * - node: sha256(0x01 ‖ left hash ‖ left sums ‖ right hash ‖ right sums)
  */
-import type { LiabilityProofBody, LiabilityRootBody, SummaryResponse } from './types'
+import type { LiabilityProofBody, LiabilityRootBody, SummaryResponse } from './types.js'
 
 /** A root as @wh/proof publishes it: totals as base-unit strings in the currency order. */
 export interface PlainRoot {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type KeyValueStorage, TOKEN_STORAGE_KEY, TokenStore } from './token-store'
+import { type KeyValueStorage, TOKEN_STORAGE_KEY, TokenStore } from './token-store.js'
 
 class MemoryStorage implements KeyValueStorage {
   readonly map = new Map<string, string>()

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { PriceUpdate, StrategyEvent, StrategyState } from './types'
-import { openPriceStream, openStrategyStream, type SequenceGap, type WebSocketLike } from './ws'
+import type { PriceUpdate, StrategyEvent, StrategyState } from './types.js'
+import { openPriceStream, openStrategyStream, type SequenceGap, type WebSocketLike } from './ws.js'
 
 /** An in-memory socket: the test plays the server. */
 class FakeSocket implements WebSocketLike {

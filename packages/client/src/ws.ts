@@ -21,7 +21,7 @@ import type {
   StrategyState,
   WsClientMessage,
   WsErrorMessage,
-} from './types'
+} from './types.js'
 
 /** The part of a WebSocket (browser or `ws`) a stream uses. */
 export interface WebSocketLike {

@@ -18,9 +18,9 @@
  */
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { ApiClient } from '../api'
-import { checkOwnBalances, type PlainRoot, type ProofInput, plainRoot, verifyLiabilityProof } from '../proof'
-import type { LiabilityRootBody } from '../types'
+import { ApiClient } from '../api.js'
+import { checkOwnBalances, type PlainRoot, type ProofInput, plainRoot, verifyLiabilityProof } from '../proof.js'
+import type { LiabilityRootBody } from '../types.js'
 
 const USAGE =
   'usage: verify-proof.ts <proof.json> <root.json>\n' +
