@@ -179,7 +179,13 @@ describe('GET /proof-of-liabilities and GET /portfolio/proof', () => {
       { ...proof, salt: `0x${'00'.repeat(32)}` },
       { ...proof, userId: users[2]?.userId as string },
       { ...proof, index: proof.index ^ 1 },
-      { ...proof, path: proof.path.map((s, i) => (i === 2 ? { ...s, sums: ['0', '0'] } : s)) },
+      // a sibling's sum one unit off (a sum that is already 0 would not be a change)
+      {
+        ...proof,
+        path: proof.path.map((s, i) =>
+          i === 0 ? { ...s, sums: [String(BigInt(s.sums[0] as string) + 1n), s.sums[1] as string] } : s,
+        ),
+      },
     ]
     for (const t of tampered) expect(verifyProof(t, root).ok).toBe(false)
     expect(verifyProof(proof, { ...root, totals: ['1', root.totals[1] as string] }).ok).toBe(false)
