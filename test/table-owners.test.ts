@@ -38,6 +38,7 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   platform_wallets: { owner: ['packages/wallet/src/platform-wallets.ts'] },
   deposit_addresses: { owner: ['packages/wallet/src/deposit-addresses.ts'] },
   chain_cursors: { owner: ['packages/wallet/src/chain-cursors.ts'] },
+  outbound_txs: { owner: ['packages/wallet/src/outbox-store.ts'] },
   outbound_tx_versions: { owner: ['packages/wallet/src/outbox-store.ts'] },
   liability_roots: { owner: ['packages/proof/src/store.ts'] },
   liability_tree_nodes: { owner: ['packages/proof/src/store.ts'] },

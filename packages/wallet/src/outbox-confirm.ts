@@ -32,6 +32,7 @@ import {
   clearContradictions,
   findById,
   forgetMined,
+  markBroadcast,
   type OutboundRecord,
   type OutboundRow,
   type OutboundVersion,
@@ -175,9 +176,7 @@ export async function confirmOutbound(deps: OutboxDeps, id: string): Promise<Out
   // best effort: a node may refuse the bytes for now (priced under a spiked base fee); the
   // replacement above is what gets a stuck transaction out, not a refused re-broadcast
   if (!replaced) await broadcastRaw(c, row.raw_tx as Hex).catch(() => undefined)
-  if (row.state === 'signed') {
-    await deps.sql`update outbound_txs set state = 'broadcast', updated_at = now() where id = ${id} and state = 'signed'`
-  }
+  if (row.state === 'signed') await markBroadcast(deps.sql, id)
   return toRecord((await findById(deps.sql, id)) as OutboundRow)
 }
 
