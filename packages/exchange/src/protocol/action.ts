@@ -39,7 +39,8 @@ export interface ActionDebug {
   typed_data_hash: Hex
 }
 
-const ACTION_TYPES = {
+/** The Action struct as EIP-712 types (v2 and v3 alike). */
+export const ACTION_TYPES = {
   Action: [
     { name: 'subaccountId', type: 'uint256' },
     { name: 'nonce', type: 'uint256' },

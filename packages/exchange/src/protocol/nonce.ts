@@ -7,15 +7,20 @@ export const NONCE_RANDOM_DIGITS = 3
 
 export class NonceGenerator {
   #last = 0n
+  readonly #scale: bigint
+  /** `subMsDigits`: the random digits after the milliseconds (3 here; v3's nanoseconds take 6) */
   constructor(
     private readonly nowMs: () => number,
     private readonly random: () => number = Math.random,
-  ) {}
+    subMsDigits = NONCE_RANDOM_DIGITS,
+  ) {
+    this.#scale = 10n ** BigInt(subMsDigits)
+  }
 
-  /** ms * 1000 + a random three-digit suffix; bumped by one when it would not increase. */
+  /** ms × 10^digits + a random suffix of that many digits; bumped by one when it would not increase. */
   next(): bigint {
-    const suffix = BigInt(Math.floor(this.random() * 10 ** NONCE_RANDOM_DIGITS))
-    let candidate = BigInt(Math.floor(this.nowMs())) * 10n ** BigInt(NONCE_RANDOM_DIGITS) + suffix
+    const suffix = BigInt(Math.floor(this.random() * Number(this.#scale)))
+    let candidate = BigInt(Math.floor(this.nowMs())) * this.#scale + suffix
     if (candidate <= this.#last) candidate = this.#last + 1n
     this.#last = candidate
     return candidate

@@ -8,7 +8,7 @@
  */
 import { type Address, concat, getAddress, type Hex, hashTypedData, isHex, keccak256, recoverAddress, size } from 'viem'
 import { sign } from 'viem/accounts'
-import { type ActionFields, actionHash } from '../action'
+import { ACTION_TYPES, type ActionFields, actionHash } from '../action'
 import { v3Domain, v3DomainSeparator } from './constants'
 
 export type { ActionFields } from '../action'
@@ -31,18 +31,6 @@ function separatorOf(domain: V3DomainRef): Hex {
 export function v3TypedDataHash(a: ActionFields, domain: V3DomainRef): Hex {
   return keccak256(concat(['0x1901', separatorOf(domain), actionHash(a)]))
 }
-
-const ACTION_TYPES = {
-  Action: [
-    { name: 'subaccountId', type: 'uint256' },
-    { name: 'nonce', type: 'uint256' },
-    { name: 'module', type: 'address' },
-    { name: 'data', type: 'bytes' },
-    { name: 'expiry', type: 'uint256' },
-    { name: 'owner', type: 'address' },
-    { name: 'signer', type: 'address' },
-  ],
-} as const
 
 /** The same digest through viem's generic EIP-712 hashing (what a wallet's eth_signTypedData_v4 signs). */
 export function v3TypedDataHashViaEip712(a: ActionFields, chainId: number, verifyingContract?: Address): Hex {

@@ -4,28 +4,17 @@
  * X-Derive* headers on every private request; WebSocket sends the same three as `public/login`
  * params (timestamp as a JSON number). The wallet is the owner's L1 EOA or multisig; the signer is
  * the owner or one of its registered session keys. Login authorises no action by itself.
+ * The algorithm and headers are v2's (`../auth-message`); v3 only names the L1 owner as the wallet.
  */
-import { type Address, getAddress, type Hex, recoverMessageAddress } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { type Address, getAddress, type Hex } from 'viem'
+import { AUTH_HEADERS, type AuthProof, recoverAuthSigner, signAuthProof } from '../auth-message'
 
-export const V3_AUTH_HEADERS = {
-  wallet: 'X-DeriveWallet',
-  timestamp: 'X-DeriveTimestamp',
-  signature: 'X-DeriveSignature',
-} as const
+export const V3_AUTH_HEADERS = AUTH_HEADERS
+export type V3LoginProof = AuthProof
 
-export interface V3LoginProof {
-  wallet: Address
-  /** Milliseconds since the epoch, as the decimal string that was signed. */
-  timestamp: string
-  signature: Hex
-}
-
-/** Signs `nowMs` for `owner` with the owner key or a session key. */
-export async function signV3Login(owner: Address, signerKey: Hex, nowMs: number): Promise<V3LoginProof> {
-  const timestamp = String(Math.floor(nowMs))
-  const signature = await privateKeyToAccount(signerKey).signMessage({ message: timestamp })
-  return { wallet: getAddress(owner), timestamp, signature }
+/** Signs `nowMs` for `owner` (checksummed) with the owner key or a session key. */
+export function signV3Login(owner: Address, signerKey: Hex, nowMs: number): Promise<V3LoginProof> {
+  return signAuthProof(getAddress(owner), signerKey, nowMs)
 }
 
 /** The three REST headers for a private request. */
@@ -43,6 +32,4 @@ export function v3WsLoginParams(proof: V3LoginProof): { wallet: Address; timesta
 }
 
 /** Who signed a login timestamp; throws on a malformed signature. */
-export async function recoverV3LoginSigner(timestamp: string, signature: Hex): Promise<Address> {
-  return recoverMessageAddress({ message: timestamp, signature })
-}
+export const recoverV3LoginSigner = recoverAuthSigner

@@ -4,6 +4,8 @@
  * Validity rules differ per action kind; the published sources disagree in places, and the
  * table below records what each rule rests on (docs/exchange-v3.md, "Nonces").
  */
+import { NonceGenerator } from '../nonce'
+
 const NS_PER_MS = 1_000_000n
 const HOUR_MS = 3_600_000
 const DAY_MS = 24 * HOUR_MS
@@ -50,21 +52,10 @@ export const VAULT_SIGNATURE_EXPIRY_MAX_SEC = 30n * 86_400n
 /** A session key registered over the API must live at least 5 minutes (error 14039). */
 export const SESSION_KEY_MIN_LIFETIME_SEC = 300n
 
-/** Nanosecond nonces, strictly increasing within one generator (share it per wallet). */
-export class NanosecondNonceGenerator {
-  #last = 0n
-  constructor(
-    private readonly nowMs: () => number,
-    private readonly random: () => number = Math.random,
-  ) {}
-
-  /** ms × 10^6 + random sub-millisecond nanoseconds; bumped by one when it would not increase. */
-  next(): bigint {
-    const subMs = BigInt(Math.floor(this.random() * 1_000_000))
-    let candidate = BigInt(Math.floor(this.nowMs())) * NS_PER_MS + subMs
-    if (candidate <= this.#last) candidate = this.#last + 1n
-    this.#last = candidate
-    return candidate
+/** Nanosecond nonces (ms × 10^6 + random sub-millisecond digits), strictly increasing within one generator (share it per wallet). */
+export class NanosecondNonceGenerator extends NonceGenerator {
+  constructor(nowMs: () => number, random: () => number = Math.random) {
+    super(nowMs, random, 6)
   }
 }
 
