@@ -77,9 +77,10 @@ export function runPrimary(processes: number, log: Log): void {
     }
     restartDelay = lived < YOUNG_MS ? Math.min(restartDelay * 2, MAX_RESTART_DELAY_MS) : FIRST_RESTART_DELAY_MS
     log('API process exited, replacing it', { pid: worker.process.pid, code, signal, inMs: restartDelay })
+    // not unref'd: when every process has died, this timer is what keeps the primary alive to fork again
     setTimeout(() => {
       if (!stopping) fork()
-    }, restartDelay).unref()
+    }, restartDelay)
   })
 
   const stop = (signal: NodeJS.Signals) => {

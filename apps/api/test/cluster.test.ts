@@ -18,12 +18,20 @@ import { seedFeedPrice } from './support'
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const RATE_LIMIT = 6
 
-/** the pids of `pid`'s children */
-const childrenOf = (pid: number): number[] =>
-  execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+/** the pids of `pid`'s children (ps exits 1 when there are none) */
+function childrenOf(pid: number): number[] {
+  let out: string
+  try {
+    out = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+  } catch (e) {
+    if ((e as { status?: number }).status === 1) return []
+    throw e
+  }
+  return out
     .split('\n')
     .map((l) => Number(l.trim()))
     .filter((n) => n > 0)
+}
 
 async function until<T>(
   what: string | (() => string),
@@ -43,7 +51,7 @@ describe('the API on two processes sharing one port', () => {
   let primary: ChildProcess
   let base: string
   let redis: Redis
-  let stderr = ''
+  let output = ''
   const exited = () => new Promise<number | null>((resolve) => primary.once('exit', (code) => resolve(code)))
   /** one request on a connection of its own (closed after), as a new client opens one */
   const fresh = (path: string) =>
@@ -74,13 +82,16 @@ describe('the API on two processes sharing one port', () => {
         AUTH_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
         LOG_LEVEL: 'warn',
       } as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    primary.stdout?.on('data', (d) => {
+      output = (output + String(d)).slice(-4000)
     })
     primary.stderr?.on('data', (d) => {
-      stderr = (stderr + String(d)).slice(-4000)
+      output = (output + String(d)).slice(-4000)
     })
     await until(
-      () => `both processes answering; the primary's stderr: ${stderr}`,
+      () => `both processes answering; the primary's output: ${output}`,
       async () => {
         const up = await Promise.all([fresh('/health/live'), fresh('/health/live')]).catch(() => undefined)
         return up?.every((r) => r.status === 200) && childrenOf(primary.pid as number).length === 2 ? true : undefined
@@ -146,7 +157,7 @@ describe('the API on two processes sharing one port', () => {
     expect(await count()).toBe(before + n)
   }, 30_000)
 
-  it('replaces a process that dies, and stops every process on SIGTERM', async () => {
+  it('replaces a process that dies, and all of them, and stops every process on SIGTERM', async () => {
     const [victim, survivor] = childrenOf(primary.pid as number) as [number, number]
     process.kill(victim, 'SIGKILL')
     const replaced = await until('a replacement process', () => {
@@ -158,10 +169,20 @@ describe('the API on two processes sharing one port', () => {
       const r = await Promise.all([fresh('/health/live'), fresh('/health/live')]).catch(() => undefined)
       return r?.every((x) => x.status === 200) ? true : undefined
     })
+    // every process at once: the primary, left with none, stays and forks them again
+    for (const pid of replaced) process.kill(pid, 'SIGKILL')
+    const again = await until('two new processes', () => {
+      const now = childrenOf(primary.pid as number)
+      return now.length === 2 && !now.some((p) => replaced.includes(p)) ? now : undefined
+    })
+    expect(primary.exitCode).toBeNull()
+    await until('answering again', async () =>
+      (await fresh('/health/live').catch(() => undefined))?.status === 200 ? true : undefined,
+    )
 
     const exit = exited()
     primary.kill('SIGTERM')
-    expect(await exit, stderr).toBe(0)
-    for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow()
+    expect(await exit, output).toBe(0)
+    for (const pid of again) expect(() => process.kill(pid, 0)).toThrow()
   }, 60_000)
 })
