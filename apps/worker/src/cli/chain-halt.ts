@@ -11,7 +11,6 @@
  * and lifts the halt, recorded in operator_actions. Reads the worker's environment; prints one JSON
  * line and nothing of the configuration. Exit code 0 on success, 1 when refused, 2 on bad usage.
  */
-import { parseArgs } from 'node:util'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { inspectHalt, resumeChain } from '@wh/ops'
@@ -23,32 +22,26 @@ import {
   configuredChainOverrides,
   listCursors,
 } from '@wh/wallet'
+import { parseCli, usageError } from './args'
 
 const USAGE =
   'usage: chain-halt.ts --list | <chain> --inspect [--from <block>] | <chain> --resume [--from <block>] --reason "<why>" [--by <name>]'
 
 function usage(message: string): never {
-  console.error(`${message}\n${USAGE}`)
-  process.exit(2)
+  return usageError(USAGE, message)
 }
 
-const { values, positionals } = (() => {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        list: { type: 'boolean', default: false },
-        inspect: { type: 'boolean', default: false },
-        resume: { type: 'boolean', default: false },
-        from: { type: 'string' },
-        reason: { type: 'string' },
-        by: { type: 'string' },
-      },
-    })
-  } catch (e) {
-    return usage((e as Error).message)
-  }
-})()
+const { values, positionals } = parseCli(USAGE, {
+  allowPositionals: true,
+  options: {
+    list: { type: 'boolean', default: false },
+    inspect: { type: 'boolean', default: false },
+    resume: { type: 'boolean', default: false },
+    from: { type: 'string' },
+    reason: { type: 'string' },
+    by: { type: 'string' },
+  },
+})
 
 const json = (o: unknown) => JSON.stringify(o, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))
 loadDotEnvLocal()

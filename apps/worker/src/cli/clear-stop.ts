@@ -11,19 +11,14 @@
  * configuration. Exit code 0 on success (also when the subaccount was not stopped), 1 when
  * refused, 2 on bad usage.
  */
-import { parseArgs } from 'node:util'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { AppError, systemClock } from '@wh/core'
 import { createDatabase, type Sql } from '@wh/db'
 import { clearStop } from '@wh/ops'
+import { parseCli, usageError } from './args'
 
 const USAGE = 'usage: clear-stop.ts --list | clear-stop.ts <subaccount row id | exchange id> --reason "<text>"'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-function usage(message: string): never {
-  console.error(`${message}\n${USAGE}`)
-  process.exit(2)
-}
 
 async function rowIdOf(sql: Sql, ref: string): Promise<string | undefined> {
   if (UUID.test(ref)) return ref.toLowerCase()
@@ -32,16 +27,14 @@ async function rowIdOf(sql: Sql, ref: string): Promise<string | undefined> {
   return row?.id
 }
 
-const { values, positionals } = (() => {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: { reason: { type: 'string' }, list: { type: 'boolean', default: false } },
-    })
-  } catch (e) {
-    return usage((e as Error).message)
-  }
-})()
+function usage(message: string): never {
+  return usageError(USAGE, message)
+}
+
+const { values, positionals } = parseCli(USAGE, {
+  allowPositionals: true,
+  options: { reason: { type: 'string' }, list: { type: 'boolean', default: false } },
+})
 
 loadDotEnvLocal()
 const config = loadConfigOrExit(processEnv)

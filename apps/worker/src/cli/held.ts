@@ -9,36 +9,29 @@
  * Reads the same environment as the worker; prints one JSON line and nothing of the configuration.
  * Exit code 0 on success, 1 when refused (not held, not found), 2 on bad usage.
  */
-import { parseArgs } from 'node:util'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { AppError } from '@wh/core'
 import { createDatabase } from '@wh/db'
 import { listHeld, resolveHeld } from '@wh/ops'
+import { parseCli, usageError } from './args'
 
 const USAGE = 'usage: held.ts --list | held.ts <outbound id> (--recheck | --failed) --reason "<evidence>"'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function usage(message: string): never {
-  console.error(`${message}\n${USAGE}`)
-  process.exit(2)
+  return usageError(USAGE, message)
 }
 
-const { values, positionals } = (() => {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        list: { type: 'boolean', default: false },
-        recheck: { type: 'boolean', default: false },
-        failed: { type: 'boolean', default: false },
-        reason: { type: 'string' },
-        by: { type: 'string' },
-      },
-    })
-  } catch (e) {
-    return usage((e as Error).message)
-  }
-})()
+const { values, positionals } = parseCli(USAGE, {
+  allowPositionals: true,
+  options: {
+    list: { type: 'boolean', default: false },
+    recheck: { type: 'boolean', default: false },
+    failed: { type: 'boolean', default: false },
+    reason: { type: 'string' },
+    by: { type: 'string' },
+  },
+})
 
 loadDotEnvLocal()
 const config = loadConfigOrExit(processEnv)

@@ -12,33 +12,26 @@
  * root's id, hash, totals, leaf count, timings) and nothing of the configuration. Exit code 0 when
  * a root was published or today's already was, 1 when nobody holds anything (no root), 2 on bad usage.
  */
-import { parseArgs } from 'node:util'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { systemClock } from '@wh/core'
 import { createDatabase } from '@wh/db'
 import { createAlerter } from '@wh/wallet'
 import { LIABILITY_TREE_KEEP_DAYS, runLiabilitiesPublish } from '../jobs/liabilities/publish'
 import { workerLogger } from '../logger'
+import { parseCli, usageError } from './args'
 
 const USAGE = 'usage: publish-liabilities.ts [--force] [--keep-days <days>]'
 
 function usage(message: string): never {
-  console.error(`${message}\n${USAGE}`)
-  process.exit(2)
+  return usageError(USAGE, message)
 }
 
-const { values } = (() => {
-  try {
-    return parseArgs({
-      options: {
-        force: { type: 'boolean', default: false },
-        'keep-days': { type: 'string', default: String(LIABILITY_TREE_KEEP_DAYS) },
-      },
-    })
-  } catch (e) {
-    return usage((e as Error).message)
-  }
-})()
+const { values } = parseCli(USAGE, {
+  options: {
+    force: { type: 'boolean', default: false },
+    'keep-days': { type: 'string', default: String(LIABILITY_TREE_KEEP_DAYS) },
+  },
+})
 const keepDays = Number(values['keep-days'])
 if (!Number.isSafeInteger(keepDays) || keepDays < 1) usage('--keep-days must be a whole number of days, 1 or more')
 

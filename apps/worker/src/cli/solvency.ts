@@ -12,7 +12,6 @@
  * and why. Reads the worker's environment (.env.local filled in); prints one JSON line and
  * nothing of the configuration. Exit code 0 on success (also when nothing changed), 2 on bad usage.
  */
-import { parseArgs } from 'node:util'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { clearPlatformStop, openPlatformStops, raisePlatformStop } from '@wh/ops'
@@ -20,31 +19,25 @@ import { latestRun, openDeficits, runSolvency } from '@wh/solvency'
 import { Redis } from 'ioredis'
 import { buildWorkerDeps } from '../deps'
 import { solvencyDeps } from '../jobs/solvency/solvency'
+import { parseCli, usageError } from './args'
 
 const USAGE =
   'usage: solvency.ts --show | --run | --stop --reason "<text>" [--operator <name>] | --clear --reason "<text>" [--operator <name>]'
 
 function usage(message: string): never {
-  console.error(`${message}\n${USAGE}`)
-  process.exit(2)
+  return usageError(USAGE, message)
 }
 
-const { values } = (() => {
-  try {
-    return parseArgs({
-      options: {
-        show: { type: 'boolean', default: false },
-        run: { type: 'boolean', default: false },
-        stop: { type: 'boolean', default: false },
-        clear: { type: 'boolean', default: false },
-        reason: { type: 'string' },
-        operator: { type: 'string' },
-      },
-    })
-  } catch (e) {
-    return usage((e as Error).message)
-  }
-})()
+const { values } = parseCli(USAGE, {
+  options: {
+    show: { type: 'boolean', default: false },
+    run: { type: 'boolean', default: false },
+    stop: { type: 'boolean', default: false },
+    clear: { type: 'boolean', default: false },
+    reason: { type: 'string' },
+    operator: { type: 'string' },
+  },
+})
 const chosen = (['show', 'run', 'stop', 'clear'] as const).filter((k) => values[k])
 if (chosen.length !== 1) usage('choose one of --show, --run, --stop, --clear')
 const reason = values.reason?.trim()

@@ -16,7 +16,7 @@ import {
   PAGE_LIMIT_MAX,
   RoutesResponse,
 } from '@wh/api-schemas/withdrawals'
-import { type Clock, fromBaseUnits, systemClock } from '@wh/core'
+import { type Clock, decimalsOf, fromBaseUnits, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type FeeEstimator, feedPriceSource, type MarketNames, type PriceSource, rpcFeeEstimator } from '@wh/market'
 import { assertPlatformRunning } from '@wh/ops'
@@ -61,11 +61,10 @@ export interface WithdrawalRoutesOptions {
   clock?: Clock
 }
 
-const ETH_DECIMALS = 18
-const DECIMALS: Record<string, number> = { USDC: 6, ETH: 18 }
+const ETH_DECIMALS = decimalsOf('ETH') as number
 
 const iso = (d: Date) => d.toISOString()
-const amountOf = (row: WithdrawalRow) => fromBaseUnits(BigInt(row.amount), DECIMALS[row.currency] ?? 0)
+const amountOf = (row: WithdrawalRow) => fromBaseUnits(BigInt(row.amount), decimalsOf(row.currency) ?? 0)
 
 /** POST /withdrawals' 202 body. */
 function createdBody(row: WithdrawalRow) {
