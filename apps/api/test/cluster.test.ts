@@ -13,6 +13,7 @@ import { marketNames } from '@wh/market'
 import { freePort, integrationContext } from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from './market-support'
 import { seedFeedPrice } from './support'
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
@@ -33,19 +34,9 @@ function childrenOf(pid: number): number[] {
     .filter((n) => n > 0)
 }
 
-async function until<T>(
-  what: string | (() => string),
-  probe: () => Promise<T | undefined> | T | undefined,
-  ms = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
+/** waitFor (market-support.ts) polling every 100 ms: each probe here spawns ps or opens connections */
+const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 30_000) =>
+  waitFor(probe, what, ms, 100)
 
 describe('the API on two processes sharing one port', () => {
   let primary: ChildProcess
@@ -91,13 +82,15 @@ describe('the API on two processes sharing one port', () => {
       output = (output + String(d)).slice(-4000)
     })
     await until(
-      () => `both processes answering; the primary's output: ${output}`,
+      'both processes answering',
       async () => {
         const up = await Promise.all([fresh('/health/live'), fresh('/health/live')]).catch(() => undefined)
         return up?.every((r) => r.status === 200) && childrenOf(primary.pid as number).length === 2 ? true : undefined
       },
       80_000,
-    )
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; the primary's output: ${output}`)
+    })
   }, 100_000)
 
   afterAll(async () => {

@@ -119,13 +119,14 @@ export async function waitFor<T>(
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
   ms = 10_000,
+  everyMs = 10,
 ): Promise<T> {
   const deadline = Date.now() + ms
   for (;;) {
     const v = await probe()
     if (v !== undefined && v !== false) return v
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
+    await new Promise((r) => setTimeout(r, everyMs))
   }
 }
 
