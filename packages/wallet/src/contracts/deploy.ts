@@ -14,6 +14,13 @@ export class ContractDeployError extends Error {
 }
 
 /**
+ * Gas to give a TestUSDC mint instead of an estimate. The estimate is exact for the state it sees:
+ * when a sweep empties the recipient before the mint's block, the mint writes a fresh balance slot
+ * (some 17k gas more) and an estimated mint runs out of gas. This covers both cases with room.
+ */
+export const TEST_USDC_MINT_GAS = 100_000n
+
+/**
  * Deploys TestUSDC (6 decimals, owner-mintable) from the wallet client's account, which becomes
  * its owner, and waits for the receipt. Test and local-run only: never on a real chain.
  *
