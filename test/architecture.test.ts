@@ -1,5 +1,5 @@
 /**
- * Checks that keep the shape (STYLE.md): the folders tell the architecture only while these hold.
+ * Checks that keep the shape (docs/architecture.md): the folders tell the architecture only while these hold.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'

@@ -5,7 +5,7 @@
  * ABNF engine, which alone would cap sign-in near 2,500/s per core. This parser accepts a
  * subset of what `siwe` accepts (a differential test runs both over generated messages and
  * the negative cases), in a few microseconds. Deliberate differences, all stricter except
- * the first (DESIGN.md, "Sign-in details"):
+ * the first (docs/architecture.md "Sign-in"):
  * - an all-lowercase address is accepted and normalised to EIP-55 (some wallets send it);
  *   a mixed-case address with a wrong checksum is rejected;
  * - date-times must use upper-case 'T' and 'Z';

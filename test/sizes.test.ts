@@ -1,0 +1,147 @@
+/**
+ * Size limits (docs/architecture.md "Size limits"): no function of the service's source over 80
+ * lines, no source file over 500. A function is anything with a body (declarations, methods,
+ * arrows, closures), measured from its first line to its last, nested closures included: a
+ * route plugin whose handlers are closures is as long as all of them together.
+ *
+ * The source is apps/*\/src and packages/*\/src, without tests, declaration files and generated
+ * files (`*.gen.ts`). What was over the limits when the check came is listed in ALLOWED with its
+ * size then: an entry may shrink, never grow, and the test fails once an entry is within the
+ * limits (or gone), so the list only gets shorter. Nothing new joins it.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+
+const MAX_FUNCTION_LINES = 80
+const MAX_FILE_LINES = 500
+
+/** `path` for a file, `path#name@line-of-today` is not stable, so functions are `path#name` */
+const ALLOWED: Readonly<Record<string, number>> = {
+  'apps/api/src/admin/routes.ts#adminRoutes': 268,
+  'apps/api/src/plugins/metrics-collect.ts#scrapeTimeMetrics': 224,
+  'apps/api/src/plugins/metrics.ts#<anonymous>': 88,
+  'apps/api/src/plugins/websocket-hub.ts': 571,
+  'apps/api/src/routes/auth/siwe-message.ts#parseSiweMessage': 82,
+  'apps/api/src/routes/market/index.ts#marketRoutes': 241,
+  'apps/api/src/routes/market/index.ts#<anonymous>': 86,
+  'apps/api/src/routes/market/public-cache.ts#publicCache': 88,
+  'apps/api/src/routes/market/strategies.ts': 519,
+  'apps/api/src/routes/market/strategies.ts#strategiesRoutes': 88,
+  'apps/api/src/routes/portfolio/index.ts#portfolioRoutes': 126,
+  'apps/api/src/routes/positions/index.ts#positionRoutes': 173,
+  'apps/api/src/routes/signals/index.ts#signalRoutes': 129,
+  'apps/api/src/routes/subaccounts/index.ts#subaccountRoutes': 107,
+  'apps/api/src/routes/withdrawals/index.ts#withdrawalRoutesPlugin': 103,
+  'apps/api/src/server.ts#buildServer': 147,
+  'apps/worker/src/jobs/bridge/bridge.ts#runBridge': 101,
+  'apps/worker/src/jobs/deposits/audit.ts': 514,
+  'apps/worker/src/jobs/deposits/audit.ts#auditDepositBalances': 182,
+  'apps/worker/src/jobs/deposits/audit.ts#explain': 82,
+  'apps/worker/src/jobs/deposits/scan.ts#scanChainDeposits': 123,
+  'apps/worker/src/jobs/deposits/sweep.ts#advance': 129,
+  'apps/worker/src/jobs/exchange/fund.ts#fundOne': 84,
+  'apps/worker/src/jobs/trading/convert.ts': 582,
+  'apps/worker/src/jobs/trading/fills.ts#ingestFills': 118,
+  'apps/worker/src/jobs/trading/place.ts': 607,
+  'apps/worker/src/jobs/trading/place.ts#choose': 88,
+  'apps/worker/src/jobs/trading/place.ts#work': 99,
+  'packages/config/src/env.ts': 725,
+  'packages/ledger/src/journal.ts#appendBatch': 96,
+  'packages/solvency/src/chain-assets.ts#readChainAssets': 83,
+  'packages/solvency/src/run.ts#runSolvency': 99,
+  'packages/swap/src/ladder.ts': 554,
+  'packages/swap/src/ladder.ts#executeSwap': 286,
+  'packages/swap/src/ladder.ts#run': 228,
+  'packages/swap/src/local-adapter.ts#localPoolAdapter': 99,
+  'packages/testkit/src/rpc-proxy.ts#createRpcProxyServer': 227,
+}
+
+const ROOT = join(import.meta.dirname, '..')
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = []
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue
+    const p = join(dir, name)
+    if (statSync(p).isDirectory()) out.push(...sourceFiles(p))
+    else if (/\.tsx?$/.test(name) && !/\.(test|d|gen)\.ts$/.test(name)) out.push(p)
+  }
+  return out
+}
+
+function serviceSources(): string[] {
+  return ['apps', 'packages'].flatMap((top) =>
+    readdirSync(join(ROOT, top)).flatMap((name) => {
+      const src = join(ROOT, top, name, 'src')
+      return statSync(src, { throwIfNoEntry: false })?.isDirectory() ? sourceFiles(src) : []
+    }),
+  )
+}
+
+interface Oversize {
+  /** `path` (a file) or `path#name` (a function; `<anonymous>` when it has none) */
+  readonly key: string
+  readonly lines: number
+  readonly line: number
+}
+
+function nameOf(node: ts.SignatureDeclaration, file: ts.SourceFile): string {
+  if (node.name) return node.name.getText(file)
+  const parent = node.parent
+  if (parent && ts.isVariableDeclaration(parent)) return parent.name.getText(file)
+  if (parent && ts.isPropertyAssignment(parent)) return parent.name.getText(file)
+  return '<anonymous>'
+}
+
+/** Every file over `maxFile` lines and every function over `maxFunction` in `text`. */
+function oversizes(path: string, text: string, maxFunction: number, maxFile: number): Oversize[] {
+  const out: Oversize[] = []
+  const lineCount = text.endsWith('\n') ? text.split('\n').length - 1 : text.split('\n').length
+  if (lineCount > maxFile) out.push({ key: path, lines: lineCount, line: 1 })
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true)
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && (node as { body?: ts.Node }).body) {
+      const first = file.getLineAndCharacterOfPosition(node.getStart(file)).line
+      const last = file.getLineAndCharacterOfPosition(node.getEnd()).line
+      const lines = last - first + 1
+      if (lines > maxFunction) out.push({ key: `${path}#${nameOf(node, file)}`, lines, line: first + 1 })
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(file)
+  return out
+}
+
+describe('size limits', () => {
+  it('measures functions (closures included) and files', () => {
+    const body = (n: number) => Array.from({ length: n }, (_, i) => `  const v${i} = ${i}`).join('\n')
+    const text = [
+      `export function short() {\n${body(10)}\n}`,
+      `export const long = () => {\n${body(79)}\n}`,
+      `export function outer() {\n  const inner = function () {\n${body(40)}\n  }\n${body(40)}\n}`,
+    ].join('\n')
+    const found = oversizes('x.ts', text, 80, 150)
+    expect(found).toEqual([
+      { key: 'x.ts', lines: 177, line: 1 },
+      { key: 'x.ts#long', lines: 81, line: 13 },
+      { key: 'x.ts#outer', lines: 84, line: 94 },
+    ])
+  })
+
+  it(`no function over ${MAX_FUNCTION_LINES} lines and no file over ${MAX_FILE_LINES}, beyond the shrinking list`, () => {
+    const found = serviceSources().flatMap((f) =>
+      oversizes(relative(ROOT, f).split('\\').join('/'), readFileSync(f, 'utf8'), MAX_FUNCTION_LINES, MAX_FILE_LINES),
+    )
+    // several anonymous functions of one file share a key: the longest counts
+    const seen = new Map<string, Oversize>()
+    for (const o of found) if ((seen.get(o.key)?.lines ?? 0) < o.lines) seen.set(o.key, o)
+    const grown = [...seen.values()]
+      .filter((o) => o.lines > (ALLOWED[o.key] ?? (o.key.includes('#') ? MAX_FUNCTION_LINES : MAX_FILE_LINES)))
+      .map((o) => `${o.key} (line ${o.line}): ${o.lines} lines`)
+    expect(grown, 'over the limit: split it (or, for a listed one, do not let it grow)').toEqual([])
+    const done = Object.keys(ALLOWED).filter((k) => !seen.has(k))
+    expect(done, 'within the limits now: remove from ALLOWED').toEqual([])
+  })
+})
