@@ -51,9 +51,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   'packages/ledger/src/journal.ts#appendBatch': 96,
   'packages/solvency/src/chain-assets.ts#readChainAssets': 83,
   'packages/solvency/src/run.ts#runSolvency': 99,
-  'packages/swap/src/ladder.ts': 554,
-  'packages/swap/src/ladder.ts#executeSwap': 286,
-  'packages/swap/src/ladder.ts#run': 228,
   'packages/swap/src/local-adapter.ts#localPoolAdapter': 99,
   'packages/testkit/src/rpc-proxy.ts#createRpcProxyServer': 227,
 }

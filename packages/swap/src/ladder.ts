@@ -4,6 +4,12 @@
  * passed. Refused before any transaction when the quote is further than SANITY_THRESHOLD_BPS from
  * the index price or when the swap wallet holds less than SWAP_GAS_FLOOR_WEI.
  *
+ * The swap is a state machine over its stored row (`swaps.state`): `running` takes one step of the
+ * ladder per transition (send the step's transaction when none is in flight, then settle it);
+ * an ended run (`exhausted`, `deadline`, `refused_*`) asked again starts a new run or is abandoned
+ * when stale; `executed` and `abandoned` are final. Each transition is one conditional update of
+ * the row (with its journal events in the same transaction), so two workers never both move it.
+ *
  * Crash safety: the progress (run, step) is a `swaps` row, and each step's transaction is the
  * outbox row (purpose `swap`, ref `{swapId}:{run}`, step). A call for a swap whose current step
  * already has a transaction never signs another one for that step: it re-broadcasts or reads that
@@ -19,36 +25,37 @@ import {
 } from '@wh/config'
 import type { AppError, Clock } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { appendBatch, type EventInput } from '@wh/ledger'
+import { appendBatch } from '@wh/ledger'
 import {
   type Alerter,
   type ChainName,
-  confirmOutbound,
   feePaidWei,
   findOutbound,
-  type OutboundCall,
   type OutboundRecord,
   type OutboxDeps,
   sendOnce,
 } from '@wh/wallet'
-import { BaseError, ExecutionRevertedError, erc20Abi, getAddress, type Hex, type LocalAccount } from 'viem'
-import type { ApprovalCall, SwapAdapter, SwapLeg } from './adapter'
+import { type Address, erc20Abi, getAddress, type Hex, type LocalAccount } from 'viem'
+import type { SwapAdapter, SwapLeg, SwapToken } from './adapter'
 import {
   InvalidSwapRequestError,
-  SwapApprovalFailedError,
   SwapGasFloorError,
   SwapMismatchError,
   SwapSanityError,
   SwapWalletBalanceError,
 } from './errors'
+import {
+  ensureApprovals,
+  executedEvents,
+  isExecutionRevert,
+  outboxToken,
+  revertedEvents,
+  waitFinal,
+} from './ladder-chain'
 import { deviationBps, exceedsDeviation, minAmountOut, type PriceRatio, toPriceRatio } from './math'
 import { createOrLoadSwap, loadSwap, type StoredSwap, updateSwapIf } from './store'
 
-/** The native currency gas is paid in, on every chain of the registry. */
-export const GAS_CURRENCY = 'ETH'
-/** How often a sent step's receipt is read, and how many times before the call returns 'pending'. */
-export const RECEIPT_POLL_MS = 250
-export const MAX_RECEIPT_POLLS = 120
+export { GAS_CURRENCY, MAX_RECEIPT_POLLS, RECEIPT_POLL_MS } from './ladder-chain'
 
 export type SwapOutcome =
   | 'executed'
@@ -130,15 +137,6 @@ export interface SwapDeps {
   readonly sleep?: (ms: number) => Promise<void>
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
-
-/** The outbox row's `token` (bookkeeping: which money the call moves) for a ledger currency. */
-function outboxToken(currency: string): OutboundCall['token'] {
-  if (currency !== 'ETH' && currency !== 'USDC')
-    throw new InvalidSwapRequestError('the outbox books only ETH and USDC', { currency })
-  return currency
-}
-
 function validate(req: SwapRequest): void {
   if (req.amountIn <= 0n) throw new InvalidSwapRequestError('amountIn must be positive', { swapId: req.swapId })
   if (req.sell === req.buy) throw new InvalidSwapRequestError('a swap needs two currencies', { currency: req.sell })
@@ -163,11 +161,6 @@ function isStale(s: StoredSwap, now: Date): boolean {
   return now.getTime() - s.firstAttemptAt.getTime() > SWAP_RETRY_STALE_AFTER_MS
 }
 
-/** The node refused the call at estimation with a revert: sending it would only burn gas. */
-function isExecutionRevert(e: unknown): boolean {
-  return e instanceof BaseError && e.walk((x) => x instanceof ExecutionRevertedError) !== null
-}
-
 function resultOf(s: StoredSwap, outcome: SwapOutcome, steps: StepReport[], error?: AppError): SwapResult {
   return {
     swapId: s.id,
@@ -181,77 +174,24 @@ function resultOf(s: StoredSwap, outcome: SwapOutcome, steps: StepReport[], erro
   }
 }
 
-/** Polls the outbox row until it is final (confirmed or failed), at most maxReceiptPolls times. */
-async function waitFinal(deps: SwapDeps, record: OutboundRecord): Promise<OutboundRecord | undefined> {
-  const polls = deps.maxReceiptPolls ?? MAX_RECEIPT_POLLS
-  const sleep = deps.sleep ?? defaultSleep
-  for (let i = 0; i < polls; i++) {
-    const r = await confirmOutbound(deps.outbox, record.id)
-    if (r.state === 'confirmed' || r.state === 'failed') return r
-    await sleep(deps.receiptPollMs ?? RECEIPT_POLL_MS)
-  }
-  return undefined
+/** What a call works with that does not change while it runs; `steps` gathers its report. */
+interface Ctx {
+  readonly deps: SwapDeps
+  readonly req: SwapRequest
+  readonly price: PriceRatio
+  readonly leg: SwapLeg
+  readonly tokenIn: SwapToken
+  readonly tokenOut: SwapToken
+  readonly publicClient: NonNullable<ReturnType<OutboxDeps['clients']['get']>>['publicClient']
+  readonly wallet: Address
+  readonly steps: StepReport[]
 }
 
-/** An approval's gas, platform overhead (`gas_spent` slot 0, no user); keyed by its hash, so once. */
-async function journalApprovalGas(deps: SwapDeps, chain: ChainName, final: OutboundRecord): Promise<void> {
-  if (final.gasUsed === undefined) return
-  await appendBatch(deps.sql, [
-    {
-      type: 'gas_spent',
-      payload: { chain, txHash: final.txHash, slot: 0, currency: GAS_CURRENCY, amount: feePaidWei(final) },
-      occurredAt: deps.clock.now(),
-    },
-  ])
-}
+/** A transition's answer: the call ends with `done`, or the swap is now `next` (as stored). */
+type Transition = { readonly done: SwapResult } | { readonly next: StoredSwap }
 
-/**
- * The allowances the swap still needs, each through the outbox (purpose `swap_approval`, ref
- * `{chain}:{spender}:{token}`; a new step only when the previous approval is final and the
- * allowance is short again). Its gas is platform overhead: `gas_spent` at slot 0, no user.
- * Returns false when an approval is not final yet.
- */
-async function ensureApprovals(deps: SwapDeps, chain: ChainName, approvals: readonly ApprovalCall[]): Promise<boolean> {
-  // An approval a dead worker broadcast may be mined by now, so the adapter no longer asks for it:
-  // its row is settled here whatever `approvals` says, or its gas would never be journaled
-  // (test/fault/swap-approval.test.ts). Reverted ones only get their gas: the allowance check asks again.
-  const open = await deps.sql<{ id: string }[]>`
-    select id from outbound_txs where purpose = 'swap_approval' and chain = ${chain}
-      and from_address = ${getAddress(deps.swapWallet.address)} and state in ('signed', 'broadcast')`
-  for (const row of open) {
-    const final = await waitFinal(deps, { id: row.id } as OutboundRecord)
-    if (!final) return false
-    await journalApprovalGas(deps, chain, final)
-  }
-  for (const a of approvals) {
-    const refId = `${chain}:${a.spender.toLowerCase()}:${a.token.address.toLowerCase()}`
-    const [last] = await deps.sql<{ step: number; state: string }[]>`
-      select step, state from outbound_txs where purpose = 'swap_approval' and ref_id = ${refId}
-      order by step desc limit 1`
-    const step =
-      last === undefined ? 0 : last.state === 'confirmed' || last.state === 'failed' ? last.step + 1 : last.step
-    const sent = await sendOnce(deps.outbox, {
-      kind: 'call',
-      chain,
-      purpose: 'swap_approval',
-      refId,
-      step,
-      signer: deps.swapWallet,
-      to: a.to,
-      data: a.data,
-      valueWei: a.value,
-      token: outboxToken(a.token.currency),
-      amountBaseUnits: a.allowance,
-    })
-    const final = await waitFinal(deps, sent)
-    if (!final) return false
-    await journalApprovalGas(deps, chain, final)
-    // a reverted approval is not retried in this call (no loop of burnt gas): the caller's retry sends the next one
-    if (final.state !== 'confirmed')
-      throw new SwapApprovalFailedError({ chain, txHash: final.txHash, token: a.token.currency, spender: a.spender })
-  }
-  return true
-}
+/** An ended swap answers once; each other transition moves `step` or `run` forward or ends. */
+const MAX_TRANSITIONS = 4 * (EPSILON_LADDER_BPS.length + 2)
 
 /**
  * Runs (or continues) the swap `req.swapId` and returns how it ended. Safe to call again with the
@@ -267,17 +207,20 @@ async function ensureApprovals(deps: SwapDeps, chain: ChainName, approvals: read
  */
 export async function executeSwap(deps: SwapDeps, req: SwapRequest): Promise<SwapResult> {
   validate(req)
-  const price = toPriceRatio(req.indexPrice)
-  const leg: SwapLeg = { chain: req.chain, sell: req.sell, buy: req.buy, amountIn: req.amountIn }
-  const tokenIn = deps.adapter.token(req.chain, req.sell)
-  const tokenOut = deps.adapter.token(req.chain, req.buy)
-  const maybeClients = deps.outbox.clients.get(req.chain)
-  if (!maybeClients) throw new InvalidSwapRequestError('no clients for this chain', { chain: req.chain })
-  const clients = maybeClients
-  const wallet = getAddress(deps.swapWallet.address)
-  const steps: StepReport[] = []
-
-  let { swap } = await createOrLoadSwap(
+  const clients = deps.outbox.clients.get(req.chain)
+  if (!clients) throw new InvalidSwapRequestError('no clients for this chain', { chain: req.chain })
+  const ctx: Ctx = {
+    deps,
+    req,
+    price: toPriceRatio(req.indexPrice),
+    leg: { chain: req.chain, sell: req.sell, buy: req.buy, amountIn: req.amountIn },
+    tokenIn: deps.adapter.token(req.chain, req.sell),
+    tokenOut: deps.adapter.token(req.chain, req.buy),
+    publicClient: clients.publicClient,
+    wallet: getAddress(deps.swapWallet.address),
+    steps: [],
+  }
+  const { swap } = await createOrLoadSwap(
     deps.sql,
     {
       id: req.swapId,
@@ -287,267 +230,235 @@ export async function executeSwap(deps: SwapDeps, req: SwapRequest): Promise<Swa
       sellCurrency: req.sell,
       buyCurrency: req.buy,
       amountIn: req.amountIn,
-      indexPrice: price,
+      indexPrice: ctx.price,
     },
     deps.clock.now(),
   )
   assertSameRequest(swap, req)
+  let current = swap
+  for (let i = 0; i < MAX_TRANSITIONS; i++) {
+    const t = await transition(ctx, current)
+    if ('done' in t) return t.done
+    current = t.next
+  }
+  throw new Error(`swap ${current.id}: more than ${MAX_TRANSITIONS} transitions in one call`)
+}
 
-  const reload = async () => (await loadSwap(deps.sql, req.swapId)) as StoredSwap
-  const abandon = async (s: StoredSwap): Promise<SwapResult> => {
-    const done = await updateSwapIf(deps.sql, s, { state: 'abandoned', lastError: 'retry older than the stale limit' })
-    if (!done) return run(await reload())
-    await deps.alerter.alert('swap abandoned: its first attempt is older than SWAP_RETRY_STALE_AFTER_MS', {
-      swapId: s.id,
-      userId: s.userId,
-      subaccountId: s.subaccountId,
-      chain: s.chain,
-      sell: s.sellCurrency,
-      buy: s.buyCurrency,
-      amountIn: s.amountIn,
-      firstAttemptAt: s.firstAttemptAt.toISOString(),
-      runs: s.run + 1,
+/** One transition from the stored state. */
+function transition(ctx: Ctx, s: StoredSwap): Promise<Transition> {
+  switch (s.state) {
+    case 'executed':
+    case 'abandoned':
+      return Promise.resolve({ done: resultOf(s, s.state, ctx.steps) })
+    case 'running':
+      return takeStep(ctx, s)
+    default:
+      return restart(ctx, s)
+  }
+}
+
+const reload = async (ctx: Ctx): Promise<StoredSwap> => (await loadSwap(ctx.deps.sql, ctx.req.swapId)) as StoredSwap
+
+/** A swap that ended without executing, asked again: a fresh run of the ladder, unless stale. */
+async function restart(ctx: Ctx, s: StoredSwap): Promise<Transition> {
+  const now = ctx.deps.clock.now()
+  if (isStale(s, now)) return abandon(ctx, s)
+  const next = await updateSwapIf(ctx.deps.sql, s, {
+    state: 'running',
+    run: s.run + 1,
+    step: 0,
+    runStartedAt: now,
+    indexPrice: ctx.price,
+    lastError: null,
+  })
+  return { next: next ?? (await reload(ctx)) }
+}
+
+/** running → abandoned, with an alert (once: the update is conditional on the row's state). */
+async function abandon(ctx: Ctx, s: StoredSwap): Promise<Transition> {
+  const done = await updateSwapIf(ctx.deps.sql, s, {
+    state: 'abandoned',
+    lastError: 'retry older than the stale limit',
+  })
+  if (!done) return { next: await reload(ctx) }
+  await ctx.deps.alerter.alert('swap abandoned: its first attempt is older than SWAP_RETRY_STALE_AFTER_MS', {
+    swapId: s.id,
+    userId: s.userId,
+    subaccountId: s.subaccountId,
+    chain: s.chain,
+    sell: s.sellCurrency,
+    buy: s.buyCurrency,
+    amountIn: s.amountIn,
+    firstAttemptAt: s.firstAttemptAt.toISOString(),
+    runs: s.run + 1,
+  })
+  return { done: resultOf(done, 'abandoned', ctx.steps) }
+}
+
+/** running → an ended run (exhausted, deadline, refused_*). */
+async function finish(
+  ctx: Ctx,
+  s: StoredSwap,
+  outcome: Exclude<SwapOutcome, 'executed' | 'abandoned' | 'pending'>,
+  error?: AppError,
+): Promise<Transition> {
+  const done = await updateSwapIf(ctx.deps.sql, s, { state: outcome, lastError: error?.message ?? null })
+  if (!done) return { next: await reload(ctx) }
+  return { done: resultOf(done, outcome, ctx.steps, error) }
+}
+
+/** running: the current step, sent when nothing is in flight for it, then settled. */
+async function takeStep(ctx: Ctx, s: StoredSwap): Promise<Transition> {
+  const started = performance.now()
+  const refId = `${s.id}:${s.run}`
+  const found = (await findOutbound(ctx.deps.outbox, { purpose: 'swap', refId, step: s.step }))?.record
+  if (found) return settleStep(ctx, s, found, undefined, started)
+  const sent = await sendStep(ctx, s, refId, started)
+  return 'record' in sent ? settleStep(ctx, s, sent.record, sent.quoted, started) : sent
+}
+
+interface Quoted {
+  readonly quote: bigint
+  readonly min: bigint
+}
+
+/** The checks before a step is quoted and its answer: the quote, or the run ends refused. */
+async function quoteStep(ctx: Ctx, s: StoredSwap): Promise<Transition | { quote: bigint }> {
+  const { req, wallet, publicClient } = ctx
+  const balanceWei = await publicClient.getBalance({ address: wallet })
+  if (balanceWei < SWAP_GAS_FLOOR_WEI) {
+    const error = new SwapGasFloorError({ chain: req.chain, wallet, balanceWei, floorWei: SWAP_GAS_FLOOR_WEI })
+    return finish(ctx, s, 'refused_gas', error)
+  }
+  const held = await publicClient.readContract({
+    address: ctx.tokenIn.address,
+    abi: erc20Abi,
+    functionName: 'balanceOf',
+    args: [wallet],
+  })
+  // without the tokens every step would fail at estimation and the swap end as a misleading 'exhausted'
+  if (held < req.amountIn)
+    throw new SwapWalletBalanceError({
+      chain: req.chain,
+      wallet,
+      currency: req.sell,
+      balance: held,
+      needed: req.amountIn,
     })
-    return resultOf(done, 'abandoned', steps)
-  }
-  const finish = async (
-    s: StoredSwap,
-    outcome: Exclude<SwapOutcome, 'executed' | 'abandoned' | 'pending'>,
-    error?: AppError,
-  ) => {
-    const done = await updateSwapIf(deps.sql, s, { state: outcome, lastError: error?.message ?? null })
-    if (!done) return run(await reload())
-    return resultOf(done, outcome, steps, error)
-  }
+  const quote = await ctx.deps.adapter.quote(ctx.leg)
+  const decimals = [ctx.tokenIn.decimals, ctx.tokenOut.decimals] as const
+  if (!exceedsDeviation(quote, req.amountIn, s.indexPrice, ...decimals, SANITY_THRESHOLD_BPS)) return { quote }
+  const error = new SwapSanityError({
+    swapId: s.id,
+    quote,
+    deviationBps: deviationBps(quote, req.amountIn, s.indexPrice, ...decimals),
+    thresholdBps: SANITY_THRESHOLD_BPS,
+  })
+  return finish(ctx, s, 'refused_sanity', error)
+}
 
-  async function run(s: StoredSwap): Promise<SwapResult> {
-    swap = s
-    if (swap.state === 'executed' || swap.state === 'abandoned') return resultOf(swap, swap.state, steps)
-    if (swap.state !== 'running') {
-      // a retry of a swap that ended without executing: a fresh run of the ladder, unless stale
-      if (isStale(swap, deps.clock.now())) return abandon(swap)
-      const next = await updateSwapIf(deps.sql, swap, {
-        state: 'running',
-        run: swap.run + 1,
-        step: 0,
-        runStartedAt: deps.clock.now(),
-        indexPrice: price,
-        lastError: null,
-      })
-      return run(next ?? (await reload()))
-    }
-    // a bound on the loop: every pass either returns or moves `step` forward
-    for (let pass = 0; pass <= EPSILON_LADDER_BPS.length + 1; pass++) {
-      const refId = `${swap.id}:${swap.run}`
-      const epsilonBps = EPSILON_LADDER_BPS[swap.step]
-      const started = performance.now()
-      let record = (await findOutbound(deps.outbox, { purpose: 'swap', refId, step: swap.step }))?.record
-      let quoted: { quote: bigint; min: bigint } | undefined
-      if (!record) {
-        const now = deps.clock.now()
-        // nothing in flight for this step: the only moment the swap may stop without losing track of money
-        if (isStale(swap, now)) return abandon(swap)
-        if (epsilonBps === undefined) return finish(swap, 'exhausted')
-        if (now.getTime() - swap.runStartedAt.getTime() >= LADDER_DEADLINE_MS) return finish(swap, 'deadline')
-        const balanceWei = await clients.publicClient.getBalance({ address: wallet })
-        if (balanceWei < SWAP_GAS_FLOOR_WEI)
-          return finish(
-            swap,
-            'refused_gas',
-            new SwapGasFloorError({ chain: req.chain, wallet, balanceWei, floorWei: SWAP_GAS_FLOOR_WEI }),
-          )
-        const held = await clients.publicClient.readContract({
-          address: tokenIn.address,
-          abi: erc20Abi,
-          functionName: 'balanceOf',
-          args: [wallet],
-        })
-        // without the tokens every step would fail at estimation and the swap end as a misleading 'exhausted'
-        if (held < req.amountIn)
-          throw new SwapWalletBalanceError({
-            chain: req.chain,
-            wallet,
-            currency: req.sell,
-            balance: held,
-            needed: req.amountIn,
-          })
-        const quote = await deps.adapter.quote(leg)
-        if (
-          exceedsDeviation(
-            quote,
-            req.amountIn,
-            swap.indexPrice,
-            tokenIn.decimals,
-            tokenOut.decimals,
-            SANITY_THRESHOLD_BPS,
-          )
-        )
-          return finish(
-            swap,
-            'refused_sanity',
-            new SwapSanityError({
-              swapId: swap.id,
-              quote,
-              deviationBps: deviationBps(quote, req.amountIn, swap.indexPrice, tokenIn.decimals, tokenOut.decimals),
-              thresholdBps: SANITY_THRESHOLD_BPS,
-            }),
-          )
-        const min = minAmountOut(quote, epsilonBps)
-        quoted = { quote, min }
-        const head = await clients.publicClient.getBlock({ blockTag: 'latest' })
-        const built = await deps.adapter.buildSwap({
-          ...leg,
-          minAmountOut: min,
-          owner: wallet,
-          recipient: wallet,
-          // the venue refuses the transaction once the ladder's window is over (a re-broadcast after a long outage)
-          deadlineSec: head.timestamp + BigInt(Math.ceil(LADDER_DEADLINE_MS / 1000)),
-        })
-        if (!(await ensureApprovals(deps, req.chain, built.approvals))) return resultOf(swap, 'pending', steps)
-        await deps.hooks?.beforeSend?.({
-          swapId: swap.id,
-          run: swap.run,
-          step: swap.step,
-          epsilonBps,
-          quote,
-          minAmountOut: min,
-        })
-        try {
-          // estimated under the sender's lock before anything is stored: a revert there leaves no row
-          record = await sendOnce(deps.outbox, {
-            kind: 'call',
-            chain: req.chain,
-            purpose: 'swap',
-            refId,
-            step: swap.step,
-            signer: deps.swapWallet,
-            to: built.swap.to,
-            data: built.swap.data,
-            valueWei: built.swap.value,
-            token: outboxToken(req.sell),
-            amountBaseUnits: req.amountIn,
-          })
-        } catch (e) {
-          if (!isExecutionRevert(e)) throw e
-          // the pool moved between the quote and the signing: nothing sent, nothing burnt, next ε
-          steps.push({
-            step: swap.step,
-            epsilonBps,
-            status: 'not_sent',
-            quote,
-            minAmountOut: min,
-            durationMs: performance.now() - started,
-          })
-          swap = (await updateSwapIf(deps.sql, swap, { step: swap.step + 1 })) ?? (await reload())
-          if (swap.state !== 'running') return run(swap)
-          continue
-        }
-      }
-      const stepEps = epsilonBps ?? 0
-      const final = await waitFinal(deps, record)
-      const base = {
-        step: swap.step,
-        epsilonBps: stepEps,
-        txHash: record.txHash,
-        ...(quoted ? { quote: quoted.quote, minAmountOut: quoted.min } : {}),
-      }
-      if (!final) {
-        steps.push({ ...base, status: 'in_flight', durationMs: performance.now() - started })
-        return resultOf(swap, 'pending', steps)
-      }
-      const occurredAt = deps.clock.now()
-      if (final.state === 'confirmed') {
-        const receipt = await clients.publicClient.getTransactionReceipt({ hash: final.txHash })
-        const outcome = deps.adapter.parseOutcome({ ...leg, owner: wallet, recipient: wallet, receipt })
-        if (outcome.status !== 'executed') throw new Error(`outbox says confirmed, receipt says ${receipt.status}`)
-        const gasWei = feePaidWei(final)
-        const events: EventInput[] = [
-          {
-            type: 'swap_executed',
-            payload: {
-              userId: req.userId,
-              subaccountId: req.subaccountId,
-              chain: req.chain,
-              txHash: final.txHash,
-              sellCurrency: req.sell,
-              sellAmount: outcome.sellAmount,
-              buyCurrency: req.buy,
-              buyAmount: outcome.buyAmount,
-            },
-            occurredAt,
-          },
-          {
-            type: 'gas_spent',
-            payload: {
-              chain: req.chain,
-              txHash: final.txHash,
-              slot: 1,
-              currency: GAS_CURRENCY,
-              amount: gasWei,
-              userId: req.userId,
-            },
-            occurredAt,
-          },
-        ]
-        const done = await deps.sql.begin(async (tx) => {
-          await appendBatch(tx, events)
-          return updateSwapIf(tx, swap, {
-            state: 'executed',
-            txHash: final.txHash,
-            sellAmount: outcome.sellAmount,
-            buyAmount: outcome.buyAmount,
-            lastError: null,
-          })
-        })
-        steps.push({ ...base, status: 'executed', gasWei, durationMs: performance.now() - started })
-        return resultOf(done ?? (await reload()), 'executed', steps)
-      }
-      // failed: reverted on chain (it burnt gas), or its nonce went to another transaction (it never will be mined)
-      const reverted = final.gasUsed !== undefined
-      const gasWei = reverted ? feePaidWei(final) : undefined
-      const events: EventInput[] = reverted
-        ? [
-            {
-              type: 'swap_reverted',
-              payload: {
-                chain: req.chain,
-                txHash: final.txHash,
-                userId: req.userId,
-                subaccountId: req.subaccountId,
-                reason: `reverted on chain at ladder step ${swap.step} (ε ${stepEps} bps)`,
-              },
-              occurredAt,
-            },
-            {
-              type: 'gas_spent',
-              payload: {
-                chain: req.chain,
-                txHash: final.txHash,
-                slot: 1,
-                currency: GAS_CURRENCY,
-                amount: gasWei!,
-                userId: req.userId,
-              },
-              occurredAt,
-            },
-          ]
-        : []
-      const current = swap
-      const moved = await deps.sql.begin(async (tx) => {
-        await appendBatch(tx, events)
-        return updateSwapIf(tx, current, { step: current.step + 1 })
-      })
-      steps.push({
-        ...base,
-        status: reverted ? 'reverted' : 'dropped',
-        ...(gasWei !== undefined ? { gasWei } : {}),
-        durationMs: performance.now() - started,
-      })
-      swap = moved ?? (await reload())
-      if (swap.state !== 'running') return run(swap)
-    }
-    throw new Error(`swap ${swap.id}: the ladder loop passed its bound`)
+/**
+ * Nothing in flight for this step: the only moment the swap may stop without losing track of
+ * money (stale, ladder exhausted, deadline, refused). Otherwise the step is quoted, its
+ * approvals made and its transaction sent; a revert at estimation moves to the next ε.
+ */
+async function sendStep(
+  ctx: Ctx,
+  s: StoredSwap,
+  refId: string,
+  started: number,
+): Promise<Transition | { record: OutboundRecord; quoted: Quoted }> {
+  const { deps, req, wallet } = ctx
+  const now = deps.clock.now()
+  if (isStale(s, now)) return abandon(ctx, s)
+  const epsilonBps = EPSILON_LADDER_BPS[s.step]
+  if (epsilonBps === undefined) return finish(ctx, s, 'exhausted')
+  if (now.getTime() - s.runStartedAt.getTime() >= LADDER_DEADLINE_MS) return finish(ctx, s, 'deadline')
+  const quoted = await quoteStep(ctx, s)
+  if (!('quote' in quoted)) return quoted
+  const { quote } = quoted
+  const min = minAmountOut(quote, epsilonBps)
+  const head = await ctx.publicClient.getBlock({ blockTag: 'latest' })
+  const built = await deps.adapter.buildSwap({
+    ...ctx.leg,
+    minAmountOut: min,
+    owner: wallet,
+    recipient: wallet,
+    // the venue refuses the transaction once the ladder's window is over (a re-broadcast after a long outage)
+    deadlineSec: head.timestamp + BigInt(Math.ceil(LADDER_DEADLINE_MS / 1000)),
+  })
+  if (!(await ensureApprovals(deps, req.chain, built.approvals))) return { done: resultOf(s, 'pending', ctx.steps) }
+  await deps.hooks?.beforeSend?.({ swapId: s.id, run: s.run, step: s.step, epsilonBps, quote, minAmountOut: min })
+  try {
+    // estimated under the sender's lock before anything is stored: a revert there leaves no row
+    const record = await sendOnce(deps.outbox, {
+      kind: 'call',
+      chain: req.chain,
+      purpose: 'swap',
+      refId,
+      step: s.step,
+      signer: deps.swapWallet,
+      to: built.swap.to,
+      data: built.swap.data,
+      valueWei: built.swap.value,
+      token: outboxToken(req.sell),
+      amountBaseUnits: req.amountIn,
+    })
+    return { record, quoted: { quote, min } }
+  } catch (e) {
+    if (!isExecutionRevert(e)) throw e
+    // the pool moved between the quote and the signing: nothing sent, nothing burnt, next ε
+    const durationMs = performance.now() - started
+    ctx.steps.push({ step: s.step, epsilonBps, status: 'not_sent', quote, minAmountOut: min, durationMs })
+    return { next: (await updateSwapIf(deps.sql, s, { step: s.step + 1 })) ?? (await reload(ctx)) }
   }
+}
 
-  return run(swap)
+/** The step's transaction once final: executed ends the swap, reverted or dropped moves to the next ε. */
+async function settleStep(
+  ctx: Ctx,
+  s: StoredSwap,
+  record: OutboundRecord,
+  quoted: Quoted | undefined,
+  started: number,
+): Promise<Transition> {
+  const epsilonBps = EPSILON_LADDER_BPS[s.step] ?? 0
+  const final = await waitFinal(ctx.deps, record)
+  const base = {
+    step: s.step,
+    epsilonBps,
+    txHash: record.txHash,
+    ...(quoted ? { quote: quoted.quote, minAmountOut: quoted.min } : {}),
+  }
+  if (!final) {
+    ctx.steps.push({ ...base, status: 'in_flight', durationMs: performance.now() - started })
+    return { done: resultOf(s, 'pending', ctx.steps) }
+  }
+  const occurredAt = ctx.deps.clock.now()
+  if (final.state === 'confirmed') {
+    const { req, wallet } = ctx
+    const receipt = await ctx.publicClient.getTransactionReceipt({ hash: final.txHash })
+    const outcome = ctx.deps.adapter.parseOutcome({ ...ctx.leg, owner: wallet, recipient: wallet, receipt })
+    if (outcome.status !== 'executed') throw new Error(`outbox says confirmed, receipt says ${receipt.status}`)
+    const done = await ctx.deps.sql.begin(async (tx) => {
+      await appendBatch(tx, executedEvents(req, final, outcome, occurredAt))
+      const { sellAmount, buyAmount } = outcome
+      return updateSwapIf(tx, s, { state: 'executed', txHash: final.txHash, sellAmount, buyAmount, lastError: null })
+    })
+    ctx.steps.push({ ...base, status: 'executed', gasWei: feePaidWei(final), durationMs: performance.now() - started })
+    return { done: resultOf(done ?? (await reload(ctx)), 'executed', ctx.steps) }
+  }
+  // failed: reverted on chain (it burnt gas), or its nonce went to another transaction (it never will be mined)
+  const reverted = final.gasUsed !== undefined
+  const moved = await ctx.deps.sql.begin(async (tx) => {
+    if (reverted) await appendBatch(tx, revertedEvents(ctx.req, final, { step: s.step, epsilonBps }, occurredAt))
+    return updateSwapIf(tx, s, { step: s.step + 1 })
+  })
+  ctx.steps.push({
+    ...base,
+    status: reverted ? 'reverted' : 'dropped',
+    ...(reverted ? { gasWei: feePaidWei(final) } : {}),
+    durationMs: performance.now() - started,
+  })
+  return { next: moved ?? (await reload(ctx)) }
 }
