@@ -7,7 +7,7 @@
 import { balanceOf, userTransit } from '@wh/ledger'
 import { type Hex, parseEther, parseGwei } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BELOW_GAS_RETRY_MS } from '../../apps/worker/src/jobs/deposits/sweep'
+import { BELOW_GAS_RETRY_MS } from '../../apps/worker/src/jobs/deposits/sweep-job'
 import { DEPOSIT_SWEEP_BATCH, dustThresholdWei } from '../../apps/worker/src/jobs/deposits/sweep-tick'
 import { type AdversarialStack, anvilOf, type Client, startAdversarialStack, USDC } from './fixtures/stack'
 

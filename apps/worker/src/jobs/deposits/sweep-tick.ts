@@ -10,7 +10,8 @@
 import { jobId, QUEUES } from '@wh/jobs'
 import { GAS_LIMIT_MARGIN_PCT, isWatchedChain } from '@wh/wallet'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
-import { BELOW_GAS_RETRY_MS, DEPOSIT_SWEEP_JOB, SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
+import { DEPOSIT_SWEEP_JOB, SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
+import { BELOW_GAS_RETRY_MS } from './sweep-job'
 
 export const DEPOSIT_SWEEP_EVERY_MS = 10_000
 /** Deposits fanned out per tick. */

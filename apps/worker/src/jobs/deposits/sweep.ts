@@ -9,8 +9,8 @@
  * Step numbers: 0 the gas top-up, 1 the sweep.
  */
 import { LOCK_TTL_MS, SWEEP_GAS_FLOOR_WEI } from '@wh/config'
-import { AppError, errorMessage } from '@wh/core'
-import { retryDelayMs, withLock } from '@wh/jobs'
+import { AppError } from '@wh/core'
+import { withLock } from '@wh/jobs'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import {
   type ChainName,
@@ -19,14 +19,13 @@ import {
   feePaidWei,
   type OutboundRecord,
   type OutboxDeps,
-  sendFailureOf,
   sendOnce,
   spendableEthBalance,
 } from '@wh/wallet'
 import { UnrecoverableError } from 'bullmq'
 import { type Address, getAddress } from 'viem'
 import { outboxOf } from '../../outbox-deps'
-import type { TickDefinition, WorkerDeps } from '../../ticks'
+import type { WorkerDeps } from '../../ticks'
 
 export const DEPOSIT_SWEEP_JOB = 'deposit-sweep'
 /**
@@ -155,8 +154,40 @@ export async function retryFailedSweep(deps: Pick<SweepDeps, 'sql'>, depositId: 
   if (rows.length === 0) throw new SweepNotFailedError({ depositId })
 }
 
+/**
+ * The sweep of one deposit is a state machine over its row and its outbox rows (docs/chains.md
+ * "Sweeps"): `detected` or `retry` → `sendSweep` (top-ups mined, gas checked or topped up, the
+ * sweep sent) → `sweeping` → `settleSweep` (the sweep and its top-ups final) → `swept`; a failed
+ * transaction of the attempt → `fail` → `failed`, until an operator's retry starts the next attempt.
+ * Each run takes the deposit as far as the chain allows now.
+ */
 async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
-  const outbox = outboxOf(deps, deps.outboxHooks)
+  const rows = await outboundRows(deps, d.id)
+  const { attempt, unprocessedFailure } = await currentAttempt(deps, d, rows)
+  const s = sweepOf(deps, d, attempt, rows)
+  if (unprocessedFailure) return fail(deps, s.outbox, d, attempt)
+  const stored = rows.find((r) => r.step === s.base + SWEEP_STEP)
+  const sweep = stored ?? (await sendSweep(s))
+  return typeof sweep === 'string' ? sweep : settleSweep(s, sweep)
+}
+
+/** What one run of a deposit's sweep works with: the deposit, its current attempt and its keys. */
+interface SweepRun {
+  readonly deps: SweepDeps
+  readonly outbox: OutboxDeps
+  readonly d: DepositRow
+  readonly publicClient: NonNullable<ReturnType<SweepDeps['clients']['get']>>['publicClient']
+  readonly signer: ReturnType<SweepDeps['keyring']['signer']>
+  readonly hot: Address
+  readonly amount: bigint
+  readonly attempt: number
+  /** the attempt's first outbox step */
+  readonly base: number
+  /** the attempt's top-ups sent so far */
+  readonly topups: readonly OutboundRef[]
+}
+
+function sweepOf(deps: SweepDeps, d: DepositRow, attempt: number, rows: readonly OutboundRef[]): SweepRun {
   const clients = deps.clients.get(d.chain)
   if (!clients) throw new UnrecoverableError(`chain ${d.chain} is not configured`)
   // spec 2.1 rule 4: the address the user was shown signs its own sweep
@@ -164,124 +195,172 @@ async function advance(deps: SweepDeps, d: DepositRow): Promise<SweepOutcome> {
   if (signer.address !== getAddress(d.address)) {
     throw new UnrecoverableError(`deposit ${d.id}: derived signer does not match the stored deposit address`)
   }
-  const hot: Address = deps.hotWallet(d.chain).address
-  const amount = BigInt(d.amount)
-
-  // the current attempt: the last one; after an operator's retry (state 'retry') of a failed
-  // attempt, the next one. A failed transaction in the current attempt without a retry is a
-  // failure not processed yet (a crash between the outbox's verdict and fail()): process it.
-  const rows = await outboundRows(deps, d.id)
-  const last = rows.at(-1)
-  let attempt = last ? attemptOf(last.step) : 0
-  const failedNow = rows.some((r) => attemptOf(r.step) === attempt && r.state === 'failed')
-  if (d.state === 'retry') {
-    if (failedNow) attempt++
-    else await markRetryStarted(deps, d)
-  } else if (failedNow) {
-    return fail(deps, outbox, d, attempt)
-  }
   const base = attempt * SWEEP_STEPS_PER_ATTEMPT
-  const mine = rows.filter((r) => attemptOf(r.step) === attempt)
-  const topups = TOPUP_STEPS.map((s) => mine.find((r) => r.step === base + s)).filter(
+  const topups = TOPUP_STEPS.map((t) => rows.find((r) => r.step === base + t)).filter(
     (r): r is OutboundRef => r !== undefined,
   )
-  let sweep = mine.find((r) => r.step === base + SWEEP_STEP)
-
-  if (!sweep) {
-    // every top-up already sent must be mined before the balance says anything
-    for (const t of topups) {
-      const r = await confirmOutbound(outbox, t.id)
-      if (r.state === 'held') return 'held'
-      if (r.state === 'failed') return fail(deps, outbox, d, attempt)
-      if (!mined(r)) return 'pending'
-    }
-    // what the platform credited, never more: ETH nobody credited stays at the address and pays no
-    // gas (docs/chains.md "Every deposit is accounted for")
-    const balanceWei = await spendableEthBalance(deps.sql, clients.publicClient, d.chain, d.address)
-    const fee = await estimateTransferFee(outbox, {
-      chain: d.chain,
-      from: signer.address,
-      to: hot,
-      token: d.token,
-      amountBaseUnits: amount,
-    })
-    const reserveWei = fee.maxFeeWei * SWEEP_FEE_HEADROOM
-    let sweepAmount = amount
-    if (d.token === 'ETH') {
-      // the deposit pays its own gas: send the deposit minus the fee reserve (what is left of the
-      // reserve stays at the address as gas for later sweeps from it)
-      const spendable = balanceWei - reserveWei
-      sweepAmount = spendable < amount ? spendable : amount
-      // a deposit that cannot pay its own sweep: no top-up (it would spend more than it brings)
-      if (amount <= reserveWei) return 'below-gas'
-      if (sweepAmount <= 0n) return 'short-of-gas'
-    } else {
-      const fillWei = reserveWei > SWEEP_GAS_FLOOR_WEI ? reserveWei : SWEEP_GAS_FLOOR_WEI
-      const signWei = (fee.maxFeeWei * SWEEP_SIGN_MARGIN_PCT + 99n) / 100n
-      const needWei = signWei > SWEEP_GAS_FLOOR_WEI ? signWei : SWEEP_GAS_FLOOR_WEI
-      if (balanceWei < needWei) {
-        if (topups.length >= SWEEP_MAX_TOPUPS) {
-          // fees rose past every top-up this attempt may send: an operator decides
-          await deps.alerter.alert('deposit sweep short of gas after the last top-up', {
-            depositId: d.id,
-            chain: d.chain,
-            address: d.address,
-            balanceWei: balanceWei.toString(),
-            needWei: needWei.toString(),
-          })
-          return 'short-of-gas'
-        }
-        // the first top-up, or a second one when fees rose between the first and the sweep
-        const step = base + (TOPUP_STEPS[topups.length] as number)
-        const rec = await sendOnce(outbox, {
-          chain: d.chain,
-          purpose: 'gas_topup',
-          refId: d.id,
-          step,
-          signer: deps.gasWallet,
-          to: signer.address,
-          token: 'ETH',
-          amountBaseUnits: fillWei - balanceWei,
-        })
-        await markRetryStarted(deps, d)
-        const t = await confirmOutbound(outbox, rec.id)
-        if (t.state === 'held') return 'held'
-        if (t.state === 'failed') return fail(deps, outbox, d, attempt)
-        if (!mined(t)) return 'pending'
-        // mined: the balance now covers the sweep at the fees that sized this top-up, unless they
-        // rose again; the next run re-checks before signing (never signs a sweep it cannot pay)
-        if (topups.length + 1 < SWEEP_MAX_TOPUPS) {
-          const after = await spendableEthBalance(deps.sql, clients.publicClient, d.chain, d.address)
-          if (after < needWei) return 'pending'
-        }
-      }
-    }
-    const rec = await sendOnce(outbox, {
-      chain: d.chain,
-      purpose: 'sweep',
-      refId: d.id,
-      step: base + SWEEP_STEP,
-      signer: signer.account,
-      to: hot,
-      token: d.token,
-      amountBaseUnits: sweepAmount,
-    })
-    sweep = { id: rec.id, step: base + SWEEP_STEP, amount: sweepAmount, state: rec.state }
-    await deps.sql`update deposits set state = 'sweeping', updated_at = now() where id = ${d.id} and state in ('detected', 'retry')`
+  return {
+    deps,
+    outbox: outboxOf(deps, deps.outboxHooks),
+    d,
+    publicClient: clients.publicClient,
+    signer,
+    hot: deps.hotWallet(d.chain).address,
+    amount: BigInt(d.amount),
+    attempt,
+    base,
+    topups,
   }
+}
 
-  const s = await confirmOutbound(outbox, sweep.id)
-  if (s.state === 'held') return 'held'
-  if (s.state === 'failed') return fail(deps, outbox, d, attempt)
-  if (s.state !== 'confirmed') return 'pending'
+/**
+ * The current attempt: the last one; after an operator's retry (state 'retry') of a failed
+ * attempt, the next one. A failed transaction in the current attempt without a retry is a failure
+ * not processed yet (a crash between the outbox's verdict and fail()): the caller processes it.
+ */
+async function currentAttempt(
+  deps: SweepDeps,
+  d: DepositRow,
+  rows: readonly OutboundRef[],
+): Promise<{ attempt: number; unprocessedFailure: boolean }> {
+  const last = rows.at(-1)
+  const attempt = last ? attemptOf(last.step) : 0
+  const failedNow = rows.some((r) => attemptOf(r.step) === attempt && r.state === 'failed')
+  if (d.state !== 'retry') return { attempt, unprocessedFailure: failedNow }
+  if (failedNow) return { attempt: attempt + 1, unprocessedFailure: false }
+  await markRetryStarted(deps, d)
+  return { attempt, unprocessedFailure: false }
+}
+
+/** A top-up or sweep's transaction as the chain has it now: mined, or the outcome that stops this run. */
+async function whenMined(s: SweepRun, id: string): Promise<'mined' | SweepOutcome> {
+  const r = await confirmOutbound(s.outbox, id)
+  if (r.state === 'held') return 'held'
+  if (r.state === 'failed') return fail(s.deps, s.outbox, s.d, s.attempt)
+  return mined(r) ? 'mined' : 'pending'
+}
+
+/**
+ * The amount of an ETH sweep: the deposit pays its own gas, so the deposit minus the fee reserve
+ * (what is left of the reserve stays at the address as gas for later sweeps from it). A deposit
+ * that cannot pay its own sweep gets no top-up (it would spend more than it brings).
+ */
+function ethSweepAmount(amount: bigint, balanceWei: bigint, reserveWei: bigint): bigint | 'below-gas' | 'short-of-gas' {
+  const spendable = balanceWei - reserveWei
+  const sweepAmount = spendable < amount ? spendable : amount
+  if (amount <= reserveWei) return 'below-gas'
+  if (sweepAmount <= 0n) return 'short-of-gas'
+  return sweepAmount
+}
+
+/** detected / retry → sweeping: the attempt's top-ups mined, the gas there (or topped up), the sweep sent. */
+async function sendSweep(s: SweepRun): Promise<OutboundRef | SweepOutcome> {
+  const { deps, d } = s
+  // every top-up already sent must be mined before the balance says anything
+  for (const t of s.topups) {
+    const state = await whenMined(s, t.id)
+    if (state !== 'mined') return state
+  }
+  // what the platform credited, never more: ETH nobody credited stays at the address and pays no
+  // gas (docs/chains.md "Every deposit is accounted for")
+  const balanceWei = await spendableEthBalance(deps.sql, s.publicClient, d.chain, d.address)
+  const fee = await estimateTransferFee(s.outbox, {
+    chain: d.chain,
+    from: s.signer.address,
+    to: s.hot,
+    token: d.token,
+    amountBaseUnits: s.amount,
+  })
+  const reserveWei = fee.maxFeeWei * SWEEP_FEE_HEADROOM
+  let sweepAmount = s.amount
+  if (d.token === 'ETH') {
+    const planned = ethSweepAmount(s.amount, balanceWei, reserveWei)
+    if (typeof planned === 'string') return planned
+    sweepAmount = planned
+  } else {
+    const short = await ensureTokenSweepGas(s, balanceWei, fee.maxFeeWei, reserveWei)
+    if (short !== undefined) return short
+  }
+  const step = s.base + SWEEP_STEP
+  const rec = await sendOnce(s.outbox, {
+    chain: d.chain,
+    purpose: 'sweep',
+    refId: d.id,
+    step,
+    signer: s.signer.account,
+    to: s.hot,
+    token: d.token,
+    amountBaseUnits: sweepAmount,
+  })
+  await deps.sql`update deposits set state = 'sweeping', updated_at = now() where id = ${d.id} and state in ('detected', 'retry')`
+  return { id: rec.id, step, amount: sweepAmount, state: rec.state }
+}
+
+/**
+ * A token sweep is signed only when the address holds SWEEP_SIGN_MARGIN_PCT of the fresh fee;
+ * below it, a top-up fills it to the reserve (at most SWEEP_MAX_TOPUPS per attempt, then an
+ * operator is alerted). Returns nothing when the sweep may be signed now.
+ */
+async function ensureTokenSweepGas(
+  s: SweepRun,
+  balanceWei: bigint,
+  maxFeeWei: bigint,
+  reserveWei: bigint,
+): Promise<SweepOutcome | undefined> {
+  const { deps, d } = s
+  const fillWei = reserveWei > SWEEP_GAS_FLOOR_WEI ? reserveWei : SWEEP_GAS_FLOOR_WEI
+  const signWei = (maxFeeWei * SWEEP_SIGN_MARGIN_PCT + 99n) / 100n
+  const needWei = signWei > SWEEP_GAS_FLOOR_WEI ? signWei : SWEEP_GAS_FLOOR_WEI
+  if (balanceWei >= needWei) return undefined
+  if (s.topups.length >= SWEEP_MAX_TOPUPS) {
+    // fees rose past every top-up this attempt may send: an operator decides
+    await deps.alerter.alert('deposit sweep short of gas after the last top-up', {
+      depositId: d.id,
+      chain: d.chain,
+      address: d.address,
+      balanceWei: balanceWei.toString(),
+      needWei: needWei.toString(),
+    })
+    return 'short-of-gas'
+  }
+  // the first top-up, or a second one when fees rose between the first and the sweep
+  const rec = await sendOnce(s.outbox, {
+    chain: d.chain,
+    purpose: 'gas_topup',
+    refId: d.id,
+    step: s.base + (TOPUP_STEPS[s.topups.length] as number),
+    signer: deps.gasWallet,
+    to: s.signer.address,
+    token: 'ETH',
+    amountBaseUnits: fillWei - balanceWei,
+  })
+  await markRetryStarted(deps, d)
+  const state = await whenMined(s, rec.id)
+  if (state !== 'mined') return state
+  // mined: the balance now covers the sweep at the fees that sized this top-up, unless they
+  // rose again; the next run re-checks before signing (never signs a sweep it cannot pay)
+  if (s.topups.length + 1 < SWEEP_MAX_TOPUPS) {
+    const after = await spendableEthBalance(deps.sql, s.publicClient, d.chain, d.address)
+    if (after < needWei) return 'pending'
+  }
+  return undefined
+}
+
+/** sweeping → swept: the sweep confirmed and every top-up of the attempt final, recorded in one commit. */
+async function settleSweep(s: SweepRun, sweep: OutboundRef): Promise<SweepOutcome> {
+  const { deps, d } = s
+  const r = await confirmOutbound(s.outbox, sweep.id)
+  if (r.state === 'held') return 'held'
+  if (r.state === 'failed') return fail(deps, s.outbox, d, s.attempt)
+  if (r.state !== 'confirmed') return 'pending'
   const paid: OutboundRecord[] = []
-  for (const t of await topupsOf(deps, d.id, attempt)) {
-    const r = await confirmOutbound(outbox, t.id)
-    if (r.state === 'held') return 'held'
-    if (r.state !== 'confirmed') return 'pending'
-    paid.push(r)
+  for (const t of await topupsOf(deps, d.id, s.attempt)) {
+    const tr = await confirmOutbound(s.outbox, t.id)
+    if (tr.state === 'held') return 'held'
+    if (tr.state !== 'confirmed') return 'pending'
+    paid.push(tr)
   }
-  await record(deps, d, s, sweep.amount, paid)
+  await record(deps, d, r, sweep.amount, paid)
   return 'swept'
 }
 
@@ -376,62 +455,4 @@ async function record(
     await appendBatch(tx, events)
     await tx`update deposits set state = 'swept', updated_at = now() where id = ${d.id}`
   })
-}
-
-/**
- * An ETH deposit smaller than its own sweep's fee is looked at again after this long (fees fall;
- * it stays credited and at its address meanwhile), not on every tick.
- */
-export const BELOW_GAS_RETRY_MS = 60 * 60_000
-
-/**
- * The deposit's place in the sweep queue (docs/hostile-world.md "Fair queues"): without a code it
- * goes behind the deposits not served yet (in flight, polled again next tick); with one, the
- * attempt is recorded and it waits out a backoff (or `delayMs`), so a deposit that cannot be swept
- * never keeps the ones behind it waiting.
- */
-async function deferSweep(sql: SweepDeps['sql'], depositId: string, code?: string, delayMs?: number): Promise<void> {
-  if (code === undefined) {
-    await sql`update deposits set next_attempt_at = now() where id = ${depositId}`
-    return
-  }
-  const [row] = await sql<{ attempts: number }[]>`
-    update deposits set attempts = attempts + 1, last_error_code = ${code} where id = ${depositId} returning attempts`
-  const waitMs = delayMs ?? retryDelayMs(row?.attempts ?? 1)
-  await sql`update deposits set next_attempt_at = now() + make_interval(secs => ${waitMs / 1000}) where id = ${depositId}`
-}
-
-/** A transaction of the sweep is held for an operator (the outbox alerted): the deposit leaves the queue. */
-async function holdSweep(sql: SweepDeps['sql'], depositId: string): Promise<void> {
-  await sql`
-    update deposits set held_at = now(), hold_reason = 'a transaction of its sweep is held for an operator',
-      last_error_code = 'HELD'
-    where id = ${depositId} and held_at is null`
-}
-
-/** The processor of the jobs sweep-tick.ts fans out: one per deposit, `{ depositId }`. */
-export const depositSweepProcessor: TickDefinition = {
-  name: DEPOSIT_SWEEP_JOB,
-  queue: 'deposits',
-  process: async (job, ctx) => {
-    const depositId = (job.data as { depositId?: unknown }).depositId
-    if (typeof depositId !== 'string' || !/^[0-9a-f-]{36}$/.test(depositId)) {
-      throw new UnrecoverableError('deposit-sweep needs { depositId: uuid }')
-    }
-    let outcome: SweepOutcome | 'error'
-    try {
-      outcome = await sweepDeposit(ctx.deps, depositId)
-    } catch (err) {
-      ctx.log.warn({ depositId, err: errorMessage(err) }, 'deposit sweep failed')
-      await deferSweep(ctx.deps.sql, depositId, sendFailureOf(err) === 'reverts' ? 'REVERTS' : 'RPC_UNAVAILABLE')
-      return { depositId, outcome: 'error' }
-    }
-    if (outcome === 'short-of-gas') ctx.log.warn({ depositId }, 'deposit sweep waits for gas')
-    if (outcome === 'failed') ctx.log.warn({ depositId }, 'deposit sweep failed on chain; an operator retries it')
-    if (outcome === 'short-of-gas') await deferSweep(ctx.deps.sql, depositId, 'SHORT_OF_GAS')
-    else if (outcome === 'below-gas') await deferSweep(ctx.deps.sql, depositId, 'BELOW_SWEEP_GAS', BELOW_GAS_RETRY_MS)
-    else if (outcome === 'held') await holdSweep(ctx.deps.sql, depositId)
-    else if (outcome === 'pending') await deferSweep(ctx.deps.sql, depositId)
-    return { depositId, outcome }
-  },
 }
