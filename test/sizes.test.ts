@@ -40,7 +40,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   'apps/worker/src/jobs/deposits/audit.ts#auditDepositBalances': 182,
   'apps/worker/src/jobs/deposits/audit.ts#explain': 82,
   'apps/worker/src/jobs/deposits/scan.ts#scanChainDeposits': 123,
-  'apps/worker/src/jobs/exchange/fund.ts#fundOne': 84,
   'apps/worker/src/jobs/trading/convert.ts': 582,
   'apps/worker/src/jobs/trading/fills.ts#ingestFills': 118,
   'apps/worker/src/jobs/trading/place.ts': 607,

@@ -134,89 +134,125 @@ async function subaccountOf(sql: Sql, id: string): Promise<SubaccountState | und
   return s
 }
 
+/**
+ * A funding row is a state machine (docs/exchange.md "Funding"), one function per transition:
+ * reserved → `submit` (signed and stored) → submitted → `sendSubmitted` (the exchange accepted it)
+ * → accepted → `settle` → funded; a refusal or an expired signature ends it `failed`. A run takes
+ * the row as far as it can go now.
+ */
 async function fundOne(deps: TransferDeps, loaded: TransferRow, hooks: FundHooks): Promise<Outcome> {
   const sub = await subaccountOf(deps.sql, loaded.subaccount_id)
   if (!sub) throw new Error(`transfer ${loaded.id}: subaccount ${loaded.subaccount_id} missing`)
   let row = loaded
   let firstSend = false
-
   if (row.state === 'reserved') {
-    // nothing has left yet: a stop or an open release holds the row (still reserved), see docs
-    const hold = sub.stopped_at
-      ? `subaccount stopped: ${sub.stop_reason ?? 'no reason given'}`
-      : sub.open_release
-        ? 'a release of this subaccount is open'
-        : null
-    if (hold) {
-      if (row.reason !== hold)
-        await deps.sql`update subaccount_transfers set reason = ${hold}, updated_at = now()
-          where id = ${row.id} and state = 'reserved'`
-      return 'held'
-    }
-    const exchangeId = sub.exchange_id === null ? null : Number(sub.exchange_id)
-    // only the subaccount's oldest open funding creates it: the others wait for its id, however
-    // the queue orders them (a creator backed off after a failure must not let a second one create)
-    if (exchangeId === null && (await hasOlderOpenFunding(deps.sql, row))) return 'held'
-    const amount = await exchangeAmount(deps.exchange, row.currency, BigInt(row.amount))
-    const action =
-      exchangeId === null
-        ? await signMovement(deps, { method: 'create_subaccount', currency: row.currency, amount })
-        : await signMovement(deps, { method: 'deposit', subaccountId: exchangeId, currency: row.currency, amount })
-    const submittedAt = deps.clock.now()
-    const [stored] = await deps.sql.unsafe<TransferRow[]>(
-      `update subaccount_transfers set state = 'submitted', method = $1, params = $2::text::jsonb, nonce = $3,
-         submitted_at = $4, reason = null, updated_at = now()
-       where id = $5 and state = 'reserved'
-       returning ${TRANSFER_COLUMNS}`,
-      [action.method, JSON.stringify(action.params), String(action.params.nonce), submittedAt, row.id],
-    )
-    if (!stored) return 'pending' // another run moved it
-    row = stored
+    const submitted = await submit(deps, sub, row, hooks)
+    if (typeof submitted === 'string') return submitted
+    row = submitted
     firstSend = true
-    await hooks.afterStored?.(row)
   }
-
   if (row.state === 'submitted') {
-    const exchangeId = sub.exchange_id === null ? null : Number(sub.exchange_id)
-    const sent = await sendStored(deps, row, { exchangeSubaccountId: exchangeId, firstSend })
-    if (sent.kind === 'retry') {
-      deps.log.warn({ transferId: row.id, reason: sent.reason }, 'funding: send not confirmed, retried next run')
-      return 'pending'
-    }
-    if (sent.kind === 'refused' && sent.margin) {
-      // the exchange wallet is short (the bridge has not brought the deposit over yet): nothing
-      // landed, so the row goes back to reserved and is signed afresh next run, for a while
-      const [waiting] = await deps.sql`
-        update subaccount_transfers set state = 'reserved', method = null, params = null, nonce = null,
-          submitted_at = null, reason = ${`the exchange wallet is short, waiting for the bridge: ${sent.reason}`.slice(0, 500)},
-          updated_at = now()
-        where id = ${row.id} and state = 'submitted'
-          and created_at > now() - make_interval(secs => ${FUNDING_WALLET_WAIT_MS / 1000})
-        returning id`
-      if (waiting) return 'held'
-    }
-    if (sent.kind === 'refused' || sent.kind === 'expired') {
-      const reason =
-        sent.kind === 'expired' ? 'signature expired and the deposit never reached the exchange' : sent.reason
-      return fail(deps, row, reason)
-    }
-    if (sent.kind === 'accepted') await hooks.afterSent?.(row, sent.result.transaction_id)
-    const landed: Landed =
-      sent.kind === 'accepted' ? { transactionId: sent.result.transaction_id, settled: false } : sent.landed
-    const [accepted] = await deps.sql.unsafe<TransferRow[]>(
-      `update subaccount_transfers set state = 'accepted', transaction_id = $1, updated_at = now()
-       where id = $2 and state = 'submitted'
-       returning ${TRANSFER_COLUMNS}`,
-      [landed.transactionId, row.id],
-    )
-    if (!accepted) return 'pending'
+    const accepted = await sendSubmitted(deps, sub, row, firstSend, hooks)
+    if (typeof accepted === 'string') return accepted
     row = accepted
-    if (landed.exchangeSubaccountId !== undefined && sub.exchange_id === null)
-      await setExchangeId(deps.sql, sub.id, landed.exchangeSubaccountId)
   }
+  return row.state === 'accepted' ? settle(deps, row) : 'pending'
+}
 
-  if (row.state === 'accepted') return settle(deps, row)
-  return 'pending'
+/** Why a reserved row may not leave now (a stop, an open release), or null. */
+function holdOf(sub: SubaccountState): string | null {
+  if (sub.stopped_at) return `subaccount stopped: ${sub.stop_reason ?? 'no reason given'}`
+  return sub.open_release ? 'a release of this subaccount is open' : null
+}
+
+/** reserved → submitted: the movement signed and stored before anything is sent. */
+async function submit(
+  deps: TransferDeps,
+  sub: SubaccountState,
+  row: TransferRow,
+  hooks: FundHooks,
+): Promise<TransferRow | Outcome> {
+  // nothing has left yet: a stop or an open release holds the row (still reserved), see docs
+  const hold = holdOf(sub)
+  if (hold) {
+    if (row.reason !== hold)
+      await deps.sql`update subaccount_transfers set reason = ${hold}, updated_at = now()
+        where id = ${row.id} and state = 'reserved'`
+    return 'held'
+  }
+  const exchangeId = sub.exchange_id === null ? null : Number(sub.exchange_id)
+  // only the subaccount's oldest open funding creates it: the others wait for its id, however
+  // the queue orders them (a creator backed off after a failure must not let a second one create)
+  if (exchangeId === null && (await hasOlderOpenFunding(deps.sql, row))) return 'held'
+  const amount = await exchangeAmount(deps.exchange, row.currency, BigInt(row.amount))
+  const action =
+    exchangeId === null
+      ? await signMovement(deps, { method: 'create_subaccount', currency: row.currency, amount })
+      : await signMovement(deps, { method: 'deposit', subaccountId: exchangeId, currency: row.currency, amount })
+  const submittedAt = deps.clock.now()
+  const [stored] = await deps.sql.unsafe<TransferRow[]>(
+    `update subaccount_transfers set state = 'submitted', method = $1, params = $2::text::jsonb, nonce = $3,
+       submitted_at = $4, reason = null, updated_at = now()
+     where id = $5 and state = 'reserved'
+     returning ${TRANSFER_COLUMNS}`,
+    [action.method, JSON.stringify(action.params), String(action.params.nonce), submittedAt, row.id],
+  )
+  if (!stored) return 'pending' // another run moved it
+  await hooks.afterStored?.(stored)
+  return stored
+}
+
+/**
+ * submitted → accepted: the stored movement sent (again, after a crash: the exchange answers the
+ * same transaction), or back to reserved while the exchange wallet waits for the bridge, or failed.
+ */
+async function sendSubmitted(
+  deps: TransferDeps,
+  sub: SubaccountState,
+  row: TransferRow,
+  firstSend: boolean,
+  hooks: FundHooks,
+): Promise<TransferRow | Outcome> {
+  const exchangeId = sub.exchange_id === null ? null : Number(sub.exchange_id)
+  const sent = await sendStored(deps, row, { exchangeSubaccountId: exchangeId, firstSend })
+  if (sent.kind === 'retry') {
+    deps.log.warn({ transferId: row.id, reason: sent.reason }, 'funding: send not confirmed, retried next run')
+    return 'pending'
+  }
+  if (sent.kind === 'refused' && sent.margin && (await waitForBridge(deps.sql, row, sent.reason))) return 'held'
+  if (sent.kind === 'refused' || sent.kind === 'expired') {
+    const reason =
+      sent.kind === 'expired' ? 'signature expired and the deposit never reached the exchange' : sent.reason
+    return fail(deps, row, reason)
+  }
+  if (sent.kind === 'accepted') await hooks.afterSent?.(row, sent.result.transaction_id)
+  const landed: Landed =
+    sent.kind === 'accepted' ? { transactionId: sent.result.transaction_id, settled: false } : sent.landed
+  const [accepted] = await deps.sql.unsafe<TransferRow[]>(
+    `update subaccount_transfers set state = 'accepted', transaction_id = $1, updated_at = now()
+     where id = $2 and state = 'submitted'
+     returning ${TRANSFER_COLUMNS}`,
+    [landed.transactionId, row.id],
+  )
+  if (!accepted) return 'pending'
+  if (landed.exchangeSubaccountId !== undefined && sub.exchange_id === null)
+    await setExchangeId(deps.sql, sub.id, landed.exchangeSubaccountId)
+  return accepted
+}
+
+/**
+ * The exchange wallet is short (the bridge has not brought the deposit over yet): nothing landed,
+ * so the row goes back to reserved and is signed afresh next run, for FUNDING_WALLET_WAIT_MS.
+ */
+async function waitForBridge(sql: Sql, row: TransferRow, reason: string): Promise<boolean> {
+  const [waiting] = await sql`
+    update subaccount_transfers set state = 'reserved', method = null, params = null, nonce = null,
+      submitted_at = null, reason = ${`the exchange wallet is short, waiting for the bridge: ${reason}`.slice(0, 500)},
+      updated_at = now()
+    where id = ${row.id} and state = 'submitted'
+      and created_at > now() - make_interval(secs => ${FUNDING_WALLET_WAIT_MS / 1000})
+    returning id`
+  return waiting !== undefined
 }
 
 async function hasOlderOpenFunding(sql: Sql, row: TransferRow): Promise<boolean> {
