@@ -8,13 +8,12 @@
 
 import { StrategySnapshotMessage, StrategyStateMessage, WsStrategiesQuery } from '@wh/api-schemas/strategies'
 import type { Sql } from '@wh/db'
-import { type MarketNames, readStrategySeqs, StrategyEvent, strategyNames } from '@wh/market'
+import { currentCycles, type MarketNames, readStrategySeqs, StrategyEvent, strategyNames } from '@wh/market'
 import type { TradingProfile } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type Type from 'typebox'
 import type { HubStream } from '../../plugins/websocket-hub'
-import { currentCycles } from './strategies'
 import { topicSocket } from './ws-topics'
 
 export interface WsStrategiesOptions {

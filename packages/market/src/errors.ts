@@ -1,3 +1,4 @@
+/** Errors of the public market reads (docs/market-data.md): the API answers them in its error shape. */
 import { AppError } from '@wh/core'
 
 /** `:asset` is not an underlying with market data. */
