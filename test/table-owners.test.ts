@@ -32,6 +32,7 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
     },
   },
   platform_stops: { owner: ['packages/ops/src/platform-stop.ts'] },
+  signal_state: { owner: ['packages/trading/src/signal-state.ts'] },
   operator_actions: { owner: ['packages/ops/src/actions.ts'] },
   solvency_runs: { owner: ['packages/solvency/src/runs.ts'] },
   solvency_deficits: { owner: ['packages/solvency/src/runs.ts'] },
