@@ -26,7 +26,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   'apps/api/src/routes/auth/siwe-message.ts#parseSiweMessage': 82,
   'apps/api/src/routes/market/public-cache.ts#publicCache': 88,
   'apps/api/src/routes/positions/index.ts#positionRoutes': 173,
-  'apps/api/src/routes/subaccounts/index.ts#subaccountRoutes': 107,
   'apps/api/src/routes/withdrawals/index.ts#withdrawalRoutesPlugin': 103,
   'apps/api/src/server.ts#buildServer': 147,
   'apps/worker/src/jobs/bridge/bridge.ts#runBridge': 101,

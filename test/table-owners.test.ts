@@ -23,6 +23,7 @@ interface TableOwner {
 }
 
 const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
+  subaccount_releases: { owner: ['packages/subaccounts/src/releases.ts'] },
   withdrawals: {
     owner: ['packages/withdrawals/src/'],
     writers: ['ledger_reserve_withdrawal', 'reserveWithdrawal'],

@@ -243,7 +243,9 @@ describe('the wheel over several days, with conversions', () => {
     }
     // one swap_executed per round; every swap transaction mined (executed, or a ladder step that
     // reverted on chain when the two rounds' swaps met in the pool on a slow machine) has its gas
-    const [swaps] = await sql()<{ executed: number; reverted: number; gas: number }[]>`
+    const [swaps = { executed: 0, reverted: 0, gas: -1 }] = await sql()<
+      { executed: number; reverted: number; gas: number }[]
+    >`
       select count(*) filter (where type = 'swap_executed')::int as executed,
         count(*) filter (where type = 'swap_reverted')::int as reverted,
         count(*) filter (where type = 'gas_spent' and payload->>'userId' is not null)::int as gas

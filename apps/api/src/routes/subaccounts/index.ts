@@ -8,28 +8,15 @@
 import { ListResponse, Release, ReleaseHeaders, ReleaseParams } from '@wh/api-schemas/subaccounts'
 import { decimalsOf, fromBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
-import type { Queryable } from '@wh/ledger'
+import { type ReleaseView, requestRelease } from '@wh/subaccounts'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { currentUser, requireAuth } from '../../plugins/auth'
-import { IdempotencyKeyReusedError, ReleaseAlreadyOpenError, SubaccountNotFoundError } from './errors'
-import { listSubaccounts, OPEN_RELEASE_STATES } from './read'
+import { listSubaccounts } from './read'
 
 export interface SubaccountRoutesOptions {
   sql: Sql
 }
-
-interface ReleaseRow {
-  id: string
-  asset: string
-  state: string
-  reason: string | null
-  created_at: Date
-  updated_at: Date
-  completed_at: Date | null
-}
-
-const UNIQUE_VIOLATION = '23505'
 
 /** Base units as a decimal string of the currency (an unknown currency stays in base units). */
 export function balanceOut(b: { currency: string; units: bigint }) {
@@ -37,7 +24,7 @@ export function balanceOut(b: { currency: string; units: bigint }) {
   return { currency: b.currency, decimals, amount: fromBaseUnits(b.units, decimals) }
 }
 
-function releaseOut(r: ReleaseRow) {
+function releaseOut(r: ReleaseView) {
   return {
     id: r.id,
     asset: r.asset,
@@ -52,18 +39,6 @@ function releaseOut(r: ReleaseRow) {
 export default async function subaccountRoutes(app: FastifyInstance, opts: SubaccountRoutesOptions) {
   requireAuth(app)
   const { sql } = opts
-
-  const byKey = async (q: Queryable, userId: string, key: string) =>
-    (
-      await q<ReleaseRow[]>`
-        select r.id, s.asset, r.state, r.reason, r.created_at, r.updated_at, r.completed_at
-        from subaccount_releases r join subaccounts s on s.id = r.subaccount_id
-        where r.user_id = ${userId} and r.idempotency_key = ${key}`
-    )[0]
-  const sameAsset = (row: ReleaseRow, asset: string) => {
-    if (row.asset !== asset) throw new IdempotencyKeyReusedError()
-    return row
-  }
 
   app.get(
     '/subaccounts',
@@ -119,40 +94,13 @@ export default async function subaccountRoutes(app: FastifyInstance, opts: Subac
     },
     async (request, reply) => {
       const { userId } = currentUser(request)
-      const { asset } = request.params
       const key = request.headers['idempotency-key']
-      if (key !== undefined) {
-        const earlier = await byKey(sql, userId, key)
-        if (earlier) return reply.code(202).send(releaseOut(sameAsset(earlier, asset)))
-      }
-      try {
-        const row = await sql.begin(async (tx) => {
-          // the subaccount row lock serialises requests for one subaccount: one open release at most
-          const [sub] = await tx<{ id: string }[]>`
-            select id from subaccounts where user_id = ${userId} and asset = ${asset} for update`
-          if (!sub) throw new SubaccountNotFoundError(asset)
-          if (key !== undefined) {
-            const raced = await byKey(tx, userId, key)
-            if (raced) return sameAsset(raced, asset)
-          }
-          const [open] = await tx<{ id: string }[]>`
-            select id from subaccount_releases
-            where subaccount_id = ${sub.id} and state in ${tx([...OPEN_RELEASE_STATES])} limit 1`
-          if (open) throw new ReleaseAlreadyOpenError(open.id)
-          const [inserted] = await tx<ReleaseRow[]>`
-            insert into subaccount_releases (user_id, subaccount_id, state, idempotency_key)
-            values (${userId}, ${sub.id}, 'requested', ${key ?? null})
-            returning id, ${asset}::text as asset, state, reason, created_at, updated_at, completed_at`
-          return inserted as ReleaseRow
-        })
-        return reply.code(202).send(releaseOut(row))
-      } catch (err) {
-        if (key !== undefined && (err as { code?: string }).code === UNIQUE_VIOLATION) {
-          const winner = await byKey(sql, userId, key)
-          if (winner) return reply.code(202).send(releaseOut(sameAsset(winner, asset)))
-        }
-        throw err
-      }
+      const release = await requestRelease(sql, {
+        userId,
+        asset: request.params.asset,
+        ...(key !== undefined && { idempotencyKey: key }),
+      })
+      return reply.code(202).send(releaseOut(release))
     },
   )
 }

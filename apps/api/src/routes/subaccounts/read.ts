@@ -7,7 +7,8 @@ import type { Sql } from '@wh/db'
 import { parseAccount, userBalances } from '@wh/ledger'
 
 export type SubaccountState = 'pending' | 'active' | 'stopped'
-export const OPEN_RELEASE_STATES = ['requested', 'waiting', 'withdrawing'] as const
+
+import { OPEN_RELEASE_STATES } from '@wh/subaccounts'
 
 export interface SubaccountView {
   asset: string

@@ -17,10 +17,16 @@
  *     refusal → failed, with an alert.
  */
 import { mapLimit } from '@wh/core'
-import type { Sql } from '@wh/db'
 import { ExchangeError, type SignedTransfer, toE18 } from '@wh/exchange'
-import { retryDelayMs } from '@wh/jobs'
 import { append, parseAccount, userBalances } from '@wh/ledger'
+import {
+  deferRelease,
+  markReleased,
+  markReleaseFailed,
+  markReleaseWaiting,
+  markReleaseWithdrawing,
+  type ReleaseState,
+} from '@wh/subaccounts'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {
@@ -42,7 +48,7 @@ export const RELEASE_EVERY_MS = 10_000
 export const RELEASE_BATCH = 200
 export const RELEASE_CONCURRENCY = 8
 
-export type ReleaseState = 'requested' | 'waiting' | 'withdrawing' | 'released' | 'failed'
+export type { ReleaseState }
 
 export interface ReleaseSummary {
   released: number
@@ -94,7 +100,7 @@ export async function processOpenReleases(deps: TransferDeps, hooks: ReleaseHook
       if (state === 'requested' || state === 'waiting' || state === 'withdrawing') await deferRelease(deps.sql, rel)
     } catch (err) {
       deps.log.warn({ releaseId: rel.id, err: (err as Error).message }, 'release: error, retried after a backoff')
-      await deferRelease(deps.sql, rel, err)
+      await deferRelease(deps.sql, rel, errorCodeOf(err))
       state = rel.state
     }
     if (state === 'requested') summary.waiting++
@@ -107,9 +113,9 @@ async function processRelease(deps: TransferDeps, rel: ReleaseRow, hooks: Releas
   let fresh: TransferRow[] = []
   if (rel.state === 'requested' || rel.state === 'waiting') {
     const planned = await plan(deps, rel)
-    if (planned.kind === 'wait') return setWaiting(deps.sql, rel, planned.reason)
+    if (planned.kind === 'wait') return markReleaseWaiting(deps.sql, rel, planned.reason)
     if (planned.kind === 'retry') return rel.state
-    if (planned.legs.length === 0) return finish(deps.sql, rel.id, deps.clock.now())
+    if (planned.legs.length === 0) return markReleased(deps.sql, rel.id, deps.clock.now())
     fresh = await storeLegs(deps, rel, planned.legs)
     if (fresh.length === 0) return rel.state // another run moved it
     await hooks.afterStored?.(fresh)
@@ -175,32 +181,6 @@ async function plan(deps: TransferDeps, rel: ReleaseRow): Promise<Plan> {
   return { kind: 'legs', legs }
 }
 
-/** Rotates an open release behind the others, or (after a failure) backs it off (docs/hostile-world.md "Fair queues"). */
-async function deferRelease(sql: Sql, rel: ReleaseRow, failure?: unknown): Promise<void> {
-  if (failure === undefined) {
-    await sql`update subaccount_releases set next_attempt_at = now() where id = ${rel.id}`
-    return
-  }
-  const attempts = rel.attempts + 1
-  await sql`
-    update subaccount_releases set attempts = ${attempts}, last_error_code = ${errorCodeOf(failure)},
-      next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000})
-    where id = ${rel.id}`
-}
-
-async function setWaiting(sql: Sql, rel: ReleaseRow, reason: string): Promise<ReleaseState> {
-  if (rel.state !== 'waiting' || rel.reason !== reason)
-    await sql`update subaccount_releases set state = 'waiting', reason = ${reason}, updated_at = now()
-      where id = ${rel.id} and state in ('requested', 'waiting', 'withdrawing')`
-  return 'waiting'
-}
-
-async function finish(sql: Sql, releaseId: string, now: Date): Promise<ReleaseState> {
-  await sql`update subaccount_releases set state = 'released', reason = null, completed_at = ${now}, updated_at = now()
-    where id = ${releaseId} and state in ('requested', 'waiting', 'withdrawing')`
-  return 'released'
-}
-
 /** Signs every leg, then inserts them (submitted) with the release's move to withdrawing: one commit. */
 async function storeLegs(
   deps: TransferDeps,
@@ -220,10 +200,7 @@ async function storeLegs(
     signed.push({ ...leg, action })
   }
   return deps.sql.begin(async (t) => {
-    const [moved] = await t`
-      update subaccount_releases set state = 'withdrawing', reason = null, updated_at = now()
-      where id = ${rel.id} and state in ('requested', 'waiting') returning id`
-    if (!moved) return []
+    if (!(await markReleaseWithdrawing(t, rel.id))) return []
     const out: TransferRow[] = []
     for (const s of signed) {
       const [row] = await t.unsafe<TransferRow[]>(
@@ -273,13 +250,12 @@ async function advanceLegs(deps: TransferDeps, rel: ReleaseRow, fresh: Set<strin
   const fatal = failures.filter((r) => r.startsWith(FATAL_PREFIX)).map((r) => r.slice(FATAL_PREFIX.length))
   if (fatal.length > 0) {
     const reason = fatal.join('; ')
-    await deps.sql`update subaccount_releases set state = 'failed', reason = ${reason}, completed_at = ${deps.clock.now()},
-      updated_at = now() where id = ${rel.id} and state = 'withdrawing'`
-    await deps.alerter.alert('subaccount release failed', { releaseId: rel.id, userId: rel.user_id, reason })
+    if (await markReleaseFailed(deps.sql, rel.id, reason, deps.clock.now()))
+      await deps.alerter.alert('subaccount release failed', { releaseId: rel.id, userId: rel.user_id, reason })
     return 'failed'
   }
-  if (failures.length > 0) return setWaiting(deps.sql, { ...rel, state: 'withdrawing' }, failures.join('; '))
-  return finish(deps.sql, rel.id, deps.clock.now())
+  if (failures.length > 0) return markReleaseWaiting(deps.sql, { ...rel, state: 'withdrawing' }, failures.join('; '))
+  return markReleased(deps.sql, rel.id, deps.clock.now())
 }
 
 async function advanceLeg(
