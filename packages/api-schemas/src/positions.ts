@@ -3,6 +3,7 @@ import { UNDERLYINGS } from '@wh/core'
 import { POSITION_STATES } from '@wh/trading'
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
+import { FeeWarning } from './quotes'
 
 export const PAGE_LIMIT_MAX = 100
 export const PAGE_LIMIT_DEFAULT = 20
@@ -46,6 +47,7 @@ export const CreatedPosition = Type.Object(
     collateral: Amount('collateral committed'),
     funded: Amount('the part moved from the free balance into the subaccount (the rest was already there)'),
     wheelId: Type.Optional(Type.String({ format: 'uuid', description: 'set when this is the first leg of a wheel' })),
+    warning: Type.Optional(FeeWarning),
   },
   { title: 'CreatedPosition' },
 )

@@ -39,6 +39,7 @@ const option = (q: OptionQuote): ChainOption => ({
   amountStepE18: E18 / 100n,
   minimumAmountE18: E18 / 100n,
   indexE18: e18(3000),
+  fees: FEES,
 })
 
 describe('economics of a leg', () => {
@@ -116,7 +117,6 @@ describe('economics of a leg', () => {
     const o = {
       profileMinE18: E18 / 10n,
       platformFeeRate: '0.1',
-      fees: FEES,
       maxFeeShareBps: 2000,
       nowMs: NOW,
     }

@@ -33,6 +33,8 @@ export interface OptionFeeSchedule {
   readonly capRate: bigint | null
 }
 
+const maxBig = (a: bigint, b: bigint) => (a > b ? a : b)
+
 /** e18 USD → USDC base units, rounded up (a fee is never understated). */
 const usdcUp = (e18: bigint) => (e18 + USDC_SCALE - 1n) / USDC_SCALE
 
@@ -118,7 +120,7 @@ export interface LegEconomics {
 export function legEconomics(i: LegEconomicsInput): LegEconomics {
   const { pick, profile } = i
   const sizeE18 = sizeFor(i.side, i.collateral, i.collateralDecimals, pick.strikeE18, i.amountStepE18)
-  const minimumSizeE18 = i.minimumAmountE18 > i.profileMinE18 ? i.minimumAmountE18 : i.profileMinE18
+  const minimumSizeE18 = maxBig(i.minimumAmountE18, i.profileMinE18)
   const premium = premiumUsdc(sizeE18, pick.markE18)
   const ex = exchangeFees(i.fees, sizeE18, pick.markE18, i.indexE18)
   const crosses = profile.endOfWindow === 'cross'
@@ -170,6 +172,8 @@ export interface ChainOption {
   readonly amountStepE18: bigint
   readonly minimumAmountE18: bigint
   readonly indexE18: bigint
+  /** the instrument's own fee rates as the exchange publishes them */
+  readonly fees: OptionFeeSchedule
 }
 
 /**
@@ -214,24 +218,24 @@ export function minimumSensibleSize(
     profile: TradingProfile
     profileMinE18: bigint
     platformFeeRate: string
-    fees: OptionFeeSchedule
     maxFeeShareBps: number
     nowMs: number
   },
 ): bigint | null {
+  const fees = option.fees
   const step = option.amountStepE18 > 0n ? option.amountStepE18 : 1n
   const roundUp = (x: bigint) => ((x + step - 1n) / step) * step
-  const minimum = roundUp(option.minimumAmountE18 > o.profileMinE18 ? option.minimumAmountE18 : o.profileMinE18)
+  const minimum = roundUp(maxBig(option.minimumAmountE18, o.profileMinE18))
   const mark = option.quote.markE18
   if (mark <= 0n) return null
   const crosses = o.profile.endOfWindow === 'cross'
-  const rate = crosses ? o.fees.takerRate : o.fees.makerRate
+  const rate = crosses ? fees.takerRate : fees.makerRate
   let rateShare = (option.indexE18 * rate) / mark
-  if (o.fees.capRate !== null && o.fees.capRate < rateShare) rateShare = o.fees.capRate
+  if (fees.capRate !== null && fees.capRate < rateShare) rateShare = fees.capRate
   const platformShare = platformFee(E18, o.platformFeeRate)
   const room = (BigInt(o.maxFeeShareBps) * E18) / BPS - platformShare - rateShare
   if (room <= 0n) return null
-  const base = crosses ? o.fees.baseFee : 0n
+  const base = crosses ? fees.baseFee : 0n
   let size = roundUp((base * E18 * E18) / (mark * room))
   if (size < minimum) size = minimum
   // the unit roundings of premium and fees can cost a few more steps; check with the leg's own figures
@@ -261,7 +265,7 @@ function fitsShare(
     profile: o.profile,
     profileMinE18: 0n,
     platformFeeRate: o.platformFeeRate,
-    fees: o.fees,
+    fees: option.fees,
     maxFeeShareBps: o.maxFeeShareBps,
   })
   return e.sizeE18 >= sizeE18 && !e.exceedsFeeShare

@@ -21,12 +21,15 @@ import type { Sql } from '@wh/db'
 import { assertPlatformRunning } from '@wh/ops'
 import {
   type BuyBackQuote,
+  type ChainReader,
   cancelPosition,
+  checkFeeShare,
   closePosition,
   collateralCurrencyOf,
   PositionSoldError,
   type PositionState,
   type PriceReader,
+  type QuoteSettings,
   QuoteUnavailableError,
   requestPosition,
   startWheel,
@@ -45,6 +48,8 @@ export interface PositionRoutesOptions {
   exchangeHttpUrl?: string
   /** overrides the price source of buy-back quotes (default: the exchange's ticker at exchangeHttpUrl) */
   prices?: PriceReader
+  /** the fee-share check of a new position (docs/trading.md "Economics"); none: not checked */
+  feeShare?: { chain: ChainReader; settings: QuoteSettings }
 }
 
 class AmountNotStringError extends AppError {
@@ -168,7 +173,10 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
           'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +
           'signal pauses that side, 422 SUBACCOUNT_STOPPED while reconciliation stopped the subaccount, 503 ' +
-          'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). An ' +
+          'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). Fees above ' +
+          'MAX_FEE_SHARE_BPS of the premium at the current marks (as POST /quotes computes them): 422 ' +
+          'FEES_EXCEED_PREMIUM_SHARE with the figures in `details` when FEE_SHARE_POLICY=refuse (503 QUOTE_UNAVAILABLE ' +
+          'when the exchange cannot be read then), else `warning`. An ' +
           'Idempotency-Key header makes a retried request answer the same position.',
         body: CreatePositionBody,
         headers: IdempotencyHeaders,
@@ -195,6 +203,15 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const key = request.headers['idempotency-key']
       // no new position while an operator reviews a solvency deficit (docs/solvency.md "The platform stop")
       await assertPlatformRunning(sql, 'opening a position')
+      // fees above MAX_FEE_SHARE_BPS of the premium: refused (422) or a warning, per FEE_SHARE_POLICY
+      const fee = opts.feeShare
+        ? await checkFeeShare(
+            opts.feeShare.chain,
+            { asset, side, amount },
+            opts.feeShare.settings,
+            clock.now().getTime(),
+          )
+        : undefined
       const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
       const { leg: p, wheelId } =
         side === 'wheel'
@@ -210,6 +227,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
         collateral: fromBaseUnits(p.collateralAmount, decimals),
         funded: fromBaseUnits(p.funded, decimals),
         ...(wheelId && { wheelId }),
+        ...(fee && { warning: fee }),
       })
     },
   )
