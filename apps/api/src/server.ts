@@ -34,6 +34,7 @@ import signalRoutes from './routes/signals/index'
 import subaccountRoutes from './routes/subaccounts/index'
 import tradingConfigRoutes from './routes/trading/index'
 import treasuryRoutes from './routes/treasury/index'
+import wheelCyclesRoutes from './routes/wheels-cycles/index'
 import withdrawalRoutes from './routes/withdrawals/index'
 
 export interface ServerDeps {
@@ -205,6 +206,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     feeShare: { chain, settings: quoteSettings },
   })
   await app.register(quoteRoutes, { chain, settings: quoteSettings, clock })
+  await app.register(wheelCyclesRoutes, { sql, clock })
   await app.register(subaccountRoutes, { sql })
   await app.register(signalRoutes, {
     sql,
