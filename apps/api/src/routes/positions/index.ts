@@ -73,6 +73,8 @@ interface Row {
   filled_e18: string
   premium: string
   fees: string
+  exchange_fee: string
+  platform_fee: string
   settlement_cost: string | null
   outcome: 'itm' | 'otm' | null
   bought_e18: string
@@ -125,6 +127,8 @@ function item(r: Row) {
     filled: fromBaseUnits(BigInt(r.filled_e18), E18),
     premium: fromBaseUnits(premium, USDC),
     fees: fromBaseUnits(fees, USDC),
+    exchangeFees: fromBaseUnits(BigInt(r.exchange_fee), USDC),
+    platformFee: fromBaseUnits(BigInt(r.platform_fee), USDC),
     settlementCost: r.settlement_cost === null ? null : fromBaseUnits(settlement, USDC),
     outcome: r.outcome,
     bought: fromBaseUnits(BigInt(r.bought_e18), E18),
@@ -251,6 +255,8 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
           p.bought_e18, p.close_cost, p.close_limit_e18,
           (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
+          (select coalesce(sum(f.exchange_fee), 0)::text from position_fills f where f.position_id = p.id) as exchange_fee,
+          (select coalesce(sum(f.platform_fee), 0)::text from position_fills f where f.position_id = p.id) as platform_fee,
           p.cancel_requested_at, p.reason, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
         from positions p
         where p.user_id = ${userId}
