@@ -5,7 +5,8 @@
  * the expiry the placing tick would pick is read, one ticker per strike of the side, at most
  * TICKER_CONCURRENCY at once. Answers are reused for CHAIN_CACHE_MS (instruments for
  * INSTRUMENTS_CACHE_MS) so quotes, POST /positions and GET /trading-config do not each read the
- * whole chain; a failed read is remembered as long, so an unreachable exchange is not hammered.
+ * whole chain; a failed read is remembered for FAILURE_CACHE_MS, so an unreachable exchange is not
+ * hammered and a passing hiccup is forgotten soon.
  */
 import { mapLimit } from '@wh/core'
 import { DERIVE_FEE_SCHEDULE, HttpTransport, type Instrument, type Ticker, toE18 } from '@wh/exchange'
@@ -34,17 +35,24 @@ function feesOf(i: Instrument): OptionFeeSchedule {
 interface Cached<T> {
   at: number
   value: Promise<T>
+  failed: boolean
 }
 
-/** Reuses a promise (resolved or rejected) for `ttlMs` of the caller's clock. */
+/** A failed read is remembered this long (a second): an unreachable exchange is not asked again at once */
+export const FAILURE_CACHE_MS = 1_000
+
+/** Reuses a promise for `ttlMs` of the process's clock (a rejected one for FAILURE_CACHE_MS). */
 function cached<T>(map: Map<string, Cached<T>>, key: string, ttlMs: number, nowMs: number, load: () => Promise<T>) {
   const hit = map.get(key)
-  if (hit && nowMs - hit.at < ttlMs && nowMs >= hit.at) return hit.value
-  const value = load()
-  value.catch(() => undefined) // a remembered failure is not an unhandled rejection
-  map.set(key, { at: nowMs, value })
+  const ttl = hit?.failed ? Math.min(ttlMs, FAILURE_CACHE_MS) : ttlMs
+  if (hit && nowMs - hit.at < ttl && nowMs >= hit.at) return hit.value
+  const entry: Cached<T> = { at: nowMs, value: load(), failed: false }
+  entry.value.catch(() => {
+    entry.failed = true // a remembered failure is not an unhandled rejection
+  })
+  map.set(key, entry)
   if (map.size > 10_000) map.delete(map.keys().next().value as string)
-  return value
+  return entry.value
 }
 
 /** The exchange's option chain at `httpUrl`, as the placing tick would read it for `profile`. */
