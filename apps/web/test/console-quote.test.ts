@@ -1,5 +1,5 @@
 /**
- * The console's quote line in Chromium (apps/web/src/quote.ts; docs/trading.md "Economics"): once
+ * The console's quote line in Chromium (src/quote.ts; docs/trading.md "Economics"): once
  * signed in, the position form shows what POST /quotes answers for its asset and amount, read again
  * as the amount changes; a small amount whose fees exceed MAX_FEE_SHARE_BPS shows the warning, a
  * large one does not. The API runs against the Derive simulator; the threshold is set between the
@@ -7,12 +7,12 @@
  * to test-output/browser/quote-*.png.
  */
 import { mkdirSync } from 'node:fs'
-import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
-import { quotePosition, tradingProfile } from '@wh/trading'
 import type { Browser, Page } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { formatAmount } from '../../web/src/format'
+import { simulatorWithThreshold } from '../../api/test/quote-support'
+import { type Api, getNonce, newAccount, siweMessage, startApi, verify } from '../../api/test/support'
+import { formatAmount } from '../src/format'
 import {
   buildAndServe,
   connectAndSignIn,
@@ -23,12 +23,10 @@ import {
   visibleText,
   type WebServer,
   walletBrowser,
-} from '../../web/test/support'
-import { exchangeOptionChain } from '../src/routes/quotes/chain'
-import { type Api, getNonce, newAccount, siweMessage, startApi, verify } from './support'
+} from './support'
 
 describe('the console shows a quote before a position is opened', () => {
-  let sim: RunningSimulator
+  let sim: Awaited<ReturnType<typeof simulatorWithThreshold>>['sim']
   let web: WebServer
   let api: Api
   let apiBase: string
@@ -37,19 +35,11 @@ describe('the console shows a quote before a position is opened', () => {
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true })
-    sim = await startDeriveSimulator({ chainId: 901 })
-    // the fee shares of 300 and 5,000 USDC of ETH puts at the simulator's marks (balanced, 10 %)
-    const profile = tradingProfile('balanced')
-    const chain = exchangeOptionChain(sim.httpUrl, profile)
-    const s = { profile, platformFeeRate: '0.1', maxFeeShareBps: 10_000, policy: 'warn' as const }
-    const share = async (usdc: bigint) =>
-      Number(
-        (await quotePosition(chain, { asset: 'ETH', side: 'put', amount: usdc * 1_000_000n }, s, sim.control.nowMs()))
-          .economics.feeShareBps,
-      )
-    const [small, large] = [await share(300n), await share(5000n)]
-    expect(small).toBeGreaterThan(large)
-    threshold = Math.floor((small + large) / 2)
+    const s = await simulatorWithThreshold(300n, 5000n)
+    sim = s.sim
+    // the base fee weighs on the small size only
+    expect(s.small).toBeGreaterThan(s.large)
+    threshold = s.threshold
     web = await buildAndServe()
     api = await startApi({
       SIWE_DOMAIN: web.host,
