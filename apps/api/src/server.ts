@@ -28,10 +28,13 @@ import liabilitiesRoutes from './routes/liabilities/index'
 import marketRoutes, { type MarketRoutesOptions } from './routes/market/index'
 import portfolioRoutes from './routes/portfolio/index'
 import positionRoutes from './routes/positions/index'
+import { exchangeOptionChain } from './routes/quotes/chain'
+import quoteRoutes from './routes/quotes/index'
 import signalRoutes from './routes/signals/index'
 import subaccountRoutes from './routes/subaccounts/index'
 import tradingConfigRoutes from './routes/trading/index'
 import treasuryRoutes from './routes/treasury/index'
+import wheelCyclesRoutes from './routes/wheels-cycles/index'
 import withdrawalRoutes from './routes/withdrawals/index'
 
 export interface ServerDeps {
@@ -188,7 +191,22 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   })
   await app.register(portfolioRoutes, { sql, clock })
   await app.register(liabilitiesRoutes, { sql })
-  await app.register(positionRoutes, { sql, clock, exchangeHttpUrl: config.exchange.httpUrl })
+  // quotes, the fee-share check of POST /positions and the minimum sizes read one option chain (docs/trading.md "Economics")
+  const quoteSettings = {
+    profile: tradingProfile(config.tradingProfile),
+    platformFeeRate: config.platformFeeRate,
+    maxFeeShareBps: config.feeShare.maxBps,
+    policy: config.feeShare.policy,
+  }
+  const chain = exchangeOptionChain(config.exchange.httpUrl, quoteSettings.profile)
+  await app.register(positionRoutes, {
+    sql,
+    clock,
+    exchangeHttpUrl: config.exchange.httpUrl,
+    feeShare: { chain, settings: quoteSettings },
+  })
+  await app.register(quoteRoutes, { chain, settings: quoteSettings, clock })
+  await app.register(wheelCyclesRoutes, { sql, clock })
   await app.register(subaccountRoutes, { sql })
   await app.register(signalRoutes, {
     sql,
@@ -202,6 +220,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     profile: tradingProfile(config.tradingProfile),
     wheelEnabled: config.wheelEnabled,
     platformFeeRate: config.platformFeeRate,
+    minimumSizes: { chain, settings: quoteSettings, clock },
     conversions: {
       preConvertLeadMinutes: config.preConvertLeadMinutes,
       fastTickSeconds: config.conversionFastTickSeconds,

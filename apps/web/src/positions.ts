@@ -7,6 +7,7 @@
 import type { ApiClient, PositionItem, PositionsResponse } from '@wh/client'
 import { $, amount, button, type Cell, describe, say, table, time } from './dom'
 import { formatAmount } from './format'
+import { quoteLine } from './quote'
 
 type Wheel = PositionsResponse['wheels'][number]
 
@@ -113,7 +114,9 @@ export function positionsSection(api: ApiClient, afterChange: () => Promise<void
     }
   }
 
+  const quote = quoteLine(api) // the quote under the form (POST /quotes), read once signed in
   async function load() {
+    void quote()
     const list = await api.positions({ limit: 50 })
     const legs = new Map(list.positions.map((p) => [p.id, p]))
     table(

@@ -3,6 +3,7 @@ import { UNDERLYINGS } from '@wh/core'
 import { POSITION_STATES } from '@wh/trading'
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
+import { FeeWarning } from './quotes'
 
 export const PAGE_LIMIT_MAX = 100
 export const PAGE_LIMIT_DEFAULT = 20
@@ -46,6 +47,7 @@ export const CreatedPosition = Type.Object(
     collateral: Amount('collateral committed'),
     funded: Amount('the part moved from the free balance into the subaccount (the rest was already there)'),
     wheelId: Type.Optional(Type.String({ format: 'uuid', description: 'set when this is the first leg of a wheel' })),
+    warning: Type.Optional(FeeWarning),
   },
   { title: 'CreatedPosition' },
 )
@@ -66,6 +68,8 @@ export const PositionItem = Type.Object(
     filled: Amount('contracts sold so far'),
     premium: Amount('premium received, USDC, before fees'),
     fees: Amount('exchange and platform fees, USDC'),
+    exchangeFees: Amount("the exchange's part of `fees` (its sales and buy-backs), USDC"),
+    platformFee: Amount("the platform's part of `fees`, USDC"),
     settlementCost: Nullable(Amount('paid at an in-the-money expiry, USDC')),
     outcome: Nullable(LiteralUnion(['itm', 'otm'])),
     bought: Amount('contracts bought back so far (DELETE of an open leg)'),
@@ -73,7 +77,7 @@ export const PositionItem = Type.Object(
     closeLimit: Nullable(
       Amount('while closing: the highest price per contract the buy-back pays (the quote plus its tolerance), USD'),
     ),
-    realizedPnl: Amount('premium − fees − settlement cost − close cost, USDC'),
+    realizedPnl: Amount('the net: premium − fees − settlement cost − close cost, USDC'),
     fills: Type.Integer({ description: 'number of fills' }),
     cancelRequested: Type.Boolean(),
     reason: Nullable(Type.String({ description: 'why it waits, failed or was cancelled' })),

@@ -2,6 +2,7 @@
 
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
+import { MinimumSizes } from './quotes'
 
 export const Sizes = Type.Object({ min: Type.String(), step: Type.String(), max: Type.String() })
 
@@ -24,6 +25,7 @@ export const TradingConfigResponse = Type.Object({
   }),
   wheelEnabled: Type.Boolean(),
   platformFeeRate: Type.String({ description: 'share of each premium kept by the platform' }),
+  minimumSizes: Type.Optional(MinimumSizes),
   wheel: Type.Object({
     retryMs: Type.Integer(),
     deadlineUtc: Type.String({ description: 'HH:MM UTC after which a day is not retried' }),

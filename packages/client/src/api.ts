@@ -144,6 +144,14 @@ export class ApiClient {
   createPosition(body: T.CreatePositionBody, opts: IdempotentOptions = {}): Promise<T.CreatedPosition> {
     return this.#json('POST', '/positions', { auth: true, body, headers: idempotency(opts) })
   }
+  /** What a position would sell now, with its fees and net (docs/trading.md "Economics"). */
+  quote(body: T.QuoteBody): Promise<T.PositionQuote> {
+    return this.#json('POST', '/quotes', { auth: true, body })
+  }
+  /** A wheel's cycles with their economics, newest first. */
+  wheelCycles(id: string, query?: T.WheelCyclesQuery): Promise<T.WheelCyclesResponse> {
+    return this.#json('GET', `/wheels/${encodeURIComponent(id)}/cycles`, { auth: true, query })
+  }
   positions(query?: T.PositionsQuery): Promise<T.PositionsResponse> {
     return this.#json('GET', '/positions', { auth: true, query })
   }

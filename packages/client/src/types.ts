@@ -45,6 +45,11 @@ export type PositionsResponse = Static<typeof S.positions.ListResponse>
 export type PositionItem = Static<typeof S.positions.PositionItem>
 export type CancelPositionQuery = Static<typeof S.positions.CancelQuery>
 export type CancelPositionResponse = Static<typeof S.positions.CancelResponse>
+export type QuoteBody = Static<typeof S.quotes.QuoteBody>
+export type PositionQuote = Static<typeof S.quotes.PositionQuote>
+export type FeeWarning = Static<typeof S.quotes.FeeWarning>
+export type WheelCyclesQuery = Static<typeof S.quotes.CyclesQuery>
+export type WheelCyclesResponse = Static<typeof S.quotes.WheelCyclesResponse>
 
 export type SubaccountsResponse = Static<typeof S.subaccounts.ListResponse>
 export type SubaccountAsset = Static<typeof S.subaccounts.AssetParam>

@@ -16,6 +16,8 @@ import { depositXpubOf, depositXpubProblem } from './xpub'
 export const RECONCILE_MODES = ['observe', 'enforce'] as const
 export type ReconcileMode = (typeof RECONCILE_MODES)[number]
 export const NODE_ENVS = ['development', 'test', 'production'] as const
+export const FEE_SHARE_POLICIES = ['refuse', 'warn', 'off'] as const
+export type FeeSharePolicy = (typeof FEE_SHARE_POLICIES)[number]
 
 type Check = (v: string) => string | undefined
 
@@ -107,6 +109,21 @@ export const ENV_SPEC = {
   GAS_WALLET_PRIVATE_KEY: { schema: str(), secret: true, check: privateKey },
   EXCHANGE_WALLET_ADDRESS: { schema: str(), check: address },
   PLATFORM_FEE_RATE: { schema: str({ pattern: DECIMAL }), check: rate },
+  /**
+   * (operational) the largest share of a leg's premium the exchange's and the platform's fees may
+   * take, basis points; above it POST /quotes warns and POST /positions warns or refuses per
+   * FEE_SHARE_POLICY (docs/trading.md "Economics")
+   */
+  MAX_FEE_SHARE_BPS: {
+    schema: str({ pattern: INT }),
+    default: '2500',
+    check: (v) => (Number(v) <= 10_000 ? undefined : 'must be at most 10000 (100 %)'),
+  },
+  /** (operational) `refuse`, `warn` or `off`: what POST /positions does when fees exceed MAX_FEE_SHARE_BPS */
+  FEE_SHARE_POLICY: {
+    schema: Type.Union(FEE_SHARE_POLICIES.map((m) => Type.Literal(m))),
+    default: 'warn',
+  },
   /**
    * the largest |journal − exchange| difference reconciliation tolerates, as a decimal amount in
    * each currency's own units (0.01 = 0.01 USDC, 0.01 ETH, 0.01 BTC); docs/exchange.md
@@ -286,6 +303,8 @@ export interface ApiConfig {
   /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
   readonly usdcAddressLocal: `0x${string}` | undefined
   readonly platformFeeRate: string
+  /** MAX_FEE_SHARE_BPS and FEE_SHARE_POLICY (docs/trading.md "Economics") */
+  readonly feeShare: { readonly maxBps: number; readonly policy: FeeSharePolicy }
   readonly webOrigins: readonly string[]
   readonly jwtSecret: string
   readonly siweDomain: string
@@ -334,6 +353,8 @@ export const API_ENV_NAMES = [
   'EXCHANGE_CHAIN_ID',
   'USDC_ADDRESS_LOCAL',
   'PLATFORM_FEE_RATE',
+  'MAX_FEE_SHARE_BPS',
+  'FEE_SHARE_POLICY',
   'WEB_ORIGIN',
   'JWT_SECRET',
   'SIWE_DOMAIN',
@@ -618,6 +639,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     exchange: { httpUrl: s('EXCHANGE_HTTP_URL'), chainId: Number(s('EXCHANGE_CHAIN_ID')) },
     usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
     platformFeeRate: s('PLATFORM_FEE_RATE'),
+    feeShare: { maxBps: Number(s('MAX_FEE_SHARE_BPS')), policy: s('FEE_SHARE_POLICY') as FeeSharePolicy },
     webOrigins: s('WEB_ORIGIN')
       .split(',')
       .map((o) => new URL(o.trim()).origin),

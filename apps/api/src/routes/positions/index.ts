@@ -21,12 +21,15 @@ import type { Sql } from '@wh/db'
 import { assertPlatformRunning } from '@wh/ops'
 import {
   type BuyBackQuote,
+  type ChainReader,
   cancelPosition,
+  checkFeeShare,
   closePosition,
   collateralCurrencyOf,
   PositionSoldError,
   type PositionState,
   type PriceReader,
+  type QuoteSettings,
   QuoteUnavailableError,
   requestPosition,
   startWheel,
@@ -45,6 +48,8 @@ export interface PositionRoutesOptions {
   exchangeHttpUrl?: string
   /** overrides the price source of buy-back quotes (default: the exchange's ticker at exchangeHttpUrl) */
   prices?: PriceReader
+  /** the fee-share check of a new position (docs/trading.md "Economics"); none: not checked */
+  feeShare?: { chain: ChainReader; settings: QuoteSettings }
 }
 
 class AmountNotStringError extends AppError {
@@ -68,6 +73,8 @@ interface Row {
   filled_e18: string
   premium: string
   fees: string
+  exchange_fee: string
+  platform_fee: string
   settlement_cost: string | null
   outcome: 'itm' | 'otm' | null
   bought_e18: string
@@ -120,6 +127,8 @@ function item(r: Row) {
     filled: fromBaseUnits(BigInt(r.filled_e18), E18),
     premium: fromBaseUnits(premium, USDC),
     fees: fromBaseUnits(fees, USDC),
+    exchangeFees: fromBaseUnits(BigInt(r.exchange_fee), USDC),
+    platformFee: fromBaseUnits(BigInt(r.platform_fee), USDC),
     settlementCost: r.settlement_cost === null ? null : fromBaseUnits(settlement, USDC),
     outcome: r.outcome,
     bought: fromBaseUnits(BigInt(r.bought_e18), E18),
@@ -168,7 +177,10 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
           'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +
           'signal pauses that side, 422 SUBACCOUNT_STOPPED while reconciliation stopped the subaccount, 503 ' +
-          'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). An ' +
+          'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). Fees above ' +
+          'MAX_FEE_SHARE_BPS of the premium at the current marks (as POST /quotes computes them): 422 ' +
+          'FEES_EXCEED_PREMIUM_SHARE with the figures in `details` when FEE_SHARE_POLICY=refuse (503 QUOTE_UNAVAILABLE ' +
+          'when the exchange cannot be read then), else `warning`. An ' +
           'Idempotency-Key header makes a retried request answer the same position.',
         body: CreatePositionBody,
         headers: IdempotencyHeaders,
@@ -195,6 +207,15 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const key = request.headers['idempotency-key']
       // no new position while an operator reviews a solvency deficit (docs/solvency.md "The platform stop")
       await assertPlatformRunning(sql, 'opening a position')
+      // fees above MAX_FEE_SHARE_BPS of the premium: refused (422) or a warning, per FEE_SHARE_POLICY
+      const fee = opts.feeShare
+        ? await checkFeeShare(
+            opts.feeShare.chain,
+            { asset, side, amount },
+            opts.feeShare.settings,
+            clock.now().getTime(),
+          )
+        : undefined
       const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
       const { leg: p, wheelId } =
         side === 'wheel'
@@ -210,6 +231,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
         collateral: fromBaseUnits(p.collateralAmount, decimals),
         funded: fromBaseUnits(p.funded, decimals),
         ...(wheelId && { wheelId }),
+        ...(fee && { warning: fee }),
       })
     },
   )
@@ -233,6 +255,8 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
           p.bought_e18, p.close_cost, p.close_limit_e18,
           (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
+          (select coalesce(sum(f.exchange_fee), 0)::text from position_fills f where f.position_id = p.id) as exchange_fee,
+          (select coalesce(sum(f.platform_fee), 0)::text from position_fills f where f.position_id = p.id) as platform_fee,
           p.cancel_requested_at, p.reason, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
         from positions p
         where p.user_id = ${userId}

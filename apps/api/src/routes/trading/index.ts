@@ -13,14 +13,21 @@ import {
   WHEEL_DEADLINE_UTC,
   WHEEL_RETRY_MS,
 } from '@wh/config'
-import type { TradingProfile } from '@wh/trading'
+import { type Clock, UNDERLYINGS } from '@wh/core'
+import type { ChainReader, QuoteSettings, TradingProfile } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
+import { minimumSizesBody } from '../quotes/index'
+
+/** How long the minimum sizes (read live from the exchange) are reused: a public route must not drive reads */
+export const MINIMUM_SIZES_CACHE_MS = 60_000
 
 export interface TradingConfigOptions {
   profile: TradingProfile
   wheelEnabled: boolean
   /** PLATFORM_FEE_RATE: the share of each premium the platform keeps, a decimal string */
   platformFeeRate: string
+  /** the smallest sensible sizes, computed live from the exchange (docs/trading.md "Economics") */
+  minimumSizes?: { chain: ChainReader; settings: QuoteSettings; clock: Clock }
   conversions: { preConvertLeadMinutes: number; fastTickSeconds: number; stuckMinutes: number }
 }
 
@@ -45,15 +52,28 @@ export default async function tradingConfigRoutes(app: FastifyInstance, opts: Tr
       retryStaleAfterMs: SWAP_RETRY_STALE_AFTER_MS,
     },
   }
+  const m = opts.minimumSizes
+  let last: { at: number; value: Promise<Awaited<ReturnType<typeof minimumSizesBody>>> } | undefined
+  const sizes =
+    m &&
+    (() => {
+      const wall = Date.now()
+      if (!last || wall - last.at >= MINIMUM_SIZES_CACHE_MS || wall < last.at)
+        last = { at: wall, value: minimumSizesBody(m.chain, m.settings, UNDERLYINGS, m.clock.now()) }
+      return last.value
+    })
   app.get(
     '/trading-config',
     {
       schema: {
         tags: ['trading'],
         summary: 'The active trading profile and the constants the wheel runs by',
+        description:
+          '`minimumSizes`: per asset and side, the smallest size whose fees stay within MAX_FEE_SHARE_BPS of the ' +
+          'premium, computed from the exchange at most once a minute (docs/trading.md "Economics").',
         response: { 200: TradingConfigResponse },
       },
     },
-    async () => body,
+    async () => ({ ...body, ...(sizes && { minimumSizes: await sizes() }) }),
   )
 }
