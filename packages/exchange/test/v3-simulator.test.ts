@@ -37,6 +37,7 @@ async function rpc(method: string, params: unknown, auth = method.startsWith('pr
   if (auth) Object.assign(headers, v3AuthHeaders(await signV3Login(owner, sessionKey, sim.control.nowMs())))
   const body = typeof params === 'string' ? params : JSON.stringify(params)
   const res = await fetch(`${sim.v3HttpUrl}/${method}`, { method: 'POST', headers, body })
+  // biome-ignore lint/suspicious/noExplicitAny: the test reads whatever JSON the wire carries
   return (await res.json()) as { result?: any; error?: { code: number; message: string; data: string | null } }
 }
 
@@ -176,6 +177,7 @@ describe('simulator v3 layer', () => {
   it('speaks v3 over the WebSocket: owner login, methods, ticker_slim pushes', async () => {
     const ws = new WebSocket(sim.v3WsUrl)
     await new Promise((r) => ws.once('open', r))
+    // biome-ignore lint/suspicious/noExplicitAny: the test reads whatever JSON the wire carries
     const frames: any[] = []
     ws.on('message', (m) => frames.push(JSON.parse(String(m))))
     const call = async (id: number, method: string, params: unknown) => {
