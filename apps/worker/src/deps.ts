@@ -6,7 +6,7 @@
 import type { Config } from '@wh/config'
 import { type Clock, FollowedClock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { DeriveClient, type ExchangeLogger } from '@wh/exchange'
+import { createDeriveClient, type ExchangeLogger } from '@wh/exchange'
 import { localPoolAdapter, notConfiguredSwapAdapter, type SwapAdapter } from '@wh/swap'
 import {
   buildChainClients,
@@ -78,7 +78,8 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
         select hd_index from deposit_addresses where address = ${getAddress(from)}`
     return row ? keyring.signer(row.hd_index).account : undefined
   }
-  const exchange = new DeriveClient({
+  // EXCHANGE_PROTOCOL picks the Derive API (docs/exchange.md); both clients share one surface
+  const exchange = createDeriveClient(config.exchange.protocol, {
     httpUrl: config.exchange.httpUrl,
     wsUrl: config.exchange.wsUrl,
     wallet: config.exchange.walletAddress,

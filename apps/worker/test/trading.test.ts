@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
-import type { RunningSimulator } from '@wh/exchange'
+import { DeriveV3Client, type RunningSimulator } from '@wh/exchange'
 import { balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
 import { cancelPosition, requestPosition, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildWorkerDeps } from '../src/deps'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { runReleases } from '../src/jobs/exchange/release'
@@ -73,13 +74,13 @@ describe('positions: placing, fills and settlement against the simulator', () =>
   const eventsOf = async (userId: string, type: string) =>
     sql()`select idempotency_key from ledger_events where user_id = ${userId} and type = ${type}`
 
-  /** Runs funding and placing until the position leaves `from` (bounded). */
-  async function until(id: string, wanted: string) {
+  /** Runs funding and placing (through `placing`'s client) until the position reaches `wanted` (bounded). */
+  async function until(id: string, wanted: string, placing: PlaceDeps = place) {
     for (let i = 0; i < 8; i++) {
       const p = await position(id)
       if (p?.state === wanted) return p
       await runFunding({ ...deps, redis, log: silent })
-      await runPlacing(place)
+      await runPlacing(placing)
     }
     throw new Error(`position never reached ${wanted}: ${JSON.stringify(await position(id))}`)
   }
@@ -214,6 +215,43 @@ describe('positions: placing, fills and settlement against the simulator', () =>
     } finally {
       await sql()`update signal_state set paused = false where asset = 'ETH' and side = 'put'`
     }
+  })
+
+  it("on EXCHANGE_PROTOCOL=v3 the placing tick sells the leg through the v3 client and the simulator's v3 layer", async () => {
+    // the worker's own factory, configured for v3: the same account (the owner is the wallet here),
+    // the simulator's /v3 endpoints; funding stays on v2 (v3 funds through L1, docs/exchange-v3.md)
+    const v3config = {
+      ...stack.ctx.config,
+      exchange: { ...stack.ctx.config.exchange, protocol: 'v3' as const, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl },
+    }
+    const v3deps = buildWorkerDeps(v3config, { sql: stack.sql, redis, log: silent }, { clock: deps.clock })
+    expect(v3deps.exchange).toBeInstanceOf(DeriveV3Client)
+    const v3place: PlaceDeps = { ...place, exchange: v3deps.exchange }
+    sim.control.setPrice('ETH', '3000')
+    const userId = await userWith(USDC(10_000))
+    const req = await requestPosition(sql(), { userId, asset: 'ETH', side: 'put', amount: USDC(4_000) })
+    const placing = await until(req.id, 'placing', v3place)
+    await runPlacing(v3place)
+    const exchangeId = placing.exchange_id as string
+    const [resting] = (await v3deps.exchange.getOpenOrders(Number(exchangeId))).orders.filter((o) => o.label === req.id)
+    expect(resting).toMatchObject({
+      direction: 'sell',
+      time_in_force: 'post_only',
+      instrument_name: placing.instrument,
+    })
+    // the v2 view of the same engine sees the order the v3 client placed
+    expect((await ours(exchangeId, req.id)).map((o) => o.order_id)).toEqual([resting?.order_id])
+
+    sim.control.advance(profile.makerWindowMs)
+    await runPlacing(v3place)
+    const open = await position(req.id)
+    expect(open).toMatchObject({ state: 'open' })
+    expect(open?.filled_e18).toBe(open?.size_e18)
+    expect(BigInt(open?.premium ?? '0')).toBeGreaterThan(0n)
+    const trades = (await v3deps.exchange.getTradeHistory({ subaccount_id: Number(exchangeId) })).trades
+    const sold = await eventsOf(userId, 'option_sold')
+    expect(sold.map((e) => e.idempotency_key).sort()).toEqual(trades.map((t) => t.trade_id).sort())
+    expect(trades.every((t) => t.direction === 'sell' && t.tx_status === 'settled')).toBe(true)
   })
 
   it('collateral too small for the minimum size fails the position with the reason', async () => {

@@ -227,6 +227,14 @@ describe('WORKER_CLOCK (the local run and tests)', () => {
   })
 })
 
+describe('EXCHANGE_PROTOCOL (docs/exchange.md)', () => {
+  it('is v2 by default; v3 switches the worker to the v3 client; anything else is refused', () => {
+    expect(loadConfig(VALID).exchange.protocol).toBe('v2')
+    expect(loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3' }).exchange.protocol).toBe('v3')
+    expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v4' })).toThrow(/EXCHANGE_PROTOCOL/)
+  })
+})
+
 describe('WORKER_CONCURRENCY and the local swap venue', () => {
   it('reads queue=n pairs; refuses anything else', () => {
     expect(loadConfig(VALID).workerConcurrency).toEqual({})

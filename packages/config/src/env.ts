@@ -195,6 +195,12 @@ export const ENV_SPEC = {
    */
   WORKER_CLOCK: { schema: Type.Union([Type.Literal('system'), Type.Literal('exchange')]), default: 'system' },
   /**
+   * the Derive API the worker speaks: `v2` (default) or `v3`, whose EXCHANGE_HTTP_URL / EXCHANGE_WS_URL
+   * are the v3 base and socket (…/v3, …/v3/ws) and EXCHANGE_WALLET_ADDRESS the owner's own address
+   * (docs/exchange.md, docs/exchange-v3.md "What the client does on v3")
+   */
+  EXCHANGE_PROTOCOL: { schema: Type.Union([Type.Literal('v2'), Type.Literal('v3')]), default: 'v2' },
+  /**
    * the extended public key of m/44'/60'/0' (BIP-32 xpub) that deposit addresses m/44'/60'/0'/0/{i}
    * derive from: required by the API, which holds no mnemonic; optional for the worker, which then
    * refuses to start unless it is its own MASTER_MNEMONIC's (docs/architecture.md "Least privilege")
@@ -404,6 +410,8 @@ export interface Config extends ApiConfig {
     readonly chainRpcUrl: string
     readonly chainId: number
     readonly walletAddress: `0x${string}`
+    /** EXCHANGE_PROTOCOL */
+    readonly protocol: 'v2' | 'v3'
   }
   readonly keys: {
     readonly masterPrivateKey: `0x${string}`
@@ -482,6 +490,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       chainRpcUrl: s('EXCHANGE_CHAIN_RPC_URL'),
       chainId: Number(s('EXCHANGE_CHAIN_ID')),
       walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
+      protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
     },
     keys: {
       masterPrivateKey: hex('MASTER_PRIVATE_KEY'),

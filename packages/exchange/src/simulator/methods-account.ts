@@ -1,7 +1,7 @@
 /** Subaccounts and collateral movements: create, deposit, withdraw, transfer between subaccounts. */
 import { randomUUID } from 'node:crypto'
 import { type Address, type Hex, keccak256, toHex } from 'viem'
-import { toE18, toUnits } from '../protocol/decimal'
+import { fromE18, toE18, toUnits } from '../protocol/decimal'
 import { EMPTY_MODULE_DATA, encodeDepositData, encodeTransferData, encodeWithdrawalData } from '../protocol/module-data'
 import { RPC } from '../protocol/rpc-codes'
 import { CreateSubaccountParams, DepositParams, TransferErc20Params, WithdrawParams } from '../protocol/schemas'
@@ -198,42 +198,38 @@ export const accountMethods: Record<string, Handler> = {
       actionOf(ctx, to.id, module, EMPTY_MODULE_DATA, p.recipient_details),
       p.recipient_details.signature,
     )
-    if (
-      (from.balances.get(c.name) ?? 0n) < amountE18 ||
-      !marginOk(ctx.engine, from, { asset: { name: c.name, delta: -amountE18 } })
-    )
-      throw rpcErr.funds('transfer exceeds free collateral')
-    from.balances.set(c.name, (from.balances.get(c.name) ?? 0n) - amountE18)
-    to.balances.set(c.name, (to.balances.get(c.name) ?? 0n) + amountE18)
-    const tx = txRecord(ctx.engine, 'transfer', {
-      from: from.id,
-      to: to.id,
-      asset_name: c.name,
-      amount: p.transfer.amount,
-    })
-    const now = ctx.engine.now()
-    ctx.engine.history.transfers.push(
-      {
-        subaccountId: from.id,
-        timestampMs: now,
-        asset: c.name,
-        amountE18,
-        counterparty: to.id,
-        outgoing: true,
-        txHash: tx.txHash,
-      },
-      {
-        subaccountId: to.id,
-        timestampMs: now,
-        asset: c.name,
-        amountE18,
-        counterparty: from.id,
-        outgoing: false,
-        txHash: tx.txHash,
-      },
-    )
+    const tx = moveCollateral(ctx.engine, from, to, c.name, amountE18)
     return { status: 'requested', transaction_id: tx.id }
   },
+}
+
+/**
+ * Moves collateral between two subaccounts: refused when the sender lacks it or its margin would
+ * not hold; recorded as a transaction and on both sides' transfer histories. v2's transfer_erc20
+ * and v3's transfer_spot (src/v3/sim) both move money through here.
+ */
+export function moveCollateral(
+  engine: SimEngine,
+  from: SimSubaccount,
+  to: SimSubaccount,
+  asset: CollateralName,
+  amountE18: bigint,
+): { id: string; txHash: Hex } {
+  if (
+    (from.balances.get(asset) ?? 0n) < amountE18 ||
+    !marginOk(engine, from, { asset: { name: asset, delta: -amountE18 } })
+  )
+    throw rpcErr.funds('transfer exceeds free collateral')
+  from.balances.set(asset, (from.balances.get(asset) ?? 0n) - amountE18)
+  to.balances.set(asset, (to.balances.get(asset) ?? 0n) + amountE18)
+  const tx = txRecord(engine, 'transfer', { from: from.id, to: to.id, asset_name: asset, amount: fromE18(amountE18) })
+  const now = engine.now()
+  const side = { timestampMs: now, asset, amountE18, txHash: tx.txHash }
+  engine.history.transfers.push(
+    { ...side, subaccountId: from.id, counterparty: to.id, outgoing: true },
+    { ...side, subaccountId: to.id, counterparty: from.id, outgoing: false },
+  )
+  return tx
 }
 
 interface Signed {

@@ -1,6 +1,7 @@
 /**
  * The Derive simulator's server: JSON-RPC over HTTP (POST /public/*, /private/*), JSON-RPC over
  * a WebSocket at /ws (login, subscriptions, any method), and the control API under /_sim/.
+ * Derive v3 is served beside it on the same engine: POST /v3/* and the WebSocket /v3/ws (src/v3/sim).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -8,6 +9,7 @@ import type { Address } from 'viem'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { RPC } from '../protocol/rpc-codes'
 import { LoginParams } from '../protocol/schemas'
+import { handleV3Http, handleV3Ws, pushV3Tickers, V3_HTTP_PREFIX, V3_WS_PATH, type V3WsConn } from '../v3/sim/server'
 import type { Underlying } from './assets'
 import { createControl, type SimControl } from './control'
 import { type EngineConfig, SimEngine } from './engine'
@@ -41,6 +43,9 @@ export const TICKER_HEARTBEAT_MS = 1_000
 export interface RunningSimulator {
   httpUrl: string
   wsUrl: string
+  /** Derive v3's base URL and WebSocket on the same engine (docs/exchange-v3.md) */
+  v3HttpUrl: string
+  v3WsUrl: string
   control: SimControl
   engine: SimEngine
   close(): Promise<void>
@@ -59,8 +64,29 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
   const server = createServer((req, res) => {
     handleHttp(engine, control, sync, req, res).catch((err) => send(res, 500, { error: String(err) }))
   })
-  const wss = new WebSocketServer({ server, path: '/ws' })
+  const wss = new WebSocketServer({ noServer: true })
+  const wss3 = new WebSocketServer({ noServer: true })
+  server.on('upgrade', (req, socket, head) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname
+    const target = path === '/ws' ? wss : path === V3_WS_PATH ? wss3 : undefined
+    if (!target) return socket.destroy()
+    target.handleUpgrade(req, socket, head, (ws) => target.emit('connection', ws, req))
+  })
   const clients = new Set<WsConn>()
+  const clients3 = new Set<V3WsConn>()
+  wss3.on('connection', (ws) => {
+    const conn: V3WsConn = { ws, wallet: null, channels: new Set() }
+    clients3.add(conn)
+    ws.on('close', () => clients3.delete(conn))
+    ws.on('message', (raw) => {
+      sync()
+      handleV3Ws(engine, conn, String(raw)).catch(() => {})
+    })
+  })
+  const pushAll = () => {
+    for (const c of clients) pushTickers(engine, c)
+    for (const c of clients3) pushV3Tickers(engine, c)
+  }
   wss.on('connection', (ws) => {
     const conn: WsConn = { ws, wallet: null, channels: new Set() }
     clients.add(conn)
@@ -70,9 +96,7 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
       handleWs(engine, conn, String(raw)).catch(() => {})
     })
   })
-  engine.onMarketChange(() => {
-    for (const c of clients) pushTickers(engine, c)
-  })
+  engine.onMarketChange(pushAll)
   // Derive's ticker channels publish every interval whether or not the market moved; a consumer
   // judges a price's freshness by the ticker's timestamp (the withdrawal bounds refuse a stale
   // one). With a wall clock the simulator does the same, once a second; a manual clock only moves
@@ -80,7 +104,7 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
   const heartbeat = wall
     ? setInterval(() => {
         sync()
-        for (const c of clients) pushTickers(engine, c)
+        pushAll()
       }, TICKER_HEARTBEAT_MS)
     : undefined
   heartbeat?.unref()
@@ -104,13 +128,16 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
   return {
     httpUrl: `http://${host}:${port}`,
     wsUrl: `ws://${host}:${port}/ws`,
+    v3HttpUrl: `http://${host}:${port}/v3`,
+    v3WsUrl: `ws://${host}:${port}${V3_WS_PATH}`,
     control,
     engine,
     close: async () => {
       clearInterval(heartbeat)
       clearInterval(walker)
-      for (const c of clients) c.ws.terminate()
+      for (const c of [...clients, ...clients3]) c.ws.terminate()
       await new Promise<void>((resolve) => wss.close(() => resolve()))
+      await new Promise<void>((resolve) => wss3.close(() => resolve()))
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
@@ -131,6 +158,11 @@ async function handleHttp(
 ): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://x').pathname
   if (path.startsWith('/_sim/')) return handleControl(engine, control, path.slice(6), req, res)
+  if (path.startsWith(V3_HTTP_PREFIX)) {
+    const body = await readBody(req)
+    sync()
+    return handleV3Http(engine, req, body, res)
+  }
   if (req.method !== 'POST') return send(res, 405, { error: 'POST only' })
   const method = path.replace(/^\/+/, '')
   let params: unknown

@@ -1,0 +1,257 @@
+/**
+ * The v3 methods the simulator serves (the set in ../codegen.ts V3_METHODS), on the same engine
+ * as v2: orders go through the same matching (simulator/trading.ts), transfers through the same
+ * collateral move (simulator/methods-account.ts); requests and answers take v3's shapes.
+ */
+import type { Address, Hex } from 'viem'
+import { toE18 } from '../../protocol/decimal'
+import { RPC } from '../../protocol/rpc-codes'
+import { V3_MODULES } from '../../protocol/v3/constants'
+import { encodeTradeDataV3, encodeTransferSpot } from '../../protocol/v3/module-data'
+import { COLLATERALS, isCollateralName } from '../../simulator/assets'
+import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
+import { moveCollateral, newSubaccount } from '../../simulator/methods-account'
+import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
+import type { SimInstrument } from '../../simulator/sim-types'
+import { cancelOrder, placeOrder } from '../../simulator/trading'
+import type * as W from '../wire.gen'
+import {
+  V3AllInstrumentsParams,
+  V3CancelParams,
+  V3InstrumentParams,
+  V3OrderParams,
+  V3SubaccountParams,
+  V3TradeHistoryParams,
+  V3TransferSpotParams,
+  V3WalletParams,
+} from './params'
+import { verifyV3Action } from './verify'
+import {
+  collateralsV3,
+  currencyV3,
+  instrumentV3,
+  orderV3,
+  positionsV3,
+  SIM_SM_MANAGER_ID,
+  subaccountV3,
+  tickerSlim,
+  tradeV3,
+} from './views'
+
+/** A decimal the v3 encoders accept (at most 12 places, else Derive's invalid params). */
+function e18(value: string, field: string): bigint {
+  try {
+    return toE18(value)
+  } catch {
+    throw rpcErr.params(`${field} is not a decimal`)
+  }
+}
+
+function encoded<T>(encode: () => T): T {
+  try {
+    return encode()
+  } catch (err) {
+    throw rpcErr.params(err instanceof Error ? err.message : String(err))
+  }
+}
+
+function page<T>(items: T[], p: { page?: number | null; page_size?: number | null }) {
+  const size = p.page_size ?? 100
+  const n = p.page ?? 1
+  return {
+    items: items.slice((n - 1) * size, n * size),
+    pagination: { count: items.length, num_pages: Math.ceil(items.length / size) },
+  }
+}
+
+function instrumentOf({ engine }: Ctx, raw: Record<string, unknown>): SimInstrument {
+  const p = check<{ instrument_name: string }>(V3InstrumentParams, raw)
+  const i = engine.catalog.get(p.instrument_name)
+  if (!i) throw rpcErr.instrument(p.instrument_name)
+  return i
+}
+
+const publicV3: Record<string, Handler> = {
+  'public/get_time': ({ engine }) => engine.now(),
+
+  'public/get_all_instruments': ({ engine }, raw): W.GetAllInstrumentsResponse => {
+    const p = check<V3AllInstrumentsParams>(V3AllInstrumentsParams, raw)
+    const now = engine.now()
+    const all = [...engine.catalog.byName.values()]
+      .filter((i) => (p.currency == null || i.currency === p.currency) && i.type === p.instrument_type)
+      .filter((i) => p.expired === (i.option !== null && i.option.expirySec * 1000 <= now))
+    const { items, pagination } = page(all, p)
+    return { instruments: items.map((i) => instrumentV3(engine, i)), pagination }
+  },
+
+  'public/get_instrument': (ctx, raw) => instrumentV3(ctx.engine, instrumentOf(ctx, raw)),
+
+  'public/get_ticker': (ctx, raw) => tickerSlim(ctx.engine, instrumentOf(ctx, raw)),
+
+  'public/get_currency': ({ engine }, raw) => {
+    const c = currencyV3(engine, String(raw.currency))
+    if (!c) throw rpcErr.asset(String(raw.currency))
+    return c
+  },
+}
+
+const accountV3: Record<string, Handler> = {
+  'private/get_subaccounts': (ctx, raw): W.PrivateGetSubaccountsResponse => {
+    const w = requireWallet(ctx)
+    check(V3WalletParams, raw)
+    const ids = [...ctx.engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id)
+    return { wallet: w.owner, subaccount_ids: ids }
+  },
+
+  'private/get_subaccount': (ctx, raw) =>
+    subaccountV3(
+      ctx.engine,
+      ownSubaccount(ctx, check<{ subaccount_id: number }>(V3SubaccountParams, raw).subaccount_id),
+    ),
+
+  'private/get_all_portfolios': (ctx, raw) => {
+    const w = requireWallet(ctx)
+    check(V3WalletParams, raw)
+    return [...ctx.engine.subaccounts.values()]
+      .filter((s) => s.wallet === w.wallet)
+      .map((s) => subaccountV3(ctx.engine, s))
+  },
+
+  'private/get_collaterals': (ctx, raw): W.PrivateGetCollateralsResponse => {
+    const sub = ownSubaccount(ctx, check<{ subaccount_id: number }>(V3SubaccountParams, raw).subaccount_id)
+    return { subaccount_id: sub.id, collaterals: collateralsV3(ctx.engine, sub) }
+  },
+
+  'private/get_positions': (ctx, raw): W.PrivateGetPositionsResponse => {
+    const sub = ownSubaccount(ctx, check<{ subaccount_id: number }>(V3SubaccountParams, raw).subaccount_id)
+    return { subaccount_id: sub.id, positions: positionsV3(ctx.engine, sub) }
+  },
+
+  'private/transfer_spot': async (ctx, raw): Promise<W.PrivateTransferSpotResponse> => {
+    const w = requireWallet(ctx)
+    const p = check<V3TransferSpotParams>(V3TransferSpotParams, raw)
+    const from = ownSubaccount(ctx, p.subaccount_id)
+    if (!isCollateralName(p.asset_name)) throw rpcErr.asset(p.asset_name)
+    const asset = COLLATERALS[p.asset_name]
+    const amountE18 = e18(p.amount, 'amount')
+    if (amountE18 <= 0n) throw new SimRpcError(RPC.INVALID_AMOUNT, 'Invalid amount', 'amount must be positive')
+    const data = encoded(() =>
+      encodeTransferSpot({
+        toSubaccountId: BigInt(p.to_subaccount_id),
+        newSubaccountManager: BigInt(p.new_subaccount_manager),
+        asset: asset.address,
+        subId: BigInt(p.sub_id),
+        amountE18,
+        maxFeeUsdE18: e18(p.max_fee_usd, 'max_fee_usd'),
+      }),
+    )
+    const to = p.new_subaccount_manager !== 0 ? undefined : ownSubaccount(ctx, p.to_subaccount_id)
+    if (p.new_subaccount_manager !== 0 && p.new_subaccount_manager !== SIM_SM_MANAGER_ID)
+      throw rpcErr.params(`unknown manager id ${p.new_subaccount_manager}`)
+    if (to?.id === from.id) throw new SimRpcError(10003, 'Sender and recipient subaccount IDs are the same', null)
+    await verifyV3Action(ctx.engine, w, from, {
+      kind: 'transfer',
+      subaccountId: BigInt(from.id),
+      nonce: BigInt(p.nonce),
+      module: V3_MODULES.transfer,
+      data,
+      expirySec: BigInt(p.signature_expiry_sec),
+      signer: p.signer,
+      signature: p.signature,
+    })
+    const target = to ?? newSubaccount(ctx.engine, w.wallet, 'SM')
+    const tx = moveCollateral(ctx.engine, from, target, asset.name, amountE18)
+    return { operation_id: ctx.engine.transactions.size, op_uuid: tx.id }
+  },
+}
+
+const tradingV3: Record<string, Handler> = {
+  'private/order': async (ctx, raw): Promise<W.OrderCreatedResponse> => {
+    const w = requireWallet(ctx)
+    const p = check<V3OrderParams>(V3OrderParams, raw)
+    const sub = ownSubaccount(ctx, p.subaccount_id)
+    const inst = ctx.engine.catalog.get(p.instrument_name)
+    if (!inst) throw rpcErr.instrument(p.instrument_name)
+    const t = { amountE18: e18(p.amount, 'amount'), limitPriceE18: e18(p.limit_price, 'limit_price') }
+    const maxFeeE18 = e18(p.max_fee, 'max_fee')
+    const data = encoded(() =>
+      encodeTradeDataV3({
+        asset: inst.assetAddress,
+        subId: inst.subId,
+        ...t,
+        maxFeeE18,
+        recipientId: BigInt(sub.id),
+        isBid: p.direction === 'buy',
+      }),
+    )
+    const nonce = BigInt(p.nonce)
+    const expirySec = BigInt(p.signature_expiry_sec)
+    const signature = p.signature.startsWith('0x') ? p.signature : `0x${p.signature}`
+    const a = { subaccountId: BigInt(sub.id), nonce, module: V3_MODULES.trade, data, expirySec }
+    await verifyV3Action(ctx.engine, w, sub, { ...a, kind: 'order', signer: p.signer, signature })
+    const { order, trades } = placeOrder(ctx.engine, sub, inst, {
+      direction: p.direction,
+      ...t,
+      maxFeeE18,
+      timeInForce: p.time_in_force ?? 'gtc',
+      label: p.label ?? '',
+      mmp: p.mmp ?? false,
+      nonce: nonce.toString(),
+      signer: p.signer as Address,
+      signature: signature as Hex,
+      expirySec: Number(expirySec),
+    })
+    return { order: orderV3(order), trades: trades.map(tradeV3) }
+  },
+
+  'private/cancel': (ctx, raw) => {
+    const p = check<V3CancelParams>(V3CancelParams, raw)
+    ownSubaccount(ctx, p.subaccount_id)
+    return orderV3(cancelOrder(ctx.engine, p.subaccount_id, p.order_id))
+  },
+
+  'private/cancel_all': (ctx, raw): W.CancelAllResponse => {
+    const sub = ownSubaccount(ctx, check<{ subaccount_id: number }>(V3SubaccountParams, raw).subaccount_id)
+    for (const o of ctx.engine.orders.values())
+      if (o.subaccountId === sub.id && o.status === 'open') cancelOrder(ctx.engine, sub.id, o.orderId)
+    return 'ok'
+  },
+
+  'private/get_open_orders': (ctx, raw): W.AggregatedOrdersResult => {
+    const sub = ownSubaccount(ctx, check<{ subaccount_id: number }>(V3SubaccountParams, raw).subaccount_id)
+    const orders = [...ctx.engine.orders.values()].filter((o) => o.subaccountId === sub.id && o.status === 'open')
+    return { subaccount_id: sub.id, orders: orders.map(orderV3) }
+  },
+
+  'private/get_order': (ctx, raw) => {
+    const sub = ownSubaccount(ctx, check<{ subaccount_id: number }>(V3SubaccountParams, raw).subaccount_id)
+    const o = ctx.engine.orders.get(String(raw.order_id))
+    if (!o || o.subaccountId !== sub.id)
+      throw new SimRpcError(RPC.ORDER_DOES_NOT_EXIST, 'Does not exist', String(raw.order_id))
+    return orderV3(o)
+  },
+
+  'private/get_trade_history': (ctx, raw): W.PaginatedTradesResult => {
+    const w = requireWallet(ctx)
+    const p = check<V3TradeHistoryParams>(V3TradeHistoryParams, raw)
+    if (p.subaccount_id == null && p.wallet == null) throw rpcErr.params('subaccount_id or wallet is required')
+    const subs =
+      p.subaccount_id != null
+        ? [ownSubaccount(ctx, p.subaccount_id).id]
+        : [...ctx.engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id)
+    const from = p.from_timestamp ?? 0
+    const to = p.to_timestamp ?? Number.MAX_SAFE_INTEGER
+    const trades = ctx.engine.history.trades.filter(
+      (t) =>
+        subs.includes(t.subaccountId) &&
+        t.timestampMs >= from &&
+        t.timestampMs <= to &&
+        (p.instrument_name == null || t.instrument === p.instrument_name) &&
+        (p.order_id == null || t.orderId === p.order_id),
+    )
+    const { items, pagination } = page(trades, p)
+    return { subaccount_id: p.subaccount_id ?? 0, trades: items.map(tradeV3), pagination }
+  },
+}
+
+export const V3_SIM_METHODS: Record<string, Handler> = { ...publicV3, ...accountV3, ...tradingV3 }

@@ -1,0 +1,83 @@
+/**
+ * v3 request params the simulator checks, as TypeBox schemas mirroring the spec's required fields
+ * (src/v3/wire.gen.ts). Nonces arrive as decimal strings, JSON numbers, or, past 2^53, as bigints
+ * (the v3 layer parses integer literals exactly); docs/exchange-v3.md "Nonces, expiries and number formats".
+ */
+import Type, { type Static } from 'typebox'
+
+const Decimal = Type.String({ pattern: '^-?\\d+(\\.\\d+)?$' })
+const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })
+/** 65 bytes r‖s‖v, with or without 0x (derive-ts sends it prefixed, derive-py bare). */
+const Signature = Type.String({ pattern: '^(0x)?[0-9a-fA-F]{130}$' })
+const Int = Type.Union([Type.Integer({ minimum: 0 }), Type.BigInt({ minimum: 0n })])
+const Nonce = Type.Union([Type.String({ pattern: '^\\d+$' }), Int])
+
+const Signed = {
+  nonce: Nonce,
+  signer: Address,
+  signature: Signature,
+  signature_expiry_sec: Int,
+}
+
+export const V3OrderParams = Type.Object({
+  subaccount_id: Type.Integer({ minimum: 0 }),
+  instrument_name: Type.String(),
+  direction: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
+  amount: Decimal,
+  limit_price: Decimal,
+  max_fee: Decimal,
+  order_type: Type.Optional(Type.Union([Type.Literal('limit'), Type.Literal('market')])),
+  time_in_force: Type.Optional(
+    Type.Union([Type.Literal('gtc'), Type.Literal('post_only'), Type.Literal('fok'), Type.Literal('ioc')]),
+  ),
+  label: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  mmp: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+  reduce_only: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+  ...Signed,
+})
+export type V3OrderParams = Static<typeof V3OrderParams>
+
+export const V3TransferSpotParams = Type.Object({
+  subaccount_id: Type.Integer({ minimum: 0 }),
+  to_subaccount_id: Type.Integer({ minimum: 0 }),
+  new_subaccount_manager: Type.Integer({ minimum: 0 }),
+  asset_name: Type.String(),
+  sub_id: Int,
+  amount: Decimal,
+  max_fee_usd: Decimal,
+  ...Signed,
+})
+export type V3TransferSpotParams = Static<typeof V3TransferSpotParams>
+
+export const V3CancelParams = Type.Object({
+  subaccount_id: Type.Integer({ minimum: 0 }),
+  instrument_name: Type.String(),
+  order_id: Type.String(),
+})
+export type V3CancelParams = Static<typeof V3CancelParams>
+
+export const V3SubaccountParams = Type.Object({ subaccount_id: Type.Integer({ minimum: 0 }) })
+export const V3WalletParams = Type.Object({ wallet: Address })
+export const V3InstrumentParams = Type.Object({ instrument_name: Type.String() })
+
+export const V3AllInstrumentsParams = Type.Object({
+  instrument_type: Type.Union([Type.Literal('option'), Type.Literal('perp'), Type.Literal('erc20')]),
+  expired: Type.Boolean(),
+  currency: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  page: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  page_size: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()])),
+})
+export type V3AllInstrumentsParams = Static<typeof V3AllInstrumentsParams>
+
+const OptInt = Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]))
+export const V3TradeHistoryParams = Type.Object({
+  subaccount_id: OptInt,
+  wallet: Type.Optional(Type.Union([Address, Type.Null()])),
+  instrument_name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  order_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  from_timestamp: OptInt,
+  to_timestamp: OptInt,
+  page: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  page_size: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()])),
+})
+export type V3TradeHistoryParams = Static<typeof V3TradeHistoryParams>

@@ -1,0 +1,151 @@
+/**
+ * The v3 wire layer of the simulator: JSON-RPC over HTTP at `POST /v3/{public|private}/{method}`
+ * (auth headers on private calls, wallet = the owner) and over a WebSocket at `/v3/ws`
+ * (`public/login`, `subscribe` to `ticker_slim.{instrument}.{interval}`, any method). Integer
+ * literals past 2^53 (v3's nanosecond nonces) are parsed exactly, as bigints. The engine is the
+ * v2 simulator's (simulator/server.ts mounts this beside v2); docs/exchange-v3.md.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { WebSocket } from 'ws'
+import { RPC, type RpcErrorBody } from '../../protocol/rpc-codes'
+import type { SimEngine } from '../../simulator/engine'
+import type { Handler } from '../../simulator/handler'
+import { SimRpcError } from '../../simulator/rpc-error'
+import type { SimWallet } from '../../simulator/sim-types'
+import { readAuthHeaders } from '../../simulator/verify'
+import { V3_SIM_METHODS } from './methods'
+import { verifyV3Auth } from './verify'
+import { tickerSlim } from './views'
+
+export const V3_HTTP_PREFIX = '/v3/'
+export const V3_WS_PATH = '/v3/ws'
+
+type Outcome = { result: unknown } | { error: RpcErrorBody }
+type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown
+
+/** JSON.parse keeping integers beyond 2^53 exact (Node's reviver gets each literal's source text). */
+export function parseExact(text: string): unknown {
+  const reviver: Reviver = (_key, value, context) =>
+    typeof value === 'number' && !Number.isSafeInteger(value) && context?.source && /^-?\d+$/.test(context.source)
+      ? BigInt(context.source)
+      : value
+  return JSON.parse(text, reviver as (key: string, value: unknown) => unknown)
+}
+
+const errorOf = (err: unknown): Outcome =>
+  err instanceof SimRpcError
+    ? { error: { code: err.code, message: err.message, data: err.data } }
+    : { error: { code: RPC.INTERNAL, message: 'Internal error', data: null } }
+
+/** One call on the v3 method table; `wallet` is the authenticated account (private methods). */
+export async function dispatchV3(
+  engine: SimEngine,
+  method: string,
+  params: unknown,
+  wallet: SimWallet | null,
+): Promise<Outcome> {
+  const handler: Handler | undefined = V3_SIM_METHODS[method]
+  if (!handler) return { error: { code: RPC.METHOD_NOT_FOUND, message: 'Method not found', data: method } }
+  if (method.startsWith('private/') && !wallet)
+    return { error: { code: RPC.NOT_AUTHORIZED, message: 'Authentication failed', data: 'login first' } }
+  const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>
+  try {
+    return { result: await handler({ engine, wallet }, p) }
+  } catch (err) {
+    return errorOf(err)
+  }
+}
+
+/** Serves `POST /v3/<method>`; `body` is the request's text. */
+export async function handleV3Http(
+  engine: SimEngine,
+  req: IncomingMessage,
+  body: string,
+  res: ServerResponse,
+): Promise<void> {
+  const method = new URL(req.url ?? '/', 'http://x').pathname.slice(V3_HTTP_PREFIX.length)
+  const send = (o: Outcome) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ id: null, ...o }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)))
+  }
+  if (req.method !== 'POST') return send({ error: { code: RPC.INVALID_REQUEST, message: 'POST only', data: null } })
+  let params: unknown
+  try {
+    params = body.trim() === '' ? null : parseExact(body)
+  } catch {
+    return send({ error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } })
+  }
+  let wallet: SimWallet | null = null
+  if (method.startsWith('private/')) {
+    try {
+      wallet = await verifyV3Auth(engine, readAuthHeaders(req.headers))
+    } catch (err) {
+      return send(errorOf(err))
+    }
+  }
+  send(await dispatchV3(engine, method, params, wallet))
+}
+
+export interface V3WsConn {
+  ws: WebSocket
+  wallet: SimWallet | null
+  channels: Set<string>
+}
+
+/** `ticker_slim.{instrument_name}.{interval_ms}` (subscriptions.asyncapi.json). */
+function slimInstrument(engine: SimEngine, channel: string) {
+  const m = /^ticker_slim\.(.+)\.(100|1000)$/.exec(channel)
+  return m ? engine.catalog.get(m[1] ?? '') : undefined
+}
+
+/** Pushes every subscribed slim ticker of one connection. */
+export function pushV3Tickers(engine: SimEngine, conn: V3WsConn): void {
+  for (const channel of conn.channels) {
+    const inst = slimInstrument(engine, channel)
+    if (!inst) continue
+    const data = { instrument_ticker: tickerSlim(engine, inst), timestamp: engine.now() }
+    conn.ws.send(JSON.stringify({ method: 'subscription', params: { channel, data } }))
+  }
+}
+
+/** One WebSocket message of a v3 connection. */
+export async function handleV3Ws(engine: SimEngine, conn: V3WsConn, text: string): Promise<void> {
+  let msg: { id?: unknown; method?: unknown; params?: unknown }
+  try {
+    msg = parseExact(text) as typeof msg
+  } catch {
+    conn.ws.send(JSON.stringify({ id: null, error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } }))
+    return
+  }
+  const out = (o: Outcome) =>
+    conn.ws.send(JSON.stringify({ id: msg.id ?? null, ...o }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)))
+  const method = String(msg.method ?? '')
+  const params = (msg.params && typeof msg.params === 'object' ? msg.params : {}) as Record<string, unknown>
+  try {
+    if (method === 'public/login') {
+      const proof = {
+        wallet: String(params.wallet),
+        timestamp: String(params.timestamp),
+        signature: String(params.signature),
+      }
+      conn.wallet = await verifyV3Auth(engine, proof)
+      const w = conn.wallet
+      return out({ result: [...engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id) })
+    }
+    if (method === 'subscribe' || method === 'unsubscribe') {
+      const channels = Array.isArray(params.channels) ? params.channels.map(String) : []
+      const status: Record<string, string> = {}
+      for (const c of channels) {
+        if (method === 'unsubscribe') conn.channels.delete(c)
+        else if (slimInstrument(engine, c)) conn.channels.add(c)
+        status[c] = method === 'unsubscribe' || conn.channels.has(c) ? 'ok' : 'invalid channel'
+      }
+      out({ result: { status, current_subscriptions: [...conn.channels] } })
+      if (method === 'subscribe') pushV3Tickers(engine, conn)
+      return
+    }
+    out(await dispatchV3(engine, method, params, conn.wallet))
+  } catch (err) {
+    out(errorOf(err))
+  }
+}

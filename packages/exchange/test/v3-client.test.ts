@@ -1,0 +1,164 @@
+/**
+ * The v3 client against the simulator's v3 layer over real HTTP and WebSocket: the owner as
+ * wallet, reads in the v2 shapes the service uses, an order placed, filled and cancelled under
+ * v3 signing, a transfer_spot, and the v2-only movements refused by name (docs/exchange-v3.md
+ * "What the client does on v3"). The v2 client on the same simulator sees the same state.
+ */
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  createDeriveClient,
+  type DeriveClient,
+  DeriveV3Client,
+  ExchangeOrderRejectedError,
+  optionName,
+  type RunningSimulator,
+  startDeriveSimulator,
+  V3UnsupportedError,
+} from '../src/index'
+
+const START = Date.UTC(2026, 0, 5, 0, 0)
+const EXPIRY_SEC = Date.UTC(2026, 0, 5, 8) / 1000
+const PUT = optionName('ETH', EXPIRY_SEC, '2900', 'P')
+const sessionKey = generatePrivateKey()
+const owner = privateKeyToAccount(generatePrivateKey()).address
+
+let sim: RunningSimulator
+let v3: DeriveV3Client
+let v2: DeriveClient
+let sub = 0
+let other = 0
+
+beforeAll(async () => {
+  sim = await startDeriveSimulator({ chainId: 901, startMs: START })
+  sim.control.registerWallet({ wallet: owner, sessionKeys: [privateKeyToAccount(sessionKey).address] })
+  sim.control.setPrice('ETH', '3000')
+  sub = sim.control.openSubaccount(owner, { USDC: '20000' })
+  other = sim.control.openSubaccount(owner, {})
+  const opts = {
+    wallet: owner,
+    sessionKey,
+    chainId: 901,
+    clock: { now: () => new Date(sim.control.nowMs()) },
+    retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+  }
+  const made = createDeriveClient('v3', { ...opts, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl })
+  if (!(made instanceof DeriveV3Client)) throw new Error('the factory did not make a v3 client')
+  v3 = made
+  v2 = createDeriveClient('v2', { ...opts, httpUrl: sim.httpUrl, wsUrl: sim.wsUrl })
+})
+afterAll(async () => sim?.close())
+
+describe('DeriveV3Client against the simulator', () => {
+  it('reads time, every page of instruments, a ticker and a currency in the shapes the service uses', async () => {
+    expect(await v3.getTime()).toBe(START)
+    const puts = await v3.getInstruments({ currency: 'ETH', instrument_type: 'option' })
+    const v2puts = await v2.getInstruments({ currency: 'ETH', instrument_type: 'option' })
+    expect(puts.map((i) => i.instrument_name).sort()).toEqual(v2puts.map((i) => i.instrument_name).sort())
+    const t = await v3.getTicker(PUT)
+    const t2 = await v2.getTicker(PUT)
+    expect(t).toMatchObject({
+      instrument_name: PUT,
+      tick_size: t2.tick_size,
+      mark_price: t2.mark_price,
+      best_bid_price: t2.best_bid_price,
+      index_price: '3000',
+    })
+    expect(t.option_pricing?.delta).toBe(t2.option_pricing?.delta)
+    const usdc = await v3.getCurrency('USDC')
+    expect(usdc.erc20_details?.decimals).toBe(6)
+    expect(usdc.protocol_asset_addresses.spot).toBe((await v2.getCurrency('USDC')).protocol_asset_addresses.spot)
+  })
+
+  it('reads the owner account: subaccounts, portfolio, collaterals, positions', async () => {
+    expect(await v3.getSubaccounts()).toEqual({ wallet: owner, subaccount_ids: [sub, other] })
+    const s = await v3.getSubaccount(sub)
+    expect(s).toMatchObject({ subaccount_id: sub, currency: 'USDC', margin_type: 'SM' })
+    expect(s.collaterals).toEqual([expect.objectContaining({ asset_name: 'USDC', amount: '20000' })])
+    expect((await v3.getAllPortfolios()).map((p) => p.subaccount_id)).toEqual([sub, other])
+    expect(await v3.getCollaterals(sub)).toEqual(s.collaterals)
+    expect(await v3.getPositions(sub)).toEqual([])
+  })
+
+  it('places a resting sell, sees it on both protocols, cancels it; a crossing sell fills and is in the trade history', async () => {
+    const t = await v3.getTicker(PUT)
+    const ask = (Number(t.best_ask_price) + 50).toFixed(1)
+    const { order } = await v3.order({
+      subaccount_id: sub,
+      instrument_name: PUT,
+      direction: 'sell',
+      amount: '1',
+      limit_price: ask,
+      max_fee: '10',
+      time_in_force: 'post_only',
+      label: 'v3-resting',
+    })
+    expect(order).toMatchObject({ order_status: 'open', direction: 'sell', label: 'v3-resting' })
+    expect((await v2.getOpenOrders(sub)).orders.map((o) => o.order_id)).toEqual([order.order_id])
+    expect((await v3.getOrder(sub, order.order_id)).limit_price).toBe(order.limit_price)
+    const cancelled = await v3.cancel({ subaccount_id: sub, instrument_name: PUT, order_id: order.order_id })
+    expect(cancelled.order_status).toBe('cancelled')
+    expect((await v3.getOpenOrders(sub)).orders).toEqual([])
+
+    const bid = (await v3.getTicker(PUT)).best_bid_price
+    const sold = await v3.order({
+      subaccount_id: sub,
+      instrument_name: PUT,
+      direction: 'sell',
+      amount: '2',
+      limit_price: bid,
+      max_fee: '10',
+      time_in_force: 'ioc',
+      label: 'v3-cross',
+    })
+    expect(sold.order.order_status).toBe('filled')
+    expect(sold.trades.length).toBeGreaterThan(0)
+    expect(sold.trades[0]).toMatchObject({ liquidity_role: 'taker', tx_status: 'settled', label: 'v3-cross' })
+    const history = await v3.getTradeHistory({ subaccount_id: sub })
+    expect(history.trades.map((x) => x.trade_id)).toEqual(sold.trades.map((x) => x.trade_id))
+    expect((await v3.getPositions(sub))[0]).toMatchObject({ instrument_name: PUT, amount: '-2' })
+    expect(await v3.cancelAll(sub)).toBe('ok')
+  })
+
+  it('refuses an order the v3 exchange refuses (expiry under five minutes: 11011)', async () => {
+    const expiry = Math.floor(sim.control.nowMs() / 1000) + 60
+    const p = { subaccount_id: sub, instrument_name: PUT, direction: 'sell' as const, amount: '1', limit_price: '5000' }
+    const err = await v3.order({ ...p, max_fee: '10', signature_expiry_sec: expiry }).catch((e) => e)
+    expect(err).toBeInstanceOf(ExchangeOrderRejectedError)
+    expect(err.rpcCode).toBe(11011)
+  })
+
+  it('moves collateral with one signature (transfer_spot), also under the v2 name transferErc20', async () => {
+    const r = await v3.transferSpot({
+      subaccount_id: sub,
+      to_subaccount_id: other,
+      asset_name: 'USDC',
+      amount: '100.5',
+    })
+    expect(r.op_uuid).toMatch(/^[0-9a-f-]{36}$/)
+    const tx = await v3.transferErc20({
+      subaccount_id: sub,
+      recipient_subaccount_id: other,
+      asset_name: 'USDC',
+      amount: '0.25',
+    })
+    expect(tx.status).toBe('pending')
+    expect(await v3.getCollaterals(other)).toEqual([expect.objectContaining({ asset_name: 'USDC', amount: '100.75' })])
+  })
+
+  it('logs in over the v3 WebSocket as the owner and calls a private method there', async () => {
+    const ws = await v3.connectWs()
+    try {
+      const r = await ws.call<{ subaccount_ids: number[] }>('private/get_subaccounts', { wallet: owner })
+      expect(r.subaccount_ids).toEqual([sub, other])
+    } finally {
+      await ws.close()
+    }
+  })
+
+  it('names what v3 does not offer instead of sending v2 actions', async () => {
+    await expect(v3.signTransfer()).rejects.toBeInstanceOf(V3UnsupportedError)
+    await expect(v3.createSubaccount()).rejects.toThrow(/create_subaccount is not available on Derive v3/)
+    await expect(v3.getDepositHistory()).rejects.toBeInstanceOf(V3UnsupportedError)
+  })
+})

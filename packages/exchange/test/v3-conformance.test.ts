@@ -1,0 +1,217 @@
+/**
+ * Spec conformance of the v3 wire (docs/exchange-v3.md "What the client does on v3"): over one
+ * scripted session of the v3 client against the simulator's v3 layer (login, instruments, ticker,
+ * currency, subaccounts, order, open orders, cancel, trade history, transfer, a refusal), every
+ * HTTP request body the client sends and every `result` (or `error`) the simulator returns is
+ * validated against the published openapi.json (JSON Schema 2020-12, as OpenAPI 3.1 says, with
+ * its integer and decimal formats enforced); the WebSocket login frames against
+ * websocket.asyncapi.json. Every method of V3_METHODS must have been exercised.
+ */
+import { readFileSync } from 'node:fs'
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { DeriveV3Client, optionName, type RunningSimulator, startDeriveSimulator } from '../src/index'
+import { V3_METHODS } from '../src/v3/codegen'
+
+const load = (name: string) => JSON.parse(readFileSync(new URL(`./spec/v3/${name}`, import.meta.url), 'utf8'))
+const START = Date.UTC(2026, 0, 5, 0, 0)
+const PUT = optionName('ETH', Date.UTC(2026, 0, 5, 8) / 1000, '2900', 'P')
+
+/** The spec's formats: bounded integers and decimal strings (uuid comes from ajv-formats). */
+function specAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true })
+  ;(addFormats as unknown as (a: Ajv2020) => void)(ajv)
+  const int = (min: number, max: number) => ({
+    type: 'number' as const,
+    validate: (n: number) => Number.isInteger(n) && n >= min && n <= max,
+  })
+  ajv.addFormat('decimal', { type: 'string', validate: /^-?\d+(\.\d+)?$/ })
+  ajv.addFormat('uint8', int(0, 255))
+  ajv.addFormat('uint16', int(0, 65_535))
+  ajv.addFormat('uint32', int(0, 4_294_967_295))
+  ajv.addFormat('int32', int(-2_147_483_648, 2_147_483_647))
+  // 64/128-bit words: JSON numbers past 2^53 parse approximately, so only the sign is checkable
+  ajv.addFormat('uint64', int(0, Number.MAX_VALUE))
+  ajv.addFormat('uint', int(0, Number.MAX_VALUE))
+  ajv.addFormat('uint128', int(0, Number.MAX_VALUE))
+  ajv.addFormat('int64', int(-Number.MAX_VALUE, Number.MAX_VALUE))
+  return ajv
+}
+
+interface Exchange {
+  method: string
+  request: unknown
+  response: { result?: unknown; error?: unknown }
+}
+
+const ptr = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
+
+let sim: RunningSimulator
+let client: DeriveV3Client
+const seen: Exchange[] = []
+const frames: Array<Record<string, unknown>> = []
+const realSend = WebSocket.prototype.send
+const ajv = specAjv()
+const sessionKey = generatePrivateKey()
+const owner = privateKeyToAccount(generatePrivateKey()).address
+
+beforeAll(async () => {
+  ajv.addSchema(load('openapi.json'), 'openapi')
+  ajv.addSchema(load('websocket.asyncapi.json'), 'ws')
+  sim = await startDeriveSimulator({ chainId: 901, startMs: START })
+  sim.control.registerWallet({ wallet: owner, sessionKeys: [privateKeyToAccount(sessionKey).address] })
+  sim.control.setPrice('ETH', '3000')
+  sim.control.openSubaccount(owner, { USDC: '5000' })
+  sim.control.openSubaccount(owner, {})
+  // both ends of the socket run in this process: every frame either side sends passes here
+  WebSocket.prototype.send = function (this: WebSocket, data: unknown, ...rest: unknown[]) {
+    frames.push(JSON.parse(String(data)))
+    return (realSend as (...a: unknown[]) => void).call(this, data, ...rest)
+  } as typeof WebSocket.prototype.send
+  const recording: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init)
+    const text = await res.clone().text()
+    const method = new URL(String(input)).pathname.replace(/^\/v3\//, '')
+    seen.push({ method, request: JSON.parse(String(init?.body)), response: JSON.parse(text) })
+    return res
+  }
+  client = new DeriveV3Client({
+    httpUrl: sim.v3HttpUrl,
+    wsUrl: sim.v3WsUrl,
+    wallet: owner,
+    sessionKey,
+    chainId: 901,
+    clock: { now: () => new Date(sim.control.nowMs()) },
+    retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+    fetch: recording,
+  })
+})
+afterAll(async () => {
+  WebSocket.prototype.send = realSend
+  await sim?.close()
+})
+
+/** The scripted session: what the service does on the exchange, in order. */
+async function session(): Promise<void> {
+  const ws = await client.connectWs()
+  await ws.close()
+  await client.getTime()
+  await client.getInstruments({ currency: 'ETH', instrument_type: 'option' })
+  const ticker = await client.getTicker(PUT)
+  await client.getCurrency('USDC')
+  const { subaccount_ids: [sub = 0, other = 0] = [] } = await client.getSubaccounts()
+  await client.getSubaccount(sub)
+  await client.getAllPortfolios()
+  const resting = await client.order({
+    subaccount_id: sub,
+    instrument_name: PUT,
+    direction: 'sell',
+    amount: '1',
+    limit_price: (Number(ticker.best_ask_price) + 20).toFixed(1),
+    max_fee: '10',
+    time_in_force: 'post_only',
+    label: 'conformance',
+  })
+  await client.getOpenOrders(sub)
+  await client.getOrder(sub, resting.order.order_id)
+  await client.cancel({ subaccount_id: sub, instrument_name: PUT, order_id: resting.order.order_id })
+  const bid = (await client.getTicker(PUT)).best_bid_price
+  await client.order({
+    subaccount_id: sub,
+    instrument_name: PUT,
+    direction: 'sell',
+    amount: '1',
+    limit_price: bid,
+    max_fee: '10',
+    time_in_force: 'ioc',
+  })
+  await client.getTradeHistory({ subaccount_id: sub })
+  await client.getPositions(sub)
+  await client.transferSpot({ subaccount_id: sub, to_subaccount_id: other, asset_name: 'USDC', amount: '12.5' })
+  await client.getCollaterals(other)
+  await client.cancelAll(sub)
+  const tooSoon = Math.floor(sim.control.nowMs() / 1000) + 10
+  await client
+    .order({
+      subaccount_id: sub,
+      instrument_name: PUT,
+      direction: 'sell',
+      amount: '1',
+      limit_price: '9000',
+      max_fee: '10',
+      signature_expiry_sec: tooSoon,
+    })
+    .then(
+      () => {
+        throw new Error('an expiry ten seconds out was accepted')
+      },
+      () => undefined,
+    )
+}
+
+function validator(ref: string): ValidateFunction {
+  const v = ajv.getSchema(ref)
+  if (!v) throw new Error(`no schema at ${ref}`)
+  return v
+}
+
+function problems(v: ValidateFunction, value: unknown, what: string): string[] {
+  return v(value) ? [] : [`${what}: ${ajv.errorsText(v.errors)}`]
+}
+
+describe('v3 wire conformance with the published spec', () => {
+  it('every request and every answer of the scripted session validates against openapi.json', async () => {
+    await session()
+    expect(new Set(seen.map((s) => s.method))).toEqual(new Set(V3_METHODS))
+    const found: string[] = []
+    for (const s of seen) {
+      const op = ptr(`/${s.method}`)
+      const req = validator(`openapi#/paths/${op}/post/requestBody/content/application~1json/schema`)
+      found.push(...problems(req, s.request, `${s.method} request`))
+      if ('error' in s.response) {
+        found.push(
+          ...problems(validator('openapi#/components/schemas/RPCError'), s.response.error, `${s.method} error`),
+        )
+        continue
+      }
+      const res = validator(`openapi#/paths/${op}/post/responses/200/content/application~1json/schema`)
+      found.push(...problems(res, s.response.result, `${s.method} result`))
+    }
+    expect(found).toEqual([])
+    // the one refusal of the script was the expiry rule's, in the spec's error shape
+    expect(seen.filter((s) => 'error' in s.response).map((s) => (s.response.error as { code: number }).code)).toEqual([
+      11011,
+    ])
+  })
+
+  it('the WebSocket login request and its answer validate against websocket.asyncapi.json', () => {
+    const login = frames.find((f) => f.method === 'public/login')
+    const answer = frames.find((f) => f.id === login?.id && 'result' in f)
+    expect(login && answer).toBeTruthy()
+    const found = [
+      ...problems(validator('ws#/components/messages/publicLoginRequest/payload'), login, 'login request'),
+      ...problems(validator('ws#/components/messages/publicLoginResponse/payload'), answer, 'login answer'),
+    ]
+    expect(found).toEqual([])
+  })
+
+  it('the validator has teeth: a v2-shaped ticker, a nonce sent as a number on private/order, a subaccount missing a field or with a negative manager id are refused', () => {
+    const ticker = validator(
+      `openapi#/paths/${ptr('/public/get_ticker')}/post/responses/200/content/application~1json/schema`,
+    )
+    expect(ticker({ instrument_name: PUT, mark_price: '1', best_bid_price: '1' })).toBe(false)
+    const order = seen.find((s) => s.method === 'private/order')?.request as Record<string, unknown>
+    const req = validator(`openapi#/paths/${ptr('/private/order')}/post/requestBody/content/application~1json/schema`)
+    expect(req(order)).toBe(true)
+    expect(req({ ...order, nonce: Number(order.nonce) })).toBe(false)
+    const sub = seen.find((s) => s.method === 'private/get_subaccount')?.response.result as Record<string, unknown>
+    const res = validator(
+      `openapi#/paths/${ptr('/private/get_subaccount')}/post/responses/200/content/application~1json/schema`,
+    )
+    const { mm_credits: _, ...withoutOne } = sub
+    expect([res(sub), res(withoutOne), res({ ...sub, manager_id: -1 })]).toEqual([true, false, false])
+  })
+})
