@@ -32,6 +32,7 @@ import signalRoutes from './routes/signals/index'
 import subaccountRoutes from './routes/subaccounts/index'
 import tradingConfigRoutes from './routes/trading/index'
 import treasuryRoutes from './routes/treasury/index'
+import wheelDecisionRoutes from './routes/wheel-decisions/index'
 import withdrawalRoutes from './routes/withdrawals/index'
 
 export interface ServerDeps {
@@ -190,6 +191,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(liabilitiesRoutes, { sql })
   await app.register(positionRoutes, { sql, clock, exchangeHttpUrl: config.exchange.httpUrl })
   await app.register(subaccountRoutes, { sql })
+  await app.register(wheelDecisionRoutes, { sql })
   await app.register(signalRoutes, {
     sql,
     secret: config.webhookSecret,

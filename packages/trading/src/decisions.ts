@@ -134,7 +134,8 @@ export async function listDecisions(
     select id, seq::text, kind, reason, position_id, facts, created_at from wheel_decisions
     where wheel_id = ${wheelId} and user_id = ${userId}
       ${page.beforeSeq ? sql`and seq < ${page.beforeSeq}::bigint` : sql``}
-    order by seq desc
+    -- the column, not the text of it the select list names the same
+    order by wheel_decisions.seq desc
     limit ${page.limit + 1}`
   const items = rows.slice(0, page.limit)
   return {
