@@ -46,6 +46,10 @@ export type PositionItem = Static<typeof S.positions.PositionItem>
 export type CancelPositionQuery = Static<typeof S.positions.CancelQuery>
 export type CancelPositionResponse = Static<typeof S.positions.CancelResponse>
 
+export type WheelDecisionsQuery = Static<typeof S.decisions.DecisionsQuery>
+export type WheelDecisionsResponse = Static<typeof S.decisions.DecisionsPage>
+export type WheelDecision = Static<typeof S.decisions.WheelDecision>
+
 export type SubaccountsResponse = Static<typeof S.subaccounts.ListResponse>
 export type SubaccountAsset = Static<typeof S.subaccounts.AssetParam>
 export type Release = Static<typeof S.subaccounts.Release>
