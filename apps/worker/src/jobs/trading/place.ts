@@ -25,6 +25,8 @@ import {
   annualisedYieldBps,
   askPrice,
   crossFloor,
+  type DecisionFacts,
+  type DecisionReason,
   E18,
   expiryChoice,
   expiryFacts,
@@ -204,14 +206,10 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   if (p.exchange_id === null) return wait(sql, p.id, 'waiting for the subaccount to be created')
   // a wheel's leg logs why it waits or what it chose (docs/trading.md "Why: the decision log")
   const why = decider(deps, { wheelId: p.wheel_id, userId: p.user_id, positionId: p.id }, now)
-  if (p.stopped_at)
-    return why('waiting', 'subaccount_stopped').then(() =>
-      wait(sql, p.id, 'the subaccount is stopped by reconciliation'),
-    )
-  if (p.paused)
-    return why('waiting', 'side_paused').then(() =>
-      wait(sql, p.id, `selling ${p.side}s on ${p.asset} is paused by a signal`),
-    )
+  const waiting = (reason: DecisionReason, text: string, facts?: DecisionFacts) =>
+    why('waiting', reason, facts).then(() => wait(sql, p.id, text))
+  if (p.stopped_at) return waiting('subaccount_stopped', 'the subaccount is stopped by reconciliation')
+  if (p.paused) return waiting('side_paused', `selling ${p.side}s on ${p.asset} is paused by a signal`)
   const instruments = await market.options(p.asset)
   const expiries = expiryChoice(
     instruments.map((i) => i.option_details?.expiry ?? 0),
@@ -220,38 +218,18 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   )
   const expiry = expiries.chosen
   const facts = { expiries: expiryFacts(expiries, profile) }
-  if (expiry === undefined)
-    return why('waiting', 'no_expiry_in_range', facts).then(() =>
-      wait(sql, p.id, 'no expiry inside the profile tenor window'),
-    )
+  if (expiry === undefined) return waiting('no_expiry_in_range', 'no expiry inside the profile tenor window', facts)
   const type = p.side === 'put' ? 'P' : 'C'
   const candidates = instruments.filter(
     (i) => i.option_details?.expiry === expiry && i.option_details.option_type === type,
   )
-  const quotes: OptionQuote[] = []
-  let indexE18 = 0n
-  for (const i of candidates) {
-    const t = await market.ticker(i.instrument_name)
-    if (!t.option_pricing) continue
-    indexE18 = toE18(t.index_price)
-    quotes.push({
-      instrument: i.instrument_name,
-      expirySec: expiry,
-      strikeE18: toE18(i.option_details?.strike ?? '0'),
-      type,
-      deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
-      markE18: toE18(t.mark_price),
-    })
-  }
+  const { quotes, indexE18 } = await optionQuotes(market, candidates, expiry, type)
   // a wheel's call is never sold below what the underlying cost (docs/trading.md "The wheel")
   const minStrike = BigInt(p.cost_basis ?? '0')
   const strikes = strikeChoice(quotes, p.side, profile, minStrike, { tenorMs: expiry * 1000 - now.getTime(), indexE18 })
   const pick = strikes.chosen
   const chosen = { ...facts, strikes: strikeFacts(strikes, p.side, profile, minStrike) }
-  if (!pick)
-    return why('waiting', noStrikeReason(strikes, p.side, profile), chosen).then(() =>
-      wait(sql, p.id, 'no strike near the target delta'),
-    )
+  if (!pick) return waiting(noStrikeReason(strikes, p.side, profile), 'no strike near the target delta', chosen)
   const inst = candidates.find((i) => i.instrument_name === pick.instrument) as Instrument
   const size = sizeFor(
     p.side,
@@ -272,9 +250,7 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   const yieldBps = annualisedYieldBps(pick.markE18, perContract, expiry * 1000 - now.getTime())
   const yielded = { ...chosen, yield: yieldFacts(pick.instrument, yieldBps, profile) }
   if (yieldBps < BigInt(profile.minAnnualisedYieldBps))
-    return why('waiting', 'yield_below_floor', yielded).then(() =>
-      wait(sql, p.id, `premium yields ${yieldBps} bps a year, below the profile minimum`),
-    )
+    return waiting('yield_below_floor', `premium yields ${yieldBps} bps a year, below the profile minimum`, yielded)
   const windowEnds = new Date(now.getTime() + profile.makerWindowMs)
   // the IV the leg is sold at (the chart and strategy history show it), from the ticker the strike was chosen on
   const ivE18 = markIvE18(await market.ticker(pick.instrument))
@@ -286,6 +262,44 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
     await why('expiry_chosen', 'nearest_expiry_in_window', facts)
     await why('strike_chosen', 'nearest_target_delta', { strikes: yielded.strikes, yield: yielded.yield })
   }
+  await publishChosen(deps, market, p, pick, index, now)
+  return 'chosen'
+}
+
+/** One expiry's options of a side with a price: their quotes, and the index their tickers carry. */
+async function optionQuotes(
+  market: MarketCache,
+  candidates: readonly Instrument[],
+  expiry: number,
+  type: 'P' | 'C',
+): Promise<{ quotes: OptionQuote[]; indexE18: bigint }> {
+  const quotes: OptionQuote[] = []
+  let indexE18 = 0n
+  for (const i of candidates) {
+    const t = await market.ticker(i.instrument_name)
+    if (!t.option_pricing) continue
+    indexE18 = toE18(t.index_price)
+    quotes.push({
+      instrument: i.instrument_name,
+      expirySec: expiry,
+      strikeE18: toE18(i.option_details?.strike ?? '0'),
+      type,
+      deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
+      markE18: toE18(t.mark_price),
+    })
+  }
+  return { quotes, indexE18 }
+}
+
+/** WS /ws/strategies: the chosen instrument's quote cached and `cycle_opened` published. */
+async function publishChosen(
+  deps: PlaceDeps,
+  market: MarketCache,
+  p: Live,
+  pick: OptionQuote,
+  index: bigint,
+  now: Date,
+): Promise<void> {
   if (deps.strategyEvents) {
     const t = await market.ticker(pick.instrument)
     const q = {
@@ -305,14 +319,13 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
       side: p.side,
       instrument,
       strike: fmt(pick.strikeE18),
-      expiry: new Date(expiry * 1000).toISOString(),
+      expiry: new Date(pick.expirySec * 1000).toISOString(),
       mark,
       index: q.index,
       iv,
       delta,
     })
   }
-  return 'chosen'
 }
 
 /** placing: keep one order resting at the window's price; end the window (docs/trading.md 3–4). */
