@@ -1,15 +1,15 @@
 /**
  * The wheels' decision lists in the console (apps/web/src/decisions.ts; docs/trading.md "Why: the
  * decision log"), in Chromium against the console as the API serves it (CONSOLE_DIR, as
- * apps/web/test/served.test.ts): after a Refresh, a signed-in user's wheel shows its decisions
- * newest first with their messages. Screenshot: test-output/browser/decisions-01-wheel-log.png.
+ * served.test.ts): a wheel started from the form shows "no decisions yet", then, after a Refresh,
+ * its decisions newest first with their messages (the rows written as the worker's ticks write them). Screenshot: test-output/browser/decisions-01-wheel-log.png.
  */
 import { mkdirSync, rmSync } from 'node:fs'
 import { append } from '@wh/ledger'
-import { recordDecision, startWheel } from '@wh/trading'
 import type { Browser } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Api, startApi } from '../../api/test/support'
 import {
   buildConsole,
   connectAndSignIn,
@@ -18,8 +18,7 @@ import {
   listenLocal,
   SCREENSHOTS,
   walletBrowser,
-} from '../../web/test/support'
-import { type Api, startApi } from './support'
+} from './support'
 
 describe('the console lists each wheel’s decisions', () => {
   let dir: string
@@ -50,7 +49,7 @@ describe('the console lists each wheel’s decisions', () => {
       await connectAndSignIn(page, alice)
       await page.locator('#wheel-list', { hasText: 'no wheels' }).waitFor()
 
-      // a wheel started, and its runner's and placing tick's decisions, while the page is open
+      // money arrives while the page is open
       const sql = api.ctx.database.sql
       const [user] = await sql<{ id: string }[]>`select id from users where wallet_address = ${alice.address}`
       const userId = user?.id as string
@@ -66,24 +65,23 @@ describe('the console lists each wheel’s decisions', () => {
         },
         occurredAt: new Date(),
       })
-      const { wheelId, leg } = await startWheel(sql, { userId, asset: 'ETH', amount: 500_000_000n })
-      const at = new Date()
-      const ids = { wheelId, userId, positionId: leg.id }
-      await recordDecision(sql, {
-        ...ids,
-        kind: 'waiting',
-        reason: 'yield_below_floor',
-        at,
-        facts: {
-          yield: { instrument: 'ETH-20261125-2700-P', annualisedYieldBps: 312, floorBps: 500 },
-        },
-      })
-      await recordDecision(sql, {
-        ...ids,
-        kind: 'skipped',
-        reason: 'deadline_passed',
-        at: new Date(at.getTime() + 1000),
-      })
+      // the wheel started from the form, then two of its decisions (as the worker's ticks write them)
+      await page.getByRole('button', { name: 'Refresh' }).click()
+      const form = page.getByRole('form', { name: 'Open a position' })
+      await form.getByLabel('Strategy').selectOption('wheel')
+      await form.getByLabel('on').selectOption('ETH')
+      await form.getByLabel('with').fill('500')
+      await form.getByRole('button', { name: 'Open' }).click()
+      await page.locator('#message', { hasText: 'ETH wheel started' }).waitFor()
+      await page.locator('#wheel-decisions', { hasText: 'no decisions yet' }).waitFor()
+      const [wheel] = await sql<{ id: string; leg: string }[]>`
+        select id, current_position_id as leg from wheels where user_id = ${userId}`
+      const wheelId = wheel?.id as string
+      const at = Date.now()
+      await sql`insert into wheel_decisions (wheel_id, user_id, position_id, kind, reason, facts, created_at) values
+        (${wheelId}, ${userId}, ${wheel?.leg ?? null}, 'waiting', 'yield_below_floor',
+          ${sql.json({ yield: { instrument: 'ETH-20261125-2700-P', annualisedYieldBps: 312, floorBps: 500 } })}, ${new Date(at)}),
+        (${wheelId}, ${userId}, ${wheel?.leg ?? null}, 'skipped', 'deadline_passed', '{}', ${new Date(at + 1000)})`
 
       await page.getByRole('button', { name: 'Refresh' }).click()
       const list = page.locator(`#wheel-decisions details[data-wheel="${wheelId}"] ol li`)
