@@ -85,6 +85,15 @@ describe('wheel decisions', () => {
     })
     // the default page
     expect((await get(token, wheelId)).json().decisions).toHaveLength(20)
+    // history: the service's role may append and read, never change or erase (migration 0021)
+    await expect(
+      sql()`update wheel_decisions set reason = 'refused' where wheel_id = ${wheelId}`,
+    ).rejects.toMatchObject({
+      code: '42501',
+    })
+    await expect(sql()`delete from wheel_decisions where wheel_id = ${wheelId}`).rejects.toMatchObject({
+      code: '42501',
+    })
   })
 
   it('another user’s wheel, or none, is 404; a foreign cursor or limit is 400; no token is 401', async () => {
