@@ -4,6 +4,7 @@ import {
   decisionMessage,
   e18Decimal,
   expiryFacts,
+  MAX_CANDIDATES,
   noStrikeReason,
   strikeFacts,
   yieldFacts,
@@ -113,6 +114,18 @@ describe('strike candidates', () => {
       ],
       chosen: 'ETH-X-3400-C',
     })
+  })
+})
+
+describe('a bound on what a decision stores', () => {
+  it(`keeps the ${MAX_CANDIDATES} strikes nearest the target delta, still by strike`, () => {
+    const many = Array.from({ length: 100 }, (_, i) => q(2000 + i * 10, 'P', -(i * 100)))
+    const f = strikeFacts(strikeChoice(many, 'put', p), 'put', p)
+    expect(f.candidates).toHaveLength(MAX_CANDIDATES)
+    // delta 0.20 is the 21st strike: the kept ones are those within 20 steps of it
+    expect(f.candidates[0]?.strike).toBe('2000')
+    expect(f.candidates.at(-1)?.strike).toBe('2390')
+    expect(f.chosen).toBe('ETH-X-2200-P')
   })
 })
 
