@@ -45,6 +45,7 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   liability_roots: { owner: ['packages/proof/src/store.ts'] },
   liability_tree_nodes: { owner: ['packages/proof/src/store.ts'] },
   liability_tree_leaves: { owner: ['packages/proof/src/store.ts'] },
+  wheel_decisions: { owner: ['packages/trading/src/decisions.ts'] },
 }
 
 const ROOT = join(import.meta.dirname, '..')

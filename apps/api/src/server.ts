@@ -35,6 +35,7 @@ import subaccountRoutes from './routes/subaccounts/index'
 import tradingConfigRoutes from './routes/trading/index'
 import treasuryRoutes from './routes/treasury/index'
 import wheelCyclesRoutes from './routes/wheels-cycles/index'
+import wheelDecisionRoutes from './routes/wheel-decisions/index'
 import withdrawalRoutes from './routes/withdrawals/index'
 
 export interface ServerDeps {
@@ -208,6 +209,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(quoteRoutes, { chain, settings: quoteSettings, clock })
   await app.register(wheelCyclesRoutes, { sql, clock })
   await app.register(subaccountRoutes, { sql })
+  await app.register(wheelDecisionRoutes, { sql })
   await app.register(signalRoutes, {
     sql,
     secret: config.webhookSecret,

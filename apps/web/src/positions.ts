@@ -5,6 +5,7 @@
  * read again afterwards. The form opens a put or starts a wheel (POST /positions).
  */
 import type { ApiClient, PositionItem, PositionsResponse } from '@wh/client'
+import { showDecisions } from './decisions'
 import { $, amount, button, type Cell, describe, say, table, time } from './dom'
 import { formatAmount } from './format'
 import { quoteLine } from './quote'
@@ -125,6 +126,7 @@ export function positionsSection(api: ApiClient, afterChange: () => Promise<void
       list.wheels.map((w) => wheelRow(api, act, w, legs)),
       'no wheels',
     )
+    await showDecisions(api, $('wheel-list'), list.wheels)
     table(
       $('position-list'),
       POSITION_HEAD,

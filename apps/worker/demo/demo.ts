@@ -291,6 +291,15 @@ export async function runDemo(o: DemoOptions): Promise<DemoReport> {
     await step('wheel started', `ETH wheel with ${usdcText(amounts.wheelUsdc)}, leg 1 ${wheelStart.state}`)
 
     const leg = (id: string) => async () => (await positions(api)).positions.find((p) => p.id === id)
+    // why the wheel chose each leg: its decision log (docs/trading.md "Why: the decision log")
+    const why = async (positionId: string) => {
+      const { decisions } = await api.call<{ decisions: { positionId: string | null; message: string }[] }>(
+        'GET',
+        `/wheels/${wheelStart.wheelId}/decisions?limit=20`,
+      )
+      for (const d of decisions.filter((x) => x.positionId === positionId).reverse())
+        log(`${' '.repeat(33)}why: ${d.message}`)
+    }
     const chosen = await until('put chosen', async () => {
       const p = await leg(wheelStart.id)()
       if (p?.state === 'placing' && p.instrument) return done(p)
@@ -301,6 +310,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoReport> {
       'put placed',
       `${chosen.instrument}: strike ${trim(chosen.strike)}, ${trim(chosen.size)} contracts, maker orders for ${config.profile.makerWindowMs / MINUTE_MS} min`,
     )
+    await why(chosen.id)
 
     await exchange.advance({ ms: config.profile.makerWindowMs + MINUTE_MS })
     await step('clock: window over', `exchange time moved ${config.profile.makerWindowMs / MINUTE_MS + 1} min ahead`)
@@ -339,6 +349,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoReport> {
       'next leg opened',
       `leg ${next.w.cycles}: ${next.p.side} ${next.p.instrument}, collateral ${trim(next.p.collateral)} USDC (leg 1's and its net premium)`,
     )
+    await why(next.p.id)
 
     // --- 4. the withdrawal: requested, sent on chain ------------------------------------------------
     const requested = await api.call<{ id: string }>('POST', '/withdrawals', {

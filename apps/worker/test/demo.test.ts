@@ -178,6 +178,12 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
     expect(collateral).toBeGreaterThanOrEqual(allCash)
     expect(collateral).toBeLessThanOrEqual(allCash + usdcUnits(report.usdc.income.interest))
 
+    // each leg says why it was chosen: its expiry and strike among the candidates (the decision log)
+    const whys = lines.filter((l) => l.includes('why: '))
+    expect(whys.filter((l) => /why: Expiry .* chosen/.test(l))).toHaveLength(2)
+    expect(whys.filter((l) => /why: Put strike .* chosen/.test(l))).toHaveLength(2)
+    expect(whys.some((l) => l.includes('why: Opened a put with'))).toBe(true)
+
     // the withdrawal left the hot wallet for the user's own address
     expect(report.withdrawal).toMatchObject({ state: 'sent', destination: report.user })
     expect(report.receivedOnChainUsdc).toBe(withdrawUsdc)

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/exchange'
 import { type RunningChain, startChain } from '@wh/testkit'
-import { startWheel, tradingProfile } from '@wh/trading'
+import { type DecisionFacts, startWheel, tradingProfile } from '@wh/trading'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildSwapStack, type SwapStack } from '../../../packages/swap/test/stack'
@@ -299,6 +299,35 @@ describe('the wheel over several days, with conversions', () => {
     await reconcileAll(wheelIds)
     sim.control.advance(2 * MIN)
     expect((await runWheels(wheel)).steps).toEqual({ call_opened: 2 })
+
+    // the wheel's decision log tells the same four days (docs/trading.md "Why: the decision log")
+    const log = await sql()<{ kind: string; reason: string; facts: DecisionFacts }[]>`
+      select kind, reason, facts from wheel_decisions where wheel_id = ${wheelIds[0] as string} order by seq`
+    expect(log.filter((d) => ['leg_opened', 'conversion'].includes(d.kind)).map((d) => d.reason)).toEqual([
+      'holding_cash',
+      'in_the_money_before_expiry',
+      'conversion_done',
+      'holding_underlying',
+      'in_the_money_before_expiry',
+      'conversion_done',
+      'holding_cash',
+      'settled_in_the_money',
+      'conversion_done',
+      'holding_underlying',
+    ])
+    const [toUnderlying] = log.filter((d) => d.reason === 'conversion_done')
+    expect(toUnderlying?.facts.conversion).toMatchObject({ direction: 'to_underlying', trigger: 'pre_expiry' })
+    const basis = toUnderlying?.facts.conversion?.costBasis ?? '0'
+    expect(BigInt(basis.split('.')[0] as string)).toBeGreaterThanOrEqual(strike2 / E18)
+    // day 3's call waited with its candidates, none at or above the cost basis near the target delta
+    const callWait = log.find((d) => d.kind === 'waiting' && d.facts.strikes?.side === 'call')
+    expect(['no_strike_within_tolerance', 'index_below_cost_basis']).toContain(callWait?.reason)
+    expect(callWait?.facts.strikes?.minStrike).toBe(basis)
+    const candidates = callWait?.facts.strikes?.candidates ?? []
+    expect(candidates.length).toBeGreaterThan(1)
+    for (const c of candidates) if (c.excluded === null) throw new Error(`${c.instrument} was eligible`)
+    expect(log.filter((d) => d.reason === 'awaiting_conversion')).toHaveLength(1)
+    expect(log.filter((d) => d.kind === 'strike_chosen')).toHaveLength(4)
 
     // nothing ran twice: a last tick of everything records nothing new
     const count = async () => (await sql()<{ n: number }[]>`select count(*)::int as n from ledger_events`)[0]?.n

@@ -8,6 +8,7 @@
  * (`import type`), so nothing of those packages reaches a browser bundle.
  */
 export * as auth from './auth'
+export * as decisions from './decisions'
 export * as errors from './errors'
 export * as health from './health'
 export * as liabilities from './liabilities'

@@ -158,6 +158,10 @@ export class ApiClient {
   cancelPosition(id: string, query?: T.CancelPositionQuery): Promise<T.CancelPositionResponse> {
     return this.#json('DELETE', `/positions/${encodeURIComponent(id)}`, { auth: true, query })
   }
+  /** Why a wheel of the caller's chose, waited or skipped each leg, newest first (docs/trading.md "Why: the decision log"). */
+  wheelDecisions(wheelId: string, query?: T.WheelDecisionsQuery): Promise<T.WheelDecisionsResponse> {
+    return this.#json('GET', `/wheels/${encodeURIComponent(wheelId)}/decisions`, { auth: true, query })
+  }
   subaccounts(): Promise<T.SubaccountsResponse> {
     return this.#json('GET', '/subaccounts', { auth: true })
   }

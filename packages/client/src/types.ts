@@ -51,6 +51,10 @@ export type FeeWarning = Static<typeof S.quotes.FeeWarning>
 export type WheelCyclesQuery = Static<typeof S.quotes.CyclesQuery>
 export type WheelCyclesResponse = Static<typeof S.quotes.WheelCyclesResponse>
 
+export type WheelDecisionsQuery = Static<typeof S.decisions.DecisionsQuery>
+export type WheelDecisionsResponse = Static<typeof S.decisions.DecisionsPage>
+export type WheelDecision = Static<typeof S.decisions.WheelDecision>
+
 export type SubaccountsResponse = Static<typeof S.subaccounts.ListResponse>
 export type SubaccountAsset = Static<typeof S.subaccounts.AssetParam>
 export type Release = Static<typeof S.subaccounts.Release>

@@ -1,6 +1,7 @@
 /** @wh/trading: the trading parameter sets and the signal protocol, shared by the api and the worker. */
 
 export * from './conversions'
+export * from './decisions'
 export * from './economics'
 export * from './placing'
 export * from './positions'

@@ -18,41 +18,114 @@ export interface OptionQuote {
   readonly markE18: bigint
 }
 
-/** The nearest expiry at least `minTenorHours` away and at most `maxTenorDays` away, if any. */
-export function chooseExpiry(expiriesSec: readonly number[], nowMs: number, p: TradingProfile): number | undefined {
+/** An expiry the placing step looked at: its tenor from now and whether it is inside the profile's window. */
+export interface ExpiryCandidate {
+  readonly expirySec: number
+  /** hours from now to the expiry, two decimals */
+  readonly tenorHours: number
+  readonly inWindow: boolean
+}
+
+/** The expiries considered (each once, nearest first) and the one chosen, if any (docs/trading.md "Placing" 1). */
+export interface ExpiryChoice {
+  readonly candidates: readonly ExpiryCandidate[]
+  readonly chosen: number | undefined
+}
+
+/** The nearest expiry at least `minTenorHours` away and at most `maxTenorDays` away, with every expiry seen. */
+export function expiryChoice(expiriesSec: readonly number[], nowMs: number, p: TradingProfile): ExpiryChoice {
   const earliest = nowMs / 1000 + p.minTenorHours * 3600
   const latest = nowMs / 1000 + p.maxTenorDays * 86_400
-  return [...new Set(expiriesSec)].sort((a, b) => a - b).find((e) => e >= earliest && e <= latest)
+  const candidates = [...new Set(expiriesSec)]
+    .filter((e) => e > nowMs / 1000)
+    .sort((a, b) => a - b)
+    .map((e) => ({
+      expirySec: e,
+      tenorHours: Math.round((e - nowMs / 1000) / 36) / 100,
+      inWindow: e >= earliest && e <= latest,
+    }))
+  return { candidates, chosen: candidates.find((c) => c.inWindow)?.expirySec }
+}
+
+/** The nearest expiry at least `minTenorHours` away and at most `maxTenorDays` away, if any. */
+export function chooseExpiry(expiriesSec: readonly number[], nowMs: number, p: TradingProfile): number | undefined {
+  return expiryChoice(expiriesSec, nowMs, p).chosen
+}
+
+/** Why a strike was not eligible (docs/trading.md "Placing" 1). */
+export type StrikeExclusion = 'no_mark' | 'below_cost_basis' | 'outside_delta_tolerance'
+
+/** A strike the placing step looked at, with its distance from the target delta and its yield. */
+export interface StrikeCandidate {
+  readonly quote: OptionQuote
+  /** | |delta| − target |, basis points */
+  readonly distanceBps: number
+  /** the mark's annualised yield on the collateral (`annualisedYieldBps`), when the tenor and index were given */
+  readonly yieldBps: bigint | undefined
+  readonly excluded: StrikeExclusion | undefined
+}
+
+/** The strikes considered (by strike) and the one chosen, if any. */
+export interface StrikeChoice {
+  readonly candidates: readonly StrikeCandidate[]
+  readonly chosen: OptionQuote | undefined
+}
+
+/** What a strike's yield is computed on: the time to expiry and the index (a call's collateral per contract). */
+export interface YieldBasis {
+  readonly tenorMs: number
+  readonly indexE18: bigint
 }
 
 /**
  * Among one expiry's options of the side, the strike whose |delta| is nearest the target and within
  * the tolerance; a call's strike is never below `minStrikeE18` (the wheel's cost basis). Ties go to
  * the further out-of-the-money strike (lower for puts, higher for calls): less risk, same distance.
+ * Every option of the side is returned as a candidate, with why it was not eligible.
  */
+export function strikeChoice(
+  quotes: readonly OptionQuote[],
+  side: 'put' | 'call',
+  p: TradingProfile,
+  minStrikeE18 = 0n,
+  basis?: YieldBasis,
+): StrikeChoice {
+  const target = side === 'put' ? p.putTargetDeltaBps : p.callTargetDeltaBps
+  const type = side === 'put' ? 'P' : 'C'
+  const candidates: StrikeCandidate[] = []
+  let best: StrikeCandidate | undefined
+  for (const q of [...quotes].sort((a, b) => (a.strikeE18 < b.strikeE18 ? -1 : a.strikeE18 > b.strikeE18 ? 1 : 0))) {
+    if (q.type !== type) continue
+    const distanceBps = Math.abs(Math.abs(q.deltaBps) - target)
+    const excluded: StrikeExclusion | undefined =
+      q.markE18 <= 0n
+        ? 'no_mark'
+        : side === 'call' && q.strikeE18 < minStrikeE18
+          ? 'below_cost_basis'
+          : distanceBps > p.deltaToleranceBps
+            ? 'outside_delta_tolerance'
+            : undefined
+    const perContract = side === 'put' ? q.strikeE18 : (basis?.indexE18 ?? 0n)
+    const yieldBps = basis ? annualisedYieldBps(q.markE18, perContract, basis.tenorMs) : undefined
+    const c = { quote: q, distanceBps, yieldBps, excluded }
+    candidates.push(c)
+    if (excluded) continue
+    const furtherOut =
+      best !== undefined && (side === 'put' ? q.strikeE18 < best.quote.strikeE18 : q.strikeE18 > best.quote.strikeE18)
+    if (best === undefined || distanceBps < best.distanceBps || (distanceBps === best.distanceBps && furtherOut))
+      best = c
+  }
+  return { candidates, chosen: best?.quote }
+}
+
+/** The chosen strike of `strikeChoice`, if any. */
 export function chooseStrike(
   quotes: readonly OptionQuote[],
   side: 'put' | 'call',
   p: TradingProfile,
   minStrikeE18 = 0n,
 ): OptionQuote | undefined {
-  const target = side === 'put' ? p.putTargetDeltaBps : p.callTargetDeltaBps
-  const type = side === 'put' ? 'P' : 'C'
-  let best: OptionQuote | undefined
-  let bestDistance = Number.POSITIVE_INFINITY
-  for (const q of quotes) {
-    if (q.type !== type || q.markE18 <= 0n) continue
-    if (side === 'call' && q.strikeE18 < minStrikeE18) continue
-    const distance = Math.abs(Math.abs(q.deltaBps) - target)
-    if (distance > p.deltaToleranceBps) continue
-    const furtherOut =
-      best !== undefined && (side === 'put' ? q.strikeE18 < best.strikeE18 : q.strikeE18 > best.strikeE18)
-    if (distance < bestDistance || (distance === bestDistance && furtherOut)) {
-      best = q
-      bestDistance = distance
-    }
-  }
-  return best
+  return strikeChoice(quotes, side, p, minStrikeE18).chosen
 }
 
 /**

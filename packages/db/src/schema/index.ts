@@ -1,5 +1,6 @@
 export * from './audit'
 export * from './chain'
+export * from './decisions'
 export * from './exchange'
 export * from './ledger'
 export * from './liabilities'

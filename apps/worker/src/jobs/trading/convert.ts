@@ -34,6 +34,7 @@ import {
   type ConversionTrigger,
   conversionAmountIn,
   costBasisAfter,
+  e18Decimal,
   inPreConvertWindow,
   inTheMoney,
   swapIndexPrice,
@@ -53,6 +54,7 @@ import {
   type TransferDeps,
   type TransferRow,
 } from '../exchange/transfers'
+import { amountOf, decider } from './decide'
 
 export const CONVERT_TICK = 'trading-convert'
 /** rounds advanced per run (a bound on everything) */
@@ -168,7 +170,15 @@ async function planRounds(deps: ConvertDeps): Promise<number> {
     if (!inPreConvertWindow(i.expiry_sec, now.getTime(), deps.preConvertLeadMinutes)) continue
     if (inTheMoney(i.side, BigInt(i.strike_e18), await indexOf(deps, i.instrument))) itm.push(i.instrument)
   }
-  const inserted = await sql`
+  const inserted = await sql<
+    {
+      wheel_id: string
+      user_id: string
+      position_id: string
+      direction: ConversionDirection
+      trigger: ConversionTrigger
+    }[]
+  >`
     insert into conversions (wheel_id, position_id, user_id, subaccount_id, asset, direction, trigger, state,
       sell_currency, buy_currency, created_at)
     select p.wheel_id, p.id, p.user_id, p.subaccount_id, p.asset,
@@ -182,7 +192,15 @@ async function planRounds(deps: ConvertDeps): Promise<number> {
         or (p.state = 'settled' and p.outcome = 'itm'))
       and not exists (select 1 from conversions c where c.position_id = p.id)
     limit ${PLAN_BATCH}
-    on conflict (position_id) do nothing returning id`
+    on conflict (position_id) do nothing
+    returning id, wheel_id, user_id, position_id, direction, trigger`
+  // each round is a decision of its wheel (docs/trading.md "Why: the decision log")
+  for (const r of inserted)
+    await decider(deps, { wheelId: r.wheel_id, userId: r.user_id, positionId: r.position_id }, now)(
+      'conversion',
+      r.trigger === 'pre_expiry' ? 'in_the_money_before_expiry' : 'settled_in_the_money',
+      { conversion: { direction: r.direction, trigger: r.trigger } },
+    )
   return inserted.length
 }
 
@@ -499,6 +517,7 @@ async function withdrawing(deps: ConvertDeps, round: Round, firstSend = false): 
   if (!row) throw new Error(`conversion ${round.id} lost its withdraw row`)
   if (row.state === 'failed') return signAgain(deps, round, row, 'withdrawing')
   const now = deps.clock.now()
+  let [sold, bought, basis] = [0n, 0n, null as bigint | null]
   const outcome = await advanceMovement(
     deps,
     row,
@@ -507,13 +526,15 @@ async function withdrawing(deps: ConvertDeps, round: Round, firstSend = false): 
       if (!(await markDone(t, row, transactionId, from))) return false
       await t`update conversions set state = 'done', reason = null, completed_at = ${now}, updated_at = now()
         where id = ${round.id} and state = 'withdrawing'`
+      const [r] = await t<{ amount_in: string; amount_out: string }[]>`
+        select amount_in::text, amount_out::text from conversions where id = ${round.id}`
+      ;[sold, bought] = [BigInt(r?.amount_in ?? '0'), BigInt(r?.amount_out ?? '0')]
       if (round.direction === 'to_underlying') {
-        const [r] = await t<{ amount_out: string }[]>`select amount_out::text from conversions where id = ${round.id}`
-        const basis = costBasisAfter({
+        basis = costBasisAfter({
           strikeE18: BigInt(round.strike_e18),
-          usdcIn: BigInt(round.amount_in as string),
+          usdcIn: sold,
           settlementPaid: round.trigger === 'after_settlement' ? BigInt(round.settlement_cost ?? '0') : 0n,
-          unitsOut: BigInt(r?.amount_out ?? '0'),
+          unitsOut: bought,
           decimals: decimalsOf(round.asset) ?? 18,
         })
         await t`update wheels set holding = 'underlying', cost_basis_e18 = ${basis.toString()}, updated_at = now()
@@ -525,6 +546,19 @@ async function withdrawing(deps: ConvertDeps, round: Round, firstSend = false): 
   )
   if (outcome.kind === 'settled') {
     deps.log.info({ conversionId: round.id, direction: round.direction }, 'conversion round done')
+    await decider(deps, { wheelId: round.wheel_id, userId: round.user_id, positionId: round.position_id }, now)(
+      'conversion',
+      'conversion_done',
+      {
+        conversion: {
+          direction: round.direction,
+          trigger: round.trigger,
+          sold: amountOf(sold, round.sell_currency),
+          bought: amountOf(bought, round.buy_currency),
+          costBasis: basis === null ? null : e18Decimal(basis),
+        },
+      },
+    )
     return 'done'
   }
   if (outcome.kind === 'failed') await setReason(deps.sql, round.id, `withdraw did not land: ${outcome.reason}`)
@@ -535,6 +569,12 @@ async function fail(deps: ConvertDeps, round: Round, from: RoundState, reason: s
   const [moved] = await deps.sql`
     update conversions set state = 'failed', reason = ${reason.slice(0, 500)}, completed_at = ${deps.clock.now()},
       updated_at = now() where id = ${round.id} and state = ${from} returning id`
+  if (moved)
+    await decider(
+      deps,
+      { wheelId: round.wheel_id, userId: round.user_id, positionId: round.position_id },
+      deps.clock.now(),
+    )('conversion', 'conversion_failed', { detail: reason })
   if (moved)
     await deps.alerter.alert('conversion round failed', {
       conversionId: round.id,

@@ -24,19 +24,25 @@ import { markIvE18 } from '@wh/market'
 import {
   annualisedYieldBps,
   askPrice,
-  chooseExpiry,
-  chooseStrike,
   crossFloor,
+  type DecisionFacts,
+  type DecisionReason,
   E18,
+  expiryChoice,
+  expiryFacts,
+  noStrikeReason,
   type OptionQuote,
   roundDownToTick,
   sizeFor,
+  strikeChoice,
+  strikeFacts,
   type TradingProfile,
   tradingProfile,
+  yieldFacts,
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
-
+import { decider } from './decide'
 import { eventsOf, publishCapacity, strategyOf } from './events'
 import { type FillDeps, ingestFills, ingestSettlements } from './fills'
 
@@ -86,6 +92,7 @@ interface Live {
   cost_basis: string | null
   /** a wheel opened this leg (its strategy is the wheel's, docs/market-data.md) */
   wheel: boolean
+  wheel_id: string | null
 }
 
 export interface PlaceSummary {
@@ -110,7 +117,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       p.collateral_amount::text, p.collateral_currency, f.state as funding_state, f.reason as funding_reason,
       p.instrument, p.size_e18::text, p.filled_e18::text, p.bought_e18::text, p.window_ends_at, p.next_reprice_at,
       p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused, w.cost_basis_e18::text as cost_basis,
-      (p.wheel_id is not null) as wheel
+      (p.wheel_id is not null) as wheel, p.wheel_id
     from positions p
     join subaccounts s on s.id = p.subaccount_id
     left join subaccount_transfers f on f.id = p.funding_transfer_id
@@ -197,35 +204,32 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   const { sql, profile } = deps
   if (p.cancel_requested_at) return 'cancel_requested'
   if (p.exchange_id === null) return wait(sql, p.id, 'waiting for the subaccount to be created')
-  if (p.stopped_at) return wait(sql, p.id, 'the subaccount is stopped by reconciliation')
-  if (p.paused) return wait(sql, p.id, `selling ${p.side}s on ${p.asset} is paused by a signal`)
+  // a wheel's leg logs why it waits or what it chose (docs/trading.md "Why: the decision log")
+  const why = decider(deps, { wheelId: p.wheel_id, userId: p.user_id, positionId: p.id }, now)
+  const waiting = (reason: DecisionReason, text: string, facts?: DecisionFacts) =>
+    why('waiting', reason, facts).then(() => wait(sql, p.id, text))
+  if (p.stopped_at) return waiting('subaccount_stopped', 'the subaccount is stopped by reconciliation')
+  if (p.paused) return waiting('side_paused', `selling ${p.side}s on ${p.asset} is paused by a signal`)
   const instruments = await market.options(p.asset)
-  const expiry = chooseExpiry(
+  const expiries = expiryChoice(
     instruments.map((i) => i.option_details?.expiry ?? 0),
     now.getTime(),
     profile,
   )
-  if (expiry === undefined) return wait(sql, p.id, 'no expiry inside the profile tenor window')
+  const expiry = expiries.chosen
+  const facts = { expiries: expiryFacts(expiries, profile) }
+  if (expiry === undefined) return waiting('no_expiry_in_range', 'no expiry inside the profile tenor window', facts)
   const type = p.side === 'put' ? 'P' : 'C'
   const candidates = instruments.filter(
     (i) => i.option_details?.expiry === expiry && i.option_details.option_type === type,
   )
-  const quotes: OptionQuote[] = []
-  for (const i of candidates) {
-    const t = await market.ticker(i.instrument_name)
-    if (!t.option_pricing) continue
-    quotes.push({
-      instrument: i.instrument_name,
-      expirySec: expiry,
-      strikeE18: toE18(i.option_details?.strike ?? '0'),
-      type,
-      deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
-      markE18: toE18(t.mark_price),
-    })
-  }
+  const { quotes, indexE18 } = await optionQuotes(market, candidates, expiry, type)
   // a wheel's call is never sold below what the underlying cost (docs/trading.md "The wheel")
-  const pick = chooseStrike(quotes, p.side, profile, BigInt(p.cost_basis ?? '0'))
-  if (!pick) return wait(sql, p.id, 'no strike near the target delta')
+  const minStrike = BigInt(p.cost_basis ?? '0')
+  const strikes = strikeChoice(quotes, p.side, profile, minStrike, { tenorMs: expiry * 1000 - now.getTime(), indexE18 })
+  const pick = strikes.chosen
+  const chosen = { ...facts, strikes: strikeFacts(strikes, p.side, profile, minStrike) }
+  if (!pick) return waiting(noStrikeReason(strikes, p.side, profile), 'no strike near the target delta', chosen)
   const inst = candidates.find((i) => i.instrument_name === pick.instrument) as Instrument
   const size = sizeFor(
     p.side,
@@ -244,15 +248,58 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   const index = toE18((await market.ticker(pick.instrument)).index_price)
   const perContract = p.side === 'put' ? pick.strikeE18 : index
   const yieldBps = annualisedYieldBps(pick.markE18, perContract, expiry * 1000 - now.getTime())
+  const yielded = { ...chosen, yield: yieldFacts(pick.instrument, yieldBps, profile) }
   if (yieldBps < BigInt(profile.minAnnualisedYieldBps))
-    return wait(sql, p.id, `premium yields ${yieldBps} bps a year, below the profile minimum`)
+    return waiting('yield_below_floor', `premium yields ${yieldBps} bps a year, below the profile minimum`, yielded)
   const windowEnds = new Date(now.getTime() + profile.makerWindowMs)
   // the IV the leg is sold at (the chart and strategy history show it), from the ticker the strike was chosen on
   const ivE18 = markIvE18(await market.ticker(pick.instrument))
-  await sql`update positions set state = 'placing', instrument = ${pick.instrument},
+  const [placed] = await sql`update positions set state = 'placing', instrument = ${pick.instrument},
     strike_e18 = ${pick.strikeE18.toString()}, expiry_sec = ${expiry}, size_e18 = ${size.toString()},
     iv_e18 = ${ivE18 === null ? null : ivE18.toString()}, window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
-    where id = ${p.id} and state = 'requested'`
+    where id = ${p.id} and state = 'requested' returning id`
+  if (placed) {
+    await why('expiry_chosen', 'nearest_expiry_in_window', facts)
+    await why('strike_chosen', 'nearest_target_delta', { strikes: yielded.strikes, yield: yielded.yield })
+  }
+  await publishChosen(deps, market, p, pick, index, now)
+  return 'chosen'
+}
+
+/** One expiry's options of a side with a price: their quotes, and the index their tickers carry. */
+async function optionQuotes(
+  market: MarketCache,
+  candidates: readonly Instrument[],
+  expiry: number,
+  type: 'P' | 'C',
+): Promise<{ quotes: OptionQuote[]; indexE18: bigint }> {
+  const quotes: OptionQuote[] = []
+  let indexE18 = 0n
+  for (const i of candidates) {
+    const t = await market.ticker(i.instrument_name)
+    if (!t.option_pricing) continue
+    indexE18 = toE18(t.index_price)
+    quotes.push({
+      instrument: i.instrument_name,
+      expirySec: expiry,
+      strikeE18: toE18(i.option_details?.strike ?? '0'),
+      type,
+      deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
+      markE18: toE18(t.mark_price),
+    })
+  }
+  return { quotes, indexE18 }
+}
+
+/** WS /ws/strategies: the chosen instrument's quote cached and `cycle_opened` published. */
+async function publishChosen(
+  deps: PlaceDeps,
+  market: MarketCache,
+  p: Live,
+  pick: OptionQuote,
+  index: bigint,
+  now: Date,
+): Promise<void> {
   if (deps.strategyEvents) {
     const t = await market.ticker(pick.instrument)
     const q = {
@@ -272,14 +319,13 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
       side: p.side,
       instrument,
       strike: fmt(pick.strikeE18),
-      expiry: new Date(expiry * 1000).toISOString(),
+      expiry: new Date(pick.expirySec * 1000).toISOString(),
       mark,
       index: q.index,
       iv,
       delta,
     })
   }
-  return 'chosen'
 }
 
 /** placing: keep one order resting at the window's price; end the window (docs/trading.md 3–4). */
@@ -330,6 +376,8 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
       next_reprice_at = null, reason = ${why}, updated_at = now(),
       closed_at = ${done > 0n ? null : now}
       where id = ${p.id} and state = 'placing'`
+    if (done === 0n && why === 'the maker window ended')
+      await decider(deps, { wheelId: p.wheel_id, userId: p.user_id, positionId: p.id }, now)('skipped', 'window_ended')
     await deps.strategyEvents?.publish(p.asset, {
       ts: now.toISOString(),
       event: 'window_end',

@@ -12,6 +12,7 @@ import type { Sql } from '@wh/db'
 import type { DeriveClient } from '@wh/exchange'
 import {
   chooseLeg,
+  type DecisionReason,
   pastWheelDeadline,
   requestPosition,
   type TradingProfile,
@@ -20,6 +21,7 @@ import {
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
+import { amountOf, type Decide, decider } from './decide'
 import { eventsOf, type StrategyEvents } from './events'
 
 export const WHEEL_TICK = 'trading-wheel'
@@ -84,13 +86,29 @@ async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {
   return steps
 }
 
-async function skip(sql: Sql, id: string, reason: string, now: Date): Promise<string> {
+async function skip(
+  sql: Sql,
+  id: string,
+  reason: string,
+  now: Date,
+  why?: Decide,
+  code?: DecisionReason,
+): Promise<string> {
+  if (why && code) await why('skipped', code, code === 'refused' ? { detail: reason } : {})
   await sql`update wheels set reason = ${reason}, last_attempt_at = ${now}, updated_at = now() where id = ${id}`
   return 'skipped'
 }
 
 /** Waiting on another tick (not a failed step): the reason is shown, the retry clock is not started. */
-async function waitFor(sql: Sql, id: string, reason: string): Promise<string> {
+async function waitFor(
+  sql: Sql,
+  id: string,
+  reason: string,
+  why: Decide,
+  code: DecisionReason,
+  detail?: string,
+): Promise<string> {
+  await why('waiting', code, detail ? { detail } : {})
   await sql`update wheels set reason = ${reason}, updated_at = now() where id = ${id} and reason is distinct from ${reason}`
   return 'converting'
 }
@@ -98,6 +116,8 @@ async function waitFor(sql: Sql, id: string, reason: string): Promise<string> {
 async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
   const { sql } = deps
   if (w.leg_state !== null && LIVE.has(w.leg_state)) return 'leg_live'
+  // each decision below is logged once per change (docs/trading.md "Why: the decision log")
+  const why = decider(deps, { wheelId: w.id, userId: w.user_id, positionId: w.current_position_id }, now)
   if (w.state === 'stopping') {
     // done only when the exchange shows no order of its legs either
     if (w.exchange_id !== null) {
@@ -106,25 +126,41 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
       const ids = new Set(legs.map((l) => l.id))
       if (orders.some((o) => ids.has(o.label))) return 'stopping'
     }
-    await sql`update wheels set state = 'stopped', stopped_at = ${now}, current_position_id = null, reason = null,
-      updated_at = now() where id = ${w.id} and state = 'stopping'`
+    const [stopped] = await sql`update wheels set state = 'stopped', stopped_at = ${now}, current_position_id = null,
+      reason = null, updated_at = now() where id = ${w.id} and state = 'stopping' returning id`
+    if (stopped) await why('stopped', 'stopped_by_user')
     return 'stopped'
   }
   // a leg that ended in the money flips the holding first: the convert tick opens and runs the round
   if (w.conversion_state !== null && !['done', 'failed'].includes(w.conversion_state))
-    return waitFor(sql, w.id, `converting (${w.conversion_state}) after the last leg`)
+    return waitFor(
+      sql,
+      w.id,
+      `converting (${w.conversion_state}) after the last leg`,
+      why,
+      'conversion_in_progress',
+      w.conversion_state,
+    )
   if (w.conversion_state === null && w.leg_state === 'settled' && w.leg_outcome === 'itm')
-    return waitFor(sql, w.id, 'the last leg settled in the money: waiting for its conversion round')
+    return waitFor(
+      sql,
+      w.id,
+      'the last leg settled in the money: waiting for its conversion round',
+      why,
+      'awaiting_conversion',
+    )
   if (pastWheelDeadline(now))
-    return skip(sql, w.id, 'after the 20:00 UTC deadline: the next leg waits for tomorrow', now)
+    return skip(sql, w.id, 'after the 20:00 UTC deadline: the next leg waits for tomorrow', now, why, 'deadline_passed')
   if (w.last_attempt_at && now.getTime() - w.last_attempt_at.getTime() < WHEEL_RETRY_MS) return 'waiting_retry'
-  if (w.exchange_id === null) return skip(sql, w.id, 'the subaccount is not created yet', now)
+  if (w.exchange_id === null)
+    return skip(sql, w.id, 'the subaccount is not created yet', now, why, 'subaccount_missing')
 
   const unclaimed = await unclaimedOf(sql, w)
   const decimals = decimalsOf(w.asset) ?? 18
   const minUnderlying = toBaseUnits(deps.profile.sizes[w.asset].min, decimals)
   const leg = chooseLeg(unclaimed, minUnderlying)
-  if (!leg) return skip(sql, w.id, 'nothing to sell: the subaccount holds no unclaimed collateral', now)
+  if (!leg)
+    return skip(sql, w.id, 'nothing to sell: the subaccount holds no unclaimed collateral', now, why, 'nothing_to_sell')
   try {
     const p = await requestPosition(sql, {
       userId: w.user_id,
@@ -135,6 +171,13 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
     })
     await sql`update wheels set current_position_id = ${p.id}, cycles = cycles + 1, reason = null,
       last_attempt_at = ${now}, updated_at = now() where id = ${w.id} and state = 'running'`
+    const currency = leg.side === 'put' ? 'USDC' : w.asset
+    const amount = amountOf(leg.amount, currency).split(' ')[0] as string
+    await decider(deps, { wheelId: w.id, userId: w.user_id, positionId: p.id }, now)(
+      'leg_opened',
+      leg.side === 'put' ? 'holding_cash' : 'holding_underlying',
+      { leg: { side: leg.side, amount, currency } },
+    )
     await eventsOf(deps).publish(w.asset, {
       ts: now.toISOString(),
       event: 'wheel_leg',
@@ -144,7 +187,7 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
     return leg.side === 'put' ? 'put_opened' : 'call_opened'
   } catch (e) {
     // a business refusal (paused, stopped, a release open): retried after RETRY_MS, reason shown
-    return skip(sql, w.id, errorMessage(e).slice(0, 500), now)
+    return skip(sql, w.id, errorMessage(e).slice(0, 500), now, why, 'refused')
   }
 }
 
