@@ -26,10 +26,15 @@ import {
   askPrice,
   chooseExpiry,
   chooseStrike,
+  chooseStrikeByOtm,
   crossFloor,
   E18,
+  legSettingsOf,
   type OptionQuote,
+  resolveWheelSettings,
   roundDownToTick,
+  type StoredWheelSettings,
+  selectionProfile,
   sizeFor,
   type TradingProfile,
   tradingProfile,
@@ -60,7 +65,8 @@ export interface PlaceHooks {
   afterBuyBackSent?: (positionId: string) => Promise<void>
 }
 
-interface Live {
+/** a wheel's leg carries the wheel's settings columns (docs/trading.md "Wheel settings") */
+interface Live extends StoredWheelSettings {
   id: string
   user_id: string
   asset: string
@@ -110,7 +116,8 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       p.collateral_amount::text, p.collateral_currency, f.state as funding_state, f.reason as funding_reason,
       p.instrument, p.size_e18::text, p.filled_e18::text, p.bought_e18::text, p.window_ends_at, p.next_reprice_at,
       p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused, w.cost_basis_e18::text as cost_basis,
-      (p.wheel_id is not null) as wheel
+      (p.wheel_id is not null) as wheel, w.strike_by, w.put_target_delta_bps, w.call_target_delta_bps, w.otm_bps,
+      w.min_tenor_hours, w.max_tenor_days, w.at_expiry
     from positions p
     join subaccounts s on s.id = p.subaccount_id
     left join subaccount_transfers f on f.id = p.funding_transfer_id
@@ -200,19 +207,24 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   if (p.stopped_at) return wait(sql, p.id, 'the subaccount is stopped by reconciliation')
   if (p.paused) return wait(sql, p.id, `selling ${p.side}s on ${p.asset} is paused by a signal`)
   const instruments = await market.options(p.asset)
+  // a wheel's leg is chosen by the wheel's settings, a single leg by the profile
+  const settings = p.wheel ? resolveWheelSettings(p, profile) : undefined
+  const rule = settings ? selectionProfile(profile, settings) : profile
   const expiry = chooseExpiry(
     instruments.map((i) => i.option_details?.expiry ?? 0),
     now.getTime(),
-    profile,
+    rule,
   )
-  if (expiry === undefined) return wait(sql, p.id, 'no expiry inside the profile tenor window')
+  if (expiry === undefined) return wait(sql, p.id, 'no expiry inside the tenor window')
   const type = p.side === 'put' ? 'P' : 'C'
   const candidates = instruments.filter(
     (i) => i.option_details?.expiry === expiry && i.option_details.option_type === type,
   )
   const quotes: OptionQuote[] = []
+  let indexE18 = 0n
   for (const i of candidates) {
     const t = await market.ticker(i.instrument_name)
+    indexE18 = indexE18 > 0n ? indexE18 : toE18(t.index_price)
     if (!t.option_pricing) continue
     quotes.push({
       instrument: i.instrument_name,
@@ -224,8 +236,17 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
     })
   }
   // a wheel's call is never sold below what the underlying cost (docs/trading.md "The wheel")
-  const pick = chooseStrike(quotes, p.side, profile, BigInt(p.cost_basis ?? '0'))
-  if (!pick) return wait(sql, p.id, 'no strike near the target delta')
+  const basis = BigInt(p.cost_basis ?? '0')
+  const byOtm = settings?.strikeBy === 'otm'
+  const pick = byOtm
+    ? chooseStrikeByOtm(quotes, p.side, indexE18, settings.otmBps, profile.wheelSettingBounds.otmToleranceBps, basis)
+    : chooseStrike(quotes, p.side, rule, basis)
+  if (!pick)
+    return wait(
+      sql,
+      p.id,
+      byOtm ? 'no strike near the target distance from the index' : 'no strike near the target delta',
+    )
   const inst = candidates.find((i) => i.instrument_name === pick.instrument) as Instrument
   const size = sizeFor(
     p.side,
@@ -251,7 +272,8 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   const ivE18 = markIvE18(await market.ticker(pick.instrument))
   await sql`update positions set state = 'placing', instrument = ${pick.instrument},
     strike_e18 = ${pick.strikeE18.toString()}, expiry_sec = ${expiry}, size_e18 = ${size.toString()},
-    iv_e18 = ${ivE18 === null ? null : ivE18.toString()}, window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
+    iv_e18 = ${ivE18 === null ? null : ivE18.toString()},
+    leg_settings = ${settings ? sql.json(legSettingsOf(p.side, settings) as never) : null}, window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
     where id = ${p.id} and state = 'requested'`
   if (deps.strategyEvents) {
     const t = await market.ticker(pick.instrument)
