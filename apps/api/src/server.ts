@@ -32,6 +32,7 @@ import signalRoutes from './routes/signals/index'
 import subaccountRoutes from './routes/subaccounts/index'
 import tradingConfigRoutes from './routes/trading/index'
 import treasuryRoutes from './routes/treasury/index'
+import wheelRoutes from './routes/wheels/index'
 import withdrawalRoutes from './routes/withdrawals/index'
 
 export interface ServerDeps {
@@ -188,7 +189,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   })
   await app.register(portfolioRoutes, { sql, clock })
   await app.register(liabilitiesRoutes, { sql })
-  await app.register(positionRoutes, { sql, clock, exchangeHttpUrl: config.exchange.httpUrl })
+  const profile = tradingProfile(config.tradingProfile)
+  await app.register(positionRoutes, { sql, clock, profile, exchangeHttpUrl: config.exchange.httpUrl })
+  await app.register(wheelRoutes, { sql, profile })
   await app.register(subaccountRoutes, { sql })
   await app.register(signalRoutes, {
     sql,
@@ -199,7 +202,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...(deps.marketData?.names && { names: deps.marketData.names }),
   })
   await app.register(tradingConfigRoutes, {
-    profile: tradingProfile(config.tradingProfile),
+    profile,
     wheelEnabled: config.wheelEnabled,
     platformFeeRate: config.platformFeeRate,
     conversions: {

@@ -3,6 +3,7 @@ import { UNDERLYINGS } from '@wh/core'
 import { POSITION_STATES } from '@wh/trading'
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
+import { WheelSettings, WheelSettingsInput } from './wheels'
 
 export const PAGE_LIMIT_MAX = 100
 export const PAGE_LIMIT_DEFAULT = 20
@@ -29,6 +30,7 @@ export const CreatePositionBody = Type.Object(
       pattern: '^[0-9]{1,40}(\\.[0-9]{1,18})?$',
       description: 'collateral to commit, a decimal string: USDC for a put or a wheel, the underlying for a call',
     }),
+    settings: Type.Optional(WheelSettingsInput),
   },
   { additionalProperties: false },
 )
@@ -101,6 +103,7 @@ export const WheelItem = Type.Object(
     cycles: Type.Integer({ description: 'legs opened so far' }),
     currentPositionId: Nullable(Type.String({ format: 'uuid' })),
     reason: Nullable(Type.String({ description: 'why the runner skipped it last' })),
+    settings: WheelSettings,
     createdAt: Timestamp,
     stoppedAt: Nullable(Timestamp),
   },

@@ -150,6 +150,14 @@ export class ApiClient {
   cancelPosition(id: string, query?: T.CancelPositionQuery): Promise<T.CancelPositionResponse> {
     return this.#json('DELETE', `/positions/${encodeURIComponent(id)}`, { auth: true, query })
   }
+  /** Changes a wheel's settings from its next leg on (docs/trading.md "Wheel settings"). */
+  updateWheelSettings(id: string, body: T.WheelSettingsInput): Promise<T.WheelItem> {
+    return this.#json('PATCH', `/wheels/${encodeURIComponent(id)}`, { auth: true, body })
+  }
+  /** Resumes a stopped wheel: the runner opens its next leg from what the subaccount holds. */
+  resumeWheel(id: string): Promise<T.WheelItem> {
+    return this.#json('POST', `/wheels/${encodeURIComponent(id)}/resume`, { auth: true })
+  }
   subaccounts(): Promise<T.SubaccountsResponse> {
     return this.#json('GET', '/subaccounts', { auth: true })
   }

@@ -45,6 +45,9 @@ export type PositionsResponse = Static<typeof S.positions.ListResponse>
 export type PositionItem = Static<typeof S.positions.PositionItem>
 export type CancelPositionQuery = Static<typeof S.positions.CancelQuery>
 export type CancelPositionResponse = Static<typeof S.positions.CancelResponse>
+export type WheelItem = Static<typeof S.positions.WheelItem>
+export type WheelSettings = Static<typeof S.wheels.WheelSettings>
+export type WheelSettingsInput = Static<typeof S.wheels.WheelSettingsInput>
 
 export type SubaccountsResponse = Static<typeof S.subaccounts.ListResponse>
 export type SubaccountAsset = Static<typeof S.subaccounts.AssetParam>

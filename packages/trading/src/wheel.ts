@@ -210,6 +210,9 @@ export async function resumeWheel(sql: Sql, userId: string, wheelId: string): Pr
   if (w.state === 'running') throw new WheelAlreadyRunningError(w.asset)
   if (w.state === 'stopping') throw new WheelStoppingError()
   if (w.stopped_at !== null) throw new SubaccountStoppedError(w.asset, w.stop_reason)
+  const [other] = await sql`select 1 from wheels where user_id = ${userId} and asset = ${w.asset}
+    and state <> 'stopped' and id <> ${wheelId}`
+  if (other) throw new AnotherWheelRunningError(w.asset)
   const sub = { id: w.subaccount_id, exchange_id: w.exchange_id }
   const cash = await unencumbered(sql, sub, userId, 'USDC')
   const underlying = await unencumbered(sql, sub, userId, w.asset)

@@ -29,17 +29,22 @@ import {
   type PriceReader,
   QuoteUnavailableError,
   requestPosition,
+  SettingsNotForLegError,
   startWheel,
   stopWheel,
+  type TradingProfile,
 } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
+import { type WheelViewRow, wheelColumns, wheelItem } from '../wheels/view'
 import { exchangeTickerPrices } from './prices'
 
 export interface PositionRoutesOptions {
   sql: Sql
+  /** the active TRADING_PROFILE: a wheel's default settings and their bounds (docs/trading.md "Wheel settings") */
+  profile: TradingProfile
   clock?: Clock
   /** EXCHANGE_HTTP_URL: buy-back quotes read the instrument's ticker there (public, no keys) */
   exchangeHttpUrl?: string
@@ -80,18 +85,6 @@ interface Row {
   updated_at: Date
   closed_at: Date | null
   created_at_text: string
-}
-
-interface WheelRow {
-  id: string
-  asset: string
-  state: 'running' | 'stopping' | 'stopped'
-  stop_mode: 'after_cycle' | 'now' | null
-  cycles: number
-  current_position_id: string | null
-  reason: string | null
-  created_at: Date
-  stopped_at: Date | null
 }
 
 const USDC = 6
@@ -147,7 +140,7 @@ function quoteBody(q: BuyBackQuote) {
 
 export default async function positionRoutes(app: FastifyInstance, opts: PositionRoutesOptions) {
   requireAuth(app)
-  const { sql } = opts
+  const { sql, profile } = opts
   const clock = opts.clock ?? systemClock
   const exchangeHttpUrl = opts.exchangeHttpUrl
   const prices: PriceReader =
@@ -168,7 +161,9 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
           'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +
           'signal pauses that side, 422 SUBACCOUNT_STOPPED while reconciliation stopped the subaccount, 503 ' +
-          'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). An ' +
+          'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). A wheel may carry ' +
+          '`settings` (docs/trading.md "Wheel settings"; 422 SETTING_OUT_OF_BOUNDS outside the profile\'s bounds, ' +
+          '400 SETTINGS_ONLY_FOR_WHEEL on a put or a call). An ' +
           'Idempotency-Key header makes a retried request answer the same position.',
         body: CreatePositionBody,
         headers: IdempotencyHeaders,
@@ -187,7 +182,8 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
     },
     async (request, reply) => {
       const { userId } = currentUser(request)
-      const { asset, side } = request.body
+      const { asset, side, settings } = request.body
+      if (settings && side !== 'wheel') throw new SettingsNotForLegError()
       const legSide = side === 'wheel' ? 'put' : side
       const currency = collateralCurrencyOf(asset, legSide)
       // more decimals than the collateral has is a 400, never silently rounded
@@ -198,7 +194,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
       const { leg: p, wheelId } =
         side === 'wheel'
-          ? await startWheel(sql, req)
+          ? await startWheel(sql, req, settings && { input: settings, profile })
           : { leg: await requestPosition(sql, { ...req, side }), wheelId: undefined }
       const decimals = decimalsOf(p.collateralCurrency) ?? 0
       return reply.code(202).send({
@@ -243,22 +239,12 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const page = rows.slice(0, limit)
       const last = page.at(-1)
       const wheelIds = [...new Set(page.map((r) => r.wheel_id).filter((w): w is string => w !== null))]
-      const wheels = await sql<WheelRow[]>`
-        select id, asset, state, stop_mode, cycles::int as cycles, current_position_id, reason, created_at, stopped_at
+      const wheels = await sql<WheelViewRow[]>`
+        select ${wheelColumns(sql)}
         from wheels where user_id = ${userId} and (state <> 'stopped' or id = any(${wheelIds}::uuid[]))
         order by created_at desc`
       return {
-        wheels: wheels.map((w) => ({
-          id: w.id,
-          asset: w.asset,
-          state: w.state,
-          stopMode: w.stop_mode,
-          cycles: w.cycles,
-          currentPositionId: w.current_position_id,
-          reason: w.reason,
-          createdAt: w.created_at.toISOString(),
-          stoppedAt: w.stopped_at?.toISOString() ?? null,
-        })),
+        wheels: wheels.map((w) => wheelItem(w, profile)),
         positions: page.map(item),
         nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
       }
