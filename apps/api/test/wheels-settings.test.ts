@@ -130,6 +130,9 @@ describe('wheel settings and resume', () => {
     expect(out.statusCode).toBe(422)
     expect(out.json().details).toEqual({ setting: 'minTenorHours', min: 20, max: 80, value: 100 })
     expect((await patch(token, wheelId, { otmBps: 0 })).statusCode).toBe(400)
+    expect((await patch(token, wheelId, {})).statusCode).toBe(400)
+    const none = await api.app.inject({ method: 'PATCH', url: `/wheels/${wheelId}`, headers: auth(token) })
+    expect(none.statusCode).toBe(400)
 
     const stranger = await funded(usdc(10))
     const theirs = await patch(stranger.token, wheelId, { otmBps: 500 })

@@ -44,7 +44,8 @@ const orNull = <T extends Type.TSchema>(t: T) => {
 
 /**
  * Settings to set: a figure (inside the profile's bounds, GET /trading-config, else 422
- * SETTING_OUT_OF_BOUNDS), null for the profile's value, absent for unchanged.
+ * SETTING_OUT_OF_BOUNDS), null for the profile's value, absent for unchanged. A request body, so
+ * untitled like the others (inline in the document).
  */
 export const WheelSettingsInput = Type.Object(
   {
@@ -56,7 +57,7 @@ export const WheelSettingsInput = Type.Object(
     maxTenorDays: orNull(Days),
     atExpiry: orNull(AtExpiry),
   },
-  { title: 'WheelSettingsInput', additionalProperties: false },
+  { additionalProperties: false, minProperties: 1 },
 )
 
 export const WheelParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
