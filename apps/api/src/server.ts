@@ -140,11 +140,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     allowOpen: config.nodeEnv !== 'production',
   })
   // the methods and headers the API uses: a browser on the console's origin cancels positions
-  // (DELETE) and reads the statement's next page (x-next-cursor) and a 503's retry-after
+  // (DELETE), changes a wheel's settings (PATCH) and reads the statement's next page
+  // (x-next-cursor) and a 503's retry-after
   await app.register(cors, {
     origin: [...config.webOrigins],
     credentials: false,
-    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     exposedHeaders: [...EXPOSED_HEADERS],
   })
   await app.register(jwtPlugin, { secret: config.jwtSecret })
