@@ -87,6 +87,14 @@ describe('wheel settings and resume', () => {
     const [w] = await wheelsOf(b.token)
     expect(w).toMatchObject({ id: res.json().wheelId, state: 'running' })
     expect(w.settings).toEqual({ ...BALANCED, strikeBy: 'otm', otmBps: 1000, minTenorHours: 24, atExpiry: 'settle' })
+
+    // the leg shows the settings it was chosen with once the placing tick chose it (written here as it writes them)
+    const legOf = async () =>
+      (await api.app.inject({ method: 'GET', url: '/positions', headers: auth(b.token) })).json().positions[0]
+    expect((await legOf()).legSettings).toBeNull()
+    const used = { strikeBy: 'otm', otmBps: 1000, minTenorHours: 24, maxTenorDays: 8 }
+    await sql()`update positions set leg_settings = ${sql().json(used)} where id = ${res.json().id}`
+    expect((await legOf()).legSettings).toEqual(used)
   })
 
   it('a setting outside the bounds is a 422 naming it and its bound, and starts nothing', async () => {

@@ -3,7 +3,7 @@ import { UNDERLYINGS } from '@wh/core'
 import { POSITION_STATES } from '@wh/trading'
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
-import { WheelSettings, WheelSettingsInput } from './wheels'
+import { LegSettings, WheelSettings, WheelSettingsInput } from './wheels'
 
 export const PAGE_LIMIT_MAX = 100
 export const PAGE_LIMIT_DEFAULT = 20
@@ -79,6 +79,7 @@ export const PositionItem = Type.Object(
     fills: Type.Integer({ description: 'number of fills' }),
     cancelRequested: Type.Boolean(),
     reason: Nullable(Type.String({ description: 'why it waits, failed or was cancelled' })),
+    legSettings: Nullable(LegSettings),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     closedAt: Nullable(Timestamp),

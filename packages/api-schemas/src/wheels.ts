@@ -78,3 +78,15 @@ export const WheelSettingBounds = Type.Object(
   },
   { title: 'WheelSettingBounds' },
 )
+
+/** The settings a wheel's leg was chosen with (written by the placing tick with the instrument). */
+export const LegSettings = Type.Object(
+  {
+    strikeBy: StrikeBy,
+    targetDeltaBps: Type.Optional(Type.Integer({ description: 'strikeBy delta: the target |delta| of its side' })),
+    otmBps: Type.Optional(Type.Integer({ description: 'strikeBy otm: the distance from the index' })),
+    minTenorHours: Type.Integer(),
+    maxTenorDays: Type.Integer(),
+  },
+  { title: 'LegSettings' },
+)

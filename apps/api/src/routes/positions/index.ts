@@ -16,6 +16,7 @@ import {
   PAGE_LIMIT_MAX,
   PositionParams,
 } from '@wh/api-schemas/positions'
+import type { LegSettings } from '@wh/api-schemas/wheels'
 import { AppError, type Clock, decimalsOf, fromBaseUnits, NotFoundError, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { assertPlatformRunning } from '@wh/ops'
@@ -81,6 +82,8 @@ interface Row {
   fills: number
   cancel_requested_at: Date | null
   reason: string | null
+  /** a wheel's leg: the settings it was chosen with (docs/trading.md "Wheel settings") */
+  leg_settings: Type.Static<typeof LegSettings> | null
   created_at: Date
   updated_at: Date
   closed_at: Date | null
@@ -122,6 +125,7 @@ function item(r: Row) {
     fills: r.fills,
     cancelRequested: r.cancel_requested_at !== null,
     reason: r.reason,
+    legSettings: r.leg_settings,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
     closedAt: r.closed_at?.toISOString() ?? null,
@@ -229,7 +233,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
           p.bought_e18, p.close_cost, p.close_limit_e18,
           (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
-          p.cancel_requested_at, p.reason, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
+          p.cancel_requested_at, p.reason, p.leg_settings, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
         from positions p
         where p.user_id = ${userId}
           ${request.query.state ? sql`and p.state = ${request.query.state}` : sql``}

@@ -38,6 +38,7 @@ import {
   sizeFor,
   type TradingProfile,
   tradingProfile,
+  type WheelSettings,
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
@@ -199,15 +200,26 @@ async function wait(sql: Sql, id: string, reason: string): Promise<string> {
   return 'waiting'
 }
 
-/** requested → placing: the instrument, the size and the window (docs/trading.md "Placing" 1–2). */
-async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): Promise<string> {
-  const { sql, profile } = deps
-  if (p.cancel_requested_at) return 'cancel_requested'
-  if (p.exchange_id === null) return wait(sql, p.id, 'waiting for the subaccount to be created')
-  if (p.stopped_at) return wait(sql, p.id, 'the subaccount is stopped by reconciliation')
-  if (p.paused) return wait(sql, p.id, `selling ${p.side}s on ${p.asset} is paused by a signal`)
+interface Picked {
+  expiry: number
+  candidates: Instrument[]
+  pick: OptionQuote
+  /** a wheel's leg: the wheel's settings in effect (docs/trading.md "Wheel settings") */
+  settings: WheelSettings | undefined
+}
+
+/**
+ * The expiry and the strike (docs/trading.md "Placing" 1): a wheel's leg by the wheel's settings
+ * (its tenor window; its target delta, or its distance from the index), a single leg by the profile.
+ */
+async function pickInstrument(
+  deps: PlaceDeps,
+  market: MarketCache,
+  p: Live,
+  now: Date,
+): Promise<Picked | { wait: string }> {
+  const { profile } = deps
   const instruments = await market.options(p.asset)
-  // a wheel's leg is chosen by the wheel's settings, a single leg by the profile
   const settings = p.wheel ? resolveWheelSettings(p, profile) : undefined
   const rule = settings ? selectionProfile(profile, settings) : profile
   const expiry = chooseExpiry(
@@ -215,7 +227,7 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
     now.getTime(),
     rule,
   )
-  if (expiry === undefined) return wait(sql, p.id, 'no expiry inside the tenor window')
+  if (expiry === undefined) return { wait: 'no expiry inside the tenor window' }
   const type = p.side === 'put' ? 'P' : 'C'
   const candidates = instruments.filter(
     (i) => i.option_details?.expiry === expiry && i.option_details.option_type === type,
@@ -237,16 +249,25 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   }
   // a wheel's call is never sold below what the underlying cost (docs/trading.md "The wheel")
   const basis = BigInt(p.cost_basis ?? '0')
-  const byOtm = settings?.strikeBy === 'otm'
-  const pick = byOtm
-    ? chooseStrikeByOtm(quotes, p.side, indexE18, settings.otmBps, profile.wheelSettingBounds.otmToleranceBps, basis)
-    : chooseStrike(quotes, p.side, rule, basis)
-  if (!pick)
-    return wait(
-      sql,
-      p.id,
-      byOtm ? 'no strike near the target distance from the index' : 'no strike near the target delta',
-    )
+  if (settings?.strikeBy === 'otm') {
+    const tolerance = profile.wheelSettingBounds.otmToleranceBps
+    const pick = chooseStrikeByOtm(quotes, p.side, indexE18, settings.otmBps, tolerance, basis)
+    return pick ? { expiry, candidates, pick, settings } : { wait: 'no strike near the target distance from the index' }
+  }
+  const pick = chooseStrike(quotes, p.side, rule, basis)
+  return pick ? { expiry, candidates, pick, settings } : { wait: 'no strike near the target delta' }
+}
+
+/** requested → placing: the instrument, the size and the window (docs/trading.md "Placing" 1–2). */
+async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): Promise<string> {
+  const { sql, profile } = deps
+  if (p.cancel_requested_at) return 'cancel_requested'
+  if (p.exchange_id === null) return wait(sql, p.id, 'waiting for the subaccount to be created')
+  if (p.stopped_at) return wait(sql, p.id, 'the subaccount is stopped by reconciliation')
+  if (p.paused) return wait(sql, p.id, `selling ${p.side}s on ${p.asset} is paused by a signal`)
+  const chosen = await pickInstrument(deps, market, p, now)
+  if ('wait' in chosen) return wait(sql, p.id, chosen.wait)
+  const { expiry, candidates, pick, settings } = chosen
   const inst = candidates.find((i) => i.instrument_name === pick.instrument) as Instrument
   const size = sizeFor(
     p.side,
