@@ -34,8 +34,9 @@ import signalRoutes from './routes/signals/index'
 import subaccountRoutes from './routes/subaccounts/index'
 import tradingConfigRoutes from './routes/trading/index'
 import treasuryRoutes from './routes/treasury/index'
-import wheelCyclesRoutes from './routes/wheels-cycles/index'
 import wheelDecisionRoutes from './routes/wheel-decisions/index'
+import wheelRoutes from './routes/wheels/index'
+import wheelCyclesRoutes from './routes/wheels-cycles/index'
 import withdrawalRoutes from './routes/withdrawals/index'
 
 export interface ServerDeps {
@@ -143,11 +144,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     allowOpen: config.nodeEnv !== 'production',
   })
   // the methods and headers the API uses: a browser on the console's origin cancels positions
-  // (DELETE) and reads the statement's next page (x-next-cursor) and a 503's retry-after
+  // (DELETE), changes a wheel's settings (PATCH) and reads the statement's next page
+  // (x-next-cursor) and a 503's retry-after
   await app.register(cors, {
     origin: [...config.webOrigins],
     credentials: false,
-    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     exposedHeaders: [...EXPOSED_HEADERS],
   })
   await app.register(jwtPlugin, { secret: config.jwtSecret })
@@ -193,19 +195,22 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(portfolioRoutes, { sql, clock })
   await app.register(liabilitiesRoutes, { sql })
   // quotes, the fee-share check of POST /positions and the minimum sizes read one option chain (docs/trading.md "Economics")
+  const profile = tradingProfile(config.tradingProfile)
   const quoteSettings = {
-    profile: tradingProfile(config.tradingProfile),
+    profile,
     platformFeeRate: config.platformFeeRate,
     maxFeeShareBps: config.feeShare.maxBps,
     policy: config.feeShare.policy,
   }
-  const chain = exchangeOptionChain(config.exchange.httpUrl, quoteSettings.profile)
+  const chain = exchangeOptionChain(config.exchange.httpUrl, profile)
   await app.register(positionRoutes, {
     sql,
     clock,
+    profile,
     exchangeHttpUrl: config.exchange.httpUrl,
     feeShare: { chain, settings: quoteSettings },
   })
+  await app.register(wheelRoutes, { sql, profile })
   await app.register(quoteRoutes, { chain, settings: quoteSettings, clock })
   await app.register(wheelCyclesRoutes, { sql, clock })
   await app.register(subaccountRoutes, { sql })
@@ -219,7 +224,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...(deps.marketData?.names && { names: deps.marketData.names }),
   })
   await app.register(tradingConfigRoutes, {
-    profile: tradingProfile(config.tradingProfile),
+    profile,
     wheelEnabled: config.wheelEnabled,
     platformFeeRate: config.platformFeeRate,
     minimumSizes: { chain, settings: quoteSettings, clock },

@@ -9,6 +9,7 @@ import { showDecisions } from './decisions'
 import { $, amount, button, type Cell, describe, say, table, time } from './dom'
 import { formatAmount } from './format'
 import { quoteLine } from './quote'
+import { withSettings } from './wheel-settings'
 
 type Wheel = PositionsResponse['wheels'][number]
 
@@ -93,7 +94,7 @@ function wheelRow(api: ApiClient, act: Act, w: Wheel, legs: Map<string, Position
     leg ? `${leg.side}, ${leg.state}` : w.currentPositionId ? 'on a later page' : null,
     leg ? amount(leg.strike, 'USD') : null,
     leg ? time(leg.expiry) : null,
-    stop,
+    withSettings(api, act, w, stop),
   ]
 }
 

@@ -4,7 +4,8 @@
  */
 export function injectedWallet() {
   type Listener = (...args: unknown[]) => void
-  const w = window as unknown as {
+  // globalThis is the page's window; named so, the helper type-checks without the DOM lib (apps/api's tests use it)
+  const w = globalThis as unknown as {
     __walletAccount(): Promise<string>
     __walletSign(messageHex: string, address: string): Promise<string>
     ethereum: unknown

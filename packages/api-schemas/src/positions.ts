@@ -4,6 +4,7 @@ import { POSITION_STATES } from '@wh/trading'
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
 import { FeeWarning } from './quotes'
+import { LegSettings, WheelSettings, WheelSettingsInput } from './wheels'
 
 export const PAGE_LIMIT_MAX = 100
 export const PAGE_LIMIT_DEFAULT = 20
@@ -30,6 +31,7 @@ export const CreatePositionBody = Type.Object(
       pattern: '^[0-9]{1,40}(\\.[0-9]{1,18})?$',
       description: 'collateral to commit, a decimal string: USDC for a put or a wheel, the underlying for a call',
     }),
+    settings: Type.Optional(WheelSettingsInput),
   },
   { additionalProperties: false },
 )
@@ -81,6 +83,7 @@ export const PositionItem = Type.Object(
     fills: Type.Integer({ description: 'number of fills' }),
     cancelRequested: Type.Boolean(),
     reason: Nullable(Type.String({ description: 'why it waits, failed or was cancelled' })),
+    legSettings: Nullable(LegSettings),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     closedAt: Nullable(Timestamp),
@@ -105,6 +108,7 @@ export const WheelItem = Type.Object(
     cycles: Type.Integer({ description: 'legs opened so far' }),
     currentPositionId: Nullable(Type.String({ format: 'uuid' })),
     reason: Nullable(Type.String({ description: 'why the runner skipped it last' })),
+    settings: WheelSettings,
     createdAt: Timestamp,
     stoppedAt: Nullable(Timestamp),
   },

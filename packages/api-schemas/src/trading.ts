@@ -3,6 +3,7 @@
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
 import { MinimumSizes } from './quotes'
+import { WheelSettingBounds } from './wheels'
 
 export const Sizes = Type.Object({ min: Type.String(), step: Type.String(), max: Type.String() })
 
@@ -22,6 +23,7 @@ export const TradingConfigResponse = Type.Object({
     makerStartAboveMarkBps: Type.Integer(),
     endOfWindow: LiteralUnion(['cancel', 'cross']),
     maxCrossBelowMarkBps: Type.Integer(),
+    wheelSettingBounds: WheelSettingBounds,
   }),
   wheelEnabled: Type.Boolean(),
   platformFeeRate: Type.String({ description: 'share of each premium kept by the platform' }),

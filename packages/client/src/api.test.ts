@@ -29,6 +29,19 @@ describe('ApiClient', () => {
     expect((calls[0]!.init.headers as Record<string, string>).authorization).toBeUndefined()
   })
 
+  it("patches a wheel's settings and resumes a wheel, the id escaped", async () => {
+    const { calls, f } = recorder(200, { id: 'w' })
+    const api = new ApiClient({ baseUrl: 'http://api.test', token: () => 'T', fetch: f })
+    await api.updateWheelSettings('a/b', { putTargetDeltaBps: 3000, otmBps: null })
+    await api.resumeWheel('w1')
+    expect(calls[0]!.url).toBe('http://api.test/wheels/a%2Fb')
+    expect(calls[0]!.init.method).toBe('PATCH')
+    expect(calls[0]!.init.body).toBe('{"putTargetDeltaBps":3000,"otmBps":null}')
+    expect(calls[1]!.url).toBe('http://api.test/wheels/w1/resume')
+    expect(calls[1]!.init.method).toBe('POST')
+    expect((calls[1]!.init.headers as Record<string, string>).authorization).toBe('Bearer T')
+  })
+
   it('posts JSON with the idempotency key', async () => {
     const { calls, f } = recorder(202, { id: 'x' })
     const api = new ApiClient({ baseUrl: 'http://api.test', token: () => 'T', fetch: f })

@@ -162,6 +162,14 @@ export class ApiClient {
   wheelDecisions(wheelId: string, query?: T.WheelDecisionsQuery): Promise<T.WheelDecisionsResponse> {
     return this.#json('GET', `/wheels/${encodeURIComponent(wheelId)}/decisions`, { auth: true, query })
   }
+  /** Changes a wheel's settings from its next leg on (docs/trading.md "Wheel settings"). */
+  updateWheelSettings(id: string, body: T.WheelSettingsInput): Promise<T.WheelItem> {
+    return this.#json('PATCH', `/wheels/${encodeURIComponent(id)}`, { auth: true, body })
+  }
+  /** Resumes a stopped wheel: the runner opens its next leg from what the subaccount holds. */
+  resumeWheel(id: string): Promise<T.WheelItem> {
+    return this.#json('POST', `/wheels/${encodeURIComponent(id)}/resume`, { auth: true })
+  }
   subaccounts(): Promise<T.SubaccountsResponse> {
     return this.#json('GET', '/subaccounts', { auth: true })
   }

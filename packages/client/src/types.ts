@@ -54,6 +54,9 @@ export type WheelCyclesResponse = Static<typeof S.quotes.WheelCyclesResponse>
 export type WheelDecisionsQuery = Static<typeof S.decisions.DecisionsQuery>
 export type WheelDecisionsResponse = Static<typeof S.decisions.DecisionsPage>
 export type WheelDecision = Static<typeof S.decisions.WheelDecision>
+export type WheelItem = Static<typeof S.positions.WheelItem>
+export type WheelSettings = Static<typeof S.wheels.WheelSettings>
+export type WheelSettingsInput = Static<typeof S.wheels.WheelSettingsInput>
 
 export type SubaccountsResponse = Static<typeof S.subaccounts.ListResponse>
 export type SubaccountAsset = Static<typeof S.subaccounts.AssetParam>

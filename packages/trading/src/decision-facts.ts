@@ -27,6 +27,7 @@ export const DECISION_REASONS = [
   // expiry_chosen, strike_chosen
   'nearest_expiry_in_window',
   'nearest_target_delta',
+  'nearest_otm_distance',
   // waiting (the placing tick)
   'no_expiry_in_range',
   'no_strike_within_tolerance',
@@ -50,6 +51,9 @@ export const DECISION_REASONS = [
   'conversion_failed',
   // stopped
   'stopped_by_user',
+  'stopped_at_expiry',
+  // resumed
+  'resumed_by_user',
 ] as const
 export type DecisionReason = (typeof DECISION_REASONS)[number]
 

@@ -37,15 +37,18 @@ function expiryChosen(f: DecisionFacts): string {
   )
 }
 
-function strikeChosen(f: DecisionFacts): string {
+function strikeChosen(f: DecisionFacts, byOtm: boolean): string {
   const s = f.strikes
   const c = s?.candidates.find((x) => x.instrument === s.chosen)
   if (!s || !c) return 'Strike chosen.'
   const y = c.annualisedYieldBps === null ? '' : `; the mark yields ${bpsPercent(c.annualisedYieldBps)} a year`
   const floor = s.minStrike ? `, not below the cost basis ${s.minStrike}` : ''
+  const rule = byOtm
+    ? "the out-of-the-money strike nearest the wheel's distance from the index"
+    : `the nearest to the ${delta(s.targetDeltaBps)} target`
   return (
     `${s.side === 'put' ? 'Put' : 'Call'} strike ${c.strike} chosen (${c.instrument}): delta ${delta(c.deltaBps)}, ` +
-    `the nearest to the ${delta(s.targetDeltaBps)} target among ${plural(s.candidates.length, 'strike')}${floor}${y}.`
+    `${rule} among ${plural(s.candidates.length, 'strike')}${floor}${y}.`
   )
 }
 
@@ -66,6 +69,7 @@ const FIXED: Partial<Record<DecisionReason, string>> = {
   subaccount_missing: 'Skipped: the subaccount is not created yet.',
   window_ended: 'The maker window ended with nothing sold: the leg was cancelled and the wheel opens a new one.',
   stopped_by_user: 'Wheel stopped: no leg is live and no order rests.',
+  stopped_at_expiry: "Wheel stopped after its leg's expiry: its at-expiry setting is settle.",
 }
 
 function conversion(reason: DecisionReason, f: DecisionFacts): string {
@@ -88,7 +92,7 @@ function conversion(reason: DecisionReason, f: DecisionFacts): string {
 /** The one-line explanation of a decision. */
 export function decisionMessage(kind: DecisionKind, reason: DecisionReason, f: DecisionFacts): string {
   if (kind === 'expiry_chosen') return expiryChosen(f)
-  if (kind === 'strike_chosen') return strikeChosen(f)
+  if (kind === 'strike_chosen') return strikeChosen(f, reason === 'nearest_otm_distance')
   if (kind === 'conversion') return conversion(reason, f)
   if (kind === 'leg_opened' && f.leg)
     return `Opened a ${f.leg.side} with ${f.leg.amount} ${f.leg.currency}: the subaccount holds ${

@@ -15,6 +15,29 @@ export interface SizeLimits {
   readonly max: string
 }
 
+/** An inclusive range a wheel setting must stay in (docs/trading.md "Wheel settings"). */
+export interface SettingBound {
+  readonly min: number
+  readonly max: number
+}
+
+/**
+ * What a user may set on a wheel under this profile (docs/trading.md "Wheel settings"), and the
+ * figures of the OTM strike rule the profile itself has no value for.
+ */
+export interface WheelSettingBounds {
+  /** |delta| of a put or a call, basis points */
+  readonly targetDeltaBps: SettingBound
+  /** a strike's distance from the index, basis points of the index */
+  readonly otmBps: SettingBound
+  readonly minTenorHours: SettingBound
+  readonly maxTenorDays: SettingBound
+  /** the OTM distance a wheel uses when it picks by OTM without naming one */
+  readonly defaultOtmBps: number
+  /** a strike whose distance from the index is further than this from the OTM target is not picked */
+  readonly otmToleranceBps: number
+}
+
 export interface TradingProfile {
   readonly name: string
   readonly description: string
@@ -41,6 +64,8 @@ export interface TradingProfile {
   readonly endOfWindow: 'cancel' | 'cross'
   /** crossing is allowed down to this far below the mark (else the rest is cancelled) */
   readonly maxCrossBelowMarkBps: number
+  /** per-wheel settings: their bounds under this profile */
+  readonly wheelSettingBounds: WheelSettingBounds
 }
 
 const sizes = (eth: SizeLimits, btc: SizeLimits) => Object.freeze({ ETH: eth, BTC: btc })
@@ -61,6 +86,14 @@ export const TRADING_PROFILES: Readonly<Record<string, TradingProfile>> = Object
     makerStartAboveMarkBps: 300,
     endOfWindow: 'cancel',
     maxCrossBelowMarkBps: 0,
+    wheelSettingBounds: {
+      targetDeltaBps: { min: 500, max: 2000 },
+      otmBps: { min: 500, max: 3000 },
+      minTenorHours: { min: 48, max: 120 },
+      maxTenorDays: { min: 5, max: 20 },
+      defaultOtmBps: 1000,
+      otmToleranceBps: 500,
+    },
   },
   balanced: {
     name: 'balanced',
@@ -77,6 +110,14 @@ export const TRADING_PROFILES: Readonly<Record<string, TradingProfile>> = Object
     makerStartAboveMarkBps: 200,
     endOfWindow: 'cross',
     maxCrossBelowMarkBps: 500,
+    wheelSettingBounds: {
+      targetDeltaBps: { min: 500, max: 3500 },
+      otmBps: { min: 200, max: 2500 },
+      minTenorHours: { min: 20, max: 80 },
+      maxTenorDays: { min: 4, max: 16 },
+      defaultOtmBps: 700,
+      otmToleranceBps: 500,
+    },
   },
   aggressive: {
     name: 'aggressive',
@@ -93,6 +134,14 @@ export const TRADING_PROFILES: Readonly<Record<string, TradingProfile>> = Object
     makerStartAboveMarkBps: 150,
     endOfWindow: 'cross',
     maxCrossBelowMarkBps: 800,
+    wheelSettingBounds: {
+      targetDeltaBps: { min: 1000, max: 4000 },
+      otmBps: { min: 100, max: 1500 },
+      minTenorHours: { min: 8, max: 32 },
+      maxTenorDays: { min: 2, max: 6 },
+      defaultOtmBps: 400,
+      otmToleranceBps: 400,
+    },
   },
 })
 

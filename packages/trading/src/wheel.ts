@@ -8,6 +8,7 @@ import { WHEEL_DEADLINE_UTC } from '@wh/config'
 import { AppError, NotFoundError, type Underlying } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { append, minuteBucket } from '@wh/ledger'
+import { recordDecision } from './decisions'
 import type { BuyBackQuote } from './placing'
 import {
   CloseUnavailableError,
@@ -17,7 +18,10 @@ import {
   type RequestedPosition,
   requestPosition,
   SubaccountStoppedError,
+  unencumbered,
 } from './positions'
+import type { TradingProfile } from './profiles'
+import { applyWheelSettings, emptyStoredSettings, type WheelSettingsInput } from './wheel-settings'
 
 export type WheelState = 'running' | 'stopping' | 'stopped'
 export type StopMode = 'after_cycle' | 'now'
@@ -55,6 +59,8 @@ export function chooseLeg(
 export async function startWheel(
   sql: Sql,
   req: { userId: string; asset: Underlying; amount: bigint; idempotencyKey?: string },
+  /** the wheel's own settings (docs/trading.md "Wheel settings"), checked against the profile's bounds */
+  settings?: { input: WheelSettingsInput; profile: TradingProfile },
 ): Promise<{ wheelId: string; leg: RequestedPosition }> {
   if (req.idempotencyKey) {
     const [earlier] = await sql<{ wheel_id: string }[]>`
@@ -65,14 +71,18 @@ export async function startWheel(
       return { wheelId: earlier.wheel_id, leg }
     }
   }
+  // out of bounds → 422 before anything is written
+  const s = settings ? applyWheelSettings(undefined, settings.input, settings.profile) : emptyStoredSettings()
   await sql`insert into subaccounts (user_id, asset) values (${req.userId}, ${req.asset})
     on conflict (user_id, asset) do nothing`
   let wheelId: string
   try {
     const [w] = await sql<{ id: string }[]>`
-      insert into wheels (user_id, asset, subaccount_id, state)
-      select ${req.userId}, ${req.asset}, id, 'running' from subaccounts
-      where user_id = ${req.userId} and asset = ${req.asset}
+      insert into wheels (user_id, asset, subaccount_id, state, strike_by, put_target_delta_bps,
+        call_target_delta_bps, otm_bps, min_tenor_hours, max_tenor_days, at_expiry)
+      select ${req.userId}, ${req.asset}, id, 'running', ${s.strike_by}, ${s.put_target_delta_bps},
+        ${s.call_target_delta_bps}, ${s.otm_bps}, ${s.min_tenor_hours}, ${s.max_tenor_days}, ${s.at_expiry}
+      from subaccounts where user_id = ${req.userId} and asset = ${req.asset}
       returning id`
     wheelId = (w as { id: string }).id
   } catch (e) {
@@ -141,4 +151,82 @@ export async function stopWheel(
       occurredAt: now,
     })
   return { state: 'stopping', stopMode: mode, ...(closeQuote && { closeQuote }) }
+}
+
+export class WheelStoppingError extends AppError {
+  constructor() {
+    super({
+      code: 'WHEEL_STOPPING',
+      statusCode: 409,
+      message: 'the wheel is stopping: resume it once it is stopped',
+    })
+  }
+}
+
+export class AnotherWheelRunningError extends AppError {
+  constructor(asset: string) {
+    super({
+      code: 'ANOTHER_WHEEL_RUNNING',
+      statusCode: 409,
+      message: `another wheel on ${asset} is running: stop it first`,
+      details: { asset },
+    })
+  }
+}
+
+export class NothingToWheelError extends AppError {
+  constructor(asset: string) {
+    super({
+      code: 'NOTHING_TO_WHEEL',
+      statusCode: 422,
+      message: `your ${asset} subaccount holds no unclaimed cash or ${asset} for the wheel to sell`,
+      details: { asset },
+    })
+  }
+}
+
+/**
+ * Resumes a stopped wheel (POST /wheels/{id}/resume; docs/trading.md "Wheel settings"): it becomes
+ * `running` with no leg, and the runner opens its next leg from what the subaccount holds unclaimed
+ * (`chooseLeg`: a call on the underlying, else a put with the cash), as after any expiry. Nothing is
+ * funded from the free balance. 404 for another user's wheel; 409 WHEEL_ALREADY_RUNNING when it
+ * runs, WHEEL_STOPPING while it stops, ANOTHER_WHEEL_RUNNING when a newer wheel runs on the asset;
+ * 422 SUBACCOUNT_STOPPED, NOTHING_TO_WHEEL.
+ */
+export async function resumeWheel(sql: Sql, userId: string, wheelId: string): Promise<void> {
+  const [w] = await sql<
+    {
+      state: WheelState
+      asset: string
+      subaccount_id: string
+      exchange_id: string | null
+      stopped_at: Date | null
+      stop_reason: string | null
+    }[]
+  >`
+    select w.state, w.asset, w.subaccount_id, s.exchange_id::text, s.stopped_at, s.stop_reason
+    from wheels w join subaccounts s on s.id = w.subaccount_id
+    where w.id = ${wheelId} and w.user_id = ${userId}`
+  if (!w) throw new NotFoundError('wheel')
+  if (w.state === 'running') throw new WheelAlreadyRunningError(w.asset)
+  if (w.state === 'stopping') throw new WheelStoppingError()
+  if (w.stopped_at !== null) throw new SubaccountStoppedError(w.asset, w.stop_reason)
+  const [other] = await sql`select 1 from wheels where user_id = ${userId} and asset = ${w.asset}
+    and state <> 'stopped' and id <> ${wheelId}`
+  if (other) throw new AnotherWheelRunningError(w.asset)
+  const sub = { id: w.subaccount_id, exchange_id: w.exchange_id }
+  const cash = await unencumbered(sql, sub, userId, 'USDC')
+  const underlying = await unencumbered(sql, sub, userId, w.asset)
+  if (!chooseLeg({ cash, underlying }, 1n)) throw new NothingToWheelError(w.asset)
+  try {
+    const [resumed] = await sql`update wheels set state = 'running', stop_mode = null, stopped_at = null,
+      current_position_id = null, reason = null, last_attempt_at = null, updated_at = now()
+      where id = ${wheelId} and state = 'stopped' returning id`
+    // the decision log says when the wheel came back (docs/trading.md "Why: the decision log")
+    if (resumed)
+      await recordDecision(sql, { wheelId, userId, kind: 'resumed', reason: 'resumed_by_user', at: new Date() })
+  } catch (e) {
+    if ((e as { code?: string }).code === '23505') throw new AnotherWheelRunningError(w.asset)
+    throw e
+  }
 }

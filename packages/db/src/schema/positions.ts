@@ -1,5 +1,18 @@
 import { sql } from 'drizzle-orm'
-import { bigint, index, numeric, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core'
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core'
 import { retryColumns } from './retry'
 
 /**
@@ -36,6 +49,8 @@ export const positions = pgTable(
     fees: numeric('fees', { precision: 78, scale: 0 }).notNull().default('0'),
     /** the option's implied volatility when the leg was sold (e18; the mark IV at the first order) */
     ivE18: numeric('iv_e18', { precision: 78, scale: 0 }),
+    /** a wheel's leg: the settings its instrument was chosen with (docs/trading.md "Wheel settings") */
+    legSettings: jsonb('leg_settings'),
     /** a buy-back (DELETE of an open leg): the highest price per unit accepted, from the quote (e18) */
     closeLimitE18: numeric('close_limit_e18', { precision: 78, scale: 0 }),
     /** amount bought back (e18) and what it cost in USDC base units (price × amount, fees apart) */
@@ -128,8 +143,23 @@ export const wheels = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     stoppedAt: timestamp('stopped_at', { withTimezone: true }),
+    /**
+     * Per-wheel settings (docs/trading.md "Wheel settings"); NULL = the active profile's value.
+     * 'delta' | 'otm': the strike by target |delta| or by distance from the index
+     */
+    strikeBy: text('strike_by'),
+    putTargetDeltaBps: integer('put_target_delta_bps'),
+    callTargetDeltaBps: integer('call_target_delta_bps'),
+    /** the strike's distance from the index, basis points of the index (strikeBy 'otm') */
+    otmBps: integer('otm_bps'),
+    minTenorHours: integer('min_tenor_hours'),
+    maxTenorDays: integer('max_tenor_days'),
+    /** 'roll' (the next leg opens after an expiry) | 'settle' (the wheel stops after the expiry) */
+    atExpiry: text('at_expiry'),
   },
   (t) => [
+    check('wheels_strike_by_check', sql`${t.strikeBy} in ('delta', 'otm')`),
+    check('wheels_at_expiry_check', sql`${t.atExpiry} in ('roll', 'settle')`),
     uniqueIndex('wheels_user_asset_active_key').on(t.userId, t.asset).where(sql`${t.state} <> 'stopped'`),
     index('wheels_active_idx').on(t.state).where(sql`${t.state} <> 'stopped'`),
   ],

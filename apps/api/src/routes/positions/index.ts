@@ -16,6 +16,7 @@ import {
   PAGE_LIMIT_MAX,
   PositionParams,
 } from '@wh/api-schemas/positions'
+import type { LegSettings } from '@wh/api-schemas/wheels'
 import { AppError, type Clock, decimalsOf, fromBaseUnits, NotFoundError, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { assertPlatformRunning } from '@wh/ops'
@@ -32,17 +33,22 @@ import {
   type QuoteSettings,
   QuoteUnavailableError,
   requestPosition,
+  SettingsNotForLegError,
   startWheel,
   stopWheel,
+  type TradingProfile,
 } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
+import { type WheelViewRow, wheelColumns, wheelItem } from '../wheels/view'
 import { exchangeTickerPrices } from './prices'
 
 export interface PositionRoutesOptions {
   sql: Sql
+  /** the active TRADING_PROFILE: a wheel's default settings and their bounds (docs/trading.md "Wheel settings") */
+  profile: TradingProfile
   clock?: Clock
   /** EXCHANGE_HTTP_URL: buy-back quotes read the instrument's ticker there (public, no keys) */
   exchangeHttpUrl?: string
@@ -83,22 +89,12 @@ interface Row {
   fills: number
   cancel_requested_at: Date | null
   reason: string | null
+  /** a wheel's leg: the settings it was chosen with (docs/trading.md "Wheel settings") */
+  leg_settings: Type.Static<typeof LegSettings> | null
   created_at: Date
   updated_at: Date
   closed_at: Date | null
   created_at_text: string
-}
-
-interface WheelRow {
-  id: string
-  asset: string
-  state: 'running' | 'stopping' | 'stopped'
-  stop_mode: 'after_cycle' | 'now' | null
-  cycles: number
-  current_position_id: string | null
-  reason: string | null
-  created_at: Date
-  stopped_at: Date | null
 }
 
 const USDC = 6
@@ -138,6 +134,7 @@ function item(r: Row) {
     fills: r.fills,
     cancelRequested: r.cancel_requested_at !== null,
     reason: r.reason,
+    legSettings: r.leg_settings,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
     closedAt: r.closed_at?.toISOString() ?? null,
@@ -156,7 +153,7 @@ function quoteBody(q: BuyBackQuote) {
 
 export default async function positionRoutes(app: FastifyInstance, opts: PositionRoutesOptions) {
   requireAuth(app)
-  const { sql } = opts
+  const { sql, profile } = opts
   const clock = opts.clock ?? systemClock
   const exchangeHttpUrl = opts.exchangeHttpUrl
   const prices: PriceReader =
@@ -180,7 +177,9 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). Fees above ' +
           'MAX_FEE_SHARE_BPS of the premium at the current marks (as POST /quotes computes them): 422 ' +
           'FEES_EXCEED_PREMIUM_SHARE with the figures in `details` when FEE_SHARE_POLICY=refuse (503 QUOTE_UNAVAILABLE ' +
-          'when the exchange cannot be read then), else `warning`. An ' +
+          'when the exchange cannot be read then), else `warning`. A wheel may carry ' +
+          '`settings` (docs/trading.md "Wheel settings"; 422 SETTING_OUT_OF_BOUNDS outside the profile\'s bounds, ' +
+          '400 SETTINGS_ONLY_FOR_WHEEL on a put or a call). An ' +
           'Idempotency-Key header makes a retried request answer the same position.',
         body: CreatePositionBody,
         headers: IdempotencyHeaders,
@@ -199,7 +198,8 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
     },
     async (request, reply) => {
       const { userId } = currentUser(request)
-      const { asset, side } = request.body
+      const { asset, side, settings } = request.body
+      if (settings && side !== 'wheel') throw new SettingsNotForLegError()
       const legSide = side === 'wheel' ? 'put' : side
       const currency = collateralCurrencyOf(asset, legSide)
       // more decimals than the collateral has is a 400, never silently rounded
@@ -219,7 +219,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
       const { leg: p, wheelId } =
         side === 'wheel'
-          ? await startWheel(sql, req)
+          ? await startWheel(sql, req, settings && { input: settings, profile })
           : { leg: await requestPosition(sql, { ...req, side }), wheelId: undefined }
       const decimals = decimalsOf(p.collateralCurrency) ?? 0
       return reply.code(202).send({
@@ -257,7 +257,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
           (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
           (select coalesce(sum(f.exchange_fee), 0)::text from position_fills f where f.position_id = p.id) as exchange_fee,
           (select coalesce(sum(f.platform_fee), 0)::text from position_fills f where f.position_id = p.id) as platform_fee,
-          p.cancel_requested_at, p.reason, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
+          p.cancel_requested_at, p.reason, p.leg_settings, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
         from positions p
         where p.user_id = ${userId}
           ${request.query.state ? sql`and p.state = ${request.query.state}` : sql``}
@@ -267,22 +267,12 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const page = rows.slice(0, limit)
       const last = page.at(-1)
       const wheelIds = [...new Set(page.map((r) => r.wheel_id).filter((w): w is string => w !== null))]
-      const wheels = await sql<WheelRow[]>`
-        select id, asset, state, stop_mode, cycles::int as cycles, current_position_id, reason, created_at, stopped_at
+      const wheels = await sql<WheelViewRow[]>`
+        select ${wheelColumns(sql)}
         from wheels where user_id = ${userId} and (state <> 'stopped' or id = any(${wheelIds}::uuid[]))
         order by created_at desc`
       return {
-        wheels: wheels.map((w) => ({
-          id: w.id,
-          asset: w.asset,
-          state: w.state,
-          stopMode: w.stop_mode,
-          cycles: w.cycles,
-          currentPositionId: w.current_position_id,
-          reason: w.reason,
-          createdAt: w.created_at.toISOString(),
-          stoppedAt: w.stopped_at?.toISOString() ?? null,
-        })),
+        wheels: wheels.map((w) => wheelItem(w, profile)),
         positions: page.map(item),
         nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
       }

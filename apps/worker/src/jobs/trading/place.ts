@@ -24,20 +24,26 @@ import { markIvE18 } from '@wh/market'
 import {
   annualisedYieldBps,
   askPrice,
+  chooseStrikeByOtm,
   crossFloor,
   type DecisionFacts,
   type DecisionReason,
   E18,
   expiryChoice,
   expiryFacts,
+  legSettingsOf,
   noStrikeReason,
   type OptionQuote,
+  resolveWheelSettings,
   roundDownToTick,
+  type StoredWheelSettings,
+  selectionProfile,
   sizeFor,
   strikeChoice,
   strikeFacts,
   type TradingProfile,
   tradingProfile,
+  type WheelSettings,
   yieldFacts,
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
@@ -66,7 +72,8 @@ export interface PlaceHooks {
   afterBuyBackSent?: (positionId: string) => Promise<void>
 }
 
-interface Live {
+/** a wheel's leg carries the wheel's settings columns (docs/trading.md "Wheel settings") */
+interface Live extends StoredWheelSettings {
   id: string
   user_id: string
   asset: string
@@ -117,7 +124,8 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       p.collateral_amount::text, p.collateral_currency, f.state as funding_state, f.reason as funding_reason,
       p.instrument, p.size_e18::text, p.filled_e18::text, p.bought_e18::text, p.window_ends_at, p.next_reprice_at,
       p.cancel_requested_at, p.created_at, coalesce(g.paused, false) as paused, w.cost_basis_e18::text as cost_basis,
-      (p.wheel_id is not null) as wheel, p.wheel_id
+      (p.wheel_id is not null) as wheel, p.wheel_id, w.strike_by, w.put_target_delta_bps, w.call_target_delta_bps,
+      w.otm_bps, w.min_tenor_hours, w.max_tenor_days, w.at_expiry
     from positions p
     join subaccounts s on s.id = p.subaccount_id
     left join subaccount_transfers f on f.id = p.funding_transfer_id
@@ -199,6 +207,64 @@ async function wait(sql: Sql, id: string, reason: string): Promise<string> {
   return 'waiting'
 }
 
+interface Picked {
+  expiry: number
+  candidates: Instrument[]
+  pick: OptionQuote
+  /** a wheel's leg: the wheel's settings in effect (docs/trading.md "Wheel settings") */
+  settings: WheelSettings | undefined
+  /** the rule the strike was chosen by, and the candidates (docs/trading.md "Why: the decision log") */
+  strikeReason: DecisionReason
+  facts: DecisionFacts
+}
+
+/** No instrument now: what the leg waits for, and the facts of the decision. */
+interface NotPicked {
+  wait: string
+  reason: DecisionReason
+  facts: DecisionFacts
+}
+
+/**
+ * The expiry and the strike (docs/trading.md "Placing" 1): a wheel's leg by the wheel's settings
+ * (its tenor window; its target delta, or its distance from the index), a single leg by the profile.
+ */
+async function pickInstrument(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): Promise<Picked | NotPicked> {
+  const { profile } = deps
+  const instruments = await market.options(p.asset)
+  const settings = p.wheel ? resolveWheelSettings(p, profile) : undefined
+  const rule = settings ? selectionProfile(profile, settings) : profile
+  const expiries = expiryChoice(
+    instruments.map((i) => i.option_details?.expiry ?? 0),
+    now.getTime(),
+    rule,
+  )
+  const expiry = expiries.chosen
+  const facts = { expiries: expiryFacts(expiries, rule) }
+  if (expiry === undefined) return { wait: 'no expiry inside the tenor window', reason: 'no_expiry_in_range', facts }
+  const type = p.side === 'put' ? 'P' : 'C'
+  const candidates = instruments.filter(
+    (i) => i.option_details?.expiry === expiry && i.option_details.option_type === type,
+  )
+  const { quotes, indexE18 } = await optionQuotes(market, candidates, expiry, type)
+  // a wheel's call is never sold below what the underlying cost (docs/trading.md "The wheel")
+  const minStrike = BigInt(p.cost_basis ?? '0')
+  const strikes = strikeChoice(quotes, p.side, rule, minStrike, { tenorMs: expiry * 1000 - now.getTime(), indexE18 })
+  const chosen = { ...facts, strikes: strikeFacts(strikes, p.side, rule, minStrike) }
+  if (settings?.strikeBy === 'otm') {
+    const tolerance = profile.wheelSettingBounds.otmToleranceBps
+    const pick = chooseStrikeByOtm(quotes, p.side, indexE18, settings.otmBps, tolerance, minStrike)
+    if (!pick)
+      return { wait: 'no strike near the target distance from the index', reason: 'no_strike_within_tolerance', facts }
+    const byOtm = { ...chosen, strikes: { ...chosen.strikes, chosen: pick.instrument } }
+    return { expiry, candidates, pick, settings, strikeReason: 'nearest_otm_distance', facts: byOtm }
+  }
+  const pick = strikes.chosen
+  if (!pick)
+    return { wait: 'no strike near the target delta', reason: noStrikeReason(strikes, p.side, rule), facts: chosen }
+  return { expiry, candidates, pick, settings, strikeReason: 'nearest_target_delta', facts: chosen }
+}
+
 /** requested → placing: the instrument, the size and the window (docs/trading.md "Placing" 1–2). */
 async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): Promise<string> {
   const { sql, profile } = deps
@@ -210,26 +276,9 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
     why('waiting', reason, facts).then(() => wait(sql, p.id, text))
   if (p.stopped_at) return waiting('subaccount_stopped', 'the subaccount is stopped by reconciliation')
   if (p.paused) return waiting('side_paused', `selling ${p.side}s on ${p.asset} is paused by a signal`)
-  const instruments = await market.options(p.asset)
-  const expiries = expiryChoice(
-    instruments.map((i) => i.option_details?.expiry ?? 0),
-    now.getTime(),
-    profile,
-  )
-  const expiry = expiries.chosen
-  const facts = { expiries: expiryFacts(expiries, profile) }
-  if (expiry === undefined) return waiting('no_expiry_in_range', 'no expiry inside the profile tenor window', facts)
-  const type = p.side === 'put' ? 'P' : 'C'
-  const candidates = instruments.filter(
-    (i) => i.option_details?.expiry === expiry && i.option_details.option_type === type,
-  )
-  const { quotes, indexE18 } = await optionQuotes(market, candidates, expiry, type)
-  // a wheel's call is never sold below what the underlying cost (docs/trading.md "The wheel")
-  const minStrike = BigInt(p.cost_basis ?? '0')
-  const strikes = strikeChoice(quotes, p.side, profile, minStrike, { tenorMs: expiry * 1000 - now.getTime(), indexE18 })
-  const pick = strikes.chosen
-  const chosen = { ...facts, strikes: strikeFacts(strikes, p.side, profile, minStrike) }
-  if (!pick) return waiting(noStrikeReason(strikes, p.side, profile), 'no strike near the target delta', chosen)
+  const picked = await pickInstrument(deps, market, p, now)
+  if ('wait' in picked) return waiting(picked.reason, picked.wait, picked.facts)
+  const { expiry, candidates, pick, settings, facts: chosen } = picked
   const inst = candidates.find((i) => i.instrument_name === pick.instrument) as Instrument
   const size = sizeFor(
     p.side,
@@ -256,11 +305,13 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   const ivE18 = markIvE18(await market.ticker(pick.instrument))
   const [placed] = await sql`update positions set state = 'placing', instrument = ${pick.instrument},
     strike_e18 = ${pick.strikeE18.toString()}, expiry_sec = ${expiry}, size_e18 = ${size.toString()},
-    iv_e18 = ${ivE18 === null ? null : ivE18.toString()}, window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
+    iv_e18 = ${ivE18 === null ? null : ivE18.toString()},
+    leg_settings = ${settings ? sql.json(legSettingsOf(p.side, settings) as never) : null},
+    window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
     where id = ${p.id} and state = 'requested' returning id`
   if (placed) {
-    await why('expiry_chosen', 'nearest_expiry_in_window', facts)
-    await why('strike_chosen', 'nearest_target_delta', { strikes: yielded.strikes, yield: yielded.yield })
+    await why('expiry_chosen', 'nearest_expiry_in_window', { expiries: chosen.expiries })
+    await why('strike_chosen', picked.strikeReason, { strikes: yielded.strikes, yield: yielded.yield })
   }
   await publishChosen(deps, market, p, pick, index, now)
   return 'chosen'
@@ -277,8 +328,8 @@ async function optionQuotes(
   let indexE18 = 0n
   for (const i of candidates) {
     const t = await market.ticker(i.instrument_name)
+    indexE18 = indexE18 > 0n ? indexE18 : toE18(t.index_price)
     if (!t.option_pricing) continue
-    indexE18 = toE18(t.index_price)
     quotes.push({
       instrument: i.instrument_name,
       expirySec: expiry,

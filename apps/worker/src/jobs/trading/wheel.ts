@@ -50,6 +50,8 @@ interface WheelRow {
   /** the conversion round of the current leg, if any (docs/trading.md "Conversions") */
   conversion_state: string | null
   last_attempt_at: Date | null
+  /** 'settle': the wheel stops after an expiry instead of opening the next leg (docs/trading.md "Wheel settings") */
+  at_expiry: string | null
 }
 
 export interface WheelSummary {
@@ -71,7 +73,7 @@ async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {
   const now = deps.clock.now()
   const rows = await sql<WheelRow[]>`
     select w.id, w.user_id, w.asset, w.subaccount_id, s.exchange_id::text, w.state, w.current_position_id,
-      p.state as leg_state, p.outcome as leg_outcome, c.state as conversion_state, w.last_attempt_at
+      p.state as leg_state, p.outcome as leg_outcome, c.state as conversion_state, w.last_attempt_at, w.at_expiry
     from wheels w join subaccounts s on s.id = w.subaccount_id
     left join positions p on p.id = w.current_position_id
     left join conversions c on c.position_id = w.current_position_id
@@ -149,6 +151,14 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
       why,
       'awaiting_conversion',
     )
+  if (w.at_expiry === 'settle' && w.leg_state === 'settled') {
+    // the leg expired (and an in-the-money one was converted, above): the wheel ends here
+    const [stopped] = await sql`update wheels set state = 'stopped', stop_mode = 'after_cycle', stopped_at = ${now},
+      current_position_id = null, reason = 'stopped after the expiry (at expiry: settle)', updated_at = now()
+      where id = ${w.id} and state = 'running' returning id`
+    if (stopped) await why('stopped', 'stopped_at_expiry')
+    return 'settled_stopped'
+  }
   if (pastWheelDeadline(now))
     return skip(sql, w.id, 'after the 20:00 UTC deadline: the next leg waits for tomorrow', now, why, 'deadline_passed')
   if (w.last_attempt_at && now.getTime() - w.last_attempt_at.getTime() < WHEEL_RETRY_MS) return 'waiting_retry'
