@@ -22,6 +22,7 @@ import { registerErrorHandling, sendError } from './plugins/errors'
 import { metricsPlugin } from './plugins/metrics'
 import { openapiPlugin } from './plugins/openapi'
 import { websocketPlugin } from './plugins/websocket'
+import accountWsRoutes from './routes/account-ws/index'
 import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
 import liabilitiesRoutes from './routes/liabilities/index'
@@ -63,6 +64,8 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
   'req.headers["x-signature"]',
   'req.headers["x-signal-signature"]',
+  // WS /ws/account's token may come in this header (protocols ['wh.bearer', token])
+  'req.headers["sec-websocket-protocol"]',
 ]
 
 /**
@@ -214,6 +217,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...(deps.marketData?.heartbeatMs !== undefined && { heartbeatMs: deps.marketData.heartbeatMs }),
     ...(deps.marketData?.maxBufferedBytes !== undefined && { maxBufferedBytes: deps.marketData.maxBufferedBytes }),
   })
+  await app.register(accountWsRoutes, { sql, clock })
   await app.register(marketRoutes, {
     sql,
     redis: deps.redis,
