@@ -53,6 +53,8 @@ export interface ServerDeps {
     heartbeatMs?: number
     maxBufferedBytes?: number
   }
+  /** WS /ws/account: how long a connection may wait before its token (default AUTH_TIMEOUT_MS) */
+  accountStream?: { authTimeoutMs?: number }
 }
 
 /** Request bodies above this are refused with 413 before any handler runs. */
@@ -217,7 +219,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...(deps.marketData?.heartbeatMs !== undefined && { heartbeatMs: deps.marketData.heartbeatMs }),
     ...(deps.marketData?.maxBufferedBytes !== undefined && { maxBufferedBytes: deps.marketData.maxBufferedBytes }),
   })
-  await app.register(accountWsRoutes, { sql, clock })
+  await app.register(accountWsRoutes, { sql, clock, ...deps.accountStream })
   await app.register(marketRoutes, {
     sql,
     redis: deps.redis,

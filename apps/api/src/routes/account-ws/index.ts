@@ -7,6 +7,7 @@
 import { type Clock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { errorBody } from '../../plugins/errors'
 import { openAccountSession } from './session'
 import { AccountStreams } from './streams'
@@ -24,7 +25,7 @@ declare module 'fastify' {
   }
 }
 
-export default async function accountWsRoutes(app: FastifyInstance, opts: AccountWsOptions) {
+async function accountWsRoutes(app: FastifyInstance, opts: AccountWsOptions) {
   const streams = new AccountStreams(opts.sql, app.log)
   await streams.start()
   app.decorate('accountStreams', streams)
@@ -58,3 +59,6 @@ export default async function accountWsRoutes(app: FastifyInstance, opts: Accoun
     wsHandler: (socket, request) => openAccountSession(app, deps, socket, request),
   })
 }
+
+/** Not encapsulated: `app.accountStreams` (its counters) is visible to the whole server (metrics, tests). */
+export default fp(accountWsRoutes, { name: 'account-ws' })

@@ -1,0 +1,296 @@
+/**
+ * WS /ws/account over real sockets, on real Postgres (migration 0022's triggers, LISTEN/NOTIFY) and
+ * Redis: the token by first message and by subprotocol, never by query; events in `seq` order as
+ * rows change through the domain (POST /withdrawals) and through SQL as the worker writes them; a
+ * reconnect with `fromSeq` gets exactly the missed events; two API instances, each with its own
+ * database pool and LISTEN, both deliver; another user's events never arrive (docs/account-stream.md).
+ */
+import { randomBytes } from 'node:crypto'
+import { createDatabase, type Database } from '@wh/db'
+import { append } from '@wh/ledger'
+import { buildChainRegistry } from '@wh/wallet'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { buildServer } from '../src/server'
+import { type Msg, waitFor } from './market-support'
+import { type Api, newAccount, signIn, startApi } from './support'
+
+const DEST = '0x52908400098527886E0F7030069857D2E4169EE7'
+const AUTH_TIMEOUT_MS = 300
+
+interface Client {
+  ws: WebSocket
+  messages: Msg[]
+  closed?: { code: number; reason: string }
+  send(m: unknown): void
+  next(pred: (m: Msg) => boolean, what: string): Promise<Msg>
+  events(): Msg[]
+}
+
+function url(app: FastifyInstance, query = ''): string {
+  const addr = app.server.address()
+  if (!addr || typeof addr === 'string') throw new Error('not listening')
+  return `ws://127.0.0.1:${addr.port}/ws/account${query}`
+}
+
+async function open(target: string, protocols?: string[]): Promise<Client> {
+  const ws = new WebSocket(target, protocols)
+  const c: Client = {
+    ws,
+    messages: [],
+    send: (m) => ws.send(typeof m === 'string' ? m : JSON.stringify(m)),
+    next: (pred, what) => waitFor(() => c.messages.find(pred), what),
+    events: () => c.messages.filter((m) => m.type === 'event'),
+  }
+  ws.on('message', (data) => c.messages.push(JSON.parse(String(data))))
+  ws.on('close', (code, reason) => {
+    c.closed = { code, reason: String(reason) }
+  })
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve())
+    ws.once('error', reject)
+  })
+  return c
+}
+
+describe('WS /ws/account', () => {
+  let api: Api
+  let b: FastifyInstance
+  let bDb: Database
+  const clients: Client[] = []
+
+  /** A connection of `token`'s user to `app`, authenticated by its first message and subscribed. */
+  async function subscribed(app: FastifyInstance, token: string, fromSeq?: number) {
+    const c = await open(url(app))
+    clients.push(c)
+    c.send({ type: 'auth', token })
+    await c.next((m) => m.type === 'authenticated', 'authenticated')
+    c.send(fromSeq === undefined ? { type: 'subscribe' } : { type: 'subscribe', fromSeq })
+    await c.next((m) => m.type === (fromSeq === undefined ? 'snapshot' : 'replayed'), 'start')
+    return c
+  }
+
+  /** A signed-in user holding 1,000 USDC in transit. */
+  async function user() {
+    const account = newAccount()
+    const token = await signIn(api.app, account)
+    const sql = api.ctx.database.sql
+    const [row] = await sql<{ id: string }[]>`select id from users where wallet_address = ${account.address}`
+    const userId = row?.id as string
+    const txHash = `0x${randomBytes(32).toString('hex')}`
+    await append(sql, {
+      type: 'deposit_detected',
+      payload: { userId, chain: 'base', txHash, logIndex: 1, currency: 'USDC', amount: 1_000_000_000n },
+      occurredAt: new Date(),
+    })
+    return { userId, token, auth: { authorization: `Bearer ${token}` } }
+  }
+
+  /** A deposit row as the scanner inserts it (the trigger makes it a `deposit.credited`). */
+  const depositRow = (userId: string, amount: bigint) => api.ctx.database.sql`
+    insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
+    values ('base', ${`0x${randomBytes(32).toString('hex')}`}, 0, 1, ${userId}, 0, ${DEST}, 'USDC', ${amount.toString()}, 'detected')`
+
+  const withdraw = async (auth: Record<string, string>, amount: string) => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/withdrawals',
+      headers: auth,
+      payload: { chain: 'base', asset: 'USDC', amount, destination: DEST },
+    })
+    expect(res.statusCode, res.body).toBe(202)
+    return res.json().id as string
+  }
+
+  beforeAll(async () => {
+    api = await startApi({}, { authTimeoutMs: AUTH_TIMEOUT_MS })
+    await api.seedPrice('ETH', '3000')
+    await api.app.listen({ port: 0, host: '127.0.0.1' })
+    // a second API instance on the same database, with its own pool and its own LISTEN connection
+    bDb = createDatabase(api.ctx.config.databaseUrl, { max: 4 })
+    b = await buildServer({
+      config: api.ctx.config,
+      database: bDb,
+      redis: api.redis,
+      keyring: api.keyring.publicOnly(),
+      chains: buildChainRegistry(api.ctx.config),
+      clock: api.clock,
+      logger: false,
+      marketData: { names: api.names },
+    })
+    await b.listen({ port: 0, host: '127.0.0.1' })
+  })
+  afterAll(async () => {
+    for (const c of clients) c.ws.terminate()
+    await b?.close()
+    await bDb?.close()
+    await api?.close()
+  })
+
+  it('authenticates by the first message; the snapshot carries balances, legs, wheels and the last seq', async () => {
+    const { token, userId } = await user()
+    const c = await subscribed(api.app, token)
+    expect(c.messages[0]).toEqual({ type: 'authenticated', userId })
+    const snap = c.messages.find((m) => m.type === 'snapshot') as Msg
+    expect(snap).toEqual({
+      type: 'snapshot',
+      seq: 0,
+      balances: [{ account: 'transit', currency: 'USDC', amount: '1000000000' }],
+      positions: [],
+      wheels: [],
+    })
+  })
+
+  it('authenticates by the Sec-WebSocket-Protocol header (wh.bearer, token), echoing only wh.bearer', async () => {
+    const { token, userId } = await user()
+    const c = await open(url(api.app), ['wh.bearer', token])
+    clients.push(c)
+    expect(c.ws.protocol).toBe('wh.bearer')
+    await c.next((m) => m.type === 'authenticated' && m.userId === userId, 'authenticated')
+    c.send({ type: 'subscribe' })
+    await c.next((m) => m.type === 'snapshot', 'snapshot')
+  })
+
+  it('refuses a token in the query string (4400), a bad token (4401) and silence (4408)', async () => {
+    const { token } = await user()
+    const q = await open(url(api.app, `?token=${token}`))
+    await waitFor(() => q.closed, 'query close')
+    expect(q.closed?.code).toBe(4400)
+    expect(q.messages).toEqual([])
+
+    const bad = await open(url(api.app))
+    bad.send({ type: 'auth', token: `${token.slice(0, -4)}AAAA` })
+    await waitFor(() => bad.closed, 'bad token close')
+    expect(bad.closed?.code).toBe(4401)
+
+    const badProtocol = await open(url(api.app), ['wh.bearer', 'not.a.jwt'])
+    await waitFor(() => badProtocol.closed, 'bad protocol close')
+    expect(badProtocol.closed?.code).toBe(4401)
+
+    const silent = await open(url(api.app))
+    silent.send({ type: 'subscribe' })
+    await silent.next((m) => m.type === 'error' && m.code === 'NOT_AUTHENTICATED', 'not authenticated')
+    await waitFor(() => silent.closed, 'timeout close')
+    expect(silent.closed?.code).toBe(4408)
+  })
+
+  it('sends events in seq order as rows change: deposit, withdrawal requested, sent, confirmed', async () => {
+    const { token, userId, auth } = await user()
+    const c = await subscribed(api.app, token)
+    await depositRow(userId, 5_000_000n)
+    const id = await withdraw(auth, '25')
+    const sql = api.ctx.database.sql
+    const hash = `0x${'ab'.repeat(32)}`
+    await sql`update withdrawals set tx_hash = ${hash}, updated_at = now() where id = ${id}`
+    await sql`update withdrawals set state = 'sent', sent_at = now() where id = ${id}`
+    await waitFor(() => c.events().length >= 4, 'four events')
+    const events = c.events()
+    expect(events.map((e) => [e.seq, e.kind])).toEqual([
+      [1, 'deposit.credited'],
+      [2, 'withdrawal.requested'],
+      [3, 'withdrawal.sent'],
+      [4, 'withdrawal.confirmed'],
+    ])
+    expect(events[0]?.data).toMatchObject({ currency: 'USDC', amount: '5000000', chain: 'base' })
+    expect(events[1]?.data).toEqual({
+      withdrawalId: id,
+      state: 'requested',
+      chain: 'base',
+      currency: 'USDC',
+      amount: '25000000',
+      destination: DEST,
+    })
+    expect(events[2]?.data).toMatchObject({ withdrawalId: id, state: 'requested', txHash: hash })
+    expect(events[3]?.data).toMatchObject({ withdrawalId: id, state: 'sent', txHash: hash })
+    expect(Date.parse(events[3]?.at)).toBeGreaterThan(0)
+  })
+
+  it('allocates one user’s seq without gaps under concurrent transactions', async () => {
+    const { token, userId } = await user()
+    const c = await subscribed(api.app, token)
+    await Promise.all(Array.from({ length: 20 }, (_, i) => depositRow(userId, BigInt(i + 1))))
+    await waitFor(() => c.events().length >= 20, 'twenty events')
+    expect(c.events().map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+    const rows = await api.ctx.database.sql<{ seq: string }[]>`
+      select seq from account_events where user_id = ${userId} order by seq`
+    expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+  })
+
+  it('a reconnect with fromSeq gets exactly the missed events, then live ones', async () => {
+    const { token, userId } = await user()
+    const first = await subscribed(api.app, token)
+    await depositRow(userId, 1n)
+    await depositRow(userId, 2n)
+    await waitFor(() => first.events().length >= 2, 'two events')
+    const last = first.events().at(-1)?.seq as number
+    first.ws.close()
+    await waitFor(() => first.closed, 'closed')
+    for (const n of [3n, 4n, 5n]) await depositRow(userId, n)
+
+    const again = await subscribed(b, token, last)
+    const replayed = again.messages.find((m) => m.type === 'replayed') as Msg
+    expect(replayed).toEqual({ type: 'replayed', fromSeq: 2, seq: 5 })
+    expect(again.events().map((e) => [e.seq, e.data.amount])).toEqual([
+      [3, '3'],
+      [4, '4'],
+      [5, '5'],
+    ])
+    await depositRow(userId, 6n)
+    await waitFor(() => again.events().length >= 4, 'live event')
+    expect(again.events().map((e) => e.seq)).toEqual([3, 4, 5, 6])
+  })
+
+  it('asks for a resnapshot when fromSeq cannot be replayed', async () => {
+    const { token } = await user()
+    const c = await open(url(api.app))
+    clients.push(c)
+    c.send({ type: 'auth', token })
+    c.send({ type: 'subscribe', fromSeq: 7 })
+    const msg = await c.next((m) => m.type === 'resnapshot', 'resnapshot')
+    expect(msg).toMatchObject({ reason: 'ahead', latestSeq: 0 })
+    // the connection stays open: a subscribe without fromSeq takes the snapshot
+    c.send({ type: 'subscribe' })
+    await c.next((m) => m.type === 'snapshot', 'snapshot')
+  })
+
+  it('two API instances both deliver; another user’s events never arrive', async () => {
+    const alice = await user()
+    const bob = await user()
+    const onA = await subscribed(api.app, alice.token)
+    const onB = await subscribed(b, alice.token)
+    const bobOnA = await subscribed(api.app, bob.token)
+    const bobOnB = await subscribed(b, bob.token)
+    await depositRow(alice.userId, 11n)
+    await withdraw(alice.auth, '12')
+    await depositRow(bob.userId, 13n)
+    for (const c of [onA, onB]) {
+      await waitFor(() => c.events().length >= 2, 'alice on both')
+      expect(c.events().map((e) => [e.seq, e.kind])).toEqual([
+        [1, 'deposit.credited'],
+        [2, 'withdrawal.requested'],
+      ])
+    }
+    for (const c of [bobOnA, bobOnB]) {
+      await waitFor(() => c.events().length >= 1, 'bob')
+      expect(c.events().map((e) => [e.seq, e.data.amount])).toEqual([[1, '13']])
+    }
+    // nothing of alice's reached bob, on either instance
+    await depositRow(bob.userId, 14n)
+    await waitFor(() => bobOnB.events().length >= 2, 'bob again')
+    for (const c of [bobOnA, bobOnB]) expect(c.events().every((e) => e.data.amount !== '11')).toBe(true)
+  })
+
+  it('the same seq is never sent twice to two sockets of one user on one instance (one read per wake)', async () => {
+    const { token, userId } = await user()
+    const one = await subscribed(api.app, token)
+    const two = await subscribed(api.app, token)
+    const reads = api.app.accountStreams.stats.reads
+    for (let i = 1n; i <= 5n; i++) await depositRow(userId, i)
+    await waitFor(() => one.events().length >= 5 && two.events().length >= 5, 'both')
+    expect(one.events().map((e) => e.seq)).toEqual([1, 2, 3, 4, 5])
+    expect(two.events().map((e) => e.seq)).toEqual([1, 2, 3, 4, 5])
+    // at most one read per notification, whatever the number of sockets
+    expect(api.app.accountStreams.stats.reads - reads).toBeLessThanOrEqual(5)
+  })
+})
