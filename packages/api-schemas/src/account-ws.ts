@@ -2,6 +2,7 @@
  * Messages of WS /ws/account (docs/account-stream.md): the signed-in user's own events, resumable
  * by sequence number. The route validates the client's messages with these and sends the server's
  * in these shapes; the AsyncAPI document (apps/api/src/routes/account-ws/channel.ts) publishes them.
+ * `pong` and `heartbeat` are the other streams' (@wh/market PongMessage, HeartbeatMessage).
  */
 import { ACCOUNT_EVENT_KINDS } from '@wh/trading'
 import Type, { type Static } from 'typebox'
@@ -110,9 +111,4 @@ export const AccountErrorMessage = Type.Object(
     message: Type.String(),
   },
   { $id: 'AccountError', additionalProperties: false },
-)
-
-export const AccountPongMessage = Type.Object(
-  { type: Type.Literal('pong') },
-  { $id: 'AccountPong', additionalProperties: false },
 )
