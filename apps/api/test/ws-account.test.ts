@@ -6,6 +6,7 @@
  * database pool and LISTEN, both deliver; another user's events never arrive (docs/account-stream.md).
  */
 import { randomBytes } from 'node:crypto'
+import { openAccountStream, type WebSocketLike } from '@wh/client'
 import { createDatabase, type Database } from '@wh/db'
 import { append } from '@wh/ledger'
 import { buildChainRegistry } from '@wh/wallet'
@@ -292,5 +293,34 @@ describe('WS /ws/account', () => {
     expect(two.events().map((e) => e.seq)).toEqual([1, 2, 3, 4, 5])
     // at most one read per notification, whatever the number of sockets
     expect(api.app.accountStreams.stats.reads - reads).toBeLessThanOrEqual(5)
+  })
+
+  it('@wh/client openAccountStream resumes after the server drops it: every event once, in order', async () => {
+    const { token, userId } = await user()
+    const seen: number[] = []
+    const stream = openAccountStream({
+      baseUrl: `http://127.0.0.1:${(api.app.server.address() as { port: number }).port}`,
+      token,
+      connect: (u) => new WebSocket(u) as unknown as WebSocketLike,
+      onEvent: (e) => seen.push(e.seq),
+      initialDelayMs: 50,
+    })
+    try {
+      await waitFor(() => stream.lastSeq === 0, 'the snapshot')
+      await depositRow(userId, 1n)
+      await depositRow(userId, 2n)
+      await waitFor(() => seen.length >= 2, 'two events')
+      // the server drops every connection of this instance (as a restart or a slow-reader drop would)
+      for (const c of [...api.app.fanout.clients()]) c.terminate()
+      for (const n of [3n, 4n, 5n]) await depositRow(userId, n)
+      await waitFor(() => seen.length >= 5, 'the missed events')
+      await depositRow(userId, 6n)
+      await waitFor(() => seen.length >= 6, 'a live event')
+      expect(seen).toEqual([1, 2, 3, 4, 5, 6])
+      expect(stream.stats.reconnects).toBeGreaterThanOrEqual(1)
+      expect(stream.stats.gaps).toBe(0)
+    } finally {
+      stream.close()
+    }
   })
 })
