@@ -207,6 +207,67 @@ describe('WS /ws/account', () => {
     expect(Date.parse(events[3]?.at)).toBeGreaterThan(0)
   })
 
+  it('legs, orders, fills, settlements, wheels, conversions and stops are events too', async () => {
+    const { token, userId } = await user()
+    const c = await subscribed(api.app, token)
+    const sql = api.ctx.database.sql
+    const [sub] = await sql<{ id: string }[]>`
+      insert into subaccounts (user_id, asset) values (${userId}, 'ETH') returning id`
+    const subId = sub?.id as string
+    const [wheel] = await sql<{ id: string }[]>`
+      insert into wheels (user_id, asset, subaccount_id, state) values (${userId}, 'ETH', ${subId}, 'running') returning id`
+    const wheelId = wheel?.id as string
+    const [pos] = await sql<{ id: string }[]>`
+      insert into positions (user_id, asset, side, wheel_id, subaccount_id, state, collateral_currency, collateral_amount)
+      values (${userId}, 'ETH', 'put', ${wheelId}, ${subId}, 'requested', 'USDC', '2700000000') returning id`
+    const positionId = pos?.id as string
+    await sql`update positions set state = 'funding' where id = ${positionId}`
+    await sql`update positions set state = 'placing', instrument = 'ETH-20260109-2700-P' where id = ${positionId}`
+    await sql`update positions set order_id = 'o-1', size_e18 = '1000000000000000000' where id = ${positionId}`
+    // an update the stream does not show (a reprice time) is no event
+    await sql`update positions set next_reprice_at = now() where id = ${positionId}`
+    await sql`
+      insert into position_fills (trade_id, position_id, user_id, subaccount_id, amount_e18, price_e18, premium,
+        exchange_fee, platform_fee, traded_at)
+      values (${`t-${positionId}`}, ${positionId}, ${userId}, ${subId}, '1000000000000000000', '31000000000000000000',
+        '31000000', '100000', '310000', now())`
+    await sql`update positions set state = 'open', filled_e18 = '1000000000000000000' where id = ${positionId}`
+    await sql`update positions set state = 'settled', outcome = 'itm', settlement_cost = '5000000' where id = ${positionId}`
+    await sql`
+      insert into conversions (wheel_id, position_id, user_id, subaccount_id, asset, direction, trigger, state,
+        sell_currency, buy_currency)
+      values (${wheelId}, ${positionId}, ${userId}, ${subId}, 'ETH', 'to_underlying', 'after_settlement', 'planned',
+        'USDC', 'ETH')`
+    await sql`update wheels set state = 'stopping', stop_mode = 'after_cycle' where id = ${wheelId}`
+    await sql`update subaccounts set stopped_at = now(), stop_reason = 'reconciliation: balance differs' where id = ${subId}`
+    const kinds = [
+      'wheel.state',
+      'position.state',
+      'position.state',
+      'position.funded',
+      'order.placed',
+      'fill',
+      'position.state',
+      'position.settled',
+      'conversion',
+      'wheel.state',
+      'subaccount.stopped',
+    ]
+    await waitFor(() => c.events().length >= kinds.length, 'every event')
+    const events = c.events()
+    expect(events.map((e) => e.kind)).toEqual(kinds)
+    expect(events.map((e) => e.seq)).toEqual(kinds.map((_, i) => i + 1))
+    expect(events[2]?.data).toMatchObject({ positionId, state: 'funding', from: 'requested' })
+    expect(events[4]?.data).toMatchObject({ positionId, orderId: 'o-1', sizeE18: '1000000000000000000' })
+    expect(events[5]?.data).toMatchObject({ positionId, premium: '31000000', platformFee: '310000' })
+    expect(events[7]?.data).toMatchObject({ state: 'settled', outcome: 'itm', settlementCost: '5000000' })
+    expect(events[8]?.data).toMatchObject({ direction: 'to_underlying', state: 'planned', sellCurrency: 'USDC' })
+    expect(events[9]?.data).toMatchObject({ wheelId, state: 'stopping', from: 'running', stopMode: 'after_cycle' })
+    expect(events[10]?.data).toMatchObject({ subaccountId: subId, reason: 'reconciliation: balance differs' })
+    // the account_events rows are append-only
+    await expect(sql`update account_events set kind = 'x' where user_id = ${userId}`).rejects.toThrow()
+  })
+
   it('allocates one user’s seq without gaps under concurrent transactions', async () => {
     const { token, userId } = await user()
     const c = await subscribed(api.app, token)
