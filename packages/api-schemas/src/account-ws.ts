@@ -6,6 +6,7 @@
  */
 import { ACCOUNT_EVENT_KINDS } from '@wh/trading'
 import Type, { type Static } from 'typebox'
+import { LiteralUnion } from './literals'
 
 const Seq = (description: string) => Type.Integer({ minimum: 0, description })
 
@@ -67,10 +68,7 @@ export const AccountEventMessage = Type.Object(
   {
     type: Type.Literal('event'),
     seq: Type.Integer({ minimum: 1, description: 'per user, +1 per event, no gaps' }),
-    kind: Type.Union(
-      ACCOUNT_EVENT_KINDS.map((k) => Type.Literal(k)),
-      { description: 'docs/account-stream.md "Events"' },
-    ),
+    kind: LiteralUnion(ACCOUNT_EVENT_KINDS, { description: 'docs/account-stream.md "Events"' }),
     at: Type.String({ format: 'date-time' }),
     data: Type.Record(Type.String(), Type.Unknown(), {
       description: 'ids, states, tx hashes; amounts as base-unit strings with their currency',
