@@ -67,6 +67,24 @@ async function startFrom(
   return client.send(JSON.stringify({ type: 'replayed', fromSeq, seq: s.lastSeq }))
 }
 
+/** A client frame as one of the client messages, or the error it gets. */
+function parseClientMessage(
+  data: Buffer,
+  isBinary: boolean,
+): AccountClientMessage | { error: (typeof ACCOUNT_ERRORS)[keyof typeof ACCOUNT_ERRORS] } {
+  if (isBinary) return { error: ACCOUNT_ERRORS.binary }
+  if (data.length > MAX_ACCOUNT_MESSAGE_CHARS) return { error: ACCOUNT_ERRORS.tooLarge }
+  let msg: unknown
+  try {
+    msg = JSON.parse(data.toString('utf8'))
+  } catch {
+    return { error: ACCOUNT_ERRORS.notJson }
+  }
+  return Value.Check(AccountClientMessageSchema, msg)
+    ? (msg as AccountClientMessage)
+    : { error: ACCOUNT_ERRORS.notAMessage }
+}
+
 /** Closes the socket when the token expires (a token lives 7 days, well within setTimeout's limit). */
 function closeAtExpiry(deps: SessionDeps, expiresAtMs: number, close: () => void): NodeJS.Timeout {
   const left = expiresAtMs - deps.clock.now().getTime()
@@ -116,16 +134,8 @@ export function openAccountSession(
   }
 
   const onMessage = async (data: Buffer, isBinary: boolean) => {
-    if (isBinary) return client.send(accountErrorFrame(ACCOUNT_ERRORS.binary))
-    if (data.length > MAX_ACCOUNT_MESSAGE_CHARS) return client.send(accountErrorFrame(ACCOUNT_ERRORS.tooLarge))
-    let msg: unknown
-    try {
-      msg = JSON.parse(data.toString('utf8'))
-    } catch {
-      return client.send(accountErrorFrame(ACCOUNT_ERRORS.notJson))
-    }
-    if (!Value.Check(AccountClientMessageSchema, msg)) return client.send(accountErrorFrame(ACCOUNT_ERRORS.notAMessage))
-    const m = msg as AccountClientMessage
+    const m = parseClientMessage(data, isBinary)
+    if ('error' in m) return client.send(accountErrorFrame(m.error))
     if (m.type === 'ping') return client.send('{"type":"pong"}')
     if (m.type === 'auth') {
       if (sink) return client.send(accountErrorFrame(ACCOUNT_ERRORS.alreadyAuthenticated))

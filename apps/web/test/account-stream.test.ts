@@ -3,12 +3,14 @@
  * by the API (CONSOLE_DIR), a wallet signs in, and rows changed in Postgres the way the worker
  * changes them (a deposit credited, a withdrawal requested through the API, then broadcast) appear
  * on the page as events in `seq` order over WS /ws/account, whose URL never carries the token.
- * Screenshots: test-output/browser/account-stream-*.png.
+ * Screenshots: test-output/browser/account-stream-*.png. It lives with the other Chromium tests
+ * (apps/web/test: the DOM and playwright-core types are this package's, not the API's).
  */
 import { mkdirSync, rmSync } from 'node:fs'
 import type { Browser } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Api, startApi } from '../../api/test/support'
 import {
   buildConsole,
   connectAndSignIn,
@@ -17,8 +19,7 @@ import {
   listenLocal,
   SCREENSHOTS,
   walletBrowser,
-} from '../../web/test/support'
-import { type Api, startApi } from './support'
+} from './support'
 
 const DEST = '0x52908400098527886E0F7030069857D2E4169EE7'
 
