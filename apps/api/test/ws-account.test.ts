@@ -176,6 +176,16 @@ describe('WS /ws/account', () => {
     expect(silent.closed?.code).toBe(4408)
   })
 
+  it('closes 4401 when the token expires while connected', async () => {
+    const { userId } = await user()
+    const short = api.app.jwt.sign({ sub: userId }, { expiresIn: '1s' })
+    const c = await open(url(api.app), ['wh.bearer', short])
+    clients.push(c)
+    await c.next((m) => m.type === 'authenticated', 'authenticated')
+    await waitFor(() => c.closed, 'expiry close', 5_000)
+    expect(c.closed).toEqual({ code: 4401, reason: 'the token expired: connect again with a new one' })
+  })
+
   it('sends events in seq order as rows change: deposit, withdrawal requested, sent, confirmed', async () => {
     const { token, userId, auth } = await user()
     const c = await subscribed(api.app, token)

@@ -85,9 +85,12 @@ function parseClientMessage(
     : { error: ACCOUNT_ERRORS.notAMessage }
 }
 
-/** Closes the socket when the token expires (a token lives 7 days, well within setTimeout's limit). */
-function closeAtExpiry(deps: SessionDeps, expiresAtMs: number, close: () => void): NodeJS.Timeout {
-  const left = expiresAtMs - deps.clock.now().getTime()
+/**
+ * Closes the socket when the token expires (a token lives 7 days, well within setTimeout's limit).
+ * Wall-clock time, as the token's verification uses.
+ */
+function closeAtExpiry(expiresAtMs: number, close: () => void): NodeJS.Timeout {
+  const left = expiresAtMs - Date.now()
   const timer = setTimeout(close, Math.max(0, Math.min(left, MAX_TIMER_MS)))
   timer.unref()
   return timer
@@ -127,7 +130,7 @@ export function openAccountSession(
       return false
     }
     clearTimeout(timer)
-    timer = closeAtExpiry(deps, user.expiresAtMs, () => close(ACCOUNT_CLOSE.expired))
+    timer = closeAtExpiry(user.expiresAtMs, () => close(ACCOUNT_CLOSE.expired))
     sink = { userId: user.userId, lastSeq: 0, subscribed: false, send: (text) => client.send(text) }
     client.send(JSON.stringify({ type: 'authenticated', userId: user.userId }))
     return true
