@@ -326,6 +326,29 @@ describe('WS /ws/account', () => {
     await c.next((m) => m.type === 'snapshot', 'snapshot')
   })
 
+  it('asks for a resnapshot when the gap is over 1,000 events or its first event is over a day old', async () => {
+    const { token, userId } = await user()
+    const resume = async (fromSeq: number) => {
+      const c = await open(url(api.app))
+      clients.push(c)
+      c.send({ type: 'auth', token })
+      c.send({ type: 'subscribe', fromSeq })
+      return c.next((m) => m.type === 'resnapshot' || m.type === 'replayed', 'an answer')
+    }
+    await api.ctx.database.sql`
+      insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
+      select 'base', '0x' || lpad(to_hex(n), 64, '0'), n, 1, ${userId}, 0, ${DEST}, 'USDC', n, 'detected'
+      from generate_series(1, 1001) as n`
+    expect(await resume(0)).toMatchObject({ type: 'resnapshot', reason: 'too_many', latestSeq: 1001 })
+    expect(await resume(1)).toEqual({ type: 'replayed', fromSeq: 1, seq: 1001 })
+    api.clock.advance(25 * 60 * 60 * 1000)
+    try {
+      expect(await resume(1)).toMatchObject({ type: 'resnapshot', reason: 'too_old', latestSeq: 1001 })
+    } finally {
+      api.clock.advance(-25 * 60 * 60 * 1000)
+    }
+  })
+
   it('two API instances both deliver; another user’s events never arrive', async () => {
     const alice = await user()
     const bob = await user()

@@ -38,6 +38,21 @@ export interface SessionDeps {
 /** The longest a timer may wait (setTimeout's limit). */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
+/** A replay waits while the socket buffers more than this (the hub drops a reader at 256 KiB). */
+const REPLAY_BUFFERED_BYTES = 64 * 1024
+/** How long a replay waits for a reader to take what is buffered before giving up on it. */
+const REPLAY_STALL_MS = 10_000
+
+/** Resolves true once the socket's buffer is back under REPLAY_BUFFERED_BYTES, false if it stays full or closes. */
+async function roomFor(client: HubClient): Promise<boolean> {
+  const deadline = Date.now() + REPLAY_STALL_MS
+  while (client.socket.bufferedAmount > REPLAY_BUFFERED_BYTES) {
+    if (client.closed || Date.now() > deadline) return false
+    await new Promise((r) => setTimeout(r, 5))
+  }
+  return !client.closed
+}
+
 /**
  * Where a subscription starts: the snapshot, or the events after `fromSeq` then `replayed`; true
  * when the socket joins the live stream (false: a `resnapshot` was sent, or the socket is gone).
@@ -61,6 +76,8 @@ async function startFrom(
   }
   s.lastSeq = fromSeq
   for (const e of replay.events) {
+    // a long replay goes out as the reader takes it: never past the slow-reader limit
+    if (client.socket.bufferedAmount > REPLAY_BUFFERED_BYTES && !(await roomFor(client))) return false
     if (!client.send(eventFrame(e))) return false
     s.lastSeq = e.seq
   }
