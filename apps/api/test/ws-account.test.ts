@@ -11,6 +11,7 @@ import { createDatabase, type Database } from '@wh/db'
 import { append } from '@wh/ledger'
 import { buildChainRegistry } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
+import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildServer } from '../src/server'
@@ -374,6 +375,23 @@ describe('WS /ws/account', () => {
     await depositRow(bob.userId, 14n)
     await waitFor(() => bobOnB.events().length >= 2, 'bob again')
     for (const c of [bobOnA, bobOnB]) expect(c.events().every((e) => e.data.amount !== '11')).toBe(true)
+  })
+
+  it('events committed while the LISTEN connection is down arrive once it is back', async () => {
+    const { token, userId } = await user()
+    const c = await subscribed(api.app, token)
+    const owner = postgres(api.ctx.ownerUrl, { max: 1, onnotice: () => {} })
+    try {
+      const killed = await owner<{ pid: number }[]>`
+        select pg_terminate_backend(pid), pid from pg_stat_activity
+        where datname = current_database() and query ilike 'listen%'`
+      expect(killed.length).toBeGreaterThanOrEqual(1)
+      await depositRow(userId, 7n)
+      await waitFor(() => c.events().length >= 1, 'the event after the LISTEN came back')
+      expect(c.events().map((e) => [e.seq, e.data.amount])).toEqual([[1, '7']])
+    } finally {
+      await owner.end()
+    }
   })
 
   it('the same seq is never sent twice to two sockets of one user on one instance (one read per wake)', async () => {

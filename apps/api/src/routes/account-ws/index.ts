@@ -27,7 +27,7 @@ declare module 'fastify' {
 
 async function accountWsRoutes(app: FastifyInstance, opts: AccountWsOptions) {
   const streams = new AccountStreams(opts.sql, app.log)
-  await streams.start()
+  streams.start()
   app.decorate('accountStreams', streams)
   app.addHook('onClose', async () => streams.close())
   const deps = {

@@ -26,6 +26,8 @@ export interface AccountSink {
 /** Events read per query; a full page is followed by the next at once. */
 export const READ_PAGE = 500
 export const ACCOUNT_EVENTS_CHANNEL = 'account_events'
+/** How soon a LISTEN that could not start is tried again. */
+export const LISTEN_RETRY_MS = 2_000
 
 interface UserFeed {
   readonly sinks: Set<AccountSink>
@@ -47,7 +49,8 @@ export class AccountStreams {
   readonly #log: StreamsLog
   readonly #feeds = new Map<string, UserFeed>()
   #listen: { unlisten(): Promise<void> } | undefined
-  #listens = 0
+  #retry: NodeJS.Timeout | undefined
+  #closed = false
   /** notifications received, reads made, events sent (frames written), since start */
   readonly stats = { notifications: 0, reads: 0, sent: 0 }
 
@@ -56,22 +59,40 @@ export class AccountStreams {
     this.#log = log
   }
 
-  /** LISTENs once for the process; resolves once listening. */
-  async start(): Promise<void> {
-    this.#listen = await this.#sql.listen(
-      ACCOUNT_EVENTS_CHANNEL,
-      (userId) => {
-        this.stats.notifications++
-        this.wake(userId)
-      },
-      () => {
-        // a reconnect of the listening connection: what was notified meanwhile is read now
-        if (this.#listens++ > 0) for (const userId of this.#feeds.keys()) this.wake(userId)
-      },
-    )
+  /**
+   * LISTENs once for the process, in the background: the API starts (and answers /health as down)
+   * while Postgres is away, and the LISTEN is tried again every LISTEN_RETRY_MS until it holds.
+   * postgres.js re-LISTENs by itself after a dropped connection. Each time the LISTEN (re)starts,
+   * every connected user is read again: what was notified meanwhile was not heard.
+   */
+  start(): void {
+    if (this.#closed || this.#listen) return
+    this.#sql
+      .listen(
+        ACCOUNT_EVENTS_CHANNEL,
+        (userId) => {
+          this.stats.notifications++
+          this.wake(userId)
+        },
+        () => {
+          for (const userId of this.#feeds.keys()) this.wake(userId)
+        },
+      )
+      .then((listen) => {
+        this.#listen = listen
+        if (this.#closed) listen.unlisten().catch(() => {})
+      })
+      .catch((err) => {
+        this.#log.warn({ err: String(err) }, 'account stream: LISTEN failed, retrying')
+        if (this.#closed) return
+        this.#retry = setTimeout(() => this.start(), LISTEN_RETRY_MS)
+        this.#retry.unref()
+      })
   }
 
   async close(): Promise<void> {
+    this.#closed = true
+    clearTimeout(this.#retry)
     await this.#listen?.unlisten().catch(() => {})
     this.#feeds.clear()
   }
