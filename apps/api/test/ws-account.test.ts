@@ -11,7 +11,6 @@ import { createDatabase, type Database } from '@wh/db'
 import { append } from '@wh/ledger'
 import { buildChainRegistry } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
-import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildServer } from '../src/server'
@@ -380,9 +379,9 @@ describe('WS /ws/account', () => {
   it('events committed while the LISTEN connection is down arrive once it is back', async () => {
     const { token, userId } = await user()
     const c = await subscribed(api.app, token)
-    const owner = postgres(api.ctx.ownerUrl, { max: 1, onnotice: () => {} })
+    const owner = createDatabase(api.ctx.ownerUrl, { max: 1 })
     try {
-      const killed = await owner<{ pid: number }[]>`
+      const killed = await owner.sql<{ pid: number }[]>`
         select pg_terminate_backend(pid), pid from pg_stat_activity
         where datname = current_database() and query ilike 'listen%'`
       expect(killed.length).toBeGreaterThanOrEqual(1)
@@ -390,7 +389,7 @@ describe('WS /ws/account', () => {
       await waitFor(() => c.events().length >= 1, 'the event after the LISTEN came back')
       expect(c.events().map((e) => [e.seq, e.data.amount])).toEqual([[1, '7']])
     } finally {
-      await owner.end()
+      await owner.close()
     }
   })
 
