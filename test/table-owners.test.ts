@@ -7,7 +7,8 @@
  *
  * To add a table: give it an entry below once its writes all live in one module, and let this
  * test prove it. A table written through a function (a SQL function of a migration, or the
- * TypeScript function that calls it) lists that function in `writers`; calling it is a write.
+ * TypeScript function that calls it) lists that function in `writers`; calling it is a write. A table
+ * written only by triggers names its migration as the owner: then no service source may write it.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -46,6 +47,10 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   liability_tree_nodes: { owner: ['packages/proof/src/store.ts'] },
   liability_tree_leaves: { owner: ['packages/proof/src/store.ts'] },
   wheel_decisions: { owner: ['packages/trading/src/decisions.ts'] },
+  // written by the deferred triggers of 0021 only (docs/account-stream.md): no code path may insert
+  // an event or bump a counter itself, nor call the function the triggers share
+  account_events: { owner: ['drizzle/0021_account_events.sql'], writers: ['account_event_emit'] },
+  account_event_seqs: { owner: ['drizzle/0021_account_events.sql'], writers: ['account_event_emit'] },
 }
 
 const ROOT = join(import.meta.dirname, '..')
@@ -156,6 +161,13 @@ function serviceSources(): SourceFile[] {
   )
 }
 
+/** The migrations, for the tables only triggers write (their owner is the migration that defines them). */
+function migrations(): SourceFile[] {
+  return readdirSync(join(ROOT, 'drizzle'))
+    .filter((name) => name.endsWith('.sql'))
+    .map((name) => ({ path: `drizzle/${name}`, text: readFileSync(join(ROOT, 'drizzle', name), 'utf8') }))
+}
+
 describe('table owners (docs/architecture.md "Table owners")', () => {
   const sources = serviceSources()
 
@@ -164,8 +176,9 @@ describe('table owners (docs/architecture.md "Table owners")', () => {
   })
 
   it('each owner exists and writes its table (the map does not outlive a move)', () => {
+    const all = [...sources, ...migrations()]
     for (const [table, entry] of Object.entries(TABLE_OWNERS)) {
-      const own = sources.filter((s) => within(s.path, entry.owner))
+      const own = all.filter((s) => within(s.path, entry.owner))
       expect(own.length, `${table}: no source under ${entry.owner.join(', ')}`).toBeGreaterThan(0)
       const writes = [...own, ...sources.filter((s) => within(s.path, Object.keys(entry.delegates ?? {})))].flatMap(
         (s) => tableWrites(s.text).filter((w) => w.table === table),

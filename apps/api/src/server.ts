@@ -22,6 +22,7 @@ import { registerErrorHandling, sendError } from './plugins/errors'
 import { metricsPlugin } from './plugins/metrics'
 import { openapiPlugin } from './plugins/openapi'
 import { websocketPlugin } from './plugins/websocket'
+import accountWsRoutes from './routes/account-ws/index'
 import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
 import liabilitiesRoutes from './routes/liabilities/index'
@@ -57,6 +58,8 @@ export interface ServerDeps {
     heartbeatMs?: number
     maxBufferedBytes?: number
   }
+  /** WS /ws/account: how long a connection may wait before its token (default AUTH_TIMEOUT_MS) */
+  accountStream?: { authTimeoutMs?: number }
 }
 
 /** Request bodies above this are refused with 413 before any handler runs. */
@@ -68,6 +71,8 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
   'req.headers["x-signature"]',
   'req.headers["x-signal-signature"]',
+  // WS /ws/account's token may come in this header (protocols ['wh.bearer', token])
+  'req.headers["sec-websocket-protocol"]',
 ]
 
 /**
@@ -240,6 +245,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...(deps.marketData?.heartbeatMs !== undefined && { heartbeatMs: deps.marketData.heartbeatMs }),
     ...(deps.marketData?.maxBufferedBytes !== undefined && { maxBufferedBytes: deps.marketData.maxBufferedBytes }),
   })
+  await app.register(accountWsRoutes, { sql, clock, ...deps.accountStream })
   await app.register(marketRoutes, {
     sql,
     redis: deps.redis,

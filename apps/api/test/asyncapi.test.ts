@@ -7,6 +7,17 @@
  * close codes seen are documented; and its payloads are the schemas the code uses (drift).
  */
 import { createRequire } from 'node:module'
+import {
+  AccountAuthenticatedMessage,
+  AccountAuthMessage,
+  AccountErrorMessage,
+  AccountEventMessage,
+  AccountPingMessage,
+  AccountReplayedMessage,
+  AccountResnapshotMessage,
+  AccountSnapshotMessage,
+  AccountSubscribeMessage,
+} from '@wh/api-schemas/account-ws'
 import { StrategySnapshotMessage, StrategyStateMessage } from '@wh/api-schemas/strategies'
 import {
   ClientMessage,
@@ -28,7 +39,7 @@ import addFormats from 'ajv-formats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { enumsAsEnums } from '../src/plugins/openapi'
 import { connect, type Msg, type TestClient, waitFor } from './market-support'
-import { type Api, startApi } from './support'
+import { type Api, newAccount, signIn, startApi } from './support'
 
 // biome-ignore lint/suspicious/noExplicitAny: the documents are walked as plain JSON
 type Doc = Record<string, any>
@@ -289,6 +300,39 @@ describe('the AsyncAPI document', () => {
     expect(c.messages.find((m) => m.type === 'snapshot')?.states[0].strategies.length).toBeGreaterThan(0)
   })
 
+  it('/ws/account: every frame sent and received is one message of the channel, and each message is seen', async () => {
+    const token = await signIn(api.app, newAccount())
+    const c = await open('/ws/account')
+    sendValid(c, 'account', { type: 'auth', token })
+    const { userId } = await c.next((m) => m.type === 'authenticated', 'authenticated')
+    sendValid(c, 'account', { type: 'subscribe' })
+    await c.next((m) => m.type === 'snapshot', 'snapshot')
+    await api.ctx.database.sql`
+      insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
+      values ('base', ${`0x${'1f'.repeat(32)}`}, 0, 1, ${userId}, 0, '0x52908400098527886E0F7030069857D2E4169EE7',
+        'USDC', '1500000000', 'detected')`
+    await c.next((m) => m.type === 'event', 'an event')
+    sendValid(c, 'account', { type: 'ping' })
+    c.send({ type: 'subscribe' })
+    await c.next((m) => m.type === 'error', 'already subscribed')
+    await c.next((m) => m.type === 'heartbeat', 'a heartbeat')
+    await c.next((m) => m.type === 'pong', 'pong')
+    const resumed = await open('/ws/account')
+    resumed.send({ type: 'auth', token })
+    resumed.send({ type: 'subscribe', fromSeq: 0 })
+    await resumed.next((m) => m.type === 'replayed', 'replayed')
+    resumed.send({ type: 'subscribe', fromSeq: 9 })
+    // already subscribed: a second subscribe is an error whatever it asks
+    await resumed.next((m) => m.type === 'error', 'error')
+    const ahead = await open('/ws/account')
+    ahead.send({ type: 'auth', token })
+    ahead.send({ type: 'subscribe', fromSeq: 9 })
+    await ahead.next((m) => m.type === 'resnapshot', 'resnapshot')
+    const kinds = new Set([c, resumed, ahead].flatMap((x) => kindsOf('account', x.messages)))
+    expect([...kinds].sort()).toEqual(declared('account', 'send'))
+    expect([...(sent.get('account') ?? [])].sort()).toEqual(declared('account', 'receive'))
+  })
+
   it('the close codes the server uses are the documented ones', async () => {
     const documented = (doc.channels.prices['x-close-codes'] as Doc[]).map((k) => k.code)
     const codeOf = (c: TestClient) => new Promise<number>((r) => c.ws.once('close', (code: number) => r(code)))
@@ -329,6 +373,19 @@ describe('the AsyncAPI document and the code cannot drift', () => {
 
   /** The schema each message's payload must be: what the route, the feed or the publisher uses. */
   const CODE: Record<string, Record<string, object>> = {
+    account: {
+      auth: AccountAuthMessage,
+      subscribe: AccountSubscribeMessage,
+      ping: AccountPingMessage,
+      authenticated: AccountAuthenticatedMessage,
+      snapshot: AccountSnapshotMessage,
+      event: AccountEventMessage,
+      replayed: AccountReplayedMessage,
+      resnapshot: AccountResnapshotMessage,
+      heartbeat: HeartbeatMessage,
+      pong: PongMessage,
+      error: AccountErrorMessage,
+    },
     prices: { snapshot: SnapshotMessage, price: PriceUpdate },
     strategies: {
       snapshot: StrategySnapshotMessage,
@@ -348,12 +405,14 @@ describe('the AsyncAPI document and the code cannot drift', () => {
 
   it('each message’s payload is the TypeBox schema the code sends or validates, keyword for keyword', () => {
     for (const [id, channel] of Object.entries(doc.channels as Doc)) {
+      // the topic streams share their client messages and acks; the account stream has its own
+      const code = id === 'account' ? (CODE[id] as Record<string, object>) : { ...SHARED, ...CODE[id] }
       const names = Object.keys(channel.messages)
-      expect(names.sort(), id).toEqual(Object.keys({ ...SHARED, ...CODE[id] }).sort())
+      expect(names.sort(), id).toEqual(Object.keys(code).sort())
       for (const name of names) {
         const message = resolve(doc, channel.messages[name].$ref) as Doc
         const payload = message.payload.allOf ? message.payload.allOf[0] : message.payload
-        expect(deref(doc, payload), `${id}.${name}`).toEqual(plain({ ...SHARED, ...CODE[id] }[name]))
+        expect(deref(doc, payload), `${id}.${name}`).toEqual(plain(code[name] as object))
       }
     }
     // the narrowed acks name the ack and the channel the route sends them on

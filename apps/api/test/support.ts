@@ -34,7 +34,7 @@ export interface Api {
 export async function startApi(
   env: Record<string, string | undefined> = {},
   /** WebSocket heartbeat period (default: the API's) */
-  o: { heartbeatMs?: number } = {},
+  o: { heartbeatMs?: number; authTimeoutMs?: number } = {},
 ): Promise<Api> {
   const ctx = await integrationContext({ AUTH_RATE_LIMIT_PER_MINUTE: '100000', SIWE_DOMAIN: DOMAIN, ...env })
   const clock = new ManualClock(Date.now())
@@ -53,6 +53,7 @@ export async function startApi(
     clock,
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
     marketData: { names, ...(o.heartbeatMs !== undefined && { heartbeatMs: o.heartbeatMs }) },
+    ...(o.authTimeoutMs !== undefined && { accountStream: { authTimeoutMs: o.authTimeoutMs } }),
   })
   // every response a test gets is checked against the document (contract.ts)
   const contract = installContract(app)

@@ -85,7 +85,7 @@ describe('wheel decisions', () => {
     })
     // the default page
     expect((await get(token, wheelId)).json().decisions).toHaveLength(20)
-    // history: the service's role may append and read, never change or erase (migration 0021)
+    // history: the service's role may append and read, never change or erase (migration 0020)
     await expect(
       sql()`update wheel_decisions set reason = 'refused' where wheel_id = ${wheelId}`,
     ).rejects.toMatchObject({

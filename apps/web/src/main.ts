@@ -15,6 +15,7 @@
 import { ApiClient, connectedAddress, type Eip1193Provider, signIn, TokenStore } from '@wh/client'
 import { generate } from 'lean-qr'
 import { toSvgDataURL } from 'lean-qr/extras/svg'
+import { accountStreamSection } from './account-stream'
 import { loadBalances } from './balances'
 import { $, describe, say } from './dom'
 import { loadAssets, startStreams } from './market'
@@ -42,6 +43,7 @@ const api = new ApiClient({ baseUrl: API_URL, token: () => store.read(address) }
 const statement = statementSection(api)
 const withdrawals = withdrawalsSection(api)
 const positions = positionsSection(api, () => loadBalances(api))
+const accountStream = accountStreamSection(API_URL)
 
 // ── wallet and session ──
 
@@ -59,6 +61,7 @@ async function renderSession() {
   $<HTMLButtonElement>('sign-in').hidden = !!token
   $<HTMLButtonElement>('sign-out').hidden = !token
   $('private').hidden = !token
+  accountStream.sync(token)
   if (!token) {
     status.textContent = address ? `Not signed in as ${address}` : 'Not signed in'
     status.dataset.state = 'none'

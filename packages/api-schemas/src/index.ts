@@ -7,6 +7,7 @@
  * Pure: only typebox and constants of the domain packages. The client imports types only
  * (`import type`), so nothing of those packages reaches a browser bundle.
  */
+export * as accountWs from './account-ws'
 export * as auth from './auth'
 export * as decisions from './decisions'
 export * as errors from './errors'

@@ -1,3 +1,4 @@
+export * from './account-stream.js'
 export * from './api.js'
 export * from './errors.js'
 export * from './proof.js'

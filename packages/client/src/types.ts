@@ -82,3 +82,10 @@ export type WsClientMessage = Static<typeof S.ws.ClientMessage>
 export type WsSubscribedMessage = Static<typeof S.ws.SubscribedMessage>
 export type WsHeartbeatMessage = Static<typeof S.ws.HeartbeatMessage>
 export type WsErrorMessage = Static<typeof S.ws.ErrorMessage>
+
+// WS /ws/account (docs/account-stream.md)
+export type AccountSnapshotMessage = Static<typeof S.accountWs.AccountSnapshotMessage>
+export type AccountEventMessage = Static<typeof S.accountWs.AccountEventMessage>
+export type AccountResnapshotMessage = Static<typeof S.accountWs.AccountResnapshotMessage>
+export type AccountErrorMessage = Static<typeof S.accountWs.AccountErrorMessage>
+export type AccountClientMessage = Static<typeof S.accountWs.AccountClientMessage>

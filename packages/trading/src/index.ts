@@ -1,5 +1,6 @@
 /** @wh/trading: the trading parameter sets and the signal protocol, shared by the api and the worker. */
 
+export * from './account-events'
 export * from './conversions'
 export * from './decisions'
 export * from './economics'

@@ -4,24 +4,25 @@
  * below (./asyncapi-document.ts); only `servers` is per request. A channel is added to `CHANNELS`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ACCOUNT_CHANNEL, ACCOUNT_WS_SCHEMAS } from '../routes/account-ws/channel'
 import { MARKET_WS_SCHEMAS, PRICES_CHANNEL, STRATEGIES_CHANNEL } from '../routes/market/ws-channels'
 import { type AsyncApiInput, buildAsyncApiDocument, type WsChannel } from './asyncapi-document'
 import { API_INFO } from './openapi'
 
 export const ASYNCAPI_PATH = '/docs/asyncapi.json'
 
-/** Every WebSocket of the API. */
-export const CHANNELS: readonly WsChannel[] = [PRICES_CHANNEL, STRATEGIES_CHANNEL]
+/** Every WebSocket of the API, in the order the server registers their routes. */
+export const CHANNELS: readonly WsChannel[] = [ACCOUNT_CHANNEL, PRICES_CHANNEL, STRATEGIES_CHANNEL]
 
 export const ASYNCAPI_INPUT: AsyncApiInput = {
   ...API_INFO,
   description:
-    'The public WebSockets of the Wheelhouse API (docs/market-data.md). Operations are the API’s: ' +
+    'The WebSockets of the Wheelhouse API (docs/market-data.md, docs/account-stream.md). Operations are the API’s: ' +
     '`send` is a message the server sends to a client, `receive` one it receives from a client (its `reply` ' +
     'lists the messages it answers with). Every message is a JSON text frame. The HTTP API is described ' +
     'by the OpenAPI document at /docs/json.',
   channels: CHANNELS,
-  schemas: MARKET_WS_SCHEMAS,
+  schemas: [...ACCOUNT_WS_SCHEMAS, ...MARKET_WS_SCHEMAS],
 }
 
 /** host[:port]: a DNS name, an IPv4 address or a bracketed IPv6 one */

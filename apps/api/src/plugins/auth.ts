@@ -59,6 +59,23 @@ export function requireAuth(scope: FastifyInstance): void {
   })
 }
 
+/**
+ * Verifies a bearer token outside an HTTP request (WS /ws/account reads it from its first message
+ * or its subprotocol header): the same checks as the guard. Its user and when it expires (ms), or
+ * UNAUTHORIZED.
+ */
+export function verifyBearerToken(app: FastifyInstance, token: string): AuthUser & { expiresAtMs: number } {
+  let payload: { sub?: unknown; exp?: unknown }
+  try {
+    payload = app.jwt.verify<{ sub?: unknown; exp?: unknown }>(token)
+  } catch {
+    throw new UnauthorizedError()
+  }
+  if (typeof payload.sub !== 'string' || !UUID_RE.test(payload.sub) || typeof payload.exp !== 'number')
+    throw new UnauthorizedError()
+  return { userId: payload.sub, expiresAtMs: payload.exp * 1000 }
+}
+
 /** The current user (spec 5.2 rule 6): UNAUTHORIZED when the guard did not run. */
 export function currentUser(request: FastifyRequest): AuthUser {
   const user = request.user as AuthUser | undefined

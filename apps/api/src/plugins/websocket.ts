@@ -11,6 +11,7 @@ import websocket from '@fastify/websocket'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
+import { BEARER_PROTOCOL } from '../routes/account-ws/protocol'
 import { FanoutHub, textFrame } from './websocket-hub'
 
 /** Heartbeat period (tests shorten it). */
@@ -34,7 +35,15 @@ declare module 'fastify' {
 }
 
 export const websocketPlugin = fp(async (app: FastifyInstance, opts: WebsocketPluginOptions) => {
-  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_FRAME_BYTES, perMessageDeflate: false } })
+  await app.register(websocket, {
+    options: {
+      maxPayload: MAX_CLIENT_FRAME_BYTES,
+      perMessageDeflate: false,
+      // the one subprotocol the API speaks: WS /ws/account's token carrier, echoed so a browser accepts
+      // the connection; the token itself (the other protocol offered) is never echoed
+      handleProtocols: (protocols: Set<string>) => (protocols.has(BEARER_PROTOCOL) ? BEARER_PROTOCOL : false),
+    },
+  })
   // one subscriber per process: a connection in subscribe mode can do nothing else
   const subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, lazyConnect: false })
   subscriber.on('error', (err) => app.log.warn({ err: String(err) }, 'redis subscriber error'))

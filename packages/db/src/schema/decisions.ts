@@ -1,7 +1,7 @@
 import { bigint, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 
 /**
- * The wheel's decision log (docs/trading.md "Why: the decision log"; migration 0021): one row per
+ * The wheel's decision log (docs/trading.md "Why: the decision log"; migration 0020): one row per
  * decision of a wheel (a leg opened, the expiry and strike chosen with the candidates considered, a
  * wait, a skip, a conversion). Appended only, by @wh/trading's decisions.ts; the application may
  * insert and read it, never change or delete it. `seq` orders a wheel's rows and is the cursor.

@@ -1,3 +1,4 @@
+export * from './account-events'
 export * from './audit'
 export * from './chain'
 export * from './decisions'

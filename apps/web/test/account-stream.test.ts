@@ -1,0 +1,91 @@
+/**
+ * The console's live activity (apps/web/src/account-stream.ts) in Chromium: a fresh build served
+ * by the API (CONSOLE_DIR), a wallet signs in, and rows changed in Postgres the way the worker
+ * changes them (a deposit credited, a withdrawal requested through the API, then broadcast) appear
+ * on the page as events in `seq` order over WS /ws/account, whose URL never carries the token.
+ * Screenshots: test-output/browser/account-stream-*.png. It lives with the other Chromium tests
+ * (apps/web/test: the DOM and playwright-core types are this package's, not the API's).
+ */
+import { mkdirSync, rmSync } from 'node:fs'
+import type { Browser } from 'playwright-core'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Api, startApi } from '../../api/test/support'
+import {
+  buildConsole,
+  connectAndSignIn,
+  freePort,
+  launchChromium,
+  listenLocal,
+  SCREENSHOTS,
+  walletBrowser,
+} from './support'
+
+const DEST = '0x52908400098527886E0F7030069857D2E4169EE7'
+
+describe('the console shows the account stream', () => {
+  let dir: string
+  let api: Api
+  let base: string
+  let browser: Browser
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    dir = await buildConsole()
+    const port = await freePort()
+    api = await startApi({ CONSOLE_DIR: dir, SIWE_DOMAIN: `127.0.0.1:${port}` })
+    base = await listenLocal(api.app, port)
+    browser = await launchChromium()
+  }, 180_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await api?.close()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('lists the user’s events live, in seq order, after signing in', async () => {
+    const alice = privateKeyToAccount(generatePrivateKey())
+    const wallet = await walletBrowser(browser, alice)
+    const sockets: string[] = []
+    wallet.context.on('page', (p) => p.on('websocket', (ws) => sockets.push(ws.url())))
+    try {
+      const page = await wallet.open(`${base}/console/`)
+      await connectAndSignIn(page, alice)
+      await page.locator('#account-stream-status', { hasText: 'open' }).waitFor()
+      await page.locator('#account-events li', { hasText: 'snapshot at #0' }).waitFor()
+      await wallet.shot(page, 'account-stream-01-open')
+
+      const sql = api.ctx.database.sql
+      const [user] = await sql<{ id: string }[]>`select id from users where wallet_address = ${alice.address}`
+      const userId = user?.id as string
+      await sql`
+        insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
+        values ('base', ${`0x${'2e'.repeat(32)}`}, 0, 1, ${userId}, 0, ${DEST}, 'USDC', '1500000000', 'detected')`
+      await page.locator('#account-events li', { hasText: '#1 · deposit credited · 1,500.00 USDC' }).waitFor()
+
+      const [w] = await sql<{ id: string }[]>`
+        insert into withdrawals (user_id, state, currency, amount, chain, destination)
+        values (${userId}, 'requested', 'USDC', '25000000', 'base', ${DEST}) returning id`
+      await sql`update withdrawals set tx_hash = ${`0x${'ab'.repeat(32)}`} where id = ${w?.id as string}`
+      await page.locator('#account-events li', { hasText: '#3 · withdrawal sent · 25.00 USDC' }).waitFor()
+      expect(await page.locator('#account-stream-seq').textContent()).toBe('3')
+      const lines = await page.locator('#account-events li').allTextContents()
+      // newest first: the three events above the snapshot, in seq order from the bottom
+      expect(lines.map((l) => l.split(' · ').slice(0, 2).join(' '))).toEqual([
+        '#3 withdrawal sent',
+        '#2 withdrawal requested',
+        '#1 deposit credited',
+        expect.stringMatching(/^snapshot at #0/),
+      ])
+      await wallet.shot(page, 'account-stream-02-events')
+
+      const account = sockets.filter((u) => new URL(u).pathname === '/ws/account')
+      expect(account.length).toBeGreaterThan(0)
+      for (const u of account) expect(new URL(u).search).toBe('')
+      expect(wallet.pageErrors).toEqual([])
+    } finally {
+      await wallet.context.close()
+    }
+  }, 90_000)
+})
