@@ -103,8 +103,18 @@ export const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
 export const LOG_SERIALIZERS = { err: (err: Error) => serializeError(err) }
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
-  const { config } = deps
   const clock = deps.clock ?? systemClock
+  const app = createApp(deps)
+  await registerPlatform(app, deps)
+  await registerAccountRoutes(app, deps, clock)
+  await registerTradingRoutes(app, deps, clock)
+  await registerStreamsAndMarket(app, deps, clock)
+  return app
+}
+
+/** The Fastify instance: logging with redaction, body limit, proxies, request ids, the one error shape. */
+function createApp(deps: ServerDeps): FastifyInstance {
+  const { config } = deps
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.logLevel,
@@ -135,6 +145,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     done(null, payload)
   })
 
+  return app
+}
+
+/** What every route stands on: errors, documents, metrics, CORS, JWT, the sign-in rate limit. */
+async function registerPlatform(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+  const { config } = deps
   registerErrorHandling(app)
   acceptEmptyJsonBodies(app)
   await app.register(openapiPlugin)
@@ -172,7 +188,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     errorResponseBuilder: (_req, ctx) =>
       new AppError({ code: 'RATE_LIMITED', statusCode: 429, message: `Rate limit exceeded, retry in ${ctx.after}` }),
   })
+}
 
+/** Health, sign-in, deposit addresses, withdrawals, the portfolio and the proof of liabilities. */
+async function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps, clock: Clock): Promise<void> {
+  const { config } = deps
   const sql = deps.database.sql
   await app.register(healthRoutes, {
     sql,
@@ -199,6 +219,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   })
   await app.register(portfolioRoutes, { sql, clock })
   await app.register(liabilitiesRoutes, { sql })
+}
+
+/** Positions, wheels, quotes, subaccounts, signals and the trading configuration (docs/trading.md). */
+async function registerTradingRoutes(app: FastifyInstance, deps: ServerDeps, clock: Clock): Promise<void> {
+  const { config } = deps
+  const sql = deps.database.sql
   // quotes, the fee-share check of POST /positions and the minimum sizes read one option chain (docs/trading.md "Economics")
   const profile = tradingProfile(config.tradingProfile)
   const quoteSettings = {
@@ -239,7 +265,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       stuckMinutes: config.conversionStuckMinutes,
     },
   })
+}
 
+/** The WebSockets, the public market data, the console and Bull Board. */
+async function registerStreamsAndMarket(app: FastifyInstance, deps: ServerDeps, clock: Clock): Promise<void> {
+  const { config } = deps
+  const sql = deps.database.sql
   await app.register(websocketPlugin, {
     redis: deps.redis,
     ...(deps.marketData?.heartbeatMs !== undefined && { heartbeatMs: deps.marketData.heartbeatMs }),
@@ -269,5 +300,4 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     })
     app.log.debug(`bull board mounted at ${BULL_BOARD_PATH}`)
   }
-  return app
 }

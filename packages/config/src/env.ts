@@ -1,25 +1,35 @@
-/**
- * The one reader of the environment (spec 8.3). `loadConfig` is pure: it takes the
- * variables, checks presence and meaning of each, and either returns a frozen Config
- * or throws one ConfigError naming every bad variable. It never echoes a value.
- */
-import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { validateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import Type, { type Static, type TSchema } from 'typebox'
 import Value from 'typebox/value'
-import { getAddress, isAddress } from 'viem'
+import { getAddress } from 'viem'
+import {
+  address,
+  type Check,
+  DECIMAL,
+  INT,
+  MAX_API_PROCESSES,
+  parseTrustProxy,
+  positiveInt,
+  privateKey,
+  rate,
+  reconcileEpsilon,
+  str,
+  type TrustProxy,
+  trustProxy,
+  url,
+} from './env-checks'
 import { depositXpubOf, depositXpubProblem } from './xpub'
+
+export { MAX_API_PROCESSES, type TrustProxy }
 
 export const RECONCILE_MODES = ['observe', 'enforce'] as const
 export type ReconcileMode = (typeof RECONCILE_MODES)[number]
 export const NODE_ENVS = ['development', 'test', 'production'] as const
 export const FEE_SHARE_POLICIES = ['refuse', 'warn', 'off'] as const
 export type FeeSharePolicy = (typeof FEE_SHARE_POLICIES)[number]
-
-type Check = (v: string) => string | undefined
 
 interface VarSpec {
   schema: TSchema
@@ -30,69 +40,6 @@ interface VarSpec {
   /** a check of meaning beyond the schema; returns the reason or undefined */
   check?: Check
 }
-
-const str = (opts: Record<string, unknown> = {}) => Type.String({ minLength: 1, ...opts })
-const HEX32 = '^0x[0-9a-fA-F]{64}$'
-const INT = '^[0-9]+$'
-const DECIMAL = '^[0-9]+(\\.[0-9]+)?$'
-
-const url =
-  (...protocols: string[]): Check =>
-  (v) => {
-    try {
-      const u = new URL(v)
-      return protocols.includes(u.protocol) ? undefined : `must be a ${protocols.join(' or ')} URL`
-    } catch {
-      return 'must be a URL'
-    }
-  }
-const address: Check = (v) => (isAddress(v, { strict: false }) ? undefined : 'must be a 0x address')
-const privateKey: Check = (v) => {
-  if (!new RegExp(HEX32).test(v)) return 'must be 32 bytes of hex (0x + 64 hex digits)'
-  const k = BigInt(v)
-  // secp256k1 group order: a key must be in [1, n-1]
-  const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
-  return k > 0n && k < n ? undefined : 'is not a valid secp256k1 private key'
-}
-/** At most 18 decimals: the finest currency held at the exchange (ETH) has 18, so more could never matter. */
-const EPSILON = /^[0-9]{1,30}(\.[0-9]{1,18})?$/
-const reconcileEpsilon: Check = (v) =>
-  EPSILON.test(v)
-    ? undefined
-    : "must be a non-negative decimal amount in the currency's own units (e.g. 0.01), with at most 18 decimals"
-/**
- * TRUST_PROXY: false, true, or the proxies' addresses and CIDRs, as Fastify's trustProxy takes them.
- * No hop count: Fastify 5 trusts nothing for one (it cannot tell the proxy from a client that
- * connects directly and sends its own X-Forwarded-For), so it is refused rather than ignored.
- */
-export type TrustProxy = boolean | readonly string[]
-/** proxy-addr's names for address ranges, which Fastify's trustProxy accepts too */
-const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
-function parseTrustProxy(v: string): TrustProxy | undefined {
-  const t = v.trim()
-  if (t === '' || t === 'false') return false
-  if (t === 'true') return true
-  if (/^[0-9]+$/.test(t)) return undefined
-  const entries = t.split(',').map((e) => e.trim())
-  const ok = entries.every((e) => {
-    if (PROXY_RANGE_NAMES.includes(e)) return true
-    const [ip = '', prefix, ...rest] = e.split('/')
-    const family = isIP(ip)
-    if (family === 0 || rest.length > 0) return false
-    if (prefix === undefined) return true
-    return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
-  })
-  return ok ? entries : undefined
-}
-const trustProxy: Check = (v) =>
-  parseTrustProxy(v) === undefined
-    ? 'must be true, false, or the comma-separated addresses or CIDRs of the proxies (e.g. 10.0.0.0/8); not a hop count'
-    : undefined
-
-/** API_PROCESSES' bound: more processes than this is a typo, not a machine */
-export const MAX_API_PROCESSES = 256
-const positiveInt: Check = (v) => (/^[0-9]+$/.test(v) && Number(v) > 0 ? undefined : 'must be a positive integer')
-const rate: Check = (v) => (Number(v) <= 1 ? undefined : 'must be between 0 and 1')
 
 /** Every variable of spec 8.3, plus the operational ones this service adds (marked). */
 export const ENV_SPEC = {

@@ -3,7 +3,7 @@
  * a WebSocket at /ws (login, subscriptions, any method), and the control API under /_sim/.
  * Derive v3 is served beside it on the same engine: POST /v3/* and the WebSocket /v3/ws (src/v3/sim).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Address } from 'viem'
 import { type WebSocket, WebSocketServer } from 'ws'
@@ -64,38 +64,8 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
   const server = createServer((req, res) => {
     handleHttp(engine, control, sync, req, res).catch((err) => send(res, 500, { error: String(err) }))
   })
-  const wss = new WebSocketServer({ noServer: true })
-  const wss3 = new WebSocketServer({ noServer: true })
-  server.on('upgrade', (req, socket, head) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname
-    const target = path === '/ws' ? wss : path === V3_WS_PATH ? wss3 : undefined
-    if (!target) return socket.destroy()
-    target.handleUpgrade(req, socket, head, (ws) => target.emit('connection', ws, req))
-  })
-  const clients = new Set<WsConn>()
-  const clients3 = new Set<V3WsConn>()
-  wss3.on('connection', (ws) => {
-    const conn: V3WsConn = { ws, wallet: null, channels: new Set() }
-    clients3.add(conn)
-    ws.on('close', () => clients3.delete(conn))
-    ws.on('message', (raw) => {
-      sync()
-      handleV3Ws(engine, conn, String(raw)).catch(() => {})
-    })
-  })
-  const pushAll = () => {
-    for (const c of clients) pushTickers(engine, c)
-    for (const c of clients3) pushV3Tickers(engine, c)
-  }
-  wss.on('connection', (ws) => {
-    const conn: WsConn = { ws, wallet: null, channels: new Set() }
-    clients.add(conn)
-    ws.on('close', () => clients.delete(conn))
-    ws.on('message', (raw) => {
-      sync()
-      handleWs(engine, conn, String(raw)).catch(() => {})
-    })
-  })
+  const sockets = attachSockets(server, engine, sync)
+  const pushAll = sockets.pushAll
   engine.onMarketChange(pushAll)
   // Derive's ticker channels publish every interval whether or not the market moved; a consumer
   // judges a price's freshness by the ticker's timestamp (the withdrawal bounds refuse a stale
@@ -135,10 +105,51 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
     close: async () => {
       clearInterval(heartbeat)
       clearInterval(walker)
+      await sockets.close()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+/** The v2 (`/ws`) and v3 WebSockets on one HTTP server, routed by path (two servers would clash). */
+function attachSockets(server: Server, engine: SimEngine, sync: () => void) {
+  const wss = new WebSocketServer({ noServer: true })
+  const wss3 = new WebSocketServer({ noServer: true })
+  server.on('upgrade', (req, socket, head) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname
+    const target = path === '/ws' ? wss : path === V3_WS_PATH ? wss3 : undefined
+    if (!target) return socket.destroy()
+    target.handleUpgrade(req, socket, head, (ws) => target.emit('connection', ws, req))
+  })
+  const clients = new Set<WsConn>()
+  const clients3 = new Set<V3WsConn>()
+  wss.on('connection', (ws) => {
+    const conn: WsConn = { ws, wallet: null, channels: new Set() }
+    clients.add(conn)
+    ws.on('close', () => clients.delete(conn))
+    ws.on('message', (raw) => {
+      sync()
+      handleWs(engine, conn, String(raw)).catch(() => {})
+    })
+  })
+  wss3.on('connection', (ws) => {
+    const conn: V3WsConn = { ws, wallet: null, channels: new Set() }
+    clients3.add(conn)
+    ws.on('close', () => clients3.delete(conn))
+    ws.on('message', (raw) => {
+      sync()
+      handleV3Ws(engine, conn, String(raw)).catch(() => {})
+    })
+  })
+  return {
+    pushAll: () => {
+      for (const c of clients) pushTickers(engine, c)
+      for (const c of clients3) pushV3Tickers(engine, c)
+    },
+    close: async () => {
       for (const c of [...clients, ...clients3]) c.ws.terminate()
       await new Promise<void>((resolve) => wss.close(() => resolve()))
       await new Promise<void>((resolve) => wss3.close(() => resolve()))
-      await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
 }

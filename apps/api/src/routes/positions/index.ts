@@ -12,11 +12,8 @@ import {
   IdempotencyHeaders,
   ListQuery,
   ListResponse,
-  PAGE_LIMIT_DEFAULT,
-  PAGE_LIMIT_MAX,
   PositionParams,
 } from '@wh/api-schemas/positions'
-import type { LegSettings } from '@wh/api-schemas/wheels'
 import { AppError, type Clock, decimalsOf, fromBaseUnits, NotFoundError, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { assertPlatformRunning } from '@wh/ops'
@@ -28,7 +25,6 @@ import {
   closePosition,
   collateralCurrencyOf,
   PositionSoldError,
-  type PositionState,
   type PriceReader,
   type QuoteSettings,
   QuoteUnavailableError,
@@ -40,10 +36,9 @@ import {
 } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
-import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
-import { type WheelViewRow, wheelColumns, wheelItem } from '../wheels/view'
 import { exchangeTickerPrices } from './prices'
+import { E18, listPositions, USDC } from './read'
 
 export interface PositionRoutesOptions {
   sql: Sql
@@ -64,83 +59,6 @@ class AmountNotStringError extends AppError {
   }
 }
 
-interface Row {
-  id: string
-  wheel_id: string | null
-  asset: string
-  side: 'put' | 'call'
-  state: PositionState
-  collateral_currency: string
-  collateral_amount: string
-  instrument: string | null
-  strike_e18: string | null
-  expiry_sec: number | null
-  size_e18: string | null
-  filled_e18: string
-  premium: string
-  fees: string
-  exchange_fee: string
-  platform_fee: string
-  settlement_cost: string | null
-  outcome: 'itm' | 'otm' | null
-  bought_e18: string
-  close_cost: string
-  close_limit_e18: string | null
-  fills: number
-  cancel_requested_at: Date | null
-  reason: string | null
-  /** a wheel's leg: the settings it was chosen with (docs/trading.md "Wheel settings") */
-  leg_settings: Type.Static<typeof LegSettings> | null
-  created_at: Date
-  updated_at: Date
-  closed_at: Date | null
-  created_at_text: string
-}
-
-const USDC = 6
-const E18 = 18
-
-const e18 = (v: string | null) => (v === null ? null : fromBaseUnits(BigInt(v), E18))
-
-function item(r: Row) {
-  const collateralDecimals = decimalsOf(r.collateral_currency) ?? 0
-  const premium = BigInt(r.premium)
-  const fees = BigInt(r.fees)
-  const settlement = r.settlement_cost === null ? 0n : BigInt(r.settlement_cost)
-  const closeCost = BigInt(r.close_cost)
-  return {
-    id: r.id,
-    wheelId: r.wheel_id,
-    asset: r.asset,
-    side: r.side,
-    state: r.state,
-    collateralCurrency: r.collateral_currency,
-    collateral: fromBaseUnits(BigInt(r.collateral_amount), collateralDecimals),
-    instrument: r.instrument,
-    strike: e18(r.strike_e18),
-    expiry: r.expiry_sec === null ? null : new Date(r.expiry_sec * 1000).toISOString(),
-    size: e18(r.size_e18),
-    filled: fromBaseUnits(BigInt(r.filled_e18), E18),
-    premium: fromBaseUnits(premium, USDC),
-    fees: fromBaseUnits(fees, USDC),
-    exchangeFees: fromBaseUnits(BigInt(r.exchange_fee), USDC),
-    platformFee: fromBaseUnits(BigInt(r.platform_fee), USDC),
-    settlementCost: r.settlement_cost === null ? null : fromBaseUnits(settlement, USDC),
-    outcome: r.outcome,
-    bought: fromBaseUnits(BigInt(r.bought_e18), E18),
-    closeCost: fromBaseUnits(closeCost, USDC),
-    closeLimit: r.state === 'closing' ? e18(r.close_limit_e18) : null,
-    realizedPnl: fromBaseUnits(premium - fees - settlement - closeCost, USDC),
-    fills: r.fills,
-    cancelRequested: r.cancel_requested_at !== null,
-    reason: r.reason,
-    legSettings: r.leg_settings,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-    closedAt: r.closed_at?.toISOString() ?? null,
-  }
-}
-
 function quoteBody(q: BuyBackQuote) {
   return {
     pricePerUnit: fromBaseUnits(q.priceE18, E18),
@@ -149,6 +67,59 @@ function quoteBody(q: BuyBackQuote) {
     limitPerUnit: fromBaseUnits(q.limitE18, E18),
     quotedAt: q.quotedAt.toISOString(),
   }
+}
+
+const createSchema = {
+  tags: ['positions'],
+  summary: 'Sell an option leg: a cash-secured put or a covered call (202; a background tick places it)',
+  description:
+    'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
+    'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +
+    'signal pauses that side, 422 SUBACCOUNT_STOPPED while reconciliation stopped the subaccount, 503 ' +
+    'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). Fees above ' +
+    'MAX_FEE_SHARE_BPS of the premium at the current marks (as POST /quotes computes them): 422 ' +
+    'FEES_EXCEED_PREMIUM_SHARE with the figures in `details` when FEE_SHARE_POLICY=refuse (503 QUOTE_UNAVAILABLE ' +
+    'when the exchange cannot be read then), else `warning`. A wheel may carry ' +
+    '`settings` (docs/trading.md "Wheel settings"; 422 SETTING_OUT_OF_BOUNDS outside the profile\'s bounds, ' +
+    '400 SETTINGS_ONLY_FOR_WHEEL on a put or a call). An ' +
+    'Idempotency-Key header makes a retried request answer the same position.',
+  body: CreatePositionBody,
+  headers: IdempotencyHeaders,
+  response: {
+    202: CreatedPosition,
+    400: { $ref: 'ErrorBody#' },
+    409: { $ref: 'ErrorBody#' },
+    422: { $ref: 'ErrorBody#' },
+    503: { $ref: 'ErrorBody#' },
+  },
+}
+const listSchema = {
+  tags: ['positions'],
+  summary: "The caller's positions, newest first, with fills, premium, fees and realised P&L",
+  querystring: ListQuery,
+  response: { 200: ListResponse, 400: { $ref: 'ErrorBody#' } },
+}
+const deleteSchema = {
+  tags: ['positions'],
+  summary:
+    'Cancel a position (at once when nothing is at the exchange, else its resting orders: 202), buy a sold ' +
+    'one back (202 with the quote), or stop a wheel',
+  description:
+    'An open (sold) leg is quoted from the exchange (the best ask, or the mark plus 5 % without one) and ' +
+    'becomes `closing`: the placing tick sends one immediate-or-cancel buy at the quote plus 2 %. A second ' +
+    'DELETE while closing answers the same quote. 503 QUOTE_UNAVAILABLE when the exchange cannot be read, ' +
+    '409 CLOSE_UNAVAILABLE for an expired leg, 422 SUBACCOUNT_STOPPED while the subaccount is stopped.',
+  params: PositionParams,
+  querystring: CancelQuery,
+  response: {
+    200: CancelResponse,
+    202: CancelResponse,
+    400: { $ref: 'ErrorBody#' },
+    404: { $ref: 'ErrorBody#' },
+    409: { $ref: 'ErrorBody#' },
+    422: { $ref: 'ErrorBody#' },
+    503: { $ref: 'ErrorBody#' },
+  },
 }
 
 export default async function positionRoutes(app: FastifyInstance, opts: PositionRoutesOptions) {
@@ -167,30 +138,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
   app.post<{ Body: Type.Static<typeof CreatePositionBody>; Headers: Type.Static<typeof IdempotencyHeaders> }>(
     '/positions',
     {
-      schema: {
-        tags: ['positions'],
-        summary: 'Sell an option leg: a cash-secured put or a covered call (202; a background tick places it)',
-        description:
-          'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
-          'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +
-          'signal pauses that side, 422 SUBACCOUNT_STOPPED while reconciliation stopped the subaccount, 503 ' +
-          'PLATFORM_STOPPED while the platform is stopped (a solvency deficit under review). Fees above ' +
-          'MAX_FEE_SHARE_BPS of the premium at the current marks (as POST /quotes computes them): 422 ' +
-          'FEES_EXCEED_PREMIUM_SHARE with the figures in `details` when FEE_SHARE_POLICY=refuse (503 QUOTE_UNAVAILABLE ' +
-          'when the exchange cannot be read then), else `warning`. A wheel may carry ' +
-          '`settings` (docs/trading.md "Wheel settings"; 422 SETTING_OUT_OF_BOUNDS outside the profile\'s bounds, ' +
-          '400 SETTINGS_ONLY_FOR_WHEEL on a put or a call). An ' +
-          'Idempotency-Key header makes a retried request answer the same position.',
-        body: CreatePositionBody,
-        headers: IdempotencyHeaders,
-        response: {
-          202: CreatedPosition,
-          400: { $ref: 'ErrorBody#' },
-          409: { $ref: 'ErrorBody#' },
-          422: { $ref: 'ErrorBody#' },
-          503: { $ref: 'ErrorBody#' },
-        },
-      },
+      schema: createSchema,
       preValidation: async (request) => {
         const amount = (request.body as { amount?: unknown } | undefined)?.amount
         if (amount !== undefined && typeof amount !== 'string') throw new AmountNotStringError()
@@ -239,71 +187,15 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
   app.get<{ Querystring: Type.Static<typeof ListQuery> }>(
     '/positions',
     {
-      schema: {
-        tags: ['positions'],
-        summary: "The caller's positions, newest first, with fills, premium, fees and realised P&L",
-        querystring: ListQuery,
-        response: { 200: ListResponse, 400: { $ref: 'ErrorBody#' } },
-      },
+      schema: listSchema,
     },
-    async (request) => {
-      const { userId } = currentUser(request)
-      const limit = pageLimit(request.query.limit, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
-      const after = request.query.cursor ? decodeCursor(request.query.cursor) : undefined
-      const rows = await sql<Row[]>`
-        select p.id, p.wheel_id, p.asset, p.side, p.state, p.collateral_currency, p.collateral_amount, p.instrument,
-          p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
-          p.bought_e18, p.close_cost, p.close_limit_e18,
-          (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
-          (select coalesce(sum(f.exchange_fee), 0)::text from position_fills f where f.position_id = p.id) as exchange_fee,
-          (select coalesce(sum(f.platform_fee), 0)::text from position_fills f where f.position_id = p.id) as platform_fee,
-          p.cancel_requested_at, p.reason, p.leg_settings, p.created_at, p.updated_at, p.closed_at, p.created_at::text as created_at_text
-        from positions p
-        where p.user_id = ${userId}
-          ${request.query.state ? sql`and p.state = ${request.query.state}` : sql``}
-          ${after ? sql`and (p.created_at, p.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : sql``}
-        order by p.created_at desc, p.id desc
-        limit ${limit + 1}`
-      const page = rows.slice(0, limit)
-      const last = page.at(-1)
-      const wheelIds = [...new Set(page.map((r) => r.wheel_id).filter((w): w is string => w !== null))]
-      const wheels = await sql<WheelViewRow[]>`
-        select ${wheelColumns(sql)}
-        from wheels where user_id = ${userId} and (state <> 'stopped' or id = any(${wheelIds}::uuid[]))
-        order by created_at desc`
-      return {
-        wheels: wheels.map((w) => wheelItem(w, profile)),
-        positions: page.map(item),
-        nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
-      }
-    },
+    async (request) => listPositions(sql, currentUser(request).userId, request.query, profile),
   )
 
   app.delete<{ Params: Type.Static<typeof PositionParams>; Querystring: Type.Static<typeof CancelQuery> }>(
     '/positions/:id',
     {
-      schema: {
-        tags: ['positions'],
-        summary:
-          'Cancel a position (at once when nothing is at the exchange, else its resting orders: 202), buy a sold ' +
-          'one back (202 with the quote), or stop a wheel',
-        description:
-          'An open (sold) leg is quoted from the exchange (the best ask, or the mark plus 5 % without one) and ' +
-          'becomes `closing`: the placing tick sends one immediate-or-cancel buy at the quote plus 2 %. A second ' +
-          'DELETE while closing answers the same quote. 503 QUOTE_UNAVAILABLE when the exchange cannot be read, ' +
-          '409 CLOSE_UNAVAILABLE for an expired leg, 422 SUBACCOUNT_STOPPED while the subaccount is stopped.',
-        params: PositionParams,
-        querystring: CancelQuery,
-        response: {
-          200: CancelResponse,
-          202: CancelResponse,
-          400: { $ref: 'ErrorBody#' },
-          404: { $ref: 'ErrorBody#' },
-          409: { $ref: 'ErrorBody#' },
-          422: { $ref: 'ErrorBody#' },
-          503: { $ref: 'ErrorBody#' },
-        },
-      },
+      schema: deleteSchema,
     },
     async (request, reply) => {
       const { userId } = currentUser(request)

@@ -25,7 +25,6 @@
 import { MARGIN_BUFFER_USD, ROUND_GAS_FLOOR_WEI } from '@wh/config'
 import { type Clock, decimalsOf, errorMessage, mapLimit, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { toE18 } from '@wh/exchange'
 import { retryDelayMs } from '@wh/jobs'
 import { balanceOf, userSub } from '@wh/ledger'
 import { executeSwap, type SwapAdapter, type SwapResult } from '@wh/swap'
@@ -35,8 +34,6 @@ import {
   conversionAmountIn,
   costBasisAfter,
   e18Decimal,
-  inPreConvertWindow,
-  inTheMoney,
   swapIndexPrice,
 } from '@wh/trading'
 import type { ChainClients, ChainInfo, ChainName } from '@wh/wallet'
@@ -54,13 +51,13 @@ import {
   type TransferDeps,
   type TransferRow,
 } from '../exchange/transfers'
+import { alertStuck, indexOf, planRounds } from './convert-plan'
 import { amountOf, decider } from './decide'
 
 export const CONVERT_TICK = 'trading-convert'
 /** rounds advanced per run (a bound on everything) */
 export const CONVERT_BATCH = 100
-/** rounds opened per run (the rest next run: they are only rows) */
-export const PLAN_BATCH = 1_000
+export { PLAN_BATCH } from './convert-plan'
 /** rounds advanced at once */
 export const CONVERT_CONCURRENCY = 8
 
@@ -147,63 +144,6 @@ export async function runConversions(given: ConvertDeps): Promise<ConvertSummary
   return r.ran ? { locked: false, ...r.value } : { locked: true, planned: 0, steps: {} }
 }
 
-/**
- * Opens a round for each running wheel's live leg that needs one: in the money inside the lead
- * before expiry (by the exchange's index), or settled in the money without a round yet (the
- * index had not crossed the strike at the lead, or the worker was down). One round per leg.
- */
-async function planRounds(deps: ConvertDeps): Promise<number> {
-  const { sql } = deps
-  const now = deps.clock.now()
-  const nowSec = Math.floor(now.getTime() / 1000)
-  const leadEndSec = nowSec + deps.preConvertLeadMinutes * 60
-  // every wheel's leg of a daily expiry enters the lead at once: the instruments first (a handful),
-  // their index once each, then the legs of the ones in the money, all in one insert
-  const inWindow = await sql<{ instrument: string; side: 'put' | 'call'; strike_e18: string; expiry_sec: number }[]>`
-    select distinct p.instrument, p.side, p.strike_e18::text, p.expiry_sec
-    from wheels w join positions p on p.id = w.current_position_id
-    where w.state = 'running' and p.state = 'open' and p.filled_e18 > 0 and p.instrument is not null
-      and p.expiry_sec > ${nowSec} and p.expiry_sec <= ${leadEndSec}
-      and not exists (select 1 from conversions c where c.position_id = p.id)`
-  const itm: string[] = []
-  for (const i of inWindow) {
-    if (!inPreConvertWindow(i.expiry_sec, now.getTime(), deps.preConvertLeadMinutes)) continue
-    if (inTheMoney(i.side, BigInt(i.strike_e18), await indexOf(deps, i.instrument))) itm.push(i.instrument)
-  }
-  const inserted = await sql<
-    {
-      wheel_id: string
-      user_id: string
-      position_id: string
-      direction: ConversionDirection
-      trigger: ConversionTrigger
-    }[]
-  >`
-    insert into conversions (wheel_id, position_id, user_id, subaccount_id, asset, direction, trigger, state,
-      sell_currency, buy_currency, created_at)
-    select p.wheel_id, p.id, p.user_id, p.subaccount_id, p.asset,
-      case when p.side = 'put' then 'to_underlying' else 'to_cash' end,
-      case when p.state = 'settled' then 'after_settlement' else 'pre_expiry' end, 'planned',
-      case when p.side = 'put' then 'USDC' else p.asset end,
-      case when p.side = 'put' then p.asset else 'USDC' end, ${now}
-    from wheels w join positions p on p.id = w.current_position_id
-    where w.state = 'running' and p.filled_e18 > 0 and p.instrument is not null
-      and ((p.state = 'open' and p.expiry_sec > ${nowSec} and p.instrument = any(${itm}::text[]))
-        or (p.state = 'settled' and p.outcome = 'itm'))
-      and not exists (select 1 from conversions c where c.position_id = p.id)
-    limit ${PLAN_BATCH}
-    on conflict (position_id) do nothing
-    returning id, wheel_id, user_id, position_id, direction, trigger`
-  // each round is a decision of its wheel (docs/trading.md "Why: the decision log")
-  for (const r of inserted)
-    await decider(deps, { wheelId: r.wheel_id, userId: r.user_id, positionId: r.position_id }, now)(
-      'conversion',
-      r.trigger === 'pre_expiry' ? 'in_the_money_before_expiry' : 'settled_in_the_money',
-      { conversion: { direction: r.direction, trigger: r.trigger } },
-    )
-  return inserted.length
-}
-
 async function openRounds(sql: Sql): Promise<Round[]> {
   return sql<Round[]>`
     select c.id, c.wheel_id, c.position_id, c.user_id, c.subaccount_id, s.exchange_id::text, s.stopped_at, c.asset,
@@ -248,17 +188,6 @@ async function advance(deps: ConvertDeps, round: Round): Promise<string> {
     default:
       return round.state
   }
-}
-
-/** The index (e18) from the instrument's ticker, read once per run. */
-function indexOf(deps: ConvertDeps, instrument: string): Promise<bigint> {
-  const cached = deps.indexCache?.get(instrument)
-  if (cached) return cached
-  const read = deps.exchange.getTicker(instrument).then((t) => toE18(t.index_price))
-  // a failed read is not kept: the next round asks again
-  read.catch(() => deps.indexCache?.delete(instrument))
-  deps.indexCache?.set(instrument, read)
-  return read
 }
 
 function indexE18(deps: ConvertDeps, round: Round): Promise<bigint> {
@@ -581,25 +510,6 @@ async function fail(deps: ConvertDeps, round: Round, from: RoundState, reason: s
       userId: round.user_id,
       direction: round.direction,
       reason,
-    })
-}
-
-/** One alert per round open longer than CONVERSION_STUCK_MINUTES. */
-async function alertStuck(deps: ConvertDeps): Promise<void> {
-  const cutoff = new Date(deps.clock.now().getTime() - deps.stuckMinutes * 60_000)
-  const stuck = await deps.sql<
-    { id: string; user_id: string; state: string; reason: string | null; created_at: Date }[]
-  >`
-    update conversions set alerted_at = now()
-    where state in ('planned', 'withdrawing', 'swapping', 'depositing') and alerted_at is null and created_at < ${cutoff}
-    returning id, user_id, state, reason, created_at`
-  for (const r of stuck)
-    await deps.alerter.alert('conversion round stuck', {
-      conversionId: r.id,
-      userId: r.user_id,
-      state: r.state,
-      reason: r.reason ?? '',
-      openSince: r.created_at.toISOString(),
     })
 }
 

@@ -11,15 +11,7 @@
  */
 import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
-import {
-  DERIVE_FEE_SCHEDULE,
-  type DeriveClient,
-  ExchangeError,
-  ExchangeInsufficientMarginError,
-  type Instrument,
-  type Order,
-  toE18,
-} from '@wh/exchange'
+import { type Instrument, type Order, toE18 } from '@wh/exchange'
 import { markIvE18 } from '@wh/market'
 import {
   annualisedYieldBps,
@@ -28,14 +20,12 @@ import {
   crossFloor,
   type DecisionFacts,
   type DecisionReason,
-  E18,
   expiryChoice,
   expiryFacts,
   legSettingsOf,
   noStrikeReason,
   type OptionQuote,
   resolveWheelSettings,
-  roundDownToTick,
   type StoredWheelSettings,
   selectionProfile,
   sizeFor,
@@ -48,9 +38,13 @@ import {
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
+import { BUYBACK_PENDING, close, closeIfBoughtBack } from './buyback'
 import { decider } from './decide'
 import { eventsOf, publishCapacity, strategyOf } from './events'
 import { type FillDeps, ingestFills, ingestSettlements } from './fills'
+import { cancelQuietly, fmt, MarketCache, maxBig, maxFee, optionQuotes, ourOrders } from './place-market'
+
+export { BUYBACK_PENDING }
 
 export const PLACE_TICK = 'trading-place'
 export const PLACE_EVERY_MS = 10_000
@@ -73,7 +67,7 @@ export interface PlaceHooks {
 }
 
 /** a wheel's leg carries the wheel's settings columns (docs/trading.md "Wheel settings") */
-interface Live extends StoredWheelSettings {
+export interface Live extends StoredWheelSettings {
   id: string
   user_id: string
   asset: string
@@ -106,8 +100,6 @@ export interface PlaceSummary {
   locked: boolean
   steps: Record<string, number>
 }
-
-const BPS = 10_000n
 
 /** One run: every live position one step further. */
 export async function runPlacing(deps: PlaceDeps): Promise<PlaceSummary> {
@@ -317,31 +309,6 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   return 'chosen'
 }
 
-/** One expiry's options of a side with a price: their quotes, and the index their tickers carry. */
-async function optionQuotes(
-  market: MarketCache,
-  candidates: readonly Instrument[],
-  expiry: number,
-  type: 'P' | 'C',
-): Promise<{ quotes: OptionQuote[]; indexE18: bigint }> {
-  const quotes: OptionQuote[] = []
-  let indexE18 = 0n
-  for (const i of candidates) {
-    const t = await market.ticker(i.instrument_name)
-    indexE18 = indexE18 > 0n ? indexE18 : toE18(t.index_price)
-    if (!t.option_pricing) continue
-    quotes.push({
-      instrument: i.instrument_name,
-      expirySec: expiry,
-      strikeE18: toE18(i.option_details?.strike ?? '0'),
-      type,
-      deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
-      markE18: toE18(t.mark_price),
-    })
-  }
-  return { quotes, indexE18 }
-}
-
 /** WS /ws/strategies: the chosen instrument's quote cached and `cycle_opened` published. */
 async function publishChosen(
   deps: PlaceDeps,
@@ -381,74 +348,95 @@ async function publishChosen(
 
 /** placing: keep one order resting at the window's price; end the window (docs/trading.md 3–4). */
 async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): Promise<string> {
-  const { sql, profile, exchange } = deps
   const subId = Number(p.exchange_id)
-  const instrument = p.instrument as string
-  const size = BigInt(p.size_e18 ?? '0')
-  const [fresh] = await sql<{ filled_e18: string }[]>`select filled_e18::text from positions where id = ${p.id}`
-  const filled = BigInt(fresh?.filled_e18 ?? p.filled_e18)
-  const remaining = size - filled
-  const resting = await ourOrders(exchange, subId, p.id)
+  const [fresh] = await deps.sql<{ filled_e18: string }[]>`select filled_e18::text from positions where id = ${p.id}`
+  const remaining = BigInt(p.size_e18 ?? '0') - BigInt(fresh?.filled_e18 ?? p.filled_e18)
+  const resting = await ourOrders(deps.exchange, subId, p.id)
   const over = now >= (p.window_ends_at ?? now)
   const halt = p.cancel_requested_at !== null || p.paused || p.stopped_at !== null
   if (remaining <= 0n || over || halt) {
-    for (const o of resting) await cancelQuietly(exchange, subId, o)
-    let crossed = false
-    if (remaining > 0n && over && !halt && profile.endOfWindow === 'cross') {
-      const t = await market.ticker(instrument, true)
-      const bid = toE18(t.best_bid_price)
-      if (bid > 0n && bid >= crossFloor(toE18(t.mark_price), profile)) {
-        await exchange.order({
-          subaccount_id: subId,
-          instrument_name: instrument,
-          direction: 'sell',
-          amount: fmt(remaining),
-          limit_price: fmt(bid),
-          max_fee: maxFee(t.index_price),
-          time_in_force: 'ioc',
-          label: p.id,
-        })
-        crossed = true
-        await ingestFills(deps, { id: p.subaccount_id, userId: p.user_id, exchangeId: subId })
-      }
-    }
-    const [after] = await sql<{ filled_e18: string }[]>`select filled_e18::text from positions where id = ${p.id}`
-    const done = BigInt(after?.filled_e18 ?? '0')
-    const why = p.cancel_requested_at
-      ? 'cancelled by the user'
-      : p.paused
-        ? 'paused by a signal'
-        : p.stopped_at
-          ? 'the subaccount was stopped'
-          : remaining <= 0n
-            ? null
-            : 'the maker window ended'
-    await sql`update positions set state = ${done > 0n ? 'open' : 'cancelled'}, order_id = null,
-      next_reprice_at = null, reason = ${why}, updated_at = now(),
-      closed_at = ${done > 0n ? null : now}
-      where id = ${p.id} and state = 'placing'`
-    if (done === 0n && why === 'the maker window ended')
-      await decider(deps, { wheelId: p.wheel_id, userId: p.user_id, positionId: p.id }, now)('skipped', 'window_ended')
-    await deps.strategyEvents?.publish(p.asset, {
-      ts: now.toISOString(),
-      event: 'window_end',
-      strategy: strategyOf(p.wheel, p.side),
-      instrument,
-      decision: remaining <= 0n ? 'completed' : crossed ? 'crossed' : 'cancelled',
-      reason: crossed
-        ? 'the maker window ended: the rest was sold at the best bid'
-        : (why ??
-          (remaining <= 0n ? 'everything offered was sold' : 'the maker window ended: no bid within the cross floor')),
-    })
-    return done > 0n ? 'opened' : 'cancelled'
+    for (const o of resting) await cancelQuietly(deps.exchange, subId, o)
+    const crossed = remaining > 0n && over && !halt && (await crossRest(deps, market, p, remaining))
+    return endWindow(deps, p, now, remaining, crossed)
   }
+  return reprice(deps, market, p, now, remaining, resting)
+}
+
+/** The window ended with contracts unsold: the profile may sell them at the best bid, down to its floor. */
+async function crossRest(deps: PlaceDeps, market: MarketCache, p: Live, remaining: bigint): Promise<boolean> {
+  if (deps.profile.endOfWindow !== 'cross') return false
+  const instrument = p.instrument as string
+  const t = await market.ticker(instrument, true)
+  const bid = toE18(t.best_bid_price)
+  if (bid <= 0n || bid < crossFloor(toE18(t.mark_price), deps.profile)) return false
+  const subId = Number(p.exchange_id)
+  await deps.exchange.order({
+    subaccount_id: subId,
+    instrument_name: instrument,
+    direction: 'sell',
+    amount: fmt(remaining),
+    limit_price: fmt(bid),
+    max_fee: maxFee(t.index_price),
+    time_in_force: 'ioc',
+    label: p.id,
+  })
+  await ingestFills(deps, { id: p.subaccount_id, userId: p.user_id, exchangeId: subId })
+  return true
+}
+
+/** Why a window ended before its contracts were all sold (null: they were). */
+function endReason(p: Live, remaining: bigint): string | null {
+  if (p.cancel_requested_at) return 'cancelled by the user'
+  if (p.paused) return 'paused by a signal'
+  if (p.stopped_at) return 'the subaccount was stopped'
+  return remaining <= 0n ? null : 'the maker window ended'
+}
+
+/** placing → open (something sold) or cancelled (nothing), with why; `window_end` published. */
+async function endWindow(deps: PlaceDeps, p: Live, now: Date, remaining: bigint, crossed: boolean): Promise<string> {
+  const { sql } = deps
+  const [after] = await sql<{ filled_e18: string }[]>`select filled_e18::text from positions where id = ${p.id}`
+  const done = BigInt(after?.filled_e18 ?? '0')
+  const why = endReason(p, remaining)
+  await sql`update positions set state = ${done > 0n ? 'open' : 'cancelled'}, order_id = null,
+    next_reprice_at = null, reason = ${why}, updated_at = now(),
+    closed_at = ${done > 0n ? null : now}
+    where id = ${p.id} and state = 'placing'`
+  if (done === 0n && why === 'the maker window ended')
+    await decider(deps, { wheelId: p.wheel_id, userId: p.user_id, positionId: p.id }, now)('skipped', 'window_ended')
+  await deps.strategyEvents?.publish(p.asset, {
+    ts: now.toISOString(),
+    event: 'window_end',
+    strategy: strategyOf(p.wheel, p.side),
+    instrument: p.instrument as string,
+    decision: remaining <= 0n ? 'completed' : crossed ? 'crossed' : 'cancelled',
+    reason: crossed
+      ? 'the maker window ended: the rest was sold at the best bid'
+      : (why ??
+        (remaining <= 0n ? 'everything offered was sold' : 'the maker window ended: no bid within the cross floor')),
+  })
+  return done > 0n ? 'opened' : 'cancelled'
+}
+
+/** Inside the window: one maker order at the window's price, repriced every `repriceEveryMs`. */
+async function reprice(
+  deps: PlaceDeps,
+  market: MarketCache,
+  p: Live,
+  now: Date,
+  remaining: bigint,
+  resting: readonly Order[],
+): Promise<string> {
+  const { sql, profile, exchange } = deps
+  const subId = Number(p.exchange_id)
+  const instrument = p.instrument as string
   if (resting.length > 0 && p.next_reprice_at && now < p.next_reprice_at) return 'resting'
   const t = await market.ticker(instrument, true)
   const windowStart = (p.window_ends_at?.getTime() ?? now.getTime()) - profile.makerWindowMs
   const price = askPrice(toE18(t.mark_price), now.getTime() - windowStart, profile, toE18(t.tick_size))
+  const nextReprice = new Date(now.getTime() + profile.repriceEveryMs)
   if (resting.length === 1 && toE18(resting[0]?.limit_price ?? '0') === price) {
-    await sql`update positions set next_reprice_at = ${new Date(now.getTime() + profile.repriceEveryMs)},
-      updated_at = now() where id = ${p.id}`
+    await sql`update positions set next_reprice_at = ${nextReprice}, updated_at = now() where id = ${p.id}`
     return 'resting'
   }
   for (const o of resting) await cancelQuietly(exchange, subId, o)
@@ -463,9 +451,8 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
       time_in_force: 'post_only',
       label: p.id,
     })
-    await sql`update positions set order_id = ${order.order_id},
-      next_reprice_at = ${new Date(now.getTime() + profile.repriceEveryMs)}, reason = null, updated_at = now()
-      where id = ${p.id} and state = 'placing'`
+    await sql`update positions set order_id = ${order.order_id}, next_reprice_at = ${nextReprice}, reason = null,
+      updated_at = now() where id = ${p.id} and state = 'placing'`
     await deps.strategyEvents?.publish(p.asset, {
       ts: now.toISOString(),
       event: 'order',
@@ -479,211 +466,6 @@ async function work(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
     if ((e as { code?: string }).code === 'EXCHANGE_ORDER_REJECTED')
       return wait(sql, p.id, `the exchange refused the order: ${errorMessage(e)}`)
     throw e
-  }
-}
-
-/** Marks `order_id` of a closing leg between committing to send its buy-back and the exchange's answer. */
-export const BUYBACK_PENDING = 'buyback-pending'
-
-interface ClosingRow {
-  instrument: string
-  expiry_sec: number
-  filled_e18: string
-  bought_e18: string
-  close_limit_e18: string | null
-  order_id: string | null
-}
-
-/**
- * closing: buy back what is still short, once (docs/trading.md "Buying a leg back").
- *
- * 1. remaining = filled − bought, read AFTER this run ingested the subaccount's fills. 0 → `closed`.
- * 2. No order of this closing sent yet (`order_id` null): mark the leg (`order_id` =
- *    BUYBACK_PENDING, a conditional UPDATE: of two overlapping runs one wins), then send ONE
- *    immediate-or-cancel buy of `remaining` at the stored limit, labelled with the position id,
- *    reduce-only; ingest its fills at once; bought in full → `closed`, else → `open` with why.
- * 3. A refusal (margin: a covered call's subaccount may hold too little USDC; any other refusal)
- *    → `open` with the reason: the leg runs to expiry unless the user asks again (a new quote).
- *
- * Crash safety: an IOC order lives only for the instant it is matched, so once sent nothing of it
- * can fill later. A run that dies after sending (before ingesting, or before storing the outcome)
- * leaves the leg `closing` with the marker set; the next run ingests the subaccount's fills FIRST,
- * so whatever that order bought is in `bought_e18` before anything else happens: all of it → `closed`;
- * less → the marker says an order was already sent for this quote, so it sends nothing and returns
- * the leg to `open`. Either way nothing is bought twice, and never more than the leg is short (the
- * amount comes from the ingested fills and the order is reduce-only). A run that dies after the
- * marker but before sending also returns the leg to `open`: the user asks again, at a fresh price.
- */
-async function close(deps: PlaceDeps, p: Live, now: Date): Promise<string> {
-  const { sql } = deps
-  const [c] = await sql<ClosingRow[]>`
-    select instrument, expiry_sec::float8 as expiry_sec, filled_e18::text, bought_e18::text,
-      close_limit_e18::text, order_id
-    from positions where id = ${p.id} and state = 'closing'`
-  if (!c) return 'moved'
-  const remaining = BigInt(c.filled_e18) - BigInt(c.bought_e18)
-  if (remaining <= 0n) return finishClose(sql, p.id)
-  // an expired option cannot be bought: the settlement (ingested above, or next run) ends the leg
-  if (c.expiry_sec * 1000 <= now.getTime()) return 'waiting_settlement'
-  if (c.order_id !== null)
-    return reopen(
-      sql,
-      p.id,
-      `the buy-back order bought ${fmt(BigInt(c.bought_e18))} of ${fmt(BigInt(c.filled_e18))}: the rest stays sold`,
-    )
-  if (p.stopped_at) return reopen(sql, p.id, 'the subaccount is stopped by reconciliation: the leg stays sold')
-  const [marked] = await sql`update positions set order_id = ${BUYBACK_PENDING}, updated_at = now()
-    where id = ${p.id} and state = 'closing' and order_id is null returning id`
-  if (!marked) return 'moved'
-  const sent = await sendBuyBack(deps, p, c, remaining)
-  if (sent.kind === 'refused') return reopen(sql, p.id, sent.reason)
-  if (sent.kind === 'unknown') return 'buyback_unknown' // the next run decides from the ingested fills
-  await deps.hooks?.afterBuyBackSent?.(p.id)
-  await sql`update positions set order_id = ${sent.orderId}, updated_at = now()
-    where id = ${p.id} and state = 'closing' and order_id = ${BUYBACK_PENDING}`
-  await ingestFills(deps, { id: p.subaccount_id, userId: p.user_id, exchangeId: Number(p.exchange_id) })
-  const [after] = await sql<{ filled_e18: string; bought_e18: string }[]>`
-    select filled_e18::text, bought_e18::text from positions where id = ${p.id}`
-  const left = BigInt(after?.filled_e18 ?? '0') - BigInt(after?.bought_e18 ?? '0')
-  if (left <= 0n) return finishClose(sql, p.id)
-  return reopen(
-    sql,
-    p.id,
-    `no ask at or below the limit ${fmt(BigInt(c.close_limit_e18 ?? '0'))} for ${fmt(left)} contracts: they stay sold`,
-  )
-}
-
-type BuyBackSend =
-  | { kind: 'sent'; orderId: string }
-  /** the exchange refused it: nothing was bought */
-  | { kind: 'refused'; reason: string }
-  /** no answer (transport, timeout): it may have landed; the fills will tell */
-  | { kind: 'unknown'; reason: string }
-
-/**
- * Sends a closing leg's buy-back: immediate-or-cancel, reduce-only, `amountE18` at the stored limit
- * rounded down to the tick (never above what the user accepted), labelled with the position id.
- */
-async function sendBuyBack(
-  deps: Pick<PlaceDeps, 'exchange'>,
-  p: Pick<Live, 'id' | 'exchange_id'>,
-  c: Pick<ClosingRow, 'instrument' | 'close_limit_e18'>,
-  amountE18: bigint,
-): Promise<BuyBackSend> {
-  try {
-    const inst = await deps.exchange.getInstrument(c.instrument)
-    const t = await deps.exchange.getTicker(c.instrument)
-    const limit = roundDownToTick(BigInt(c.close_limit_e18 ?? '0'), toE18(inst.tick_size))
-    if (limit <= 0n) return { kind: 'refused', reason: 'the buy-back has no limit price' }
-    const { order } = await deps.exchange.order({
-      subaccount_id: Number(p.exchange_id),
-      instrument_name: c.instrument,
-      direction: 'buy',
-      amount: fmt(amountE18),
-      limit_price: fmt(limit),
-      max_fee: fmt(buyBackMaxFee(toE18(t.index_price), amountE18)),
-      time_in_force: 'ioc',
-      reduce_only: true,
-      label: p.id,
-    })
-    return { kind: 'sent', orderId: order.order_id }
-  } catch (e) {
-    if (e instanceof ExchangeInsufficientMarginError)
-      return { kind: 'refused', reason: `the exchange refused the buy-back for margin: ${errorMessage(e)}` }
-    if (e instanceof ExchangeError && !e.retryable)
-      return { kind: 'refused', reason: `the exchange refused the buy-back: ${errorMessage(e)}` }
-    return { kind: 'unknown', reason: errorMessage(e) }
-  }
-}
-
-/**
- * The most fee a buy-back accepts per contract: the taker base fee spread over the amount (the
- * base is per order) plus twice the taker rate on the index (the rate part is capped below that).
- */
-function buyBackMaxFee(indexE18: bigint, amountE18: bigint): bigint {
-  const f = DERIVE_FEE_SCHEDULE.option
-  const base = (f.baseFee * E18 + amountE18 - 1n) / amountE18
-  return base + (2n * indexE18 * f.takerRate) / E18
-}
-
-async function finishClose(sql: Sql, id: string): Promise<string> {
-  await sql`update positions set state = 'closed', order_id = null, reason = null, closed_at = now(),
-    updated_at = now() where id = ${id} and state = 'closing'`
-  return 'closed'
-}
-
-/** closing → open: the leg stays sold (to expiry) with the reason; the user may ask again. */
-async function reopen(sql: Sql, id: string, reason: string): Promise<string> {
-  await sql`update positions set state = 'open', order_id = null, cancel_requested_at = null,
-    reason = ${reason.slice(0, 500)}, updated_at = now()
-    where id = ${id} and state = 'closing'`
-  return 'close_refused'
-}
-
-/**
- * open: nothing to do, unless buy-back fills that were not visible when its closing ended (an
- * exchange's history may lag) have since bought the whole leg: then it is closed.
- */
-async function closeIfBoughtBack(sql: Sql, p: Live): Promise<string> {
-  // as read at the start of the run; the UPDATE re-checks on the row as it is now
-  if (BigInt(p.bought_e18) <= 0n) return 'open'
-  const [r] = await sql`update positions set state = 'closed', order_id = null, closed_at = now(), updated_at = now()
-    where id = ${p.id} and state = 'open' and bought_e18 > 0 and bought_e18 >= filled_e18 returning id`
-  return r ? 'closed' : 'open'
-}
-
-async function ourOrders(exchange: DeriveClient, subId: number, positionId: string): Promise<Order[]> {
-  const { orders } = await exchange.getOpenOrders(subId)
-  return orders.filter((o) => o.label === positionId)
-}
-
-async function cancelQuietly(exchange: DeriveClient, subId: number, o: Order): Promise<void> {
-  try {
-    await exchange.cancel({ subaccount_id: subId, instrument_name: o.instrument_name, order_id: o.order_id })
-  } catch (e) {
-    // filled or expired meanwhile: nothing rests any more, which is what we wanted
-    if ((e as { code?: string }).code !== 'EXCHANGE_ORDER_REJECTED') throw e
-  }
-}
-
-/** The most fee we accept per contract: the taker fee's base plus 0.1 % of the index, in USD. */
-function maxFee(index: string): string {
-  return fmt(E18 + (toE18(index) * 10n) / BPS)
-}
-
-function maxBig(a: bigint, b: bigint): bigint {
-  return a > b ? a : b
-}
-
-function fmt(e18: bigint): string {
-  const neg = e18 < 0n
-  const abs = neg ? -e18 : e18
-  const int = abs / E18
-  const frac = (abs % E18).toString().padStart(18, '0').replace(/0+$/, '')
-  return `${neg ? '-' : ''}${int}${frac ? `.${frac}` : ''}`
-}
-
-/** The run's view of the market: instruments and tickers read once per run. */
-class MarketCache {
-  readonly #options = new Map<string, Promise<Instrument[]>>()
-  readonly #tickers = new Map<string, ReturnType<DeriveClient['getTicker']>>()
-  constructor(private readonly exchange: DeriveClient) {}
-  options(asset: string): Promise<Instrument[]> {
-    let v = this.#options.get(asset)
-    if (!v) {
-      v = this.exchange.getInstruments({ currency: asset, instrument_type: 'option' })
-      this.#options.set(asset, v)
-    }
-    return v
-  }
-  /** `fresh`: read again (a price to send an order at must not be a run old) */
-  ticker(name: string, fresh = false): ReturnType<DeriveClient['getTicker']> {
-    let v = fresh ? undefined : this.#tickers.get(name)
-    if (!v) {
-      v = this.exchange.getTicker(name)
-      this.#tickers.set(name, v)
-    }
-    return v
   }
 }
 

@@ -120,19 +120,7 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
   if (w.leg_state !== null && LIVE.has(w.leg_state)) return 'leg_live'
   // each decision below is logged once per change (docs/trading.md "Why: the decision log")
   const why = decider(deps, { wheelId: w.id, userId: w.user_id, positionId: w.current_position_id }, now)
-  if (w.state === 'stopping') {
-    // done only when the exchange shows no order of its legs either
-    if (w.exchange_id !== null) {
-      const { orders } = await deps.exchange.getOpenOrders(Number(w.exchange_id))
-      const legs = await sql<{ id: string }[]>`select id from positions where wheel_id = ${w.id}`
-      const ids = new Set(legs.map((l) => l.id))
-      if (orders.some((o) => ids.has(o.label))) return 'stopping'
-    }
-    const [stopped] = await sql`update wheels set state = 'stopped', stopped_at = ${now}, current_position_id = null,
-      reason = null, updated_at = now() where id = ${w.id} and state = 'stopping' returning id`
-    if (stopped) await why('stopped', 'stopped_by_user')
-    return 'stopped'
-  }
+  if (w.state === 'stopping') return finishStopping(deps, w, now, why)
   // a leg that ended in the money flips the holding first: the convert tick opens and runs the round
   if (w.conversion_state !== null && !['done', 'failed'].includes(w.conversion_state))
     return waitFor(
@@ -165,6 +153,29 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
   if (w.exchange_id === null)
     return skip(sql, w.id, 'the subaccount is not created yet', now, why, 'subaccount_missing')
 
+  return openNextLeg(deps, w, now, why)
+}
+
+type Why = ReturnType<typeof decider>
+
+/** stopping → stopped, once the exchange shows no order of its legs either. */
+async function finishStopping(deps: WheelDeps, w: WheelRow, now: Date, why: Why): Promise<string> {
+  const { sql } = deps
+  if (w.exchange_id !== null) {
+    const { orders } = await deps.exchange.getOpenOrders(Number(w.exchange_id))
+    const legs = await sql<{ id: string }[]>`select id from positions where wheel_id = ${w.id}`
+    const ids = new Set(legs.map((l) => l.id))
+    if (orders.some((o) => ids.has(o.label))) return 'stopping'
+  }
+  const [stopped] = await sql`update wheels set state = 'stopped', stopped_at = ${now}, current_position_id = null,
+    reason = null, updated_at = now() where id = ${w.id} and state = 'stopping' returning id`
+  if (stopped) await why('stopped', 'stopped_by_user')
+  return 'stopped'
+}
+
+/** The next leg from what the subaccount holds unclaimed: a call on the underlying, else a put with the cash. */
+async function openNextLeg(deps: WheelDeps, w: WheelRow, now: Date, why: Why): Promise<string> {
+  const { sql } = deps
   const unclaimed = await unclaimedOf(sql, w)
   const decimals = decimalsOf(w.asset) ?? 18
   const minUnderlying = toBaseUnits(deps.profile.sizes[w.asset].min, decimals)

@@ -1,0 +1,89 @@
+/**
+ * What the placing step and the buy-back share (docs/trading.md "Placing"): the run's view of the
+ * market (instruments and tickers read once per run), our resting orders, and e18 figures as the
+ * exchange's decimal strings.
+ */
+import { type DeriveClient, type Instrument, type Order, toE18 } from '@wh/exchange'
+import { E18, type OptionQuote } from '@wh/trading'
+
+const BPS = 10_000n
+
+export async function ourOrders(exchange: DeriveClient, subId: number, positionId: string): Promise<Order[]> {
+  const { orders } = await exchange.getOpenOrders(subId)
+  return orders.filter((o) => o.label === positionId)
+}
+
+export async function cancelQuietly(exchange: DeriveClient, subId: number, o: Order): Promise<void> {
+  try {
+    await exchange.cancel({ subaccount_id: subId, instrument_name: o.instrument_name, order_id: o.order_id })
+  } catch (e) {
+    // filled or expired meanwhile: nothing rests any more, which is what we wanted
+    if ((e as { code?: string }).code !== 'EXCHANGE_ORDER_REJECTED') throw e
+  }
+}
+
+/** The most fee we accept per contract: the taker fee's base plus 0.1 % of the index, in USD. */
+export function maxFee(index: string): string {
+  return fmt(E18 + (toE18(index) * 10n) / BPS)
+}
+
+export function maxBig(a: bigint, b: bigint): bigint {
+  return a > b ? a : b
+}
+
+export function fmt(e18: bigint): string {
+  const neg = e18 < 0n
+  const abs = neg ? -e18 : e18
+  const int = abs / E18
+  const frac = (abs % E18).toString().padStart(18, '0').replace(/0+$/, '')
+  return `${neg ? '-' : ''}${int}${frac ? `.${frac}` : ''}`
+}
+
+/** The run's view of the market: instruments and tickers read once per run. */
+export class MarketCache {
+  readonly #options = new Map<string, Promise<Instrument[]>>()
+  readonly #tickers = new Map<string, ReturnType<DeriveClient['getTicker']>>()
+  constructor(private readonly exchange: DeriveClient) {}
+  options(asset: string): Promise<Instrument[]> {
+    let v = this.#options.get(asset)
+    if (!v) {
+      v = this.exchange.getInstruments({ currency: asset, instrument_type: 'option' })
+      this.#options.set(asset, v)
+    }
+    return v
+  }
+  /** `fresh`: read again (a price to send an order at must not be a run old) */
+  ticker(name: string, fresh = false): ReturnType<DeriveClient['getTicker']> {
+    let v = fresh ? undefined : this.#tickers.get(name)
+    if (!v) {
+      v = this.exchange.getTicker(name)
+      this.#tickers.set(name, v)
+    }
+    return v
+  }
+}
+
+/** One expiry's options of a side with a price: their quotes, and the index their tickers carry. */
+export async function optionQuotes(
+  market: MarketCache,
+  candidates: readonly Instrument[],
+  expiry: number,
+  type: 'P' | 'C',
+): Promise<{ quotes: OptionQuote[]; indexE18: bigint }> {
+  const quotes: OptionQuote[] = []
+  let indexE18 = 0n
+  for (const i of candidates) {
+    const t = await market.ticker(i.instrument_name)
+    indexE18 = indexE18 > 0n ? indexE18 : toE18(t.index_price)
+    if (!t.option_pricing) continue
+    quotes.push({
+      instrument: i.instrument_name,
+      expirySec: expiry,
+      strikeE18: toE18(i.option_details?.strike ?? '0'),
+      type,
+      deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
+      markE18: toE18(t.mark_price),
+    })
+  }
+  return { quotes, indexE18 }
+}
