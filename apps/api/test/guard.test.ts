@@ -4,6 +4,7 @@ import { currentUser } from '../src/plugins/auth'
 import { type Api, newAccount, signIn, startApi } from './support'
 
 /** Every route behind the combined mark; grows with the controllers of spec 5.2 rule 4. */
+const NO_ID = '00000000-0000-4000-8000-000000000000'
 const PROTECTED = [
   { method: 'GET', url: '/deposit-address', path: '/deposit-address' },
   { method: 'GET', url: '/portfolio/summary', path: '/portfolio/summary' },
@@ -17,6 +18,11 @@ const PROTECTED = [
   { method: 'DELETE', url: '/positions/00000000-0000-4000-8000-000000000000', path: '/positions/{id}' },
   { method: 'GET', url: '/subaccounts', path: '/subaccounts' },
   { method: 'POST', url: '/subaccounts/ETH/release', path: '/subaccounts/{asset}/release' },
+  { method: 'POST', url: '/quotes', path: '/quotes' },
+  { method: 'PATCH', url: `/wheels/${NO_ID}`, path: '/wheels/{id}' },
+  { method: 'POST', url: `/wheels/${NO_ID}/resume`, path: '/wheels/{id}/resume' },
+  { method: 'GET', url: `/wheels/${NO_ID}/cycles`, path: '/wheels/{id}/cycles' },
+  { method: 'GET', url: `/wheels/${NO_ID}/decisions`, path: '/wheels/{id}/decisions' },
 ] as const
 
 const UNAUTHORIZED = {

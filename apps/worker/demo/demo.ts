@@ -30,6 +30,8 @@ import { ticks } from '../src/jobs/index'
 const USDC_DECIMALS = 6
 const USDC = (whole: number) => BigInt(whole) * 10n ** BigInt(USDC_DECIMALS)
 const MINUTE_MS = 60_000
+/** the target delta the demo's user sets for the wheel's next puts (the balanced profile's is 0.20) */
+export const NEXT_PUT_DELTA_BPS = 2500
 /** how often a waiting step looks again */
 const POLL_MS = 150
 /** the default bound of each step (the in-process test passes a smaller one) */
@@ -99,6 +101,22 @@ export interface PositionView {
   outcome: 'itm' | 'otm' | null
   realizedPnl: string
   reason: string | null
+}
+
+/** POST /quotes, the parts the demo prints */
+interface QuoteView {
+  instrument: string
+  premium: string
+  exchangeFee: string
+  platformFee: string
+  netPremium: string
+  feeShareBps: number | null
+  warning: { message: string } | null
+}
+
+/** basis points as a percentage with two decimals */
+function bpsText(bps: number): string {
+  return `${(bps / 100).toFixed(2)} %`
 }
 
 export interface WheelView {
@@ -283,7 +301,18 @@ export async function runDemo(o: DemoOptions): Promise<DemoReport> {
       `swept to the hot wallet on ${swept.chain}; ${usdcText(bridged)} bridged to the exchange wallet`,
     )
 
-    // --- 3. the wheel: its first put funded, chosen, sold, expired, settled ------------------------
+    // --- 3. the wheel: a quote first, then its first put funded, chosen, sold, expired, settled -----
+    // what the leg would earn and cost at the current marks (docs/trading.md "Economics")
+    const quote = await api.call<QuoteView>('POST', '/quotes', {
+      body: { asset: 'ETH', side: 'wheel', amount: fromBaseUnits(amounts.wheelUsdc, USDC_DECIMALS) },
+    })
+    const fees = toBaseUnits(quote.exchangeFee, USDC_DECIMALS) + toBaseUnits(quote.platformFee, USDC_DECIMALS)
+    await step(
+      'quote',
+      `${quote.instrument}: premium ${trim(quote.premium)} USDC, fees ${usdcText(fees)} (${
+        quote.feeShareBps === null ? '-' : bpsText(quote.feeShareBps)
+      } of it), net ${trim(quote.netPremium)} USDC${quote.warning ? `; ${quote.warning.message}` : ''}`,
+    )
     const wheelStart = await api.call<{ id: string; wheelId: string; state: string }>('POST', '/positions', {
       body: { asset: 'ETH', side: 'wheel', amount: fromBaseUnits(amounts.wheelUsdc, USDC_DECIMALS) },
       headers: { 'idempotency-key': `demo-${randomUUID()}` },
@@ -311,6 +340,10 @@ export async function runDemo(o: DemoOptions): Promise<DemoReport> {
       `${chosen.instrument}: strike ${trim(chosen.strike)}, ${trim(chosen.size)} contracts, maker orders for ${config.profile.makerWindowMs / MINUTE_MS} min`,
     )
     await why(chosen.id)
+    // the user moves the put's target delta: the leg already chosen keeps its strike, the next one
+    // is chosen by the new target (docs/trading.md "Wheel settings")
+    await api.call('PATCH', `/wheels/${wheelStart.wheelId}`, { body: { putTargetDeltaBps: NEXT_PUT_DELTA_BPS } })
+    await step('settings changed', `the put's target delta is ${NEXT_PUT_DELTA_BPS / 10_000} from the next leg on`)
 
     await exchange.advance({ ms: config.profile.makerWindowMs + MINUTE_MS })
     await step('clock: window over', `exchange time moved ${config.profile.makerWindowMs / MINUTE_MS + 1} min ahead`)
@@ -495,7 +528,7 @@ class DemoApi {
   token: string | undefined
   constructor(private readonly base: string) {}
   async call<T>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PATCH',
     path: string,
     o: { body?: unknown; headers?: Record<string, string> } = {},
   ): Promise<T> {

@@ -17,7 +17,7 @@ import { createPublicClient, createWalletClient, http } from 'viem'
 import { english, generateMnemonic, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildServer } from '../../api/src/server'
-import { DEFAULT_DEMO_AMOUNTS, type DemoReport, formatStatement, runDemo } from '../demo/demo'
+import { DEFAULT_DEMO_AMOUNTS, type DemoReport, formatStatement, NEXT_PUT_DELTA_BPS, runDemo } from '../demo/demo'
 import { clockSyncedTicks } from '../src/clock-sync'
 import { buildWorkerDeps } from '../src/deps'
 import { ticks } from '../src/jobs/index'
@@ -149,8 +149,10 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       'deposit sent',
       'deposit credited',
       'swept and bridged',
+      'quote',
       'wheel started',
       'put placed',
+      'settings changed',
       'clock: window over',
       'put sold',
       'clock: past expiry',
@@ -183,6 +185,14 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
     expect(whys.filter((l) => /why: Expiry .* chosen/.test(l))).toHaveLength(2)
     expect(whys.filter((l) => /why: Put strike .* chosen/.test(l))).toHaveLength(2)
     expect(whys.some((l) => l.includes('why: Opened a put with'))).toBe(true)
+    // the first put by the profile's 0.2 target, the next by the 0.25 the user set while the first was live
+    const strikes = whys.filter((l) => /why: Put strike .* chosen/.test(l))
+    expect(strikes[0]).toContain('the nearest to the 0.2 target')
+    expect(strikes[1]).toContain(`the nearest to the ${NEXT_PUT_DELTA_BPS / 10_000} target`)
+    // the quote came before the wheel, with its fees as a share of the premium
+    expect(lines.find((l) => /\] quote\s/.test(l))).toMatch(
+      /premium [0-9.]+ USDC, fees [0-9.]+ USDC \([0-9.]+ % of it\)/,
+    )
 
     // the withdrawal left the hot wallet for the user's own address
     expect(report.withdrawal).toMatchObject({ state: 'sent', destination: report.user })

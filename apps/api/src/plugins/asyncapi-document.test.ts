@@ -18,16 +18,17 @@ const ajv = (addFormats as unknown as (a: Ajv) => Ajv)(
 )
 const validate = ajv.compile(specs.schemas['3.0.0'] as object)
 
+const PRICES = ASYNCAPI_INPUT.channels.find((c) => c.id === 'prices')
 const Balance = Type.Object({ type: Type.Literal('balance'), amount: Type.String() }, { $id: 'WsBalance' })
 const balance: WsMessage = { id: 'Balance', name: 'balance', title: 'Balance', summary: 'a balance', payload: Balance }
 const account: WsChannel = {
-  id: 'account',
-  address: '/ws/account',
-  title: 'Account',
+  id: 'balances',
+  address: '/ws/balances',
+  title: 'Balances',
   description: 'one user’s balances',
   security: [{ name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }],
-  receives: ASYNCAPI_INPUT.channels[0]?.receives.filter((m) => m.name === 'ping') ?? [],
-  sends: [balance, ...(ASYNCAPI_INPUT.channels[0]?.sends.filter((m) => m.name === 'pong') ?? [])],
+  receives: PRICES?.receives.filter((m) => m.name === 'ping') ?? [],
+  sends: [balance, ...(PRICES?.sends.filter((m) => m.name === 'pong') ?? [])],
   replies: { ping: ['pong'] },
   closeCodes: [{ code: 1008, reason: 'the token expired' }],
 }
@@ -43,16 +44,17 @@ describe('buildAsyncApiDocument', () => {
       [k: string]: any
     }
     expect(validate(withServer(doc)), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true)
-    expect(doc.channels.account.address).toBe('/ws/account')
+    expect(doc.channels.balances.address).toBe('/ws/balances')
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
-    expect(doc.operations.sendAccountBalance.security).toEqual([{ $ref: '#/components/securitySchemes/bearerAuth' }])
-    expect(doc.operations.receiveAccountPing.reply.messages).toEqual([{ $ref: '#/channels/account/messages/pong' }])
+    expect(doc.operations.sendBalancesBalance.security).toEqual([{ $ref: '#/components/securitySchemes/bearerAuth' }])
+    expect(doc.operations.receiveBalancesPing.reply.messages).toEqual([{ $ref: '#/channels/balances/messages/pong' }])
     expect(doc.operations.sendPricesPrice.security).toBeUndefined()
     // a message shared by channels is one component; the new schema is one too
-    expect(doc.channels.account.messages.pong).toEqual(doc.channels.prices.messages.pong)
+    expect(doc.channels.balances.messages.pong).toEqual(doc.channels.prices.messages.pong)
     expect(doc.components.schemas.WsBalance.properties.type).toEqual({ type: 'string', const: 'balance' })
-    // the public document names no security scheme
-    expect(buildAsyncApiDocument(ASYNCAPI_INPUT).components).not.toHaveProperty('securitySchemes')
+    // a document of public channels only names no security scheme
+    const open = ASYNCAPI_INPUT.channels.filter((c) => !c.security)
+    expect(buildAsyncApiDocument({ ...ASYNCAPI_INPUT, channels: open }).components).not.toHaveProperty('securitySchemes')
   })
 
   it('refuses what would make a wrong document', () => {
