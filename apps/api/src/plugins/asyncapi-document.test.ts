@@ -54,7 +54,9 @@ describe('buildAsyncApiDocument', () => {
     expect(doc.components.schemas.WsBalance.properties.type).toEqual({ type: 'string', const: 'balance' })
     // a document of public channels only names no security scheme
     const open = ASYNCAPI_INPUT.channels.filter((c) => !c.security)
-    expect(buildAsyncApiDocument({ ...ASYNCAPI_INPUT, channels: open }).components).not.toHaveProperty('securitySchemes')
+    expect(buildAsyncApiDocument({ ...ASYNCAPI_INPUT, channels: open }).components).not.toHaveProperty(
+      'securitySchemes',
+    )
   })
 
   it('refuses what would make a wrong document', () => {
