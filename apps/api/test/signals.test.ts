@@ -3,7 +3,7 @@ import { signalSignature } from '@wh/trading'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Api, startApi } from './support'
 
-/** POST /webhooks/signals, GET /signals/state, GET /trading-config (spec 4.2, 5.4; DESIGN). */
+/** POST /webhooks/signals, GET /signals/state, GET /trading-config (spec 4.2, 5.4). */
 describe('signals and trading config', () => {
   let api: Api
   let secret: string

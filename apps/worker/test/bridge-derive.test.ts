@@ -48,7 +48,7 @@ interface EventRow {
   payload: Record<string, string | number>
 }
 
-describe('bridge tick with the live Derive adapter (Socket vault stand-in) on a real chain (DESIGN step 3, spec 6.1)', () => {
+describe('bridge tick with the live Derive adapter (Socket vault stand-in) on a real chain (docs/chains.md, spec 6.1)', () => {
   let chain: RunningChain
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let redis: Redis

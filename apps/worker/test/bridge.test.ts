@@ -24,7 +24,7 @@ const EXCHANGE_CHAIN_ID = 901
 /** the local node stands in for every chain; it is bridged under the first name (isWatchedChain) */
 const CHAIN = 'ethereum'
 
-describe('bridge: hot wallet surplus to the exchange chain (DESIGN step 3, spec 6.1)', () => {
+describe('bridge: hot wallet surplus to the exchange chain (docs/chains.md, spec 6.1)', () => {
   let chain: RunningChain
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>

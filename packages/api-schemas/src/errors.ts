@@ -1,4 +1,4 @@
-/** The one error shape of the API (DESIGN "Conventions"): { statusCode, code, error, message, details? }. */
+/** The one error shape of the API (spec 7): { statusCode, code, error, message, details? }. */
 import Type from 'typebox'
 
 export const ErrorBody = Type.Object(

@@ -1,4 +1,4 @@
-/** Schema of GET /trading-config (spec 4.2, DESIGN): parameters only, never a key, URL or wallet. */
+/** Schema of GET /trading-config (spec 4.2; docs/trading.md): parameters only, never a key, URL or wallet. */
 
 import Type from 'typebox'
 import { LiteralUnion } from './literals'

@@ -1,6 +1,6 @@
 import type { ErrorBody } from './types.js'
 
-/** The API's one error shape (DESIGN "Conventions"), from the schema the API answers with. */
+/** The API's one error shape (spec 7), from the schema the API answers with. */
 export type ApiErrorBody = ErrorBody
 
 /** The API's error shape as a typed error the frontend can branch on by `code` (and `statusCode`). */

@@ -14,7 +14,7 @@ export function isUnderlying(value: string): value is Underlying {
 export const CASH_CURRENCY = 'USDC'
 
 /**
- * Decimals of every currency the ledger holds (DESIGN: bigint base units inside, decimal strings
+ * Decimals of every currency the ledger holds (docs/ledger.md: bigint base units inside, decimal strings
  * with these places in JSON). The chain registry knows only deposit tokens; the exchange also
  * settles in BTC.
  */

@@ -43,7 +43,7 @@ export class NotFoundError extends AppError {
   }
 }
 
-/** A business rule refused the request (DESIGN: 422 with its own code). */
+/** A business rule refused the request (spec 7: 422 with its own code). */
 export class BusinessRuleError extends AppError {
   constructor(code: string, message: string, details?: Record<string, unknown>) {
     super({ code, statusCode: 422, message, ...(details ? { details } : {}) })

@@ -27,7 +27,7 @@ export class UnbalancedPostingsError extends AppError {
 
 /**
  * An authorizing event or a withdrawal request would take the free balance below zero
- * (DESIGN: a business rule, 422 with its own code). Nothing was written.
+ * (spec 7: a business rule, 422 with its own code). Nothing was written.
  */
 export class InsufficientFreeBalanceError extends BusinessRuleError {
   constructor(details: { userId: string; currency: string; freeBalance?: bigint; amount?: bigint }) {

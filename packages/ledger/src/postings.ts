@@ -4,7 +4,7 @@ import type { Posting } from './rules/types'
 
 /**
  * Nets a rule's legs to one posting per (account, currency), drops zeros, and asserts the set sums
- * to zero in every currency (DESIGN: every rule is zero-sum per currency within its event). The
+ * to zero in every currency (docs/ledger.md: every rule is zero-sum per currency within its event). The
  * database checks the same at commit; this catches a bad rule before a round trip.
  */
 export function netPostings(type: string, legs: readonly Posting[]): Posting[] {

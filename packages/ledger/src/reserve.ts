@@ -1,7 +1,7 @@
 /**
- * The free balance and the reserves against it (spec 3.2, 8.1 ACTIVE; DESIGN): free balance =
+ * The free balance and the reserves against it (spec 3.2, 8.1 ACTIVE_WITHDRAWAL_STATES; docs/ledger.md "The money path" step 10): free balance =
  * balance of `user:{u}:transit` minus the withdrawals in state 'requested' (the only ACTIVE
- * withdrawal state) minus the fundings of a subaccount still in flight. DESIGN names only the
+ * withdrawal state) minus the fundings of a subaccount still in flight. the contract names only the
  * first reserve; the second exists because a funding leaves for the exchange before its
  * `subaccount_funded` can be recorded (the key needs the exchange's transaction id), and money in
  * that window must not be withdrawable too. Both are summed by the SQL function ledger_reserved.

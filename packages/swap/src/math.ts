@@ -1,5 +1,5 @@
 /**
- * The ladder's arithmetic, bigint only (DESIGN: no float anywhere near an amount). Amounts are base
+ * The ladder's arithmetic, bigint only (docs/ledger.md: no float anywhere near an amount). Amounts are base
  * units; a price is a ratio of whole units, so decimals enter explicitly.
  */
 import { toBaseUnits } from '@wh/core'

@@ -1,5 +1,5 @@
 /**
- * Outside signals (spec 5.4, DESIGN): POST /webhooks/signals carries a JSON body, a timestamp
+ * Outside signals (spec 5.4): POST /webhooks/signals carries a JSON body, a timestamp
  * header and an HMAC-SHA256 signature header. The MAC covers `${timestamp}.${rawBody}`, so a
  * captured request cannot be replayed with a fresh timestamp; the timestamp must lie within
  * SIGNAL_WINDOW_MS of our clock; the signal's id makes an identical replay inside the window a

@@ -1,6 +1,6 @@
 /**
  * A withdrawal request's failures (requestWithdrawal, request.ts), each with a stable code and the
- * API's status (DESIGN: 400 input, 422 rules, 503 a dependency to retry).
+ * API's status (spec 7: 400 input, 422 rules, 503 a dependency to retry).
  */
 import { AppError, BusinessRuleError } from '@wh/core'
 

@@ -5,7 +5,7 @@
  * writes transitions.ts. docs/chains.md "Withdrawals" has the states, docs/hostile-world.md what
  * happens when users, RPCs or the chain misbehave.
  *
- * Why the row stays 'requested' until the send is journaled (spec 3.2, DESIGN): free balance =
+ * Why the row stays 'requested' until the send is journaled (spec 3.2; docs/ledger.md "The money path" step 10): free balance =
  * transit − withdrawals in state 'requested', and `withdrawal_sent` (user:transit → user:external)
  * is what takes the amount out of transit. If the row left 'requested' (say for a stored
  * 'sending') before `withdrawal_sent` posted, the amount would count neither as reserved nor as

@@ -1,5 +1,5 @@
 /**
- * One error shape for the whole API (DESIGN): { statusCode, code, error, message, details? }; details
+ * One error shape for the whole API (spec 7): { statusCode, code, error, message, details? }; details
  * only on client errors, with what the client can act on.
  * AppErrors carry their code and status; Fastify's own 4xx (validation, bad JSON, body too
  * large, wrong content type) keep theirs; Postgres or Redis out of reach is a 503

@@ -17,7 +17,7 @@ import {
  * The ledger's tables (spec 2.4, 6, 6.1). Written only through @wh/ledger's append, which
  * calls the `ledger_append` SQL function of drizzle/0001_ledger.sql. That migration also adds
  * what drizzle cannot express: the deferred zero-sum constraint trigger and the triggers that
- * make events and postings append-only (a correction is a new event, DESIGN).
+ * make events and postings append-only (a correction is a new event, docs/ledger.md).
  *
  * Money is numeric(78,0): base units of the currency, signed (spec 2.4: no debit/credit columns).
  */

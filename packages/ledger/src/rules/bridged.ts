@@ -3,7 +3,7 @@ import { InvalidEventError } from '../errors'
 import { move, type PostingRule } from './types'
 
 /**
- * Platform money changes chain (DESIGN step 3): it leaves the source hot wallet, arrives at the
+ * Platform money changes chain (docs/ledger.md "The money path" step 3): it leaves the source hot wallet, arrives at the
  * destination one, and what the bridge kept is platform overhead: users' claims do not move.
  */
 export const bridged: PostingRule<'bridged'> = (p) => {

@@ -2,7 +2,7 @@ import { userExpense, userIncome, userSub } from '../accounts'
 import { move, type PostingRule } from './types'
 
 /**
- * Interest on what sits at the exchange (DESIGN step 7). Earned: the user's interest income into
+ * Interest on what sits at the exchange (docs/ledger.md "The money path" step 7). Earned: the user's interest income into
  * the subaccount. Charged (negative, a borrow): out of the subaccount into the user's borrow expense.
  */
 export const interestAccrued: PostingRule<'interest_accrued'> = (p) => {

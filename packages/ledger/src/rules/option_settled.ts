@@ -2,7 +2,7 @@ import { userExpense, userSub } from '../accounts'
 import { move, type PostingRule } from './types'
 
 /**
- * Expiry (DESIGN step 6). In the money the seller pays the settlement out of the subaccount, the
+ * Expiry (docs/ledger.md "The money path" step 6). In the money the seller pays the settlement out of the subaccount, the
  * user's expense. Out of the money nothing moves: spec 6 rule 2, no postings.
  */
 export const optionSettled: PostingRule<'option_settled'> = (p) =>

@@ -2,7 +2,7 @@ import { PLATFORM_FEE_REVENUE, userExpense, userIncome, userSub } from '../accou
 import { move, type PostingRule } from './types'
 
 /**
- * One fill (DESIGN step 5).
+ * One fill (docs/ledger.md "The money path" step 5).
  * - A sale: the premium is the user's income and lands in the subaccount; the exchange fee is the
  *   user's expense; the platform fee is the platform's revenue. Both fees are paid out of the
  *   subaccount, so the user bears them.

@@ -3,7 +3,7 @@ import { InvalidEventError } from '../errors'
 import { move, type PostingRule } from './types'
 
 /**
- * A conversion in a subaccount (DESIGN step 8). Two currencies cannot balance against each other,
+ * A conversion in a subaccount (docs/ledger.md "The money path" step 8). Two currencies cannot balance against each other,
  * so `user:{u}:expense:swap` is the conversion account: it takes what was sold and gives what was
  * bought, each leg zero-sum in its own currency. Valued at prices, its balance is the cost of the
  * swaps (slippage and fees), borne by the user. Gas is a separate `gas_spent` at slot 1.

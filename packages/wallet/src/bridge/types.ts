@@ -1,5 +1,5 @@
 /**
- * The bridge (DESIGN step 3, event `bridged`): platform funds swept into a deposit chain's hot
+ * The bridge (docs/ledger.md "The money path" step 3, event `bridged`): platform funds swept into a deposit chain's hot
  * wallet cross to the platform's wallet on the exchange chain (EXCHANGE_WALLET_ADDRESS on
  * EXCHANGE_CHAIN_ID). How they cross is an adapter's business: the local adapter (tests and the
  * local run) and the live one (Derive's deposit bridge) sit behind this interface, so the bridge

@@ -110,7 +110,7 @@ describe('strict SIWE parser', () => {
     })
   }
 
-  it('accepts an all-lowercase address and normalises it to EIP-55 (DESIGN departs from the oracle here)', () => {
+  it('accepts an all-lowercase address and normalises it to EIP-55 (docs/architecture.md "Sign-in": stricter than the siwe library here)', () => {
     const f = parseSiweMessage(valid.replace(ADDR, ADDR.toLowerCase()))
     expect(f?.address).toBe(ADDR)
   })

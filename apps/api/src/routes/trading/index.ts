@@ -1,5 +1,5 @@
 /**
- * GET /trading-config (spec 4.2, DESIGN): the active TRADING_PROFILE and the constants the wheel
+ * GET /trading-config (spec 4.2; docs/trading.md): the active TRADING_PROFILE and the constants the wheel
  * runs by. Public, and holds nothing secret: parameters only, never a key, URL or wallet.
  */
 import { TradingConfigResponse } from '@wh/api-schemas/trading'

@@ -1,5 +1,5 @@
 /**
- * Accruals (spec 6 and 6.1, DESIGN step 7): the exchange's interest and perp-funding
+ * Accruals (spec 6 and 6.1; docs/exchange.md "Accruals and reconciliation"): the exchange's interest and perp-funding
  * histories become `interest_accrued` and `funding_paid`, one event per subaccount, type and UTC
  * hour (key `accrual:{sub}:{type}:{bucketTs}`), so a re-run adds nothing.
  *
