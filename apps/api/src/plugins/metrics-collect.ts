@@ -134,6 +134,187 @@ function numericFields(hash: Record<string, string>): Array<[string, number]> {
   return out
 }
 
+type Registers = Registry[]
+
+const gauge = (registers: Registers, name: string, help: string, labelNames: string[] = []) =>
+  new Gauge({ name, help, labelNames, registers })
+
+/** What the worker writes to Redis: queue counts, ticks, reconciliation drift, scan lag. */
+function redisGauges(r: Registers) {
+  return {
+    queueJobs: gauge(r, 'wh_queue_jobs', 'BullMQ jobs per queue and state', ['queue', 'state']),
+    lastTick: gauge(
+      r,
+      'wh_tick_last_success_timestamp_seconds',
+      'When each tick (job name) last completed successfully, Unix time',
+      ['tick'],
+    ),
+    lastDuration: gauge(
+      r,
+      'wh_tick_last_duration_seconds',
+      "How long each tick's (job name's) last successful run took",
+      ['tick'],
+    ),
+    drift: gauge(
+      r,
+      'wh_reconcile_drift',
+      "Largest |exchange - journal| per currency in the latest reconciliation run, in the currency's units; absent: no divergence",
+      ['currency'],
+    ),
+    scanLag: gauge(
+      r,
+      'wh_deposit_scan_lag_blocks',
+      "Blocks between a chain's head and the last block its deposit watch scanned",
+      ['chain'],
+    ),
+  }
+}
+
+/** What Postgres says: the append rate, rows waiting on the money path, stops and halts. */
+function postgresGauges(r: Registers) {
+  return {
+    ledgerRecent: gauge(
+      r,
+      'wh_ledger_events_last_minute',
+      `Ledger events appended in the last minute (the append rate; capped at ${LEDGER_COUNT_CAP})`,
+    ),
+    openRows: gauge(
+      r,
+      'wh_open_rows',
+      'Rows waiting on the money path per queue (withdrawals, deposits, fund, release, releases, conversions, outbound) and state; held rows as state "held"',
+      ['queue', 'state'],
+    ),
+    openOldest: gauge(r, 'wh_open_rows_oldest_age_seconds', 'Age of the oldest waiting row per queue and state', [
+      'queue',
+      'state',
+    ]),
+    openFailing: gauge(
+      r,
+      'wh_open_rows_failing',
+      'Waiting rows whose last attempt failed, per queue and last error code (a tick that succeeds while its rows fail shows here)',
+      ['queue', 'code'],
+    ),
+    stoppedSubaccounts: gauge(
+      r,
+      'wh_subaccounts_stopped',
+      'Subaccounts stopped by reconciliation, waiting for an operator',
+    ),
+    chainHalted: gauge(
+      r,
+      'wh_deposit_watch_halted',
+      "1 when a chain's deposit watch is halted for an operator (a reorg past its cursor)",
+      ['chain'],
+    ),
+    platformStopped: gauge(
+      r,
+      'wh_platform_stopped',
+      '1 while a platform stop is open (new positions and large withdrawals refused)',
+    ),
+  }
+}
+
+/** The last complete solvency run's figures (docs/solvency.md). */
+function solvencyGauges(r: Registers) {
+  return {
+    assets: gauge(
+      r,
+      'wh_solvency_assets',
+      'What the platform holds, per currency, at the last complete solvency run (whole units)',
+      ['currency'],
+    ),
+    liabilities: gauge(
+      r,
+      'wh_solvency_liabilities',
+      'What the platform owes, per currency, at the last complete solvency run (whole units)',
+      ['currency'],
+    ),
+    surplus: gauge(
+      r,
+      'wh_solvency_surplus',
+      'Assets minus liabilities per currency at the last complete solvency run (whole units; negative is a deficit)',
+      ['currency'],
+    ),
+    age: gauge(
+      r,
+      'wh_solvency_last_complete_age_seconds',
+      'Seconds since the last complete solvency run finished (absent before the first)',
+    ),
+    walletBalance: gauge(
+      r,
+      'wh_platform_wallet_balance',
+      "A platform wallet's balance per chain, role (hot, gas, swap, exchange) and currency at the last complete solvency run (whole units)",
+      ['chain', 'role', 'currency'],
+    ),
+  }
+}
+
+type RedisGauges = ReturnType<typeof redisGauges>
+type PostgresGauges = ReturnType<typeof postgresGauges>
+type SolvencyGauges = ReturnType<typeof solvencyGauges>
+const resetAll = (gs: object) => {
+  for (const g of Object.values(gs) as Gauge[]) g.reset()
+}
+
+async function fromRedis(g: RedisGauges, src: CollectSources): Promise<void> {
+  const [counts, ticks, durations, drifts, lags] = await Promise.all([
+    Promise.all(src.queues.map((q) => q.getJobCounts(...QUEUE_STATES))),
+    src.redis.hgetall(lastTickKey(src.prefix)),
+    src.redis.hgetall(lastTickDurationKey(src.prefix)),
+    src.redis.hgetall(reconcileDriftKey(src.prefix)),
+    src.redis.hgetall(scanLagKey(src.prefix)),
+  ])
+  resetAll(g)
+  src.queues.forEach((q, i) => {
+    for (const state of QUEUE_STATES) g.queueJobs.set({ queue: queueLabel(q.name), state }, counts[i]?.[state] ?? 0)
+  })
+  for (const [tick, ms] of numericFields(ticks)) g.lastTick.set({ tick }, ms / 1000)
+  for (const [tick, ms] of numericFields(durations)) g.lastDuration.set({ tick }, ms / 1000)
+  for (const [currency, amount] of numericFields(drifts)) g.drift.set({ currency }, amount)
+  for (const [chain, blocks] of numericFields(lags)) g.scanLag.set({ chain }, blocks)
+}
+
+async function fromPostgres(g: PostgresGauges, s: SolvencyGauges, src: CollectSources, nowMs: number): Promise<void> {
+  const [recent, rows, failing, [stopped], cursors, solvency, stops] = await Promise.all([
+    ledgerEventsSince(src.sql, nowMs - LEDGER_WINDOW_MS),
+    openRowStates(src.sql),
+    openRowFailures(src.sql),
+    src.sql<{ n: number }[]>`select count(*)::int as n from subaccounts where stopped_at is not null`,
+    src.sql<{ chain: string; halted: boolean }[]>`select chain, halted_at is not null as halted from chain_cursors`,
+    latestRun(src.sql, { completeOnly: true }),
+    openPlatformStops(src.sql),
+  ])
+  resetAll(g)
+  g.ledgerRecent.set(recent)
+  for (const r of rows) {
+    g.openRows.set({ queue: r.queue, state: r.state }, r.n)
+    g.openOldest.set({ queue: r.queue, state: r.state }, r.oldest)
+  }
+  for (const r of failing) g.openFailing.set({ queue: r.queue, code: r.code }, r.n)
+  g.stoppedSubaccounts.set(stopped?.n ?? 0)
+  for (const c of cursors) g.chainHalted.set({ chain: c.chain }, c.halted ? 1 : 0)
+  g.platformStopped.set(stops.length > 0 ? 1 : 0)
+  fillSolvency(s, solvency, nowMs)
+}
+
+function fillSolvency(s: SolvencyGauges, run: Awaited<ReturnType<typeof latestRun>>, nowMs: number): void {
+  resetAll(s)
+  if (!run) return
+  // a gauge is a float: base units scaled to whole units here, for dashboards only
+  const whole = (v: string, currency: string) => Number(v) / 10 ** (decimalsOf(currency) ?? 0)
+  for (const t of run.totals) {
+    s.assets.set({ currency: t.currency }, whole(t.assets, t.currency))
+    s.liabilities.set({ currency: t.currency }, whole(t.liabilities, t.currency))
+    s.surplus.set({ currency: t.currency }, whole(t.surplus, t.currency))
+  }
+  s.age.set((nowMs - run.finishedAt.getTime()) / 1000)
+  // the gas wallet running dry stops sweeps: its balance per chain, from the run's own reads
+  for (const l of run.legs) {
+    if (l.kind !== 'platform_wallet') continue
+    const [chain, role] = l.place.split(':')
+    if (chain && role) s.walletBalance.set({ chain, role, currency: l.currency }, whole(l.amount, l.currency))
+  }
+}
+
 /**
  * Registers the scrape-time gauges on `registry`; the returned `refresh()` brings them up to date
  * (at most once per `cacheMs`; concurrent callers share the run in flight).
@@ -143,176 +324,15 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
   const cacheMs = src.cacheMs ?? COLLECT_CACHE_MS
   const timeoutMs = src.timeoutMs ?? COLLECT_TIMEOUT_MS
   const nowMs = src.nowMs ?? Date.now
-  const sourceUp = new Gauge({
-    name: 'wh_metrics_source_up',
-    help: 'Whether the last scrape-time read of a source (redis, postgres) succeeded (1) or not (0); its series are absent while 0',
-    labelNames: ['source'],
+  const sourceUp = gauge(
     registers,
-  })
-  const queueJobs = new Gauge({
-    name: 'wh_queue_jobs',
-    help: 'BullMQ jobs per queue and state',
-    labelNames: ['queue', 'state'],
-    registers,
-  })
-  const lastTick = new Gauge({
-    name: 'wh_tick_last_success_timestamp_seconds',
-    help: 'When each tick (job name) last completed successfully, Unix time',
-    labelNames: ['tick'],
-    registers,
-  })
-  const lastDuration = new Gauge({
-    name: 'wh_tick_last_duration_seconds',
-    help: "How long each tick's (job name's) last successful run took",
-    labelNames: ['tick'],
-    registers,
-  })
-  const drift = new Gauge({
-    name: 'wh_reconcile_drift',
-    help: "Largest |exchange - journal| per currency in the latest reconciliation run, in the currency's units; absent: no divergence",
-    labelNames: ['currency'],
-    registers,
-  })
-  const ledgerRecent = new Gauge({
-    name: 'wh_ledger_events_last_minute',
-    help: `Ledger events appended in the last minute (the append rate; capped at ${LEDGER_COUNT_CAP})`,
-    registers,
-  })
-
-  const openRows = new Gauge({
-    name: 'wh_open_rows',
-    help: 'Rows waiting on the money path per queue (withdrawals, deposits, fund, release, releases, conversions, outbound) and state; held rows as state "held"',
-    labelNames: ['queue', 'state'],
-    registers,
-  })
-  const openOldest = new Gauge({
-    name: 'wh_open_rows_oldest_age_seconds',
-    help: 'Age of the oldest waiting row per queue and state',
-    labelNames: ['queue', 'state'],
-    registers,
-  })
-  const openFailing = new Gauge({
-    name: 'wh_open_rows_failing',
-    help: 'Waiting rows whose last attempt failed, per queue and last error code (a tick that succeeds while its rows fail shows here)',
-    labelNames: ['queue', 'code'],
-    registers,
-  })
-  const stoppedSubaccounts = new Gauge({
-    name: 'wh_subaccounts_stopped',
-    help: 'Subaccounts stopped by reconciliation, waiting for an operator',
-    registers,
-  })
-  const chainHalted = new Gauge({
-    name: 'wh_deposit_watch_halted',
-    help: "1 when a chain's deposit watch is halted for an operator (a reorg past its cursor)",
-    labelNames: ['chain'],
-    registers,
-  })
-  const scanLag = new Gauge({
-    name: 'wh_deposit_scan_lag_blocks',
-    help: "Blocks between a chain's head and the last block its deposit watch scanned",
-    labelNames: ['chain'],
-    registers,
-  })
-
-  const solvencyAssets = new Gauge({
-    name: 'wh_solvency_assets',
-    help: 'What the platform holds, per currency, at the last complete solvency run (whole units)',
-    labelNames: ['currency'],
-    registers,
-  })
-  const solvencyLiabilities = new Gauge({
-    name: 'wh_solvency_liabilities',
-    help: 'What the platform owes, per currency, at the last complete solvency run (whole units)',
-    labelNames: ['currency'],
-    registers,
-  })
-  const solvencySurplus = new Gauge({
-    name: 'wh_solvency_surplus',
-    help: 'Assets minus liabilities per currency at the last complete solvency run (whole units; negative is a deficit)',
-    labelNames: ['currency'],
-    registers,
-  })
-  const solvencyAge = new Gauge({
-    name: 'wh_solvency_last_complete_age_seconds',
-    help: 'Seconds since the last complete solvency run finished (absent before the first)',
-    registers,
-  })
-  const walletBalance = new Gauge({
-    name: 'wh_platform_wallet_balance',
-    help: "A platform wallet's balance per chain, role (hot, gas, swap, exchange) and currency at the last complete solvency run (whole units)",
-    labelNames: ['chain', 'role', 'currency'],
-    registers,
-  })
-  const platformStopped = new Gauge({
-    name: 'wh_platform_stopped',
-    help: '1 while a platform stop is open (new positions and large withdrawals refused)',
-    registers,
-  })
-
-  async function fromRedis(): Promise<void> {
-    const [counts, ticks, durations, drifts, lags] = await Promise.all([
-      Promise.all(src.queues.map((q) => q.getJobCounts(...QUEUE_STATES))),
-      src.redis.hgetall(lastTickKey(src.prefix)),
-      src.redis.hgetall(lastTickDurationKey(src.prefix)),
-      src.redis.hgetall(reconcileDriftKey(src.prefix)),
-      src.redis.hgetall(scanLagKey(src.prefix)),
-    ])
-    queueJobs.reset()
-    src.queues.forEach((q, i) => {
-      for (const state of QUEUE_STATES) queueJobs.set({ queue: queueLabel(q.name), state }, counts[i]?.[state] ?? 0)
-    })
-    lastTick.reset()
-    for (const [tick, ms] of numericFields(ticks)) lastTick.set({ tick }, ms / 1000)
-    lastDuration.reset()
-    for (const [tick, ms] of numericFields(durations)) lastDuration.set({ tick }, ms / 1000)
-    drift.reset()
-    for (const [currency, amount] of numericFields(drifts)) drift.set({ currency }, amount)
-    scanLag.reset()
-    for (const [chain, blocks] of numericFields(lags)) scanLag.set({ chain }, blocks)
-  }
-
-  async function fromPostgres(): Promise<void> {
-    const [recent, rows, failing, [stopped], cursors, solvency, stops] = await Promise.all([
-      ledgerEventsSince(src.sql, nowMs() - LEDGER_WINDOW_MS),
-      openRowStates(src.sql),
-      openRowFailures(src.sql),
-      src.sql<{ n: number }[]>`select count(*)::int as n from subaccounts where stopped_at is not null`,
-      src.sql<{ chain: string; halted: boolean }[]>`select chain, halted_at is not null as halted from chain_cursors`,
-      latestRun(src.sql, { completeOnly: true }),
-      openPlatformStops(src.sql),
-    ])
-    ledgerRecent.set(recent)
-    openRows.reset()
-    openOldest.reset()
-    for (const r of rows) {
-      openRows.set({ queue: r.queue, state: r.state }, r.n)
-      openOldest.set({ queue: r.queue, state: r.state }, r.oldest)
-    }
-    openFailing.reset()
-    for (const r of failing) openFailing.set({ queue: r.queue, code: r.code }, r.n)
-    stoppedSubaccounts.set(stopped?.n ?? 0)
-    chainHalted.reset()
-    for (const c of cursors) chainHalted.set({ chain: c.chain }, c.halted ? 1 : 0)
-    for (const g of [solvencyAssets, solvencyLiabilities, solvencySurplus, solvencyAge, walletBalance]) g.reset()
-    if (solvency) {
-      // a gauge is a float: base units scaled to whole units here, for dashboards only
-      const whole = (v: string, currency: string) => Number(v) / 10 ** (decimalsOf(currency) ?? 0)
-      for (const t of solvency.totals) {
-        solvencyAssets.set({ currency: t.currency }, whole(t.assets, t.currency))
-        solvencyLiabilities.set({ currency: t.currency }, whole(t.liabilities, t.currency))
-        solvencySurplus.set({ currency: t.currency }, whole(t.surplus, t.currency))
-      }
-      solvencyAge.set((nowMs() - solvency.finishedAt.getTime()) / 1000)
-      // the gas wallet running dry stops sweeps: its balance per chain, from the run's own reads
-      for (const l of solvency.legs) {
-        if (l.kind !== 'platform_wallet') continue
-        const [chain, role] = l.place.split(':')
-        if (chain && role) walletBalance.set({ chain, role, currency: l.currency }, whole(l.amount, l.currency))
-      }
-    }
-    platformStopped.set(stops.length > 0 ? 1 : 0)
-  }
+    'wh_metrics_source_up',
+    'Whether the last scrape-time read of a source (redis, postgres) succeeded (1) or not (0); its series are absent while 0',
+    ['source'],
+  )
+  const fromRedisGauges = redisGauges(registers)
+  const fromPostgresGauges = postgresGauges(registers)
+  const fromSolvency = solvencyGauges(registers)
 
   async function read(source: 'redis' | 'postgres', fn: () => Promise<void>, clear: () => void): Promise<void> {
     try {
@@ -331,26 +351,19 @@ export function scrapeTimeMetrics(registry: Registry, src: CollectSources): { re
     refresh() {
       if (performance.now() - lastMs < cacheMs) return Promise.resolve()
       inFlight ??= Promise.all([
-        read('redis', fromRedis, () => {
-          for (const g of [queueJobs, lastTick, lastDuration, drift, scanLag]) g.reset()
-        }),
-        read('postgres', fromPostgres, () => {
-          for (const g of [
-            ledgerRecent,
-            openRows,
-            openOldest,
-            openFailing,
-            stoppedSubaccounts,
-            chainHalted,
-            solvencyAssets,
-            solvencyLiabilities,
-            solvencySurplus,
-            solvencyAge,
-            walletBalance,
-            platformStopped,
-          ])
-            g.reset()
-        }),
+        read(
+          'redis',
+          () => fromRedis(fromRedisGauges, src),
+          () => resetAll(fromRedisGauges),
+        ),
+        read(
+          'postgres',
+          () => fromPostgres(fromPostgresGauges, fromSolvency, src, nowMs()),
+          () => {
+            resetAll(fromPostgresGauges)
+            resetAll(fromSolvency)
+          },
+        ),
       ])
         .then(() => {
           lastMs = performance.now()
