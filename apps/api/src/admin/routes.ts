@@ -55,8 +55,15 @@ const tag = { tags: ['admin'] }
 const actionOut = (a: RecordedOperatorAction) => ({ ...a, at: a.at.toISOString() })
 
 export default async function adminRoutes(app: FastifyInstance, opts: AdminRoutesOptions) {
-  const { sql } = opts
+  overviewAndHeldRoutes(app, opts)
+  chainAndStopRoutes(app, opts)
+  actionsAndSolvencyRoutes(app, opts)
+  platformStopRoutes(app, opts)
+}
 
+/** The overview, and the transactions held for an operator (recheck or fail). */
+function overviewAndHeldRoutes(app: FastifyInstance, opts: AdminRoutesOptions): void {
+  const { sql } = opts
   app.get(
     '/admin/overview',
     { schema: { ...tag, summary: 'What waits for an operator', response: { 200: Overview } } },
@@ -131,7 +138,11 @@ export default async function adminRoutes(app: FastifyInstance, opts: AdminRoute
       },
     )
   }
+}
 
+/** Halted deposit watches (resume) and subaccounts stopped by reconciliation (clear). */
+function chainAndStopRoutes(app: FastifyInstance, opts: AdminRoutesOptions): void {
+  const { sql } = opts
   app.get(
     '/admin/chains',
     { schema: { ...tag, summary: 'The deposit watch per chain: cursor and halt', response: { 200: ChainList } } },
@@ -209,7 +220,11 @@ export default async function adminRoutes(app: FastifyInstance, opts: AdminRoute
       throw new AppError({ code: 'SUBACCOUNT_NOT_STOPPED', statusCode: 409, message: 'the subaccount is not stopped' })
     },
   )
+}
 
+/** The operators' log and the solvency runs. */
+function actionsAndSolvencyRoutes(app: FastifyInstance, opts: AdminRoutesOptions): void {
+  const { sql } = opts
   app.get<{ Querystring: Type.Static<typeof ActionsQuery> }>(
     '/admin/actions',
     {
@@ -285,7 +300,11 @@ export default async function adminRoutes(app: FastifyInstance, opts: AdminRoute
       }
     },
   )
+}
 
+/** Raising and clearing the platform stop, on the record. */
+function platformStopRoutes(app: FastifyInstance, opts: AdminRoutesOptions): void {
+  const { sql } = opts
   app.post<{ Body: Type.Static<typeof Decision> }>(
     '/admin/platform-stop',
     {
