@@ -24,7 +24,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   'apps/api/src/routes/auth/siwe-message.ts#parseSiweMessage': 82,
   'apps/api/src/routes/market/public-cache.ts#publicCache': 88,
   'apps/api/src/routes/positions/index.ts#positionRoutes': 102,
-  'apps/api/src/routes/withdrawals/index.ts#withdrawalRoutesPlugin': 103,
   'apps/worker/src/jobs/bridge/bridge.ts#runBridge': 101,
   'apps/worker/src/jobs/deposits/audit.ts': 514,
   'apps/worker/src/jobs/deposits/audit.ts#auditDepositBalances': 182,

@@ -34,7 +34,7 @@ import {
   withdrawalRoutes,
   withdrawalsPage,
 } from '@wh/withdrawals'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type Type from 'typebox'
 import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
@@ -125,12 +125,38 @@ function listItem(row: WithdrawalRow) {
   }
 }
 
-export default async function withdrawalRoutesPlugin(app: FastifyInstance, opts: WithdrawalRoutesOptions) {
-  requireAuth(app)
+const routesSchema = {
+  tags: ['withdrawals'],
+  summary: 'Chains and assets a withdrawal can take, with bounds and a network fee estimate',
+  response: { 200: RoutesResponse },
+}
+const createSchema = {
+  tags: ['withdrawals'],
+  summary: 'Request a withdrawal: reserves the amount from the free balance; a background tick sends it',
+  description:
+    'An Idempotency-Key header (at most 128 printable characters) makes a retried request answer the ' +
+    'same withdrawal with the same 202. Amounts are decimal strings in the asset (at most its decimals).',
+  body: CreateWithdrawalBody,
+  headers: CreateWithdrawalHeaders,
+  response: {
+    202: CreatedWithdrawal,
+    400: { $ref: 'ErrorBody#' },
+    422: { $ref: 'ErrorBody#' },
+    503: { $ref: 'ErrorBody#' },
+  },
+}
+const listSchema = {
+  tags: ['withdrawals'],
+  summary: "The caller's withdrawals, newest first",
+  description: 'Cursor pagination: pass nextCursor back as cursor; limit 1..100 (default 20).',
+  querystring: ListQuery,
+  response: { 200: ListResponse, 400: { $ref: 'ErrorBody#' } },
+}
+
+/** What the withdrawal request needs: the feed's price, the destination guard, the platform stop. */
+function requestDeps(opts: WithdrawalRoutesOptions, clock: Clock, log: FastifyBaseLogger): WithdrawalRequestDeps {
   const { sql } = opts
-  const clock = opts.clock ?? systemClock
-  const fees = opts.fees ?? rpcFeeEstimator(opts.chains, () => clock.now().getTime())
-  const deps: WithdrawalRequestDeps = {
+  return {
     sql,
     chains: opts.chains,
     limits: opts.limits,
@@ -148,19 +174,23 @@ export default async function withdrawalRoutesPlugin(app: FastifyInstance, opts:
         chains: opts.chains,
         keyring: opts.keyring,
         now: () => clock.now().getTime(),
-        log: app.log,
+        log,
       }),
     assertPlatformRunning: (what) => assertPlatformRunning(sql, what),
   }
+}
+
+export default async function withdrawalRoutesPlugin(app: FastifyInstance, opts: WithdrawalRoutesOptions) {
+  requireAuth(app)
+  const { sql } = opts
+  const clock = opts.clock ?? systemClock
+  const fees = opts.fees ?? rpcFeeEstimator(opts.chains, () => clock.now().getTime())
+  const deps = requestDeps(opts, clock, app.log)
 
   app.get(
     '/withdrawals/routes',
     {
-      schema: {
-        tags: ['withdrawals'],
-        summary: 'Chains and assets a withdrawal can take, with bounds and a network fee estimate',
-        response: { 200: RoutesResponse },
-      },
+      schema: routesSchema,
     },
     async () => ({ routes: (await withdrawalRoutes(deps, fees)).map((r) => routeItem(r, opts.limits)) }),
   )
@@ -171,21 +201,7 @@ export default async function withdrawalRoutesPlugin(app: FastifyInstance, opts:
   }>(
     '/withdrawals',
     {
-      schema: {
-        tags: ['withdrawals'],
-        summary: 'Request a withdrawal: reserves the amount from the free balance; a background tick sends it',
-        description:
-          'An Idempotency-Key header (at most 128 printable characters) makes a retried request answer the ' +
-          'same withdrawal with the same 202. Amounts are decimal strings in the asset (at most its decimals).',
-        body: CreateWithdrawalBody,
-        headers: CreateWithdrawalHeaders,
-        response: {
-          202: CreatedWithdrawal,
-          400: { $ref: 'ErrorBody#' },
-          422: { $ref: 'ErrorBody#' },
-          503: { $ref: 'ErrorBody#' },
-        },
-      },
+      schema: createSchema,
       // the server's ajv coerces a JSON number to a string; an amount must arrive as a decimal string
       preValidation: async (request) => {
         const amount = (request.body as { amount?: unknown } | undefined)?.amount
@@ -209,13 +225,7 @@ export default async function withdrawalRoutesPlugin(app: FastifyInstance, opts:
   app.get<{ Querystring: Type.Static<typeof ListQuery> }>(
     '/withdrawals',
     {
-      schema: {
-        tags: ['withdrawals'],
-        summary: "The caller's withdrawals, newest first",
-        description: 'Cursor pagination: pass nextCursor back as cursor; limit 1..100 (default 20).',
-        querystring: ListQuery,
-        response: { 200: ListResponse, 400: { $ref: 'ErrorBody#' } },
-      },
+      schema: listSchema,
     },
     async (request) => {
       const limit = pageLimit(request.query.limit, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX)
