@@ -122,6 +122,49 @@ const deleteSchema = {
   },
 }
 
+/**
+ * POST /positions: the amount in the collateral's base units (400 beyond its decimals), the platform
+ * stop, the fee-share check (docs/trading.md "Economics"), then a leg or a wheel.
+ */
+async function createPosition(
+  opts: PositionRoutesOptions,
+  clock: Clock,
+  userId: string,
+  body: Type.Static<typeof CreatePositionBody>,
+  key: string | undefined,
+) {
+  const { sql, profile } = opts
+  const { asset, side, settings } = body
+  if (settings && side !== 'wheel') throw new SettingsNotForLegError()
+  const legSide = side === 'wheel' ? 'put' : side
+  const currency = collateralCurrencyOf(asset, legSide)
+  // more decimals than the collateral has is a 400, never silently rounded
+  const amount = toBaseUnits(body.amount, decimalsOf(currency) ?? 0, 'exact')
+  // no new position while an operator reviews a solvency deficit (docs/solvency.md "The platform stop")
+  await assertPlatformRunning(sql, 'opening a position')
+  // fees above MAX_FEE_SHARE_BPS of the premium: refused (422) or a warning, per FEE_SHARE_POLICY
+  const fee = opts.feeShare
+    ? await checkFeeShare(opts.feeShare.chain, { asset, side, amount }, opts.feeShare.settings, clock.now().getTime())
+    : undefined
+  const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
+  const { leg: p, wheelId } =
+    side === 'wheel'
+      ? await startWheel(sql, req, settings && { input: settings, profile })
+      : { leg: await requestPosition(sql, { ...req, side }), wheelId: undefined }
+  const decimals = decimalsOf(p.collateralCurrency) ?? 0
+  return {
+    id: p.id,
+    state: p.state,
+    asset,
+    side: legSide,
+    collateralCurrency: p.collateralCurrency,
+    collateral: fromBaseUnits(p.collateralAmount, decimals),
+    funded: fromBaseUnits(p.funded, decimals),
+    ...(wheelId && { wheelId }),
+    ...(fee && { warning: fee }),
+  }
+}
+
 export default async function positionRoutes(app: FastifyInstance, opts: PositionRoutesOptions) {
   requireAuth(app)
   const { sql, profile } = opts
@@ -145,42 +188,9 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       },
     },
     async (request, reply) => {
-      const { userId } = currentUser(request)
-      const { asset, side, settings } = request.body
-      if (settings && side !== 'wheel') throw new SettingsNotForLegError()
-      const legSide = side === 'wheel' ? 'put' : side
-      const currency = collateralCurrencyOf(asset, legSide)
-      // more decimals than the collateral has is a 400, never silently rounded
-      const amount = toBaseUnits(request.body.amount, decimalsOf(currency) ?? 0, 'exact')
       const key = request.headers['idempotency-key']
-      // no new position while an operator reviews a solvency deficit (docs/solvency.md "The platform stop")
-      await assertPlatformRunning(sql, 'opening a position')
-      // fees above MAX_FEE_SHARE_BPS of the premium: refused (422) or a warning, per FEE_SHARE_POLICY
-      const fee = opts.feeShare
-        ? await checkFeeShare(
-            opts.feeShare.chain,
-            { asset, side, amount },
-            opts.feeShare.settings,
-            clock.now().getTime(),
-          )
-        : undefined
-      const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
-      const { leg: p, wheelId } =
-        side === 'wheel'
-          ? await startWheel(sql, req, settings && { input: settings, profile })
-          : { leg: await requestPosition(sql, { ...req, side }), wheelId: undefined }
-      const decimals = decimalsOf(p.collateralCurrency) ?? 0
-      return reply.code(202).send({
-        id: p.id,
-        state: p.state,
-        asset,
-        side: legSide,
-        collateralCurrency: p.collateralCurrency,
-        collateral: fromBaseUnits(p.collateralAmount, decimals),
-        funded: fromBaseUnits(p.funded, decimals),
-        ...(wheelId && { wheelId }),
-        ...(fee && { warning: fee }),
-      })
+      const created = await createPosition(opts, clock, currentUser(request).userId, request.body, key)
+      return reply.code(202).send(created)
     },
   )
 
