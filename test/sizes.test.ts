@@ -29,7 +29,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   'apps/worker/src/jobs/deposits/audit.ts#explain': 82,
   'apps/worker/src/jobs/deposits/scan.ts#scanChainDeposits': 123,
   'apps/worker/src/jobs/trading/convert.ts': 531,
-  'apps/worker/src/jobs/trading/fills.ts#ingestFills': 118,
   'packages/config/src/env.ts': 702,
   'packages/ledger/src/journal.ts#appendBatch': 96,
   'packages/solvency/src/chain-assets.ts#readChainAssets': 83,

@@ -61,15 +61,29 @@ const e18 = (decimal: string) => {
  * event's transaction: sells `filled_e18`, `premium`, `fees`; buys `bought_e18`, `close_cost`, `fees`.
  */
 export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promise<number> {
-  const { sql } = deps
-  const [since] = await sql<{ ms: string | null }[]>`
+  const trades = await newTrades(deps, sub)
+  if (trades.length === 0) return 0
+  const fills = await fillsOf(deps, sub, trades)
+  if (fills.length === 0) return 0
+  const touched = await recordFills(deps, sub, fills)
+  // the strategy stream announces sales (a cycle's contracts and premium); a buy-back is the user's own
+  if (deps.strategyEvents && touched.sold.length > 0) {
+    const at = new Date(Math.max(...fills.filter((f) => !f.buy).map((f) => f.trade.timestamp)))
+    await publishFills(deps.sql, deps.strategyEvents, touched.sold, at)
+  }
+  return touched.count
+}
+
+/** The subaccount's trades since its last recorded fill (with an overlap), labelled by one of our positions. */
+async function newTrades(deps: FillDeps, sub: TradingSubaccount): Promise<Trade[]> {
+  const [since] = await deps.sql<{ ms: string | null }[]>`
     select (extract(epoch from coalesce(
       (select max(traded_at) from position_fills where subaccount_id = ${sub.id}),
       -- exchange time, not ours: the window is set from the tick's clock (the exchange's in tests)
       (select min(window_ends_at) - interval '1 day' from positions where subaccount_id = ${sub.id}
         and state in ('placing', 'open', 'closing'))
     )) * 1000)::bigint::text as ms`
-  if (!since?.ms) return 0
+  if (!since?.ms) return []
   const from = Math.max(0, Number(since.ms) - FILL_OVERLAP_MS)
   const trades: Trade[] = []
   for (let page = 1; page <= MAX_PAGES; page++) {
@@ -82,15 +96,28 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
     trades.push(...r.trades)
     if (page >= r.pagination.num_pages) break
   }
-  const ours = trades.filter(
+  return trades.filter(
     (t) => (t.direction === 'sell' || t.direction === 'buy') && UUID_RE.test(t.label) && !t.is_transfer,
   )
-  if (ours.length === 0) return 0
-  const positions = await sql<{ id: string; instrument: string | null }[]>`
+}
+
+interface Fill {
+  trade: Trade
+  buy: boolean
+  amount: bigint
+  price: bigint
+  premium: bigint
+  exchangeFee: bigint
+  platformFee: bigint
+}
+
+/** Our trades on their position's instrument, priced: premium, the exchange's fee and ours. */
+async function fillsOf(deps: FillDeps, sub: TradingSubaccount, ours: readonly Trade[]): Promise<Fill[]> {
+  const positions = await deps.sql<{ id: string; instrument: string | null }[]>`
     select id, instrument from positions where subaccount_id = ${sub.id}
       and id = any(${[...new Set(ours.map((t) => t.label))]}::uuid[])`
   const byId = new Map(positions.map((p) => [p.id, p]))
-  const fills = ours
+  return ours
     .filter((t) => byId.get(t.label)?.instrument === t.instrument_name)
     .map((t) => {
       const buy = t.direction === 'buy'
@@ -99,18 +126,14 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
       // a sale's premium rounds down, a buy's cost up: either way the journal's subaccount stays at
       // or below the exchange's balance, off by under a unit per fill
       const premium = buy ? costUsdcUp(amount, price) : premiumUsdc(amount, price)
-      return {
-        trade: t,
-        buy,
-        amount,
-        price,
-        premium,
-        exchangeFee: usdc(t.trade_fee, 'up'),
-        platformFee: buy ? 0n : platformFee(premium, deps.platformFeeRate),
-      }
+      const platform = buy ? 0n : platformFee(premium, deps.platformFeeRate)
+      return { trade: t, buy, amount, price, premium, exchangeFee: usdc(t.trade_fee, 'up'), platformFee: platform }
     })
-  if (fills.length === 0) return 0
-  const base = (f: (typeof fills)[number]) => ({
+}
+
+/** One `option_sold` per fill, its `position_fills` row and its position's figures, in one transaction. */
+async function recordFills(deps: FillDeps, sub: TradingSubaccount, fills: readonly Fill[]) {
+  const base = (f: Fill) => ({
     userId: sub.userId,
     subaccountId: String(sub.exchangeId),
     tradeId: f.trade.trade_id,
@@ -124,7 +147,7 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
       : { ...base(f), premium: f.premium, exchangeFee: f.exchangeFee, platformFee: f.platformFee },
     occurredAt: new Date(f.trade.timestamp),
   }))
-  const touched = await sql.begin(async (tx) => {
+  return deps.sql.begin(async (tx) => {
     await appendBatch(tx, events)
     // the fill rows decide what is new: a trade already recorded adds nothing to its position
     const rows = fills.map((f) => ({
@@ -139,7 +162,7 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
       // a buy carries no platform fee: nothing for the fee collection to claim
       fee_collected_at: f.buy ? new Date(f.trade.timestamp).toISOString() : null,
     }))
-    const inserted = await tx<{ position_id: string; amount_e18: string; premium: string; fees: string }[]>`
+    const inserted = await tx<InsertedFill[]>`
       insert into position_fills (trade_id, position_id, user_id, subaccount_id, amount_e18, price_e18, premium,
         exchange_fee, platform_fee, traded_at, fee_collected_at)
       select x.trade_id, x.position_id, ${sub.userId}, ${sub.id}, x.amount_e18, x.price_e18, x.premium,
@@ -149,21 +172,7 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
         traded_at timestamptz, fee_collected_at timestamptz)
       on conflict (trade_id) do nothing
       returning position_id, amount_e18::text, premium::text, (exchange_fee + platform_fee)::text as fees`
-    const sums = new Map<string, { sold: bigint; premium: bigint; bought: bigint; cost: bigint; fees: bigint }>()
-    for (const r of inserted) {
-      const s = sums.get(r.position_id) ?? { sold: 0n, premium: 0n, bought: 0n, cost: 0n, fees: 0n }
-      const amount = BigInt(r.amount_e18)
-      const premium = BigInt(r.premium)
-      if (amount < 0n) {
-        s.bought -= amount
-        s.cost -= premium
-      } else {
-        s.sold += amount
-        s.premium += premium
-      }
-      s.fees += BigInt(r.fees)
-      sums.set(r.position_id, s)
-    }
+    const sums = positionSums(inserted)
     for (const [id, s] of sums)
       await tx`update positions set filled_e18 = filled_e18 + ${s.sold.toString()},
         premium = premium + ${s.premium.toString()}, bought_e18 = bought_e18 + ${s.bought.toString()},
@@ -171,12 +180,33 @@ export async function ingestFills(deps: FillDeps, sub: TradingSubaccount): Promi
         where id = ${id}`
     return { sold: [...sums].filter(([, s]) => s.sold > 0n).map(([id]) => id), count: inserted.length }
   })
-  // the strategy stream announces sales (a cycle's contracts and premium); a buy-back is the user's own
-  if (deps.strategyEvents && touched.sold.length > 0) {
-    const at = new Date(Math.max(...fills.filter((f) => !f.buy).map((f) => f.trade.timestamp)))
-    await publishFills(sql, deps.strategyEvents, touched.sold, at)
+}
+
+interface InsertedFill {
+  position_id: string
+  amount_e18: string
+  premium: string
+  fees: string
+}
+
+/** Per position, what the new fill rows add: contracts sold and bought back, premium, cost, fees. */
+function positionSums(inserted: readonly InsertedFill[]) {
+  const sums = new Map<string, { sold: bigint; premium: bigint; bought: bigint; cost: bigint; fees: bigint }>()
+  for (const r of inserted) {
+    const s = sums.get(r.position_id) ?? { sold: 0n, premium: 0n, bought: 0n, cost: 0n, fees: 0n }
+    const amount = BigInt(r.amount_e18)
+    const premium = BigInt(r.premium)
+    if (amount < 0n) {
+      s.bought -= amount
+      s.cost -= premium
+    } else {
+      s.sold += amount
+      s.premium += premium
+    }
+    s.fees += BigInt(r.fees)
+    sums.set(r.position_id, s)
   }
-  return touched.count
+  return sums
 }
 
 /**
