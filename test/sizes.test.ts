@@ -27,7 +27,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   'apps/worker/src/jobs/deposits/audit.ts': 514,
   'apps/worker/src/jobs/deposits/audit.ts#auditDepositBalances': 182,
   'apps/worker/src/jobs/deposits/audit.ts#explain': 82,
-  'apps/worker/src/jobs/deposits/scan.ts#scanChainDeposits': 123,
   'apps/worker/src/jobs/trading/convert.ts': 531,
   'packages/config/src/env.ts': 702,
   'packages/ledger/src/journal.ts#appendBatch': 96,

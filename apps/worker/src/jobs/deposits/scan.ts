@@ -17,6 +17,7 @@ import {
   CHAIN_NAMES,
   type ChainName,
   ChainReorgError,
+  type Deposit,
   haltCursor,
   isWatchedChain,
   loadCursor,
@@ -159,21 +160,8 @@ export async function scanChainDeposits(
   const initial = confirmedHead - INITIAL_LOOKBACK_BLOCKS > 0n ? confirmedHead - INITIAL_LOOKBACK_BLOCKS : 0n
   const cursor = await loadCursor(deps.sql, chain, initial < 0n ? 0n : initial)
   const fromBlock = cursor.nextBlock
-  if (cursor.haltedAt) {
-    await alertHalted(deps, chain, cursor.haltReason ?? 'halted')
+  if (await haltedOrReorged(deps, chain, clients.publicClient, cursor))
     return { chain, status: 'halted', nextBlock: fromBlock, detected: 0, duplicates: 0 }
-  }
-  // the block the cursor stands on must be the one it scanned: if not, a reorg went deeper than
-  // this chain was trusted with, and deposits credited from the old blocks may not exist
-  if (cursor.blockHash !== null && fromBlock > 0n) {
-    const now = await blockHashAt(clients.publicClient, fromBlock - 1n)
-    if (now === undefined)
-      throw new ScanRangeError(`block ${fromBlock - 1n} not served`, fromBlock - 1n, fromBlock - 1n)
-    if (now.toLowerCase() !== cursor.blockHash.toLowerCase()) {
-      await haltOnReorg(deps, chain, fromBlock - 1n, cursor.blockHash, now)
-      return { chain, status: 'halted', nextBlock: fromBlock, detected: 0, duplicates: 0 }
-    }
-  }
   const maxBlocks = BigInt(opts.maxBlocks ?? MAX_BLOCKS_PER_SCAN_TICK)
   const toBlock = confirmedHead < fromBlock + maxBlocks - 1n ? confirmedHead : fromBlock + maxBlocks - 1n
   if (toBlock < fromBlock) return { chain, status: 'up-to-date', nextBlock: fromBlock, detected: 0, duplicates: 0 }
@@ -196,6 +184,56 @@ export async function scanChainDeposits(
   const after = await blockHashAt(clients.publicClient, toBlock)
   if (after !== toBlockHash) throw new ChainReorgError(toBlock, toBlockHash, after ?? '0x')
 
+  const { detected, duplicates } = await creditRange(
+    deps,
+    chain,
+    { fromBlock, toBlock, toBlockHash },
+    cursor,
+    deposits,
+    opts,
+  )
+  // GET /metrics: how far behind the head the watch stands (a failed write never fails the scan)
+  await recordScanLag(deps.redis, chain, head - toBlock).catch(() => {})
+  return { chain, status: 'scanned', fromBlock, toBlock, nextBlock: toBlock + 1n, detected, duplicates, stats }
+}
+
+/**
+ * Whether the watch may not read on: halted for an operator (announced again), or the block the
+ * cursor stands on is not the one it scanned (a reorg deeper than the chain was trusted with:
+ * deposits credited from the old blocks may not exist), which halts it now.
+ */
+async function haltedOrReorged(
+  deps: DepositScanDeps,
+  chain: ChainName,
+  client: DepositScanClient,
+  cursor: Awaited<ReturnType<typeof loadCursor>>,
+): Promise<boolean> {
+  const fromBlock = cursor.nextBlock
+  if (cursor.haltedAt) {
+    await alertHalted(deps, chain, cursor.haltReason ?? 'halted')
+    return true
+  }
+  if (cursor.blockHash === null || fromBlock <= 0n) return false
+  const now = await blockHashAt(client, fromBlock - 1n)
+  if (now === undefined) throw new ScanRangeError(`block ${fromBlock - 1n} not served`, fromBlock - 1n, fromBlock - 1n)
+  if (now.toLowerCase() === cursor.blockHash.toLowerCase()) return false
+  await haltOnReorg(deps, chain, fromBlock - 1n, cursor.blockHash, now)
+  return true
+}
+
+/**
+ * The scanned range's deposits, their `deposit_detected` events and the cursor's move past the
+ * range, in one transaction, and only while the cursor is as this run found it.
+ */
+async function creditRange(
+  deps: DepositScanDeps,
+  chain: ChainName,
+  range: { fromBlock: bigint; toBlock: bigint; toBlockHash: Hex },
+  cursor: Awaited<ReturnType<typeof loadCursor>>,
+  deposits: readonly Deposit[],
+  opts: DepositScanOptions,
+): Promise<{ detected: number; duplicates: number }> {
+  const { fromBlock, toBlock, toBlockHash } = range
   let detected = 0
   let duplicates = 0
   await deps.sql.begin(async (tx) => {
@@ -255,9 +293,7 @@ export async function scanChainDeposits(
     await opts.beforeCommit?.()
     await advanceCursor(tx, chain, toBlock, toBlockHash)
   })
-  // GET /metrics: how far behind the head the watch stands (a failed write never fails the scan)
-  await recordScanLag(deps.redis, chain, head - toBlock).catch(() => {})
-  return { chain, status: 'scanned', fromBlock, toBlock, nextBlock: toBlock + 1n, detected, duplicates, stats }
+  return { detected, duplicates }
 }
 
 /** A halted chain is announced again this often while it stays halted (and at least once, crash or not). */
