@@ -23,7 +23,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   'apps/api/src/plugins/websocket-hub.ts': 571,
   'apps/api/src/routes/auth/siwe-message.ts#parseSiweMessage': 82,
   'apps/api/src/routes/market/public-cache.ts#publicCache': 88,
-  'apps/worker/src/jobs/bridge/bridge.ts#runBridge': 101,
   'apps/worker/src/jobs/deposits/audit.ts': 514,
   'apps/worker/src/jobs/deposits/audit.ts#auditDepositBalances': 182,
   'apps/worker/src/jobs/deposits/audit.ts#explain': 82,

@@ -30,7 +30,7 @@ import {
   type OutboxDeps,
   testUsdcAbi,
 } from '@wh/wallet'
-import type { Address } from 'viem'
+import type { Address, Hex } from 'viem'
 import { outboxOf } from '../../outbox-deps'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 
@@ -121,6 +121,68 @@ export async function bridgeSurplus(deps: BridgeDeps, chain: ChainName): Promise
   return balance - deps.config.bridgeRetainUsdcBaseUnits - BigInt(reserved?.v ?? '0')
 }
 
+/** The open transfer when its outcome is not journaled yet (sent again if unmined), else a new one for the surplus. */
+async function resumeOrStart(
+  deps: BridgeDeps,
+  adapter: BridgeAdapter,
+  chain: ChainName,
+  open: BridgeRow | undefined,
+): Promise<{ transfer: BridgeTransfer; record: OutboundRecord } | { surplusBaseUnits: bigint }> {
+  const hot = deps.hotWallet(chain)
+  if (open && !(await journaled(deps, chain, open))) {
+    const transfer: BridgeTransfer = {
+      transferId: open.ref_id,
+      fromChain: chain,
+      token: 'USDC',
+      amountBaseUnits: BigInt(open.amount),
+      signer: hot,
+    }
+    // the same (purpose, refId) again: the outbox returns the stored transaction, re-broadcasting
+    // its bytes if the chain has not seen them (a crash between signing and broadcast)
+    const record = open.state === 'signed' || open.state === 'broadcast' ? await adapter.send(transfer) : toRecord(open)
+    return { transfer, record }
+  }
+  const surplus = await bridgeSurplus(deps, chain)
+  if (surplus < BRIDGE_MIN_BASE_UNITS) return { surplusBaseUnits: surplus }
+  const transfer = {
+    transferId: randomUUID(),
+    fromChain: chain,
+    token: 'USDC' as const,
+    amountBaseUnits: surplus,
+    signer: hot,
+  }
+  return { transfer, record: await adapter.send(transfer) }
+}
+
+/** A transfer that failed on chain: nothing crossed, its burnt gas (slot 0) recorded, an operator told. */
+async function recordFailed(
+  deps: BridgeDeps,
+  adapter: BridgeAdapter,
+  chain: ChainName,
+  f: { transfer: BridgeTransfer; txHash: Hex; gas: bigint; earlierGas: EventInput[]; status: { reason?: string } },
+): Promise<BridgeRunResult> {
+  const { transfer, txHash, gas, earlierGas, status } = f
+  const gasCurrency = nativeSymbol(deps, chain)
+  const now = deps.clock.now()
+  // nothing crossed; the burnt gas is the transaction's only event: slot 0
+  const events: EventInput[] = [...earlierGas]
+  if (gas > 0n)
+    events.push({
+      type: 'gas_spent',
+      payload: { chain, txHash, slot: 0, currency: gasCurrency, amount: gas },
+      occurredAt: now,
+    })
+  if (events.length > 0) await appendBatch(deps.sql, events)
+  await deps.alerter.alert('bridge transfer failed on chain; the funds stay in the hot wallet', {
+    chain,
+    adapter: adapter.name,
+    transferId: transfer.transferId,
+    txHash,
+    reason: status.reason,
+  })
+  return { status: 'failed', transferId: transfer.transferId, txHash }
+}
+
 /**
  * One run for `chain`: resume the open transfer, or start one for the surplus. Call it under the
  * chain's bridge lock (the tick does).
@@ -132,31 +194,13 @@ export async function runBridge(
   opts: BridgeRunOptions = {},
 ): Promise<BridgeRunResult> {
   adapter.assertReady(chain)
-  const hot = deps.hotWallet(chain)
   const [open] = await deps.sql<BridgeRow[]>`
     select id, ref_id, amount, tx_hash, nonce, state, gas_used, effective_gas_price, block_number
     from outbound_txs where purpose = 'bridge' and chain = ${chain}
     order by created_at desc, id desc limit 1`
-  let transfer: BridgeTransfer
-  let record: OutboundRecord
-  if (open && !(await journaled(deps, chain, open))) {
-    transfer = {
-      transferId: open.ref_id,
-      fromChain: chain,
-      token: 'USDC',
-      amountBaseUnits: BigInt(open.amount),
-      signer: hot,
-    }
-    // the same (purpose, refId) again: the outbox returns the stored transaction, re-broadcasting
-    // its bytes if the chain has not seen them (a crash between signing and broadcast)
-    record = open.state === 'signed' || open.state === 'broadcast' ? await adapter.send(transfer) : toRecord(open)
-  } else {
-    const surplus = await bridgeSurplus(deps, chain)
-    if (surplus < BRIDGE_MIN_BASE_UNITS) return { status: 'idle', surplusBaseUnits: surplus }
-    transfer = { transferId: randomUUID(), fromChain: chain, token: 'USDC', amountBaseUnits: surplus, signer: hot }
-    record = await adapter.send(transfer)
-  }
-
+  const started = await resumeOrStart(deps, adapter, chain, open)
+  if ('surplusBaseUnits' in started) return { status: 'idle', surplusBaseUnits: started.surplusBaseUnits }
+  const { transfer, record } = started
   const status = await adapter.status(transfer, record)
   const txHash = status.record.txHash
   if (status.state === 'pending') return { status: 'pending', transferId: transfer.transferId, txHash }
@@ -171,25 +215,8 @@ export async function runBridge(
       payload: { chain, txHash: leg.txHash, slot: 0, currency: gasCurrency, amount: feeOf(leg) },
       occurredAt: now,
     }))
-  if (status.state === 'failed') {
-    // nothing crossed; the burnt gas is the transaction's only event: slot 0
-    const events: EventInput[] = [...earlierGas]
-    if (gas > 0n)
-      events.push({
-        type: 'gas_spent',
-        payload: { chain, txHash, slot: 0, currency: gasCurrency, amount: gas },
-        occurredAt: now,
-      })
-    if (events.length > 0) await appendBatch(deps.sql, events)
-    await deps.alerter.alert('bridge transfer failed on chain; the funds stay in the hot wallet', {
-      chain,
-      adapter: adapter.name,
-      transferId: transfer.transferId,
-      txHash,
-      reason: status.reason,
-    })
-    return { status: 'failed', transferId: transfer.transferId, txHash }
-  }
+  if (status.state === 'failed')
+    return recordFailed(deps, adapter, chain, { transfer, txHash, gas, earlierGas, status })
   await opts.beforeRecord?.()
   const events: EventInput[] = [
     {
