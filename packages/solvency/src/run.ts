@@ -61,62 +61,10 @@ export interface SolvencyResult {
 
 export async function runSolvency(deps: SolvencyDeps): Promise<SolvencyResult> {
   const startedAt = new Date()
-  const legs: Leg[] = []
-  const errors: Array<{ place: string; error: string }> = []
-  const surpluses: PlaceSurplus[] = []
-  let depositAddresses = 0
-
   // what is owed first: money that arrives during the run then shows as a surplus, never a deficit
-  for (const l of await liabilityTotals(deps.sql)) {
-    legs.push({ side: 'liability', currency: l.currency, kind: 'user_transit', place: 'journal', amount: l.transit })
-    legs.push({
-      side: 'liability',
-      currency: l.currency,
-      kind: 'user_subaccounts',
-      place: 'journal',
-      amount: l.subaccounts,
-    })
-    legs.push({ side: 'liability', currency: l.currency, kind: 'fee_revenue', place: 'journal', amount: l.feeRevenue })
-  }
-
-  const chainReads = deps.chains.map(async (c) => {
-    try {
-      const r = await readChainAssets(deps.sql, { ...c, platformWallets: deps.platformWallets })
-      legs.push(...r.legs, ...(await inFlightLegs(deps.sql, c.chain, r.atBlock)))
-      surpluses.push(...r.surpluses)
-      depositAddresses += r.depositAddresses
-    } catch (err) {
-      errors.push({ place: c.chain, error: errorMessage(err) })
-    }
-  })
-  const exchangeRead = (async () => {
-    try {
-      const [subs, wallet] = await Promise.all([deps.exchange.subaccounts(), deps.exchange.wallet()])
-      const failed = subs.filter((s) => s.failed)
-      if (failed.length > 0)
-        errors.push({
-          place: 'exchange',
-          error: `subaccounts not read: ${failed.map((s) => s.subaccountId).join(', ')}`,
-        })
-      const bySubs = new Map<string, bigint>()
-      for (const s of subs)
-        for (const c of s.collaterals)
-          bySubs.set(c.asset, (bySubs.get(c.asset) ?? 0n) + (await baseUnits(deps, c.asset, c.amount)))
-      for (const [currency, amount] of bySubs)
-        legs.push({ side: 'asset', currency, kind: 'exchange_subaccounts', place: 'exchange:subaccounts', amount })
-      for (const w of wallet)
-        legs.push({
-          side: 'asset',
-          currency: w.asset,
-          kind: 'exchange_wallet',
-          place: 'exchange:wallet',
-          amount: await baseUnits(deps, w.asset, w.amount),
-        })
-    } catch (err) {
-      errors.push({ place: 'exchange', error: errorMessage(err) })
-    }
-  })()
-  await Promise.all([...chainReads, exchangeRead])
+  const read: Reading = { legs: await liabilityLegs(deps), errors: [], surpluses: [], depositAddresses: 0 }
+  await Promise.all([...deps.chains.map((c) => readChain(deps, c, read)), readExchange(deps, read)])
+  const { legs, errors, surpluses, depositAddresses } = read
 
   const totals = totalsOf(legs)
   const epsilon = new Map<string, bigint>()
@@ -135,7 +83,82 @@ export async function runSolvency(deps: SolvencyDeps): Promise<SolvencyResult> {
     const o = complete ? await moveEpisodes(tx, id, confirmed, new Set(deficits.map((d) => d.currency))) : []
     return { runId: id, opened: o }
   })
+  const stopRaised = await announceDeficits(deps, runId, opened, deficits)
+  return { runId, complete, totals, deficits, opened, stopRaised, surpluses, errors, depositAddresses }
+}
 
+/** What one run gathers while it reads every place. */
+interface Reading {
+  legs: Leg[]
+  errors: Array<{ place: string; error: string }>
+  surpluses: PlaceSurplus[]
+  depositAddresses: number
+}
+
+/** What the journal says the platform owes, per currency: users' transit and subaccounts, its fees. */
+async function liabilityLegs(deps: SolvencyDeps): Promise<Leg[]> {
+  const legs: Leg[] = []
+  for (const l of await liabilityTotals(deps.sql)) {
+    const leg = (kind: Leg['kind'], amount: Leg['amount']): Leg => ({
+      side: 'liability',
+      currency: l.currency,
+      kind,
+      place: 'journal',
+      amount,
+    })
+    legs.push(leg('user_transit', l.transit), leg('user_subaccounts', l.subaccounts), leg('fee_revenue', l.feeRevenue))
+  }
+  return legs
+}
+
+/** One chain's platform wallets, deposit addresses and money in flight, at one block; a failure is noted. */
+async function readChain(deps: SolvencyDeps, c: SolvencyDeps['chains'][number], read: Reading): Promise<void> {
+  try {
+    const r = await readChainAssets(deps.sql, { ...c, platformWallets: deps.platformWallets })
+    read.legs.push(...r.legs, ...(await inFlightLegs(deps.sql, c.chain, r.atBlock)))
+    read.surpluses.push(...r.surpluses)
+    read.depositAddresses += r.depositAddresses
+  } catch (err) {
+    read.errors.push({ place: c.chain, error: errorMessage(err) })
+  }
+}
+
+/** Every subaccount and the exchange wallet, in base units; a subaccount not read makes the run incomplete. */
+async function readExchange(deps: SolvencyDeps, read: Reading): Promise<void> {
+  try {
+    const [subs, wallet] = await Promise.all([deps.exchange.subaccounts(), deps.exchange.wallet()])
+    const failed = subs.filter((s) => s.failed)
+    if (failed.length > 0)
+      read.errors.push({
+        place: 'exchange',
+        error: `subaccounts not read: ${failed.map((s) => s.subaccountId).join(', ')}`,
+      })
+    const bySubs = new Map<string, bigint>()
+    for (const s of subs)
+      for (const c of s.collaterals)
+        bySubs.set(c.asset, (bySubs.get(c.asset) ?? 0n) + (await baseUnits(deps, c.asset, c.amount)))
+    for (const [currency, amount] of bySubs)
+      read.legs.push({ side: 'asset', currency, kind: 'exchange_subaccounts', place: 'exchange:subaccounts', amount })
+    for (const w of wallet)
+      read.legs.push({
+        side: 'asset',
+        currency: w.asset,
+        kind: 'exchange_wallet',
+        place: 'exchange:wallet',
+        amount: await baseUnits(deps, w.asset, w.amount),
+      })
+  } catch (err) {
+    read.errors.push({ place: 'exchange', error: errorMessage(err) })
+  }
+}
+
+/** An alert per newly opened deficit episode, and the platform stop when configured; whether a stop was raised. */
+async function announceDeficits(
+  deps: SolvencyDeps,
+  runId: string,
+  opened: Awaited<ReturnType<typeof moveEpisodes>>,
+  deficits: ReturnType<typeof deficitsOf>,
+): Promise<boolean> {
   let stopRaised = false
   for (const e of opened) {
     const t = deficits.find((d) => d.currency === e.currency)
@@ -156,7 +179,7 @@ export async function runSolvency(deps: SolvencyDeps): Promise<SolvencyResult> {
       stopRaised ||= r.raised
     }
   }
-  return { runId, complete, totals, deficits, opened, stopRaised, surpluses, errors, depositAddresses }
+  return stopRaised
 }
 
 async function baseUnits(deps: SolvencyDeps, currency: string, amount: string): Promise<bigint> {
