@@ -130,6 +130,8 @@ describe('the web console in Chromium', () => {
       await shot(tab2, '05-second-tab')
       await tab2.click('#sign-in')
       await tab2.locator('#session-status[data-state="signed-in"]').waitFor()
+      // the address is read after the session is shown (its own request): wait for it, as tab 1 does
+      await tab2.locator('#deposit-address[data-address]').waitFor()
       expect(await tab2.locator('#deposit-address').textContent()).toBe(derived)
       expect(signatures).toBe(2)
       const token2 = JSON.parse((await tab2.evaluate(() => sessionStorage.getItem('wheelhouse.session'))) ?? '{}').token
