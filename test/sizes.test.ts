@@ -21,7 +21,6 @@ const MAX_FILE_LINES = 500
 const ALLOWED: Readonly<Record<string, number>> = {
   'apps/api/src/plugins/metrics.ts#<anonymous>': 88,
   'apps/api/src/plugins/websocket-hub.ts': 571,
-  'apps/api/src/routes/auth/siwe-message.ts#parseSiweMessage': 82,
   'apps/api/src/routes/market/public-cache.ts#publicCache': 88,
   'apps/worker/src/jobs/trading/convert.ts': 531,
   'packages/config/src/env.ts': 702,

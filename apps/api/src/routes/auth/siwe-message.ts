@@ -85,72 +85,85 @@ function checksummed(address: string): `0x${string}` | undefined {
   return normal === address ? normal : undefined
 }
 
-/** Parses a SIWE message; undefined for anything that is not a strict EIP-4361 message. */
-export function parseSiweMessage(text: string): SiweFields | undefined {
-  if (text.length > MAX_MESSAGE_CHARS || text.includes('\r')) return undefined
-  const lines = text.split('\n')
-  let i = 0
-  const next = (): string | undefined => lines[i++]
-  const field = (label: string): string | undefined => {
-    const line = lines[i]
+/** The message's lines, read in order: a line, or a field when the next line carries its label. */
+class Lines {
+  i = 0
+  constructor(readonly lines: readonly string[]) {}
+  next(): string | undefined {
+    return this.lines[this.i++]
+  }
+  field(label: string): string | undefined {
+    const line = this.lines[this.i]
     if (line === undefined || !line.startsWith(label)) return undefined
-    i++
+    this.i++
     return line.slice(label.length)
   }
-
-  const header = next()
-  if (!header?.endsWith(HEADER)) return undefined
-  const prefix = PREFIX_RE.exec(header.slice(0, -HEADER.length))
-  if (!prefix) return undefined
-  const address = checksummed(next() ?? '')
-  if (!address) return undefined
-  if (next() !== '') return undefined
-
-  let statement: string | undefined
-  const afterBlank = next()
-  if (afterBlank === undefined) return undefined
-  if (afterBlank !== '') {
-    if (!STATEMENT_RE.test(afterBlank)) return undefined
-    statement = afterBlank
-    if (next() !== '') return undefined
+  get done(): boolean {
+    return this.i === this.lines.length
   }
+}
 
-  const uri = field('URI: ')
-  if (uri === undefined || !URI_RE.test(uri)) return undefined
-  if (field('Version: ') !== '1') return undefined
-  const chainId = field('Chain ID: ')
-  if (chainId === undefined || !CHAIN_ID_RE.test(chainId)) return undefined
-  const nonce = field('Nonce: ')
-  if (nonce === undefined || !NONCE_RE.test(nonce)) return undefined
-  const issuedAtRaw = field('Issued At: ')
-  const issuedAtMs = issuedAtRaw === undefined ? undefined : parseDateTime(issuedAtRaw)
-  if (issuedAtMs === undefined) return undefined
+/** An optional date-time field: absent (null), present and valid (its ms), or invalid (undefined). */
+function optionalTime(c: Lines, label: string): number | null | undefined {
+  const raw = c.field(label)
+  return raw === undefined ? null : parseDateTime(raw)
+}
 
-  let expirationTimeMs: number | undefined
-  const exp = field('Expiration Time: ')
-  if (exp !== undefined) {
-    expirationTimeMs = parseDateTime(exp)
-    if (expirationTimeMs === undefined) return undefined
-  }
-  let notBeforeMs: number | undefined
-  const nbf = field('Not Before: ')
-  if (nbf !== undefined) {
-    notBeforeMs = parseDateTime(nbf)
-    if (notBeforeMs === undefined) return undefined
-  }
-  const requestId = field('Request ID: ')
+/** The fields after Issued At, each optional, in their order; undefined when one is malformed. */
+function parseTail(c: Lines) {
+  const exp = optionalTime(c, 'Expiration Time: ')
+  const nbf = optionalTime(c, 'Not Before: ')
+  if (exp === undefined || nbf === undefined) return undefined
+  const requestId = c.field('Request ID: ')
   if (requestId !== undefined && !PCHAR_RE.test(requestId)) return undefined
   let resources: string[] | undefined
-  if (lines[i] === 'Resources:') {
-    i++
+  if (c.lines[c.i] === 'Resources:') {
+    c.i++
     resources = []
-    while (i < lines.length) {
-      const r = field('- ')
+    while (!c.done) {
+      const r = c.field('- ')
       if (r === undefined || !URI_RE.test(r) || resources.length >= MAX_RESOURCES) return undefined
       resources.push(r)
     }
   }
-  if (i !== lines.length) return undefined
+  if (!c.done) return undefined
+  return { expirationTimeMs: exp ?? undefined, notBeforeMs: nbf ?? undefined, requestId, resources }
+}
+
+/** Parses a SIWE message; undefined for anything that is not a strict EIP-4361 message. */
+export function parseSiweMessage(text: string): SiweFields | undefined {
+  if (text.length > MAX_MESSAGE_CHARS || text.includes('\r')) return undefined
+  const c = new Lines(text.split('\n'))
+  const header = c.next()
+  if (!header?.endsWith(HEADER)) return undefined
+  const prefix = PREFIX_RE.exec(header.slice(0, -HEADER.length))
+  if (!prefix) return undefined
+  const address = checksummed(c.next() ?? '')
+  if (!address) return undefined
+  if (c.next() !== '') return undefined
+
+  let statement: string | undefined
+  const afterBlank = c.next()
+  if (afterBlank === undefined) return undefined
+  if (afterBlank !== '') {
+    if (!STATEMENT_RE.test(afterBlank)) return undefined
+    statement = afterBlank
+    if (c.next() !== '') return undefined
+  }
+
+  const uri = c.field('URI: ')
+  if (uri === undefined || !URI_RE.test(uri)) return undefined
+  if (c.field('Version: ') !== '1') return undefined
+  const chainId = c.field('Chain ID: ')
+  if (chainId === undefined || !CHAIN_ID_RE.test(chainId)) return undefined
+  const nonce = c.field('Nonce: ')
+  if (nonce === undefined || !NONCE_RE.test(nonce)) return undefined
+  const issuedAtRaw = c.field('Issued At: ')
+  const issuedAtMs = issuedAtRaw === undefined ? undefined : parseDateTime(issuedAtRaw)
+  if (issuedAtMs === undefined) return undefined
+  const tail = parseTail(c)
+  if (!tail) return undefined
+  const { expirationTimeMs, notBeforeMs, requestId, resources } = tail
 
   return {
     scheme: prefix[1],
