@@ -53,6 +53,63 @@ async function allProcesses(): Promise<string> {
   }
 }
 
+/** Counts every answer by method, route pattern and status, and times it (what each process counts). */
+function countRequests(app: FastifyInstance, registers: Registry[]): void {
+  const requests = new Counter({
+    name: 'wh_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status_code'],
+    registers,
+  })
+  const duration = new Histogram({
+    name: 'wh_http_request_duration_seconds',
+    help: 'HTTP request duration until the answer is sent, by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: HTTP_DURATION_BUCKETS_S,
+    registers,
+  })
+  // the children per label set, so the hot path skips prom-client's label hashing
+  const children = new Map<string, { count: { inc(): void }; observe: { observe(v: number): void } }>()
+  // a callback hook: an async one costs a promise on every response
+  app.addHook('onResponse', (request, reply, done) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? UNMATCHED_ROUTE,
+      status_code: String(reply.statusCode),
+    }
+    const key = `${labels.method} ${labels.route} ${labels.status_code}`
+    let child = children.get(key)
+    if (!child) {
+      child = { count: requests.labels(labels), observe: duration.labels(labels) }
+      if (children.size < MAX_CACHED_LABEL_SETS) children.set(key, child)
+    }
+    child.count.inc()
+    child.observe.observe(reply.elapsedTime / 1000)
+    done()
+  })
+}
+
+const metricsSchema = {
+  tags: ['health'],
+  summary: 'Prometheus metrics',
+  description:
+    'Prometheus text format. HTTP basic auth (user `admin`, ADMIN_PASSWORD) when a password is ' +
+    'configured; open without one outside production. Figures read from Redis and Postgres are ' +
+    'refreshed at most every few seconds. See docs/architecture.md "Operating it".',
+  // basic auth, not the users' bearer token (the scheme is declared in plugins/openapi.ts)
+  security: [{ metricsBasic: [] }],
+  response: {
+    200: {
+      description: 'Prometheus text exposition format',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
+    401: {
+      description: 'No or wrong basic-auth credentials (a WWW-Authenticate: Basic challenge)',
+      content: { 'application/json': { schema: { $ref: 'ErrorBody#' } } },
+    },
+  },
+}
+
 export const metricsPlugin = fp(
   async (app: FastifyInstance, opts: MetricsOptions) => {
     if (opts.password === undefined && !opts.allowOpen) {
@@ -66,40 +123,8 @@ export const metricsPlugin = fp(
     shareMetrics([registry])
     // what is read from Redis and Postgres: the same for every process, read once per scrape
     const state = new Registry()
-    const requests = new Counter({
-      name: 'wh_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status code',
-      labelNames: ['method', 'route', 'status_code'],
-      registers,
-    })
-    const duration = new Histogram({
-      name: 'wh_http_request_duration_seconds',
-      help: 'HTTP request duration until the answer is sent, by method, route pattern and status code',
-      labelNames: ['method', 'route', 'status_code'],
-      buckets: HTTP_DURATION_BUCKETS_S,
-      registers,
-    })
     const scrape = scrapeTimeMetrics(state, opts)
-
-    // the children per label set, so the hot path skips prom-client's label hashing
-    const children = new Map<string, { count: { inc(): void }; observe: { observe(v: number): void } }>()
-    // a callback hook: an async one costs a promise on every response
-    app.addHook('onResponse', (request, reply, done) => {
-      const labels = {
-        method: request.method,
-        route: request.routeOptions.url ?? UNMATCHED_ROUTE,
-        status_code: String(reply.statusCode),
-      }
-      const key = `${labels.method} ${labels.route} ${labels.status_code}`
-      let child = children.get(key)
-      if (!child) {
-        child = { count: requests.labels(labels), observe: duration.labels(labels) }
-        if (children.size < MAX_CACHED_LABEL_SETS) children.set(key, child)
-      }
-      child.count.inc()
-      child.observe.observe(reply.elapsedTime / 1000)
-      done()
-    })
+    countRequests(app, registers)
 
     const expected =
       opts.password === undefined ? undefined : `Basic ${Buffer.from(`admin:${opts.password}`).toString('base64')}`
@@ -114,26 +139,7 @@ export const metricsPlugin = fp(
       METRICS_PATH,
       {
         onRequest: guard,
-        schema: {
-          tags: ['health'],
-          summary: 'Prometheus metrics',
-          description:
-            'Prometheus text format. HTTP basic auth (user `admin`, ADMIN_PASSWORD) when a password is ' +
-            'configured; open without one outside production. Figures read from Redis and Postgres are ' +
-            'refreshed at most every few seconds. See docs/architecture.md "Operating it".',
-          // basic auth, not the users' bearer token (the scheme is declared in plugins/openapi.ts)
-          security: [{ metricsBasic: [] }],
-          response: {
-            200: {
-              description: 'Prometheus text exposition format',
-              content: { 'text/plain': { schema: { type: 'string' } } },
-            },
-            401: {
-              description: 'No or wrong basic-auth credentials (a WWW-Authenticate: Basic challenge)',
-              content: { 'application/json': { schema: { $ref: 'ErrorBody#' } } },
-            },
-          },
-        },
+        schema: metricsSchema,
       },
       async (_request, reply) => {
         await scrape.refresh()
