@@ -71,64 +71,72 @@ const etagOf = (body: string) => `"${createHash('sha1').update(body).digest('bas
 const configOf = (request: FastifyRequest) =>
   (request.routeOptions.config as PublicCacheRouteConfig | undefined)?.publicCache
 
+/** What the hooks and the subscription share: the kept answers, the events' generation, whether it hears them. */
+interface CacheState {
+  readonly entries: Map<string, Entry>
+  generation: number
+  live: boolean
+}
+
+/**
+ * Nothing is kept unless this process hears the events: while its subscription is down (Redis
+ * away, a reconnection), every request is computed afresh; every event drops what was kept.
+ */
+function listen(app: FastifyInstance, opts: PublicCacheOptions, st: CacheState): void {
+  const subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true })
+  const forget = () => {
+    st.generation++
+    st.entries.clear()
+  }
+  subscriber.on('error', (err) => app.log.warn({ err: String(err) }, 'public cache subscriber error'))
+  subscriber.on('message', forget)
+  subscriber.on('close', () => {
+    st.live = false
+    forget()
+  })
+  let subscribed = false
+  // after a reconnection ioredis subscribes again by itself; events in between may be lost
+  subscriber.on('ready', () => {
+    forget()
+    if (subscribed) st.live = true
+  })
+  // not awaited: the API starts (and answers uncached) while Redis is away
+  subscriber
+    .subscribe(...opts.channels)
+    .then(() => {
+      subscribed = true
+      forget()
+      st.live = true
+    })
+    .catch((err: unknown) => app.log.warn({ err: String(err) }, 'public cache: not subscribed, answers not kept'))
+  app.addHook('onClose', async () => {
+    subscriber.disconnect()
+  })
+}
+
+function cacheHeaders(reply: FastifyReply, etag: string, maxAgeS: number) {
+  reply.header('etag', etag)
+  reply.header('cache-control', `public, max-age=${maxAgeS}`)
+}
+
 /** Hooks on `app` (the market routes' scope) and the subscription that invalidates; returns the generation reader for tests. */
 export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions): Promise<{ generation(): number }> {
-  const entries = new Map<string, Entry>()
+  const st: CacheState = { entries: new Map(), generation: 0, live: false }
   const maxEntries = opts.maxEntries ?? PUBLIC_CACHE_MAX_ENTRIES
   const enabled = opts.enabled ?? true
-  let generation = 0
   // the generation a request started under: an answer computed across an event is not kept
   const startedAt = new WeakMap<FastifyRequest, number>()
   const fromCache = new WeakSet<FastifyRequest>()
-
-  // nothing is kept unless this process hears the events: while its subscription is down (Redis
-  // away, a reconnection), every request is computed afresh
-  let live = false
-  if (enabled && opts.channels.length > 0) {
-    const subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true })
-    const forget = () => {
-      generation++
-      entries.clear()
-    }
-    subscriber.on('error', (err) => app.log.warn({ err: String(err) }, 'public cache subscriber error'))
-    subscriber.on('message', forget)
-    subscriber.on('close', () => {
-      live = false
-      forget()
-    })
-    let subscribed = false
-    // after a reconnection ioredis subscribes again by itself; events in between may be lost
-    subscriber.on('ready', () => {
-      forget()
-      if (subscribed) live = true
-    })
-    // not awaited: the API starts (and answers uncached) while Redis is away
-    subscriber
-      .subscribe(...opts.channels)
-      .then(() => {
-        subscribed = true
-        forget()
-        live = true
-      })
-      .catch((err: unknown) => app.log.warn({ err: String(err) }, 'public cache: not subscribed, answers not kept'))
-    app.addHook('onClose', async () => {
-      subscriber.disconnect()
-    })
-  }
-
-  function headers(reply: FastifyReply, etag: string, maxAgeS: number) {
-    reply.header('etag', etag)
-    reply.header('cache-control', `public, max-age=${maxAgeS}`)
-  }
+  if (enabled && opts.channels.length > 0) listen(app, opts, st)
 
   app.addHook('onRequest', async (request, reply) => {
     const cfg = configOf(request)
     if (!cfg || (request.method !== 'GET' && request.method !== 'HEAD')) return
-    startedAt.set(request, generation)
-    const hit = enabled && live ? entries.get(request.url) : undefined
-    if (!hit || hit.generation !== generation || Date.now() - hit.at >= cfg.maxAgeS * 1000) return
+    startedAt.set(request, st.generation)
+    const hit = enabled && st.live ? st.entries.get(request.url) : undefined
+    if (!hit || hit.generation !== st.generation || Date.now() - hit.at >= cfg.maxAgeS * 1000) return
     fromCache.add(request)
-    headers(reply, hit.etag, cfg.maxAgeS)
+    cacheHeaders(reply, hit.etag, cfg.maxAgeS)
     reply.header('x-cache', 'hit')
     if (request.headers['if-none-match'] === hit.etag) return reply.code(304).send()
     return reply.code(200).type(hit.type).send(hit.body)
@@ -138,12 +146,12 @@ export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions
     const cfg = configOf(request)
     if (!cfg || fromCache.has(request) || reply.statusCode !== 200 || typeof payload !== 'string') return payload
     const etag = etagOf(payload)
-    headers(reply, etag, cfg.maxAgeS)
+    cacheHeaders(reply, etag, cfg.maxAgeS)
     reply.header('x-cache', 'miss')
     const gen = startedAt.get(request)
-    if (enabled && live && gen === generation) {
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
-      entries.set(request.url, {
+    if (enabled && st.live && gen === st.generation) {
+      if (st.entries.size >= maxEntries) st.entries.delete(st.entries.keys().next().value as string)
+      st.entries.set(request.url, {
         body: payload,
         etag,
         type: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
@@ -158,5 +166,5 @@ export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions
     return payload
   })
 
-  return { generation: () => generation }
+  return { generation: () => st.generation }
 }
