@@ -23,7 +23,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   'apps/worker/src/jobs/trading/convert.ts': 531,
   'packages/config/src/env.ts': 702,
   'packages/ledger/src/journal.ts#appendBatch': 96,
-  'packages/solvency/src/chain-assets.ts#readChainAssets': 83,
   'packages/swap/src/local-adapter.ts#localPoolAdapter': 99,
   'packages/testkit/src/rpc-proxy.ts#createRpcProxyServer': 227,
 }

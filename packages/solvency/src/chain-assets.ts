@@ -31,6 +31,55 @@ export interface ChainReading {
   readonly depositAddresses: number
 }
 
+/**
+ * The deposit addresses' holdings as one leg per currency, and each address holding more than its
+ * credited deposits explain (above the chain's dust) as a surplus.
+ */
+async function depositAddressLegs(
+  sql: Sql,
+  c: { chain: ChainName; info: ChainInfo },
+  atBlock: bigint,
+  deposits: readonly string[],
+  read: { eth: readonly (bigint | undefined)[]; usdc: readonly (bigint | undefined)[]; legs: Leg[] },
+): Promise<PlaceSurplus[]> {
+  const usdc = c.info.tokens.find((t) => t.symbol === 'USDC')
+  const eth = c.info.tokens.find((t) => t.symbol === 'ETH')
+  const surpluses: PlaceSurplus[] = []
+  const heldEth = deposits.map((_, i) => read.eth[i] ?? 0n)
+  const heldUsdc = deposits.map((_, i) => read.usdc[i] ?? 0n)
+  const place = `${c.chain}:deposit-addresses`
+  const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n)
+  read.legs.push({ side: 'asset', currency: 'ETH', kind: 'deposit_addresses', place, amount: sum(heldEth) })
+  if (usdc) read.legs.push({ side: 'asset', currency: 'USDC', kind: 'deposit_addresses', place, amount: sum(heldUsdc) })
+  const [expEth, expUsdc] = await Promise.all([
+    expectedEthBalances(sql, { chain: c.chain, addresses: [...deposits], atBlock }),
+    expectedTokenBalances(sql, { chain: c.chain, token: 'USDC', addresses: [...deposits], atBlock }),
+  ])
+  deposits.forEach((a, i) => {
+    const checks = [
+      {
+        currency: 'ETH',
+        held: heldEth[i] ?? 0n,
+        expected: expEth.get(a)?.expected ?? 0n,
+        dust: eth?.minDepositBaseUnits,
+      },
+      { currency: 'USDC', held: heldUsdc[i] ?? 0n, expected: expUsdc.get(a) ?? 0n, dust: usdc?.minDepositBaseUnits },
+    ]
+    for (const k of checks) {
+      // below the chain's minimum deposit is dust the scanner ignores too
+      if (k.held - k.expected >= (k.dust ?? 1n) && k.held > k.expected)
+        surpluses.push({
+          currency: k.currency,
+          place: `${c.chain}:deposit:${a}`,
+          held: k.held,
+          expected: k.expected,
+          amount: k.held - k.expected,
+        })
+    }
+  })
+  return surpluses
+}
+
 export async function readChainAssets(
   sql: Sql,
   c: {
@@ -50,7 +99,6 @@ export async function readChainAssets(
   const platform = c.platformWallets.map((w) => ({ ...w, address: w.address }))
   const addresses = [...platform.map((w) => w.address), ...deposits]
   const usdc = c.info.tokens.find((t) => t.symbol === 'USDC')
-  const eth = c.info.tokens.find((t) => t.symbol === 'ETH')
   const [ethBalances, usdcBalances] = await Promise.all([
     readBalances(c.client, addresses, atBlock),
     usdc?.contract
@@ -76,41 +124,13 @@ export async function readChainAssets(
       legs.push({ side: 'asset', currency: 'USDC', kind: 'platform_wallet', place, amount: usdcBalances[i] ?? 0n })
   })
 
-  const surpluses: PlaceSurplus[] = []
-  if (deposits.length > 0) {
-    const off = platform.length
-    const heldEth = deposits.map((_, i) => ethBalances[off + i] ?? 0n)
-    const heldUsdc = deposits.map((_, i) => usdcBalances[off + i] ?? 0n)
-    const place = `${c.chain}:deposit-addresses`
-    const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n)
-    legs.push({ side: 'asset', currency: 'ETH', kind: 'deposit_addresses', place, amount: sum(heldEth) })
-    if (usdc) legs.push({ side: 'asset', currency: 'USDC', kind: 'deposit_addresses', place, amount: sum(heldUsdc) })
-    const [expEth, expUsdc] = await Promise.all([
-      expectedEthBalances(sql, { chain: c.chain, addresses: deposits, atBlock }),
-      expectedTokenBalances(sql, { chain: c.chain, token: 'USDC', addresses: deposits, atBlock }),
-    ])
-    deposits.forEach((a, i) => {
-      const checks = [
-        {
-          currency: 'ETH',
-          held: heldEth[i] ?? 0n,
-          expected: expEth.get(a)?.expected ?? 0n,
-          dust: eth?.minDepositBaseUnits,
-        },
-        { currency: 'USDC', held: heldUsdc[i] ?? 0n, expected: expUsdc.get(a) ?? 0n, dust: usdc?.minDepositBaseUnits },
-      ]
-      for (const k of checks) {
-        // below the chain's minimum deposit is dust the scanner ignores too
-        if (k.held - k.expected >= (k.dust ?? 1n) && k.held > k.expected)
-          surpluses.push({
-            currency: k.currency,
-            place: `${c.chain}:deposit:${a}`,
-            held: k.held,
-            expected: k.expected,
-            amount: k.held - k.expected,
-          })
-      }
-    })
-  }
+  const surpluses =
+    deposits.length === 0
+      ? []
+      : await depositAddressLegs(sql, c, atBlock, deposits, {
+          eth: ethBalances.slice(platform.length),
+          usdc: usdcBalances.slice(platform.length),
+          legs,
+        })
   return { chain: c.chain, atBlock, legs, surpluses, depositAddresses: deposits.length }
 }
