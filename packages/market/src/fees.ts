@@ -5,7 +5,7 @@
  * `option_sold` event, docs/ledger.md).
  */
 import { toBaseUnits } from '@wh/core'
-import { DERIVE_FEE_SCHEDULE, E18, fromE18, mulE18 } from '@wh/exchange'
+import { DERIVE_FEE_SCHEDULE, E18, fromE18, mulE18, tradeFeeE18 } from '@wh/exchange'
 
 export interface OptionSaleFees {
   /** premium × amount */
@@ -32,12 +32,10 @@ export function optionSaleFees(p: {
   platformFeeRate: string
 }): OptionSaleFees {
   const s = DERIVE_FEE_SCHEDULE.option
-  const notionalE18 = mulE18(p.indexE18, p.amountE18)
+  const fill = { amountE18: p.amountE18, indexE18: p.indexE18, priceE18: p.premiumE18 }
   const grossPremiumE18 = mulE18(p.premiumE18, p.amountE18)
-  const capE18 = s.capRate === null ? undefined : mulE18(grossPremiumE18, s.capRate)
-  const capped = (x: bigint) => (capE18 !== undefined && capE18 < x ? capE18 : x)
-  const exchangeFeeMakerE18 = capped(mulE18(notionalE18, s.makerRate))
-  const exchangeFeeTakerE18 = s.baseFee + capped(mulE18(notionalE18, s.takerRate))
+  const exchangeFeeMakerE18 = tradeFeeE18(s, 'maker', fill, false)
+  const exchangeFeeTakerE18 = tradeFeeE18(s, 'taker', fill, true)
   const platformFeeE18 = mulE18(grossPremiumE18, toBaseUnits(p.platformFeeRate, 18, 'down'))
   return {
     grossPremiumE18,

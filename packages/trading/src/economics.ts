@@ -5,6 +5,7 @@
  * holding the underlying. Pure functions over bigints: prices and amounts e18, money in USDC base
  * units (6 decimals), shares in basis points. Fees round up and premiums down, as the fills do.
  */
+import { type FeeScheduleEntry, tradeFeeE18 } from '@wh/exchange'
 import {
   annualisedYieldBps,
   chooseExpiry,
@@ -21,17 +22,8 @@ const BPS = 10_000n
 const USDC_SCALE = 10n ** 12n
 const YEAR_MS = 365n * 86_400_000n
 
-/** An exchange's option fee schedule in e18 (the shape of @wh/exchange DERIVE_FEE_SCHEDULE.option). */
-export interface OptionFeeSchedule {
-  /** rate on the notional (index × amount) of a maker fill */
-  readonly makerRate: bigint
-  /** rate on the notional of a taker fill */
-  readonly takerRate: bigint
-  /** flat USD per taker order */
-  readonly baseFee: bigint
-  /** cap of the rate part as a share of the option's value (price × amount); null: uncapped */
-  readonly capRate: bigint | null
-}
+/** An exchange's option fee schedule in e18 (an instrument's own, or Derive's DERIVE_FEE_SCHEDULE.option). */
+export type OptionFeeSchedule = FeeScheduleEntry
 
 const maxBig = (a: bigint, b: bigint) => (a > b ? a : b)
 
@@ -49,13 +41,8 @@ export function exchangeFees(
   priceE18: bigint,
   indexE18: bigint,
 ): { maker: bigint; taker: bigint } {
-  const notional = (indexE18 * sizeE18) / E18
-  const cap = s.capRate === null ? undefined : (((priceE18 * sizeE18) / E18) * s.capRate) / E18
-  const capped = (x: bigint) => (cap !== undefined && cap < x ? cap : x)
-  return {
-    maker: usdcUp(capped((notional * s.makerRate) / E18)),
-    taker: usdcUp(s.baseFee + capped((notional * s.takerRate) / E18)),
-  }
+  const fill = { amountE18: sizeE18, indexE18, priceE18 }
+  return { maker: usdcUp(tradeFeeE18(s, 'maker', fill, false)), taker: usdcUp(tradeFeeE18(s, 'taker', fill, true)) }
 }
 
 /** `part` as a share of `whole` in basis points, rounded up; null when there is no whole. */

@@ -6,7 +6,7 @@
  *   option: maker 0.03 %, taker $0.50 + 0.04 %, rate part capped at 12.5 % of the option value
  *   perp:   maker 0.01 %, taker $0.10 + 0.06 %
  */
-import { E18 } from './decimal'
+import { E18, minBig, mulE18 } from './decimal'
 
 export interface FeeScheduleEntry {
   /** rate on the notional for a maker fill, e18 */
@@ -24,3 +24,20 @@ export const DERIVE_FEE_SCHEDULE: Readonly<Record<'option' | 'perp' | 'erc20', F
   perp: { makerRate: 10n ** 14n, takerRate: 6n * 10n ** 14n, baseFee: E18 / 10n, capRate: null },
   erc20: { makerRate: 10n ** 14n, takerRate: 6n * 10n ** 14n, baseFee: 0n, capRate: null },
 })
+
+/**
+ * The fee of one fill, e18 USD: `rate` (maker or taker) on the notional, index × amount, capped at
+ * `capRate` × the option's value, price × amount; plus the base fee when `includeBase` (once per
+ * taker order, not per fill). The one formula: the simulator charges it, the market-data routes
+ * and the quotes show it.
+ */
+export function tradeFeeE18(
+  s: FeeScheduleEntry,
+  role: 'maker' | 'taker',
+  f: { amountE18: bigint; indexE18: bigint; priceE18: bigint },
+  includeBase: boolean,
+): bigint {
+  let variable = mulE18(mulE18(f.indexE18, f.amountE18), role === 'maker' ? s.makerRate : s.takerRate)
+  if (s.capRate !== null) variable = minBig(variable, mulE18(mulE18(f.priceE18, f.amountE18), s.capRate))
+  return variable + (role === 'taker' && includeBase ? s.baseFee : 0n)
+}

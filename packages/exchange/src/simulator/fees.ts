@@ -5,14 +5,13 @@
  *   option: maker 0.03%, taker $0.50 + 0.04%;  perp: maker 0.01%, taker $0.10 + 0.06%.
  * The cap bounds the rate part; the base fee sits on top of it.
  */
-import { minBig, mulE18 } from '../protocol/decimal'
-import { DERIVE_FEE_SCHEDULE } from '../protocol/fee-schedule'
+import { DERIVE_FEE_SCHEDULE, tradeFeeE18 as scheduleFeeE18 } from '../protocol/fee-schedule'
 import type { SimInstrument } from './sim-types'
 
 /** The schedule lives in protocol/fee-schedule.ts (the market-data routes publish the same one). */
 export const FEE_SCHEDULE = DERIVE_FEE_SCHEDULE
 
-/** The fee of one fill; `includeBase` once per taker order (the base fee is per order, not per fill). */
+/** The fee of one fill at an instrument's own rates; `includeBase` once per taker order (the base fee is per order, not per fill). */
 export function tradeFeeE18(
   inst: SimInstrument,
   role: 'maker' | 'taker',
@@ -21,8 +20,11 @@ export function tradeFeeE18(
   priceE18: bigint,
   includeBase: boolean,
 ): bigint {
-  const rate = role === 'maker' ? inst.makerFeeRateE18 : inst.takerFeeRateE18
-  let variable = mulE18(mulE18(indexE18, amountE18), rate)
-  if (inst.feeCapRateE18 !== null) variable = minBig(variable, mulE18(mulE18(priceE18, amountE18), inst.feeCapRateE18))
-  return variable + (role === 'taker' && includeBase ? inst.baseFeeE18 : 0n)
+  const schedule = {
+    makerRate: inst.makerFeeRateE18,
+    takerRate: inst.takerFeeRateE18,
+    baseFee: inst.baseFeeE18,
+    capRate: inst.feeCapRateE18,
+  }
+  return scheduleFeeE18(schedule, role, { amountE18, indexE18, priceE18 }, includeBase)
 }
