@@ -3,6 +3,7 @@
  * how many contracts, at what price, and what the platform keeps of a premium. Prices, strikes and
  * amounts are e18 bigints (the exchange's units); deltas and rates are integer basis points.
  */
+import { type Instrument, type Ticker, toE18 } from '@wh/exchange'
 import type { TradingProfile } from './profiles'
 
 export const E18 = 10n ** 18n
@@ -16,6 +17,28 @@ export interface OptionQuote {
   /** the option's delta in basis points, signed as the exchange gives it (puts negative) */
   readonly deltaBps: number
   readonly markE18: bigint
+}
+
+/**
+ * An option of `expirySec` as the placing step weighs it, from the exchange's instrument and
+ * ticker; undefined when the ticker has no option pricing (no delta to choose by). The delta, a
+ * display figure, becomes basis points as the price feed's instruments do (strategy-cycles.ts).
+ */
+export function optionQuoteOf(
+  i: Pick<Instrument, 'instrument_name' | 'option_details'>,
+  t: Pick<Ticker, 'option_pricing' | 'mark_price'>,
+  expirySec: number,
+  type: 'P' | 'C',
+): OptionQuote | undefined {
+  if (!t.option_pricing) return undefined
+  return {
+    instrument: i.instrument_name,
+    expirySec,
+    strikeE18: toE18(i.option_details?.strike ?? '0'),
+    type,
+    deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
+    markE18: toE18(t.mark_price),
+  }
 }
 
 /** An expiry the placing step looked at: its tenor from now and whether it is inside the profile's window. */

@@ -10,7 +10,7 @@
  */
 import { mapLimit } from '@wh/core'
 import { DERIVE_FEE_SCHEDULE, HttpTransport, type Instrument, type Ticker, toE18 } from '@wh/exchange'
-import { type ChainOption, chooseExpiry, type OptionFeeSchedule, type TradingProfile } from '@wh/trading'
+import { type ChainOption, chooseExpiry, type OptionFeeSchedule, optionQuoteOf, type TradingProfile } from '@wh/trading'
 
 export const CHAIN_TIMEOUT_MS = 2_000
 export const CHAIN_CACHE_MS = 5_000
@@ -91,17 +91,11 @@ export function exchangeOptionChain(
     )
     return candidates.flatMap((i, k): ChainOption[] => {
       const t = read[k]
-      if (!t?.option_pricing || !t.mark_price) return []
+      const quote = t?.mark_price ? optionQuoteOf(i, t, expiry, type) : undefined
+      if (!t || !quote) return []
       return [
         {
-          quote: {
-            instrument: i.instrument_name,
-            expirySec: expiry,
-            strikeE18: toE18(i.option_details?.strike ?? '0'),
-            type,
-            deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
-            markE18: toE18(t.mark_price),
-          },
+          quote,
           amountStepE18: toE18(i.amount_step),
           minimumAmountE18: toE18(i.minimum_amount),
           indexE18: toE18(t.index_price),

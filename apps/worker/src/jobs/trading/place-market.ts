@@ -4,7 +4,7 @@
  * exchange's decimal strings.
  */
 import { type DeriveClient, type Instrument, type Order, toE18 } from '@wh/exchange'
-import { E18, type OptionQuote } from '@wh/trading'
+import { E18, type OptionQuote, optionQuoteOf } from '@wh/trading'
 
 const BPS = 10_000n
 
@@ -75,15 +75,8 @@ export async function optionQuotes(
   for (const i of candidates) {
     const t = await market.ticker(i.instrument_name)
     indexE18 = indexE18 > 0n ? indexE18 : toE18(t.index_price)
-    if (!t.option_pricing) continue
-    quotes.push({
-      instrument: i.instrument_name,
-      expirySec: expiry,
-      strikeE18: toE18(i.option_details?.strike ?? '0'),
-      type,
-      deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
-      markE18: toE18(t.mark_price),
-    })
+    const q = optionQuoteOf(i, t, expiry, type)
+    if (q) quotes.push(q)
   }
   return { quotes, indexE18 }
 }
