@@ -20,6 +20,7 @@ import { SimRpcError } from './rpc-error'
 import type { SimWallet } from './sim-types'
 import { readAuthHeaders, verifyAuth } from './verify'
 import { tickerView } from './views'
+import { applySubscription, subaccountIdsOf } from './ws-session'
 
 const MAX_BODY_BYTES = 1_000_000
 
@@ -216,18 +217,12 @@ async function handleWs(engine: SimEngine, conn: WsConn, text: string): Promise<
     if (method === 'public/login') {
       const p = check<{ wallet: string; timestamp: string | number; signature: string }>(LoginParams, params)
       conn.wallet = await verifyAuth(engine, p)
-      const w = conn.wallet
-      return out({ result: [...engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id) })
+      return out({ result: subaccountIdsOf(engine, conn.wallet.wallet) })
     }
     if (method === 'subscribe' || method === 'unsubscribe') {
-      const channels = Array.isArray(params.channels) ? params.channels.map(String) : []
-      const status: Record<string, string> = {}
-      for (const c of channels) {
-        if (method === 'unsubscribe') conn.channels.delete(c)
-        else if (tickerInstrument(engine, c)) conn.channels.add(c)
-        status[c] = method === 'unsubscribe' || conn.channels.has(c) ? 'ok' : 'invalid channel'
-      }
-      out({ result: { status, current_subscriptions: [...conn.channels] } })
+      out({
+        result: applySubscription(method, params, conn.channels, (c) => tickerInstrument(engine, c) !== undefined),
+      })
       if (method === 'subscribe') pushTickers(engine, conn)
       return
     }

@@ -13,6 +13,7 @@ import type { Handler } from '../../simulator/handler'
 import { SimRpcError } from '../../simulator/rpc-error'
 import type { SimWallet } from '../../simulator/sim-types'
 import { readAuthHeaders } from '../../simulator/verify'
+import { applySubscription, subaccountIdsOf } from '../../simulator/ws-session'
 import { V3_SIM_METHODS } from './methods'
 import { verifyV3Auth } from './verify'
 import { tickerSlim } from './views'
@@ -129,18 +130,10 @@ export async function handleV3Ws(engine: SimEngine, conn: V3WsConn, text: string
         signature: String(params.signature),
       }
       conn.wallet = await verifyV3Auth(engine, proof)
-      const w = conn.wallet
-      return out({ result: [...engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id) })
+      return out({ result: subaccountIdsOf(engine, conn.wallet.wallet) })
     }
     if (method === 'subscribe' || method === 'unsubscribe') {
-      const channels = Array.isArray(params.channels) ? params.channels.map(String) : []
-      const status: Record<string, string> = {}
-      for (const c of channels) {
-        if (method === 'unsubscribe') conn.channels.delete(c)
-        else if (slimInstrument(engine, c)) conn.channels.add(c)
-        status[c] = method === 'unsubscribe' || conn.channels.has(c) ? 'ok' : 'invalid channel'
-      }
-      out({ result: { status, current_subscriptions: [...conn.channels] } })
+      out({ result: applySubscription(method, params, conn.channels, (c) => slimInstrument(engine, c) !== undefined) })
       if (method === 'subscribe') pushV3Tickers(engine, conn)
       return
     }
