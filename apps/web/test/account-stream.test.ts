@@ -1,47 +1,24 @@
-/**
- * The console's live activity (apps/web/src/account-stream.ts) in Chromium: a fresh build served
- * by the API (CONSOLE_DIR), a wallet signs in, and rows changed in Postgres the way the worker
- * changes them (a deposit credited, a withdrawal requested through the API, then broadcast) appear
- * on the page as events in `seq` order over WS /ws/account, whose URL never carries the token.
- * Screenshots: test-output/browser/account-stream-*.png. It lives with the other Chromium tests
- * (apps/web/test: the DOM and playwright-core types are this package's, not the API's).
- */
-import { mkdirSync, rmSync } from 'node:fs'
 import type { Browser } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Api, startApi } from '../../api/test/support'
-import {
-  buildConsole,
-  connectAndSignIn,
-  freePort,
-  launchChromium,
-  listenLocal,
-  SCREENSHOTS,
-  walletBrowser,
-} from './support'
+import type { Api } from '../../api/test/support'
+import { connectAndSignIn, type ServedConsole, servedConsole, walletBrowser } from './support'
 
 const DEST = '0x52908400098527886E0F7030069857D2E4169EE7'
 
 describe('the console shows the account stream', () => {
-  let dir: string
+  let served: ServedConsole
   let api: Api
   let base: string
   let browser: Browser
 
   beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true })
-    dir = await buildConsole()
-    const port = await freePort()
-    api = await startApi({ CONSOLE_DIR: dir, SIWE_DOMAIN: `127.0.0.1:${port}` })
-    base = await listenLocal(api.app, port)
-    browser = await launchChromium()
+    served = await servedConsole()
+    ;({ api, base, browser } = served)
   }, 180_000)
 
   afterAll(async () => {
-    await browser?.close()
-    await api?.close()
-    if (dir) rmSync(dir, { recursive: true, force: true })
+    await served?.close()
   })
 
   it('lists the user’s events live, in seq order, after signing in', async () => {

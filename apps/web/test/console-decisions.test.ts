@@ -1,44 +1,23 @@
-/**
- * The wheels' decision lists in the console (apps/web/src/decisions.ts; docs/trading.md "Why: the
- * decision log"), in Chromium against the console as the API serves it (CONSOLE_DIR, as
- * served.test.ts): a wheel started from the form shows "no decisions yet", then, after a Refresh,
- * its decisions newest first with their messages (the rows written as the worker's ticks write them). Screenshot: test-output/browser/decisions-01-wheel-log.png.
- */
-import { mkdirSync, rmSync } from 'node:fs'
 import { append } from '@wh/ledger'
 import type { Browser } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Api, startApi } from '../../api/test/support'
-import {
-  buildConsole,
-  connectAndSignIn,
-  freePort,
-  launchChromium,
-  listenLocal,
-  SCREENSHOTS,
-  walletBrowser,
-} from './support'
+import type { Api } from '../../api/test/support'
+import { connectAndSignIn, type ServedConsole, servedConsole, walletBrowser } from './support'
 
 describe('the console lists each wheel’s decisions', () => {
-  let dir: string
+  let served: ServedConsole
   let api: Api
   let base: string
   let browser: Browser
 
   beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true })
-    dir = await buildConsole()
-    const port = await freePort()
-    api = await startApi({ CONSOLE_DIR: dir, SIWE_DOMAIN: `127.0.0.1:${port}` })
-    base = await listenLocal(api.app, port)
-    browser = await launchChromium()
+    served = await servedConsole()
+    ;({ api, base, browser } = served)
   }, 120_000)
 
   afterAll(async () => {
-    await browser?.close()
-    await api?.close()
-    if (dir) rmSync(dir, { recursive: true, force: true })
+    await served?.close()
   })
 
   it('shows a wheel’s latest decisions, newest first, under the wheels', async () => {

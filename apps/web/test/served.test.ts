@@ -1,47 +1,23 @@
-/**
- * The production build served by the API itself (CONSOLE_DIR, apps/api/src/plugins/console.ts):
- * a fresh `vite build`, the API started with CONSOLE_DIR pointing at it, /console/ answering
- * index.html (no-cache) and its hashed script (immutable), and the console loaded from there
- * signing in on the API's own origin with no `?api=`. Screenshots: test-output/browser/served-*.png.
- */
-import { mkdirSync, rmSync } from 'node:fs'
 import { DepositKeyring } from '@wh/wallet'
 import type { Browser } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Api, startApi } from '../../api/test/support'
-import {
-  buildConsole,
-  connectAndSignIn,
-  freePort,
-  launchChromium,
-  listenLocal,
-  RAW_DECIMAL,
-  SCREENSHOTS,
-  visibleText,
-  walletBrowser,
-} from './support'
+import type { Api } from '../../api/test/support'
+import { connectAndSignIn, RAW_DECIMAL, type ServedConsole, servedConsole, visibleText, walletBrowser } from './support'
 
 describe('the console as the API serves it (CONSOLE_DIR)', () => {
-  let dir: string
+  let served: ServedConsole
   let api: Api
   let base: string
   let browser: Browser
 
   beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true })
-    dir = await buildConsole()
-    // the SIWE domain is the page's host, which is the API's own: its port is chosen before it starts
-    const port = await freePort()
-    api = await startApi({ CONSOLE_DIR: dir, SIWE_DOMAIN: `127.0.0.1:${port}` })
-    base = await listenLocal(api.app, port)
-    browser = await launchChromium()
+    served = await servedConsole()
+    ;({ api, base, browser } = served)
   }, 120_000)
 
   afterAll(async () => {
-    await browser?.close()
-    await api?.close()
-    if (dir) rmSync(dir, { recursive: true, force: true })
+    await served?.close()
   })
 
   it('answers /console/ with the built index.html and its hashed assets with long-lived cache headers', async () => {

@@ -1,5 +1,5 @@
 /** The browser test's pieces: the console built into a temporary folder and served, and Chromium. */
-import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import type { PrivateKeyAccount } from 'viem/accounts'
 import { build } from 'vite'
+import { type Api, startApi } from '../../api/test/support'
 import { injectedWallet } from './injected-wallet'
 
 export const WEB_ROOT = resolve(import.meta.dirname, '..')
@@ -155,4 +156,36 @@ export const RAW_DECIMAL = /\d\.\d{7,}/
 export function visibleText(page: Page): Promise<string> {
   // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is the point: textContent includes hidden elements
   return page.locator('body').innerText()
+}
+
+/** The console as the API serves it (CONSOLE_DIR), and a Chromium to drive it. */
+export interface ServedConsole {
+  readonly api: Api
+  /** the API's base URL: the page's origin and its SIWE domain */
+  readonly base: string
+  readonly browser: Browser
+  close(): Promise<void>
+}
+
+/**
+ * A fresh console build served by a real API on a port chosen first (the SIWE domain is the page's
+ * host, which is the API's own), and a Chromium; `close` stops all three and removes the build.
+ */
+export async function servedConsole(): Promise<ServedConsole> {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  const dir = await buildConsole()
+  const port = await freePort()
+  const api = await startApi({ CONSOLE_DIR: dir, SIWE_DOMAIN: `127.0.0.1:${port}` })
+  const base = await listenLocal(api.app, port)
+  const browser = await launchChromium()
+  return {
+    api,
+    base,
+    browser,
+    close: async () => {
+      await browser.close()
+      await api.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
 }
