@@ -20,7 +20,7 @@ import { runFunding } from '../src/jobs/exchange/fund'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, silent, startExchangeStack, tradingDepsOf } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
@@ -51,8 +51,7 @@ describe('the wheel decision log', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
-    wheel = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, profile, enabled: true }
+    ;({ place, wheel } = tradingDepsOf(stack, profile))
     subscriber = redis.duplicate()
     subscriber.on('message', (_channel, message) => published.push(JSON.parse(message)))
     await subscriber.subscribe(WHEEL_DECISIONS_CHANNEL)

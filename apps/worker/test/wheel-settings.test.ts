@@ -1,11 +1,3 @@
-/**
- * Per-wheel settings (docs/trading.md "Wheel settings") against the Derive simulator over real
- * HTTP, a real Postgres and Redis: a wheel whose target delta is changed while its leg rests keeps
- * that leg's instrument and picks a different strike on its next leg; a wheel started to pick by
- * distance from the index sells a strike that far out; `atExpiry: settle` stops the wheel after the
- * expiry, and a resume has the runner open the next leg from what the subaccount holds.
- */
-import { randomUUID } from 'node:crypto'
 import { type RunningSimulator, toE18 } from '@wh/exchange'
 import {
   chooseStrike,
@@ -22,7 +14,13 @@ import { runFunding } from '../src/jobs/exchange/fund'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import {
+  type ExchangeStack,
+  userWith as fixtureUserWith,
+  silent,
+  startExchangeStack,
+  tradingDepsOf,
+} from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
@@ -54,17 +52,12 @@ describe('wheel settings against the simulator', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
-    wheel = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, profile, enabled: true }
+    ;({ place, wheel } = tradingDepsOf(stack, profile))
   })
   afterAll(async () => stack?.close())
 
   const sql = () => stack.sql
-  async function userWith(amount: bigint): Promise<string> {
-    const userId = randomUUID()
-    await creditDeposit(sql(), userId, amount, { at: new Date(sim.control.nowMs()) })
-    return userId
-  }
+  const userWith = (amount: bigint) => fixtureUserWith(stack, amount)
   const leg = async (id: string) =>
     (
       await sql()<Leg[]>`

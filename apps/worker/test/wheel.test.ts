@@ -1,10 +1,3 @@
-/**
- * The wheel runner against the Derive simulator over real HTTP, a real Postgres and Redis: a
- * wheel's first put runs to expiry, the runner opens the next leg with everything the subaccount
- * then holds, refuses after 20:00 UTC with a reason, does nothing when disabled, and a stop "now"
- * ends with no order resting.
- */
-import { randomUUID } from 'node:crypto'
 import { type RunningSimulator, toE18 } from '@wh/exchange'
 import { balanceOf, userSub } from '@wh/ledger'
 import { cancelPosition, type PriceReader, startWheel, stopWheel, tradingProfile } from '@wh/trading'
@@ -15,7 +8,13 @@ import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import {
+  type ExchangeStack,
+  userWith as fixtureUserWith,
+  silent,
+  startExchangeStack,
+  tradingDepsOf,
+} from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
@@ -37,17 +36,12 @@ describe('the wheel runner against the simulator', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
-    wheel = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, profile, enabled: true }
+    ;({ place, wheel } = tradingDepsOf(stack, profile))
   })
   afterAll(async () => stack?.close())
 
   const sql = () => stack.sql
-  async function userWith(amount: bigint): Promise<string> {
-    const userId = randomUUID()
-    await creditDeposit(sql(), userId, amount, { at: new Date(sim.control.nowMs()) })
-    return userId
-  }
+  const userWith = (amount: bigint) => fixtureUserWith(stack, amount)
   const legState = async (id: string) =>
     (await sql()<{ state: string }[]>`select state from positions where id = ${id}`)[0]?.state
   const wheelRow = async (id: string) =>
