@@ -1,36 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { FakeSocket } from '../test/fake-socket.js'
 import { openAccountStream } from './account-stream.js'
 import type { AccountEventMessage } from './types.js'
-import type { WebSocketLike } from './ws.js'
-
-/** An in-memory socket: the test plays the server. */
-class FakeSocket implements WebSocketLike {
-  static all: FakeSocket[] = []
-  readonly sent: Record<string, unknown>[] = []
-  closed = false
-  onopen: ((ev: unknown) => void) | null = null
-  onmessage: ((ev: { data: unknown }) => void) | null = null
-  onclose: ((ev: unknown) => void) | null = null
-  onerror: ((ev: unknown) => void) | null = null
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this)
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data))
-  }
-  close() {
-    this.closed = true
-  }
-  open() {
-    this.onopen?.({})
-  }
-  push(msg: object) {
-    this.onmessage?.({ data: JSON.stringify(msg) })
-  }
-  drop(code = 1006, reason = '') {
-    this.onclose?.({ code, reason })
-  }
-}
 
 const last = () => FakeSocket.all.at(-1) as FakeSocket
 const event = (seq: number): AccountEventMessage => ({

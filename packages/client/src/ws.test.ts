@@ -1,36 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { FakeSocket } from '../test/fake-socket.js'
 import type { PriceUpdate, StrategyEvent, StrategyState } from './types.js'
-import { openPriceStream, openStrategyStream, type SequenceGap, type WebSocketLike } from './ws.js'
-
-/** An in-memory socket: the test plays the server. */
-class FakeSocket implements WebSocketLike {
-  static all: FakeSocket[] = []
-  readonly sent: unknown[] = []
-  closed = false
-  onopen: ((ev: unknown) => void) | null = null
-  onmessage: ((ev: { data: unknown }) => void) | null = null
-  onclose: ((ev: unknown) => void) | null = null
-  onerror: ((ev: unknown) => void) | null = null
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this)
-  }
-  send(data: string) {
-    this.sent.push(JSON.parse(data))
-  }
-  close() {
-    this.closed = true
-  }
-  // server side
-  open() {
-    this.onopen?.({})
-  }
-  push(msg: object) {
-    this.onmessage?.({ data: JSON.stringify(msg) })
-  }
-  drop() {
-    this.onclose?.({})
-  }
-}
+import { openPriceStream, openStrategyStream, type SequenceGap } from './ws.js'
 
 const price = (asset: string, seq: number): PriceUpdate => ({
   type: 'price',
