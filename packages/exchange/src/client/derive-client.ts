@@ -15,6 +15,7 @@ import {
   encodeTradeData,
   encodeTransferData,
   encodeWithdrawalData,
+  type TradeData,
 } from '../protocol/module-data'
 import type {
   Currency,
@@ -76,6 +77,22 @@ export interface OrderRequest {
   reduce_only?: boolean
   mmp?: boolean
   signature_expiry_sec?: number
+}
+
+/** What an order signs, from the request and its instrument (v2 and v3 encode the same fields). */
+export function tradeDataOf(
+  inst: Pick<Instrument, 'base_asset_address' | 'base_asset_sub_id'>,
+  p: Pick<OrderRequest, 'limit_price' | 'amount' | 'max_fee' | 'subaccount_id' | 'direction'>,
+): TradeData {
+  return {
+    asset: inst.base_asset_address as Address,
+    subId: BigInt(inst.base_asset_sub_id),
+    limitPriceE18: toE18(p.limit_price),
+    amountE18: toE18(p.amount),
+    maxFeeE18: toE18(p.max_fee),
+    recipientId: BigInt(p.subaccount_id),
+    isBid: p.direction === 'buy',
+  }
 }
 
 /** A collateral movement to sign (see `DeriveClient.signTransfer`). */
@@ -396,15 +413,7 @@ export class DeriveClient {
 
   async #signedOrder(p: OrderRequest): Promise<Record<string, unknown>> {
     const inst = await this.getInstrument(p.instrument_name)
-    const data = encodeTradeData({
-      asset: inst.base_asset_address as Address,
-      subId: BigInt(inst.base_asset_sub_id),
-      limitPriceE18: toE18(p.limit_price),
-      amountE18: toE18(p.amount),
-      maxFeeE18: toE18(p.max_fee),
-      recipientId: BigInt(p.subaccount_id),
-      isBid: p.direction === 'buy',
-    })
+    const data = encodeTradeData(tradeDataOf(inst, p))
     const { signature_expiry_sec, ...order } = p
     const signed = await this.signer.sign(
       p.subaccount_id,

@@ -10,7 +10,13 @@
 import { type Address, type Hex, zeroAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { DEFAULT_SIGNATURE_TTL_SEC } from '../client/action-signer'
-import { DeriveClient, type DeriveClientOptions, type OrderRequest, type SignedTransfer } from '../client/derive-client'
+import {
+  DeriveClient,
+  type DeriveClientOptions,
+  type OrderRequest,
+  type SignedTransfer,
+  tradeDataOf,
+} from '../client/derive-client'
 import { DeriveWsClient } from '../client/ws-client'
 import { toE18 } from '../protocol/decimal'
 import type * as T from '../protocol/types'
@@ -218,15 +224,7 @@ export class DeriveV3Client extends DeriveClient {
   /** Signs an order under the v3 domain (nanosecond nonce, sent as the string the spec types). */
   async #signedOrder(p: OrderRequest): Promise<W.CreateOrderRequest> {
     const inst = await this.getInstrument(p.instrument_name)
-    const data = encodeTradeDataV3({
-      asset: inst.base_asset_address as Address,
-      subId: BigInt(inst.base_asset_sub_id),
-      limitPriceE18: toE18(p.limit_price),
-      amountE18: toE18(p.amount),
-      maxFeeE18: toE18(p.max_fee),
-      recipientId: BigInt(p.subaccount_id),
-      isBid: p.direction === 'buy',
-    })
+    const data = encodeTradeDataV3(tradeDataOf(inst, p))
     const { signature_expiry_sec, ...order } = p
     const s = await this.#sign(p.subaccount_id, V3_MODULES.trade, data, signature_expiry_sec)
     return {
