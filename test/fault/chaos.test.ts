@@ -42,7 +42,7 @@ const ROUNDS = 4
 /** lives per round killed after a random delay instead of at a checkpoint */
 const TIMED_KILLS_PER_ROUND = 2
 const USERS = 6
-/** the highest checkpoint a kill aims at, per kind: low enough that each round's work reaches it */
+/** the highest checkpoint a kill aims at, per kind: what the work `workFor` adds reaches (a USDC sweep: gas signed, broadcast, sweep signed, broadcast) */
 const MAX_KILL_AT: Record<ChaosKind, number> = { scan: 1, sweep: 4, withdrawal: 3, funding: 3, swap: 4 }
 
 describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings and swaps', () => {
@@ -95,25 +95,56 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     return r.ended
   }
 
-  async function addWork(round: number): Promise<void> {
-    for (let i = 0; i < 2; i++) await world.deposit(rng.pick(users), 'USDC', USDC(rng.int(20, 200)))
-    if (round === 1) await world.deposit(rng.pick(users), 'ETH', ETH_DEPOSIT)
-    for (let i = 0; i < 2; i++) {
-      const user = rng.pick(users)
-      const amount = USDC(rng.int(10, 60))
-      if ((await freeBalance(world.w.sql, user.id, 'USDC')) < amount) continue
-      const destination = freshAddress(rng)
-      const id = await world.requestWithdrawal(user, amount, destination)
-      expected.withdrawals.push({ id, userId: user.id, amount, destination })
-    }
-    for (let i = 0; i < 2; i++) {
-      const user = rng.pick(users)
-      const amount = USDC(rng.int(20, 150))
-      if ((await freeBalance(world.w.sql, user.id, 'USDC')) < amount) continue
-      const transferId = await world.reserveFunding(user, rng.pick(['ETH', 'BTC'] as const), amount)
-      expected.fundings.push({ transferId, userId: user.id, amount })
-    }
+  async function addDeposit(): Promise<void> {
+    await world.deposit(rng.pick(users), 'USDC', USDC(rng.int(20, 200)))
+  }
+  async function addWithdrawal(): Promise<void> {
+    const user = rng.pick(users)
+    const amount = USDC(rng.int(10, 60))
+    if ((await freeBalance(world.w.sql, user.id, 'USDC')) < amount) return
+    const destination = freshAddress(rng)
+    const id = await world.requestWithdrawal(user, amount, destination)
+    expected.withdrawals.push({ id, userId: user.id, amount, destination })
+  }
+  async function addFunding(): Promise<void> {
+    const user = rng.pick(users)
+    const amount = USDC(rng.int(20, 150))
+    if ((await freeBalance(world.w.sql, user.id, 'USDC')) < amount) return
+    const transferId = await world.reserveFunding(user, rng.pick(['ETH', 'BTC'] as const), amount)
+    expected.fundings.push({ transferId, userId: user.id, amount })
+  }
+  function addSwaps(): void {
     for (let i = 0; i < 2; i++) swapSpec(rng.pick(users), i % 2 === 0)
+  }
+
+  /** The round's work, which every life's pass runs through (the timed kills land in it). */
+  async function addWork(round: number): Promise<void> {
+    for (let i = 0; i < 2; i++) await addDeposit()
+    if (round === 1) await world.deposit(rng.pick(users), 'ETH', ETH_DEPOSIT)
+    for (let i = 0; i < 2; i++) await addWithdrawal()
+    for (let i = 0; i < 2; i++) await addFunding()
+    addSwaps()
+  }
+
+  /**
+   * Fresh work of the kind a targeted life aims at, enough to reach its highest checkpoint
+   * (MAX_KILL_AT): every life's pass runs every kind, so the lives before it in the round may have
+   * finished the round's work of that kind, and a kill aimed at it would then find nothing to stop.
+   * A scan's deposit sits in the very blocks the killed scan reads: the restart must record it once.
+   */
+  async function workFor(kind: ChaosKind): Promise<void> {
+    if (kind === 'scan' || kind === 'sweep') await addDeposit()
+    else if (kind === 'withdrawal') for (let i = 0; i < 2; i++) await addWithdrawal()
+    else if (kind === 'funding') for (let i = 0; i < 2; i++) await addFunding()
+    else addSwaps()
+  }
+
+  /** A life killed at a checkpoint of `kind`; if the kill finds nothing to stop (the work ended before its checkpoint), once more at the first one. */
+  async function targetedLife(kind: ChaosKind, order: ChaosKind[]): Promise<void> {
+    for (const at of [rng.int(1, MAX_KILL_AT[kind]), 1]) {
+      await workFor(kind)
+      if ((await life(order, { kind, at })) === 'killed') return
+    }
   }
 
   /** A swap to run under chaos; alternate directions keep the pool's price near the index (the sanity guard). */
@@ -151,13 +182,11 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
         // the scan first (it turns this round's deposits into work), then the kind under fire
         const rest = rng.shuffle(CHAOS_KINDS.filter((k) => k !== kind && k !== 'scan'))
         const order: ChaosKind[] = kind === 'scan' ? ['scan', ...rest] : ['scan', kind, ...rest]
-        // a deposit in the very blocks the killed scan reads: it must be recorded once, by the restart
-        if (kind === 'scan') await world.deposit(rng.pick(users), 'USDC', USDC(rng.int(20, 200)))
-        await life(order, { kind, at: rng.int(1, MAX_KILL_AT[kind]) })
+        await targetedLife(kind, order)
       }
       // and wherever the worker happens to be (a life's work takes a few hundred milliseconds)
       for (let i = 0; i < TIMED_KILLS_PER_ROUND; i++) {
-        await world.deposit(rng.pick(users), 'USDC', USDC(rng.int(20, 200)))
+        await addDeposit()
         await life(rng.shuffle(CHAOS_KINDS), null, rng.int(20, 600))
       }
     }
@@ -171,13 +200,14 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     })
     expect(last, 'the final clean pass finishes the work').toBe('done')
     console.info(
-      `[fault] chaos seed ${seed}: ${runner.kills.length} kills in ${Math.round((performance.now() - started) / 1000)} s: ${runner.kills.join('; ')}`,
+      `[fault] chaos seed ${seed}: kills per kind ${JSON.stringify(landed)}; ${runner.kills.length} kills in ${Math.round((performance.now() - started) / 1000)} s: ${runner.kills.join('; ')}`,
     )
-    // the harness itself: several kills landed on each kind (else this test proves little). A
-    // checkpoint aimed past the round's work of that kind ends the life without a kill, so not
-    // every round lands one: half of them must
+    // the harness itself: several kills landed on each kind (else this test proves little). Each
+    // round's targeted life brings its own work and retries at the first checkpoint when it finds
+    // none left to stop, so a kind only misses a round when its work failed before any checkpoint
+    // (six seeds measured: 4 to 8 landed per kind)
     for (const kind of CHAOS_KINDS)
-      expect(landed[kind], `kills that landed in ${kind}`).toBeGreaterThanOrEqual(Math.ceil(ROUNDS / 2))
+      expect(landed[kind], `kills that landed in ${kind}`).toBeGreaterThanOrEqual(ROUNDS - 1)
     expect(await checkInvariants(world, { ...expected, deposits: world.deposits }, baseline)).toEqual([])
   }, 240_000)
 })
