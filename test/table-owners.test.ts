@@ -47,6 +47,15 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   liability_tree_nodes: { owner: ['packages/proof/src/store.ts'] },
   liability_tree_leaves: { owner: ['packages/proof/src/store.ts'] },
   wheel_decisions: { owner: ['packages/trading/src/decisions.ts'] },
+  users: { owner: ['apps/api/src/routes/auth/users.ts'] },
+  siwe_nonces: { owner: ['apps/api/src/routes/auth/nonces.ts'] },
+  price_candles: { owner: ['packages/market/src/candle-store.ts'] },
+  swaps: { owner: ['packages/swap/src/store.ts'] },
+  // the journal: appended only through the ledger's SQL functions (ledger_append and the reserves,
+  // defined by the migrations), which packages/ledger calls; a trigger refuses UPDATE and DELETE
+  ledger_events: { owner: ['packages/ledger/src/', 'drizzle/'] },
+  ledger_postings: { owner: ['packages/ledger/src/', 'drizzle/'] },
+  ledger_balances: { owner: ['packages/ledger/src/', 'drizzle/'] },
   // written by the deferred triggers of 0021 only (docs/account-stream.md): no code path may insert
   // an event or bump a counter itself, nor call the function the triggers share
   account_events: { owner: ['drizzle/0021_account_events.sql'], writers: ['account_event_emit'] },
