@@ -18,6 +18,13 @@ export * from './protocol/rpc-codes'
 export type * from './protocol/types'
 export * as deriveV3 from './protocol/v3/index'
 export type { SimControl } from './simulator/control'
+export {
+  L1_ACTION,
+  type L1DepositWatcher,
+  type L1DepositWatchOptions,
+  PUBLIC_ACTION_QUEUED,
+  watchL1Deposits,
+} from './simulator/l1-deposits'
 export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } from './simulator/server'
 export { DeriveV3Client, type TransferSpotRequest, V3UnsupportedError } from './v3/client'
 export { createDeriveClient, type ExchangeProtocol } from './v3/factory'

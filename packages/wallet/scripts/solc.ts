@@ -66,6 +66,14 @@ export const TEST_ERC1271_WALLET_FACTORY: ContractSpec = {
   exportPrefix: 'testErc1271WalletFactory',
 }
 
+/** The L1 deposit entry of Derive v3, which the simulator watches (docs/exchange-v3.md "Money in"). */
+export const TEST_ONCHAIN_ACTION_MANAGER: ContractSpec = {
+  contract: 'TestOnchainActionManager',
+  sourcePath: join(here, '..', 'contracts', 'TestOnchainActionManager.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-onchain-action-manager.ts'),
+  exportPrefix: 'testOnchainActionManager',
+}
+
 export const CONTRACTS: readonly ContractSpec[] = [
   TEST_USDC,
   TEST_SOCKET_VAULT,
@@ -73,6 +81,7 @@ export const CONTRACTS: readonly ContractSpec[] = [
   TEST_SMART_WALLET,
   TEST_ERC1271_WALLET,
   TEST_ERC1271_WALLET_FACTORY,
+  TEST_ONCHAIN_ACTION_MANAGER,
 ]
 
 /** Kept for callers of the single-contract pipeline. */
@@ -138,6 +147,10 @@ export function compileTestErc1271Wallet(): CompiledContract {
 
 export function compileTestErc1271WalletFactory(): CompiledContract {
   return compileContract(TEST_ERC1271_WALLET_FACTORY)
+}
+
+export function compileTestOnchainActionManager(): CompiledContract {
+  return compileContract(TEST_ONCHAIN_ACTION_MANAGER)
 }
 
 /**

@@ -27,6 +27,8 @@ export interface SimWallet {
   sessionKeys: Set<string>
   /** On-chain balances of the wallet, what deposits draw from and withdrawals pay to. */
   walletBalances: Map<CollateralName, bigint>
+  /** v3: the subaccount that catches deposits that cannot be applied (opened by the account's first L1 deposit) */
+  fallbackSubaccountId?: number
 }
 
 export interface SimPosition {

@@ -1,4 +1,5 @@
 import type { Account, Address, Chain, PublicClient, Transport, WalletClient } from 'viem'
+import { testOnchainActionManagerAbi, testOnchainActionManagerBytecode } from './test-onchain-action-manager'
 import { testUsdcAbi, testUsdcBytecode } from './test-usdc'
 
 /** A deployment did not produce a contract (reverted, or no address in the receipt). */
@@ -41,4 +42,37 @@ export async function deployTestUsdc(
   const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
   if (receipt.status !== 'success' || !receipt.contractAddress) throw new ContractDeployError(hash, receipt.status)
   return receipt.contractAddress
+}
+
+/**
+ * Deploys the stand-in of Derive v3's L1 OnchainActionManager (contracts/TestOnchainActionManager.sol)
+ * and maps each protocol asset to the ERC-20 a deposit of it pulls. Test and local-run only.
+ */
+export async function deployTestOnchainActionManager(
+  walletClient: WalletClient<Transport, Chain | undefined, Account>,
+  publicClient: PublicClient,
+  assets: readonly { readonly asset: Address; readonly token: Address }[],
+): Promise<Address> {
+  const hash = await walletClient.deployContract({
+    abi: testOnchainActionManagerAbi,
+    bytecode: testOnchainActionManagerBytecode,
+    account: walletClient.account,
+    chain: walletClient.chain,
+  })
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+  if (receipt.status !== 'success' || !receipt.contractAddress) throw new ContractDeployError(hash, receipt.status)
+  const manager = receipt.contractAddress
+  for (const { asset, token } of assets) {
+    const set = await walletClient.writeContract({
+      address: manager,
+      abi: testOnchainActionManagerAbi,
+      functionName: 'setAsset',
+      args: [asset, token],
+      account: walletClient.account,
+      chain: walletClient.chain,
+    })
+    const r = await publicClient.waitForTransactionReceipt({ hash: set, pollingInterval: 50 })
+    if (r.status !== 'success') throw new ContractDeployError(set, r.status)
+  }
+  return manager
 }
