@@ -17,10 +17,10 @@ import {
 import { describe, expect, it } from 'vitest'
 import { buildChainRegistry, CHAIN_NAMES, type ChainName } from '../chains'
 import type { OutboxDeps } from '../outbox'
+import { encodeApprove } from './approve-call'
 import {
   DERIVE_MSG_GAS_LIMIT,
   DeriveBridgeAdapter,
-  encodeApprove,
   encodeDeriveDeposit,
   messageFeeWithMargin,
   socketVaultAbi,

@@ -17,18 +17,11 @@
  * on Derive Chain follows later; the exchange wallet's balance there is what subaccount funding
  * draws from, so a slow relay shows as a funding waiting for wallet funds, never as lost money.
  */
-import { type Address, encodeFunctionData, erc20Abi, getAddress, type Hex } from 'viem'
+import { type Address, encodeFunctionData, getAddress, type Hex } from 'viem'
 import type { ChainName } from '../chains'
 import type { ChainClients } from '../clients'
-import {
-  confirmOutbound,
-  findOutbound,
-  type OutboundCall,
-  type OutboundRecord,
-  type OutboxDeps,
-  type StoredTransaction,
-  sendOnce,
-} from '../outbox'
+import type { OutboundRecord, OutboxDeps } from '../outbox'
+import { APPROVE_STEP, advanceLegs, DEPOSIT_STEP, legsStatus, type TwoLegs } from './approve-call'
 import { DERIVE_USDC_ROUTES, type DeriveRouteTable, type DeriveUsdcRoute } from './derive-routes'
 import {
   type BridgeAdapter,
@@ -100,9 +93,9 @@ export const DERIVE_FEE_MARGIN_BPS = 1_000n
 export const DERIVE_MAX_MESSAGE_FEE_WEI = 10n ** 16n
 /** The approve covers at least this much (100,000 USDC), so most transfers reuse one allowance. */
 export const DERIVE_APPROVE_AT_LEAST_BASE_UNITS = 100_000_000_000n
-/** Outbox steps of one transfer (purpose 'bridge', refId the transfer id). */
-export const DERIVE_APPROVE_STEP = 0
-export const DERIVE_DEPOSIT_STEP = 1
+/** Outbox steps of one transfer (purpose 'bridge', refId the transfer id): bridge/approve-call.ts */
+export const DERIVE_APPROVE_STEP = APPROVE_STEP
+export const DERIVE_DEPOSIT_STEP = DEPOSIT_STEP
 
 export interface DeriveBridgeOptions {
   readonly outbox: OutboxDeps
@@ -132,19 +125,10 @@ export function encodeDeriveDeposit(p: {
   })
 }
 
-/** The calldata of the ERC-20 approve of the vault. */
-export function encodeApprove(spender: Address, amountBaseUnits: bigint): Hex {
-  return encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [getAddress(spender), amountBaseUnits] })
-}
-
 /** quote + ⌈quote × marginBps / 10,000⌉: what the deposit pays as message fee. */
 export function messageFeeWithMargin(quotedWei: bigint, marginBps: bigint): bigint {
   return quotedWei + (quotedWei * marginBps + 9_999n) / 10_000n
 }
-
-type Leg =
-  | { readonly leg: 'approve'; readonly record: OutboundRecord }
-  | { readonly leg: 'deposit'; readonly record: OutboundRecord; readonly valueWei: bigint }
 
 export class DeriveBridgeAdapter implements BridgeAdapter {
   readonly name = 'derive-socket'
@@ -171,7 +155,7 @@ export class DeriveBridgeAdapter implements BridgeAdapter {
   }
 
   async send(t: BridgeTransfer): Promise<OutboundRecord> {
-    return (await this.#advance(t)).record
+    return (await advanceLegs(this.#legs(t), t)).record
   }
 
   /**
@@ -180,20 +164,41 @@ export class DeriveBridgeAdapter implements BridgeAdapter {
    * the outbox, so at most once).
    */
   async status(t: BridgeTransfer, _record: OutboundRecord): Promise<BridgeStatus> {
-    const current = await this.#advance(t)
-    if (current.leg === 'approve') {
-      const r = await confirmOutbound(this.#o.outbox, current.record.id)
-      if (r.state === 'failed') return { state: 'failed', record: r, reason: 'the approve of the bridge vault failed' }
-      return { state: 'pending', record: r }
-    }
-    const r = await confirmOutbound(this.#o.outbox, current.record.id)
-    if (r.state !== 'confirmed' && r.state !== 'failed') return { state: 'pending', record: r }
-    const earlierLegs = await this.#approveLeg(t)
-    if (r.state === 'failed') {
-      return { state: 'failed', record: r, reason: 'the bridge deposit failed on chain', earlierLegs }
-    }
+    const s = await legsStatus(this.#legs(t), t, {
+      approve: 'the approve of the bridge vault failed',
+      call: 'the bridge deposit failed on chain',
+    })
+    if (s.state === 'pending') return { state: 'pending', record: s.record }
+    if (s.state === 'failed') return { state: 'failed', record: s.record, reason: s.reason, earlierLegs: s.earlierLegs }
     // Socket keeps all of msg.value (what exceeds the minimum pays the executor): all of it is the fee
-    return { state: 'delivered', record: r, feeBaseUnits: 0n, messageFeeWei: current.valueWei, earlierLegs }
+    return {
+      state: 'delivered',
+      record: s.record,
+      feeBaseUnits: 0n,
+      messageFeeWei: s.valueWei,
+      earlierLegs: s.earlierLegs,
+    }
+  }
+
+  /** The transfer's two legs: approve the vault for the USDC, then its deposit (bridge/approve-call.ts). */
+  #legs(t: BridgeTransfer): TwoLegs {
+    const route = this.#route(t.fromChain)
+    return {
+      outbox: this.#o.outbox,
+      token: route.usdc,
+      spender: route.vault,
+      approveAtLeast: this.#o.approveAtLeastBaseUnits,
+      prepare: async () => ({
+        to: route.vault,
+        valueWei: await this.#preflight(t, route),
+        data: encodeDeriveDeposit({
+          receiver: this.#o.receiver,
+          amountBaseUnits: t.amountBaseUnits,
+          msgGasLimit: this.#o.msgGasLimit,
+          connector: route.connector,
+        }),
+      }),
+    }
   }
 
   /** The route of `fromChain`, checked against the deployment; refuses (never guesses) otherwise. */
@@ -227,85 +232,6 @@ export class DeriveBridgeAdapter implements BridgeAdapter {
     const c = this.#o.outbox.clients.get(fromChain)
     if (!c) throw new BridgeUnavailableError('no clients for the source chain', { fromChain })
     return c
-  }
-
-  #call(t: BridgeTransfer, step: number, to: Address, data: Hex, valueWei: bigint): OutboundCall {
-    return {
-      kind: 'call',
-      chain: t.fromChain,
-      purpose: 'bridge',
-      refId: t.transferId,
-      step,
-      signer: t.signer,
-      to,
-      data,
-      valueWei,
-      // both legs carry the transfer's amount in the row (the approve's own amount is in its calldata)
-      token: t.token,
-      amountBaseUnits: t.amountBaseUnits,
-    }
-  }
-
-  /** Re-sends a stored leg as it was signed (the outbox re-broadcasts it if the chain lacks it). */
-  #resend(t: BridgeTransfer, step: number, stored: StoredTransaction): Promise<OutboundRecord> {
-    return sendOnce(this.#o.outbox, this.#call(t, step, stored.to, stored.data ?? '0x', stored.valueWei))
-  }
-
-  async #allowance(t: BridgeTransfer, route: DeriveUsdcRoute): Promise<bigint> {
-    return this.#clients(t.fromChain).publicClient.readContract({
-      address: route.usdc,
-      abi: erc20Abi,
-      functionName: 'allowance',
-      args: [getAddress(t.signer.address), route.vault],
-    })
-  }
-
-  /**
-   * The transfer's current leg, signing the next one when it may: the deposit once signed is
-   * the answer for good; before it, the approve when the allowance is short; then the deposit.
-   */
-  async #advance(t: BridgeTransfer): Promise<Leg> {
-    const route = this.#route(t.fromChain)
-    const o = this.#o.outbox
-    const ref = { purpose: 'bridge', refId: t.transferId } as const
-    const deposit = await findOutbound(o, { ...ref, step: DERIVE_DEPOSIT_STEP })
-    if (deposit) {
-      const record = await this.#resend(t, DERIVE_DEPOSIT_STEP, deposit)
-      return { leg: 'deposit', record, valueWei: deposit.valueWei }
-    }
-    // an approve signed for this transfer is always finished first: left unbroadcast, its nonce
-    // would hold back every later transaction of the hot wallet
-    const storedApprove = await findOutbound(o, { ...ref, step: DERIVE_APPROVE_STEP })
-    let approve = storedApprove
-      ? await confirmOutbound(o, (await this.#resend(t, DERIVE_APPROVE_STEP, storedApprove)).id)
-      : undefined
-    if ((await this.#allowance(t, route)) < t.amountBaseUnits) {
-      if (!approve) {
-        const atLeast = this.#o.approveAtLeastBaseUnits
-        // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers)
-        const allowance = t.amountBaseUnits > atLeast ? t.amountBaseUnits : atLeast
-        const data = encodeApprove(route.vault, allowance)
-        approve = await confirmOutbound(
-          o,
-          (await sendOnce(o, this.#call(t, DERIVE_APPROVE_STEP, route.usdc, data, 0n))).id,
-        )
-      }
-      // the deposit's gas estimate needs the allowance mined: until then the approve is the leg
-      if (approve.state === 'failed' || (await this.#allowance(t, route)) < t.amountBaseUnits) {
-        return { leg: 'approve', record: approve }
-      }
-    }
-    const valueWei = await this.#preflight(t, route)
-    const data = encodeDeriveDeposit({
-      receiver: this.#o.receiver,
-      amountBaseUnits: t.amountBaseUnits,
-      msgGasLimit: this.#o.msgGasLimit,
-      connector: route.connector,
-    })
-    const record = await sendOnce(o, this.#call(t, DERIVE_DEPOSIT_STEP, route.vault, data, valueWei))
-    // a concurrent caller may have signed first: the stored value is the one paid
-    const stored = await findOutbound(o, { ...ref, step: DERIVE_DEPOSIT_STEP })
-    return { leg: 'deposit', record, valueWei: stored?.valueWei ?? valueWei }
   }
 
   /**
@@ -342,17 +268,5 @@ export class DeriveBridgeAdapter implements BridgeAdapter {
       throw new BridgeFeeTooHighError({ fromChain: t.fromChain, quotedWei, maxWei: this.#o.maxMessageFeeWei })
     }
     return valueWei
-  }
-
-  /** The approve of this transfer, if one was mined (its gas is the platform's). */
-  async #approveLeg(t: BridgeTransfer): Promise<OutboundRecord[]> {
-    const stored = await findOutbound(this.#o.outbox, {
-      purpose: 'bridge',
-      refId: t.transferId,
-      step: DERIVE_APPROVE_STEP,
-    })
-    if (!stored) return []
-    const r = await confirmOutbound(this.#o.outbox, stored.record.id)
-    return r.gasUsed !== undefined && (r.state === 'confirmed' || r.state === 'failed') ? [r] : []
   }
 }

@@ -1,3 +1,4 @@
+export { encodeApprove } from './approve-call'
 export {
   DERIVE_APPROVE_AT_LEAST_BASE_UNITS,
   DERIVE_APPROVE_STEP,
@@ -7,7 +8,6 @@ export {
   DERIVE_MSG_GAS_LIMIT,
   DeriveBridgeAdapter,
   type DeriveBridgeOptions,
-  encodeApprove,
   encodeDeriveDeposit,
   messageFeeWithMargin,
   socketVaultAbi,
