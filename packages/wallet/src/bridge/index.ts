@@ -13,5 +13,11 @@ export {
   socketVaultAbi,
 } from './derive'
 export { DERIVE_CHAIN_ID, DERIVE_USDC_ROUTES, type DeriveRouteTable, type DeriveUsdcRoute } from './derive-routes'
+export {
+  DeriveV3DepositAdapter,
+  type DeriveV3DepositOptions,
+  encodeV3Deposit,
+  V3_APPROVE_AT_LEAST_BASE_UNITS,
+} from './derive-v3'
 export { LocalBridgeAdapter, type LocalBridgeOptions, SIM_CONTROL_TIMEOUT_MS } from './local'
 export * from './types'

@@ -1,4 +1,12 @@
-import type { Account, Address, Chain, PublicClient, Transport, WalletClient } from 'viem'
+import {
+  type Account,
+  type Address,
+  type Chain,
+  getAddress,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+} from 'viem'
 import { testOnchainActionManagerAbi, testOnchainActionManagerBytecode } from './test-onchain-action-manager'
 import { testUsdcAbi, testUsdcBytecode } from './test-usdc'
 
@@ -61,7 +69,7 @@ export async function deployTestOnchainActionManager(
   })
   const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
   if (receipt.status !== 'success' || !receipt.contractAddress) throw new ContractDeployError(hash, receipt.status)
-  const manager = receipt.contractAddress
+  const manager = getAddress(receipt.contractAddress)
   for (const { asset, token } of assets) {
     const set = await walletClient.writeContract({
       address: manager,
