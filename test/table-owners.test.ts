@@ -47,6 +47,10 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   liability_tree_nodes: { owner: ['packages/proof/src/store.ts'] },
   liability_tree_leaves: { owner: ['packages/proof/src/store.ts'] },
   wheel_decisions: { owner: ['packages/trading/src/decisions.ts'] },
+  deposits: { owner: ['packages/deposits/src/transitions.ts'] },
+  deposit_surpluses: { owner: ['packages/deposits/src/audit.ts'] },
+  deposit_audit_cursors: { owner: ['packages/deposits/src/audit.ts'] },
+  deposit_balance_audits: { owner: ['packages/deposits/src/audit.ts'] },
   // written by the deferred triggers of 0021 only (docs/account-stream.md): no code path may insert
   // an event or bump a counter itself, nor call the function the triggers share
   account_events: { owner: ['drizzle/0021_account_events.sql'], writers: ['account_event_emit'] },
