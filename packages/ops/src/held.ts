@@ -10,6 +10,7 @@
  *   is released; a sweep fails with an alert and waits for `retryFailedSweep`).
  */
 import type { Sql } from '@wh/db'
+import { releaseHeldDeposit } from '@wh/deposits'
 import { type OutboundRecord, resolveHeldOutbound } from '@wh/wallet'
 import { releaseHeldWithdrawal } from '@wh/withdrawals'
 import { recordOperatorAction } from './actions'
@@ -58,8 +59,6 @@ export async function resolveHeld(
   const [row] = await sql<{ purpose: string; ref_id: string }[]>`
     select purpose, ref_id from outbound_txs where id = ${outboundId}`
   if (row?.purpose === 'withdrawal') await releaseHeldWithdrawal(sql, row.ref_id)
-  if (row?.purpose === 'sweep' || row?.purpose === 'gas_topup')
-    await sql`update deposits set held_at = null, hold_reason = null, next_attempt_at = now(), updated_at = now()
-      where id = ${row.ref_id}::uuid and held_at is not null`
+  if (row?.purpose === 'sweep' || row?.purpose === 'gas_topup') await releaseHeldDeposit(sql, row.ref_id)
   return record
 }

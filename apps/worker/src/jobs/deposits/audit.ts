@@ -20,10 +20,19 @@
  * any ETH deposit. What the traces do not explain (or every surplus, without a trace API) is alerted
  * once per episode and stays recorded in deposit_surpluses; the sweep never spends it (it spends at
  * most the expected balance).
+ *
+ * This tick reads and decides; every write of the audit's tables and of the credited deposits is
+ * @wh/deposits' (packages/deposits/src/audit.ts).
  */
 import { LOCK_TTL_MS } from '@wh/config'
+import {
+  claimSurplusAlert,
+  creditTracedTransfers,
+  recordReadings,
+  type SurplusEpisode,
+  type SurplusReason,
+} from '@wh/deposits'
 import { withLock } from '@wh/jobs'
-import { appendBatch, type EventInput, MAX_BATCH_EVENTS } from '@wh/ledger'
 import {
   BALANCE_READ_BATCH,
   CHAIN_NAMES,
@@ -41,7 +50,7 @@ import {
   traceFilterAvailable,
 } from '@wh/wallet'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
-import { pickTargets, recordReadings } from './audit-readings'
+import { pickTargets } from './audit-readings'
 
 export const DEPOSIT_AUDIT_EVERY_MS = 30_000
 /** Addresses the rotation reads per tick: 100,000 users are a full rotation in 100 ticks. */
@@ -95,26 +104,6 @@ export interface DepositAuditResult {
   traceFailed: boolean
 }
 
-export interface Target {
-  hdIndex: number
-  address: string
-  userId: string
-}
-
-interface Episode {
-  id: string
-  address: string
-  hd_index: number
-  user_id: string
-  amount: string
-  readings: number
-  trace_from_block: string
-  traced_to_block: string | null
-  alerted_at: Date | null
-}
-
-/** Why a surplus is not explained (deposit_surpluses.reason). */
-export type SurplusReason = 'no-trace-api' | 'not-in-traces' | 'trace-failed'
 const REASON_TEXT: Record<SurplusReason, string> = {
   'no-trace-api': "the chain's RPC has no trace API",
   'not-in-traces': 'the traces do not explain it',
@@ -187,7 +176,16 @@ export async function auditDepositBalances(
   result.surpluses = surplusAddresses.length
   const lookback = opts.traceLookbackBlocks ?? AUDIT_TRACE_LOOKBACK_BLOCKS
   const floor = block - lookback + 1n > 0n ? block - lookback + 1n : 0n
-  await recordReadings(sql, { chain, block, floor, readings, surplusAddresses, picked }, result)
+  result.resolved += await recordReadings(sql, {
+    chain,
+    block,
+    floor,
+    readings,
+    surplusAddresses,
+    activityTo: picked.activityTo,
+    rotationNext: picked.rotationNext,
+    rotationWrapped: result.rotationWrapped,
+  })
 
   // --- explain the surpluses seen twice
   if (surplusAddresses.length > 0) await explain(deps, chain, block, minSurplus, surplusAddresses, opts, result)
@@ -209,13 +207,13 @@ async function explain(
 ): Promise<void> {
   const { sql } = deps
   const client = (deps.clients.get(chain) as ChainClients).publicClient
-  const episodes = await sql<Episode[]>`
+  const episodes = await sql<SurplusEpisode[]>`
     select id, address, hd_index, user_id, amount::text, readings, trace_from_block::text, traced_to_block::text,
       alerted_at
     from deposit_surpluses
     where chain = ${chain} and state = 'open' and readings >= 2 and address = any(${addresses}::text[])`
   if (episodes.length === 0) return
-  const startOf = (e: Episode) =>
+  const startOf = (e: SurplusEpisode) =>
     e.traced_to_block !== null ? BigInt(e.traced_to_block) + 1n : BigInt(e.trace_from_block)
   const toTrace = episodes.filter((e) => startOf(e) <= block)
 
@@ -263,12 +261,12 @@ async function alertStillOpen(
   deps: DepositAuditDeps,
   chain: ChainName,
   block: bigint,
-  episodes: readonly Episode[],
+  episodes: readonly SurplusEpisode[],
   reason: SurplusReason,
   result: DepositAuditResult,
 ): Promise<void> {
   const { sql } = deps
-  const still = await sql<(Episode & { reason: SurplusReason | null })[]>`
+  const still = await sql<(SurplusEpisode & { reason: SurplusReason | null })[]>`
     select id, address, hd_index, user_id, amount::text, readings, trace_from_block::text, traced_to_block::text,
       alerted_at, reason
     from deposit_surpluses
@@ -276,10 +274,7 @@ async function alertStillOpen(
   for (const e of still) {
     if (reason === 'trace-failed' && e.readings < AUDIT_TRACE_FAILURE_READINGS) continue
     const why = e.reason ?? reason
-    const [claimed] = await sql<{ id: string }[]>`
-      update deposit_surpluses set alerted_at = now(), reason = ${why}
-      where id = ${e.id} and alerted_at is null and state = 'open' returning id`
-    if (!claimed) continue
+    if (!(await claimSurplusAlert(sql, e.id, why))) continue
     result.alerted++
     await deps.alerter.alert(ALERT_TEXT, {
       chain,
@@ -295,17 +290,16 @@ async function alertStillOpen(
 
 /**
  * Credits the transfers each episode's traces show (in its own range, above the dust limit) as
- * deposits, in one transaction with the episodes' new state: a transfer credited before (a re-run)
- * meets the deposit's unique key and the journal's and changes nothing.
+ * deposits, with the episodes' new state (@wh/deposits `creditTracedTransfers`, one transaction).
  */
 async function credit(
   deps: DepositAuditDeps,
   chain: ChainName,
   block: bigint,
   minSurplus: bigint,
-  episodes: readonly Episode[],
+  episodes: readonly SurplusEpisode[],
   transfers: readonly InternalTransfer[],
-  startOf: (e: Episode) => bigint,
+  startOf: (e: SurplusEpisode) => bigint,
 ): Promise<number> {
   const byAddress = new Map(episodes.map((e) => [e.address.toLowerCase(), e]))
   // the scanner's dust rule: a transfer below the minimum deposit is not credited
@@ -313,70 +307,7 @@ async function credit(
     const e = byAddress.get(t.to)
     return e !== undefined && t.blockNumber >= startOf(e) && t.blockNumber <= block && t.valueWei >= minSurplus
   })
-  let credited = 0
-  await deps.sql.begin(async (tx) => {
-    const locked = await tx<{ id: string; state: string }[]>`
-      select id, state from deposit_surpluses where id = any(${episodes.map((e) => e.id)}::uuid[]) for update`
-    const stillOpen = new Set(locked.filter((l) => l.state === 'open').map((l) => l.id))
-    const rows = mine
-      .filter((t) => stillOpen.has((byAddress.get(t.to) as Episode).id))
-      .map((t) => {
-        const e = byAddress.get(t.to) as Episode
-        return {
-          chain,
-          tx_hash: t.txHash,
-          log_index: t.logIndex,
-          block_number: t.blockNumber.toString(),
-          user_id: e.user_id,
-          hd_index: e.hd_index,
-          address: e.address,
-          token: 'ETH',
-          amount: t.valueWei.toString(),
-        }
-      })
-    const inserted =
-      rows.length === 0
-        ? []
-        : await tx<{ address: string; amount: string }[]>`
-            insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
-            select chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, 'detected'
-            from jsonb_to_recordset(${tx.json(rows)}::jsonb) as x(chain text, tx_hash text, log_index bigint,
-              block_number bigint, user_id uuid, hd_index integer, address text, token text, amount numeric)
-            on conflict (chain, tx_hash, log_index) do nothing
-            returning address, amount::text`
-    const occurredAt = new Date()
-    const events: EventInput[] = rows.map((r) => ({
-      type: 'deposit_detected',
-      payload: {
-        userId: r.user_id,
-        chain,
-        txHash: r.tx_hash,
-        logIndex: r.log_index,
-        currency: 'ETH',
-        amount: BigInt(r.amount),
-      },
-      occurredAt,
-    }))
-    for (let i = 0; i < events.length; i += MAX_BATCH_EVENTS) {
-      for (const a of await appendBatch(tx, events.slice(i, i + MAX_BATCH_EVENTS))) if (!a.duplicate) credited++
-    }
-    // each episode: what this run credited comes off its surplus (a transfer credited before is
-    // already in the expected balance); below the minimum, the episode is explained
-    const newly = new Map<string, bigint>()
-    for (const r of inserted) newly.set(r.address, (newly.get(r.address) ?? 0n) + BigInt(r.amount))
-    for (const e of episodes) {
-      if (!stillOpen.has(e.id)) continue
-      const got = newly.get(e.address) ?? 0n
-      const left = BigInt(e.amount) - got
-      await tx`
-        update deposit_surpluses set traced_to_block = ${block.toString()},
-          credited_amount = credited_amount + ${got.toString()}, amount = ${left.toString()},
-          state = case when ${left < minSurplus} then 'credited' else 'open' end,
-          closed_at = case when ${left < minSurplus} then now() else null end
-        where id = ${e.id}`
-    }
-  })
-  return credited
+  return creditTracedTransfers(deps.sql, { chain, block, minSurplus, episodes, transfers: mine })
 }
 
 /** One audit tick per chain, every DEPOSIT_AUDIT_EVERY_MS, under a Redis lock per chain. */

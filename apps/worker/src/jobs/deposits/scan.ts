@@ -8,10 +8,11 @@
  * same blocks again; after the commit the cursor is past them, and a replay anyway meets the
  * unique (chain, tx_hash, log_index) of deposits and the journal's key `tx:{chain}:{txHash}:{logIndex}`
  * (spec 6.1, 6 rule 3). The cursor only reaches `head − confirmations` (the registry's depth).
+ * The rows and events are written by @wh/deposits' `recordDetected`, in this transaction.
  */
 import { LOCK_TTL_MS } from '@wh/config'
+import { recordDetected } from '@wh/deposits'
 import { recordScanLag, withLock } from '@wh/jobs'
-import { appendBatch, type EventInput, MAX_BATCH_EVENTS } from '@wh/ledger'
 import {
   advanceCursor,
   CHAIN_NAMES,
@@ -263,32 +264,9 @@ async function creditRange(
           amount: d.amountBaseUnits.toString(),
         }
       })
-      await tx`
-        insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
-        select chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, 'detected'
-        from jsonb_to_recordset(${tx.json(rows)}::jsonb) as x(chain text, tx_hash text, log_index bigint,
-          block_number bigint, user_id uuid, hd_index integer, address text, token text, amount numeric)
-        on conflict (chain, tx_hash, log_index) do nothing
-      `
-      const occurredAt = new Date()
-      const events: EventInput[] = rows.map((r, i) => ({
-        type: 'deposit_detected',
-        payload: {
-          userId: r.user_id,
-          chain,
-          txHash: r.tx_hash,
-          logIndex: r.log_index,
-          currency: r.token,
-          amount: (deposits[i] as (typeof deposits)[number]).amountBaseUnits,
-        },
-        occurredAt,
-      }))
-      for (let i = 0; i < events.length; i += MAX_BATCH_EVENTS) {
-        for (const r of await appendBatch(tx, events.slice(i, i + MAX_BATCH_EVENTS))) {
-          if (r.duplicate) duplicates++
-          else detected++
-        }
-      }
+      const recorded = await recordDetected(tx, rows)
+      detected = recorded.detected
+      duplicates = recorded.duplicates
     }
     await opts.beforeCommit?.()
     await advanceCursor(tx, chain, toBlock, toBlockHash)

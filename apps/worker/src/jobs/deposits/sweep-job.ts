@@ -4,7 +4,7 @@
  * "Sweeps", docs/hostile-world.md "Fair queues").
  */
 import { errorMessage } from '@wh/core'
-import { retryDelayMs } from '@wh/jobs'
+import { holdDeposit, recordSweepAttempt, requeueSweep } from '@wh/deposits'
 import { sendFailureOf } from '@wh/wallet'
 import { UnrecoverableError } from 'bullmq'
 import type { TickDefinition } from '../../ticks'
@@ -23,22 +23,8 @@ export const BELOW_GAS_RETRY_MS = 60 * 60_000
  * never keeps the ones behind it waiting.
  */
 async function deferSweep(sql: SweepDeps['sql'], depositId: string, code?: string, delayMs?: number): Promise<void> {
-  if (code === undefined) {
-    await sql`update deposits set next_attempt_at = now() where id = ${depositId}`
-    return
-  }
-  const [row] = await sql<{ attempts: number }[]>`
-    update deposits set attempts = attempts + 1, last_error_code = ${code} where id = ${depositId} returning attempts`
-  const waitMs = delayMs ?? retryDelayMs(row?.attempts ?? 1)
-  await sql`update deposits set next_attempt_at = now() + make_interval(secs => ${waitMs / 1000}) where id = ${depositId}`
-}
-
-/** A transaction of the sweep is held for an operator (the outbox alerted): the deposit leaves the queue. */
-async function holdSweep(sql: SweepDeps['sql'], depositId: string): Promise<void> {
-  await sql`
-    update deposits set held_at = now(), hold_reason = 'a transaction of its sweep is held for an operator',
-      last_error_code = 'HELD'
-    where id = ${depositId} and held_at is null`
+  if (code === undefined) await requeueSweep(sql, depositId)
+  else await recordSweepAttempt(sql, depositId, code, delayMs)
 }
 
 /** The processor of the jobs sweep-tick.ts fans out: one per deposit, `{ depositId }`. */
@@ -62,7 +48,7 @@ export const depositSweepProcessor: TickDefinition = {
     if (outcome === 'failed') ctx.log.warn({ depositId }, 'deposit sweep failed on chain; an operator retries it')
     if (outcome === 'short-of-gas') await deferSweep(ctx.deps.sql, depositId, 'SHORT_OF_GAS')
     else if (outcome === 'below-gas') await deferSweep(ctx.deps.sql, depositId, 'BELOW_SWEEP_GAS', BELOW_GAS_RETRY_MS)
-    else if (outcome === 'held') await holdSweep(ctx.deps.sql, depositId)
+    else if (outcome === 'held') await holdDeposit(ctx.deps.sql, depositId)
     else if (outcome === 'pending') await deferSweep(ctx.deps.sql, depositId)
     return { depositId, outcome }
   },

@@ -7,6 +7,7 @@
  * it again while the sweep is still pending on chain. Exactly-once does not rest on this: the
  * outbox and the journal's keys make a doubled job harmless.
  */
+import { setDustAside } from '@wh/deposits'
 import { jobId, QUEUES } from '@wh/jobs'
 import { GAS_LIMIT_MARGIN_PCT, isWatchedChain } from '@wh/wallet'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
@@ -39,7 +40,7 @@ export function dustThresholdWei(maxFeePerGasWei: bigint): bigint {
  * never take the batch's places from a real one. They stay credited and at their addresses.
  * A chain whose fees cannot be read now is left to the per-deposit check.
  */
-async function setDustAside(deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients'>): Promise<number> {
+async function setDustAsideByChain(deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients'>): Promise<number> {
   let setAside = 0
   for (const [chain, c] of deps.clients) {
     if (!isWatchedChain(deps.registry, chain)) continue
@@ -49,16 +50,7 @@ async function setDustAside(deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients
     } catch {
       continue
     }
-    const rows = await deps.sql`
-      update deposits set attempts = attempts + 1, last_error_code = 'BELOW_SWEEP_GAS',
-        next_attempt_at = now() + make_interval(secs => ${BELOW_GAS_RETRY_MS / 1000})
-      where id in (
-        select id from deposits
-        where chain = ${chain} and token = 'ETH' and amount <= ${threshold.toString()}::numeric
-          and state in ('detected', 'retry') and held_at is null and next_attempt_at <= now()
-        limit ${DUST_DEFER_BATCH})
-      returning id`
-    setAside += rows.length
+    setAside += await setDustAside(deps.sql, chain, threshold, { retryMs: BELOW_GAS_RETRY_MS, limit: DUST_DEFER_BATCH })
   }
   return setAside
 }
@@ -71,7 +63,7 @@ export async function dueSweeps(
   deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients'>,
   limit = DEPOSIT_SWEEP_BATCH,
 ): Promise<{ ids: string[]; dustSetAside: number }> {
-  const dustSetAside = await setDustAside(deps)
+  const dustSetAside = await setDustAsideByChain(deps)
   const rows = await deps.sql<{ id: string }[]>`
     select id from (
       select distinct on (chain, address) id, next_attempt_at, created_at from deposits

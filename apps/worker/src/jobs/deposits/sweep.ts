@@ -6,17 +6,25 @@
  * Every step is resumable: the outbox keeps each transaction exactly once per
  * (purpose, deposit id, step), so a retry, a second replica or a worker restarted after SIGKILL
  * picks up the same transactions, and the journal's keys (spec 6.1 slots) keep the events single.
- * Step numbers: 0 the gas top-up, 1 the sweep.
+ * Step numbers: 0 the gas top-up, 1 the sweep. Every write of the deposit's row is @wh/deposits'
+ * (packages/deposits/src/transitions.ts); this module reads the chain and the outbox and decides.
  */
 import { LOCK_TTL_MS, SWEEP_GAS_FLOOR_WEI } from '@wh/config'
 import { AppError } from '@wh/core'
-import { withLock } from '@wh/jobs'
-import { appendBatch, type EventInput } from '@wh/ledger'
 import {
-  type ChainName,
+  type DepositRow,
+  markRetryStarted,
+  markSweepFailed,
+  markSweepRetry,
+  markSweepSent,
+  markSwept,
+  sweepGasEvent,
+} from '@wh/deposits'
+import { withLock } from '@wh/jobs'
+import type { EventInput } from '@wh/ledger'
+import {
   confirmOutbound,
   estimateTransferFee,
-  feePaidWei,
   type OutboundRecord,
   type OutboxDeps,
   sendOnce,
@@ -88,17 +96,6 @@ export class SweepNotFailedError extends AppError {
   }
 }
 
-interface DepositRow {
-  id: string
-  chain: ChainName
-  user_id: string
-  hd_index: number
-  address: string
-  token: 'ETH' | 'USDC'
-  amount: string
-  state: string
-}
-
 interface OutboundRef {
   id: string
   step: number
@@ -149,9 +146,7 @@ export const SWEEPABLE_STATES = ['detected', 'sweeping', 'retry'] as const
  * (new outbox steps; the failed attempt's transactions and gas stay recorded as they are).
  */
 export async function retryFailedSweep(deps: Pick<SweepDeps, 'sql'>, depositId: string): Promise<void> {
-  const rows = await deps.sql`
-    update deposits set state = 'retry', updated_at = now() where id = ${depositId} and state = 'failed' returning id`
-  if (rows.length === 0) throw new SweepNotFailedError({ depositId })
+  if (!(await markSweepRetry(deps.sql, depositId))) throw new SweepNotFailedError({ depositId })
 }
 
 /**
@@ -228,7 +223,7 @@ async function currentAttempt(
   const failedNow = rows.some((r) => attemptOf(r.step) === attempt && r.state === 'failed')
   if (d.state !== 'retry') return { attempt, unprocessedFailure: failedNow }
   if (failedNow) return { attempt: attempt + 1, unprocessedFailure: false }
-  await markRetryStarted(deps, d)
+  await leaveRetry(deps, d)
   return { attempt, unprocessedFailure: false }
 }
 
@@ -292,7 +287,7 @@ async function sendSweep(s: SweepRun): Promise<OutboundRef | SweepOutcome> {
     token: d.token,
     amountBaseUnits: sweepAmount,
   })
-  await deps.sql`update deposits set state = 'sweeping', updated_at = now() where id = ${d.id} and state in ('detected', 'retry')`
+  await markSweepSent(deps.sql, d.id)
   return { id: rec.id, step, amount: sweepAmount, state: rec.state }
 }
 
@@ -334,7 +329,7 @@ async function ensureTokenSweepGas(
     token: 'ETH',
     amountBaseUnits: fillWei - balanceWei,
   })
-  await markRetryStarted(deps, d)
+  await leaveRetry(deps, d)
   const state = await whenMined(s, rec.id)
   if (state !== 'mined') return state
   // mined: the balance now covers the sweep at the fees that sized this top-up, unless they
@@ -360,7 +355,7 @@ async function settleSweep(s: SweepRun, sweep: OutboundRef): Promise<SweepOutcom
     if (tr.state !== 'confirmed') return 'pending'
     paid.push(tr)
   }
-  await record(deps, d, r, sweep.amount, paid)
+  await markSwept(deps.sql, d, r, sweep.amount, paid)
   return 'swept'
 }
 
@@ -368,9 +363,9 @@ async function settleSweep(s: SweepRun, sweep: OutboundRef): Promise<SweepOutcom
  * A retried deposit leaves 'retry' once its new attempt has a transaction: from then on a failed
  * transaction of that attempt is a new failure to process, not the reason for another attempt.
  */
-async function markRetryStarted(deps: SweepDeps, d: DepositRow): Promise<void> {
+async function leaveRetry(deps: SweepDeps, d: DepositRow): Promise<void> {
   if (d.state !== 'retry') return
-  await deps.sql`update deposits set state = 'detected', updated_at = now() where id = ${d.id} and state = 'retry'`
+  await markRetryStarted(deps.sql, d.id)
   d.state = 'detected'
 }
 
@@ -378,12 +373,6 @@ async function topupsOf(deps: SweepDeps, depositId: string, attempt: number): Pr
   const base = attempt * SWEEP_STEPS_PER_ATTEMPT
   return (await outboundRows(deps, depositId)).filter((r) => TOPUP_STEPS.some((s) => r.step === base + s))
 }
-
-const gasEvent = (d: DepositRow, r: OutboundRecord, slot: 0 | 1, occurredAt: Date): EventInput => ({
-  type: 'gas_spent',
-  payload: { chain: d.chain, txHash: r.txHash, slot, currency: 'ETH', amount: feePaidWei(r), userId: d.user_id },
-  occurredAt,
-})
 
 /**
  * A transaction of this attempt failed on chain (reverted, or its nonce was taken by another
@@ -406,16 +395,12 @@ async function fail(deps: SweepDeps, outbox: OutboxDeps, d: DepositRow, attempt:
     }
     // a mined transaction paid its fee, reverted or not; one never mined paid nothing
     if (r.gasUsed !== undefined && (r.state === 'failed' || r.state === 'confirmed')) {
-      events.push(gasEvent(d, r, 0, occurredAt))
+      events.push(sweepGasEvent(d, r, 0, occurredAt))
     } else if (r.state !== 'failed') {
       return 'pending' // another transaction of the attempt is not final yet
     }
   }
-  const moved = await deps.sql.begin(async (tx) => {
-    if (events.length > 0) await appendBatch(tx, events)
-    return tx`update deposits set state = 'failed', updated_at = now() where id = ${d.id} and state <> 'failed' returning id`
-  })
-  if (moved.length > 0) {
+  if (await markSweepFailed(deps.sql, d.id, events)) {
     await deps.alerter.alert('deposit sweep failed on chain; the funds stay at the deposit address', {
       depositId: d.id,
       chain: d.chain,
@@ -426,33 +411,4 @@ async function fail(deps: SweepDeps, outbox: OutboxDeps, d: DepositRow, attempt:
     })
   }
   return 'failed'
-}
-
-/**
- * The journal side, with the deposit's state, in one commit: `deposit_swept` (no postings, slot 0
- * of the sweep), the sweep's fee as `gas_spent` (slot 1 of the same transaction) and each top-up's
- * fee as `gas_spent` (slot 0 of the top-up: its only event). Gas is attributed to the user and
- * borne by the platform (platform:expense:gas:{chain}).
- */
-async function record(
-  deps: SweepDeps,
-  d: DepositRow,
-  sweep: OutboundRecord,
-  sweptAmount: bigint,
-  topups: readonly OutboundRecord[],
-): Promise<void> {
-  const occurredAt = new Date()
-  const events: EventInput[] = [
-    {
-      type: 'deposit_swept',
-      payload: { userId: d.user_id, chain: d.chain, txHash: sweep.txHash, currency: d.token, amount: sweptAmount },
-      occurredAt,
-    },
-    gasEvent(d, sweep, 1, occurredAt),
-    ...topups.map((t) => gasEvent(d, t, 0, occurredAt)),
-  ]
-  await deps.sql.begin(async (tx) => {
-    await appendBatch(tx, events)
-    await tx`update deposits set state = 'swept', updated_at = now() where id = ${d.id}`
-  })
 }
