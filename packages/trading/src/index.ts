@@ -1,10 +1,13 @@
 /** @wh/trading: the trading parameter sets and the signal protocol, shared by the api and the worker. */
 
 export * from './account-events'
+export * from './conversion-store'
 export * from './conversions'
 export * from './decisions'
 export * from './economics'
+export * from './fill-store'
 export * from './placing'
+export * from './position-store'
 export * from './positions'
 export * from './profiles'
 export * from './quotes'
@@ -13,3 +16,4 @@ export * from './signals'
 export * from './wheel'
 export * from './wheel-cycles'
 export * from './wheel-settings'
+export * from './wheel-store'

@@ -1,7 +1,8 @@
 /**
  * Positions (docs/trading.md "Position states", "Collateral and encumbrance", "Buying a leg back"):
  * requesting one, cancelling one and closing (buying back) a sold one, shared by the API
- * (POST/DELETE /positions), the wheel's stop and the wheel runner.
+ * (POST/DELETE /positions), the wheel's stop and the wheel runner. The rows are written by
+ * position-store.ts, the one writer of `positions`.
  */
 import {
   AppError,
@@ -16,6 +17,7 @@ import {
 import type { Sql } from '@wh/db'
 import { InsufficientFreeBalanceError, type Queryable, reserveFunding, userSub } from '@wh/ledger'
 import { type BuyBackQuote, buyBackQuote, costUsdcUp, quotedPriceOf, type TickerPrices } from './placing'
+import { cancelUnplaced, insertPosition, requestCancel, startClosing } from './position-store'
 
 export const POSITION_SIDES = ['put', 'call'] as const
 export type PositionSide = (typeof POSITION_SIDES)[number]
@@ -204,14 +206,20 @@ export async function requestPosition(sql: Sql, req: PositionRequest): Promise<R
         }
       }
       const state: PositionState = transferId ? 'funding' : 'requested'
-      const [row] = await tx<{ id: string }[]>`
-        insert into positions (user_id, asset, side, wheel_id, subaccount_id, state, collateral_currency,
-          collateral_amount, funding_transfer_id, idempotency_key)
-        values (${req.userId}, ${req.asset}, ${req.side}, ${req.wheelId ?? null}, ${sub.id}, ${state}, ${currency},
-          ${req.amount.toString()}, ${transferId}, ${req.idempotencyKey ?? null})
-        returning id`
+      const id = await insertPosition(tx, {
+        userId: req.userId,
+        asset: req.asset,
+        side: req.side,
+        wheelId: req.wheelId ?? null,
+        subaccountId: sub.id,
+        state,
+        currency,
+        amount: req.amount,
+        fundingTransferId: transferId,
+        idempotencyKey: req.idempotencyKey ?? null,
+      })
       return {
-        id: (row as { id: string }).id,
+        id,
         state,
         collateralCurrency: currency,
         collateralAmount: req.amount,
@@ -301,13 +309,11 @@ export async function cancelPosition(
         if (p.funding_transfer_id)
           await tx`update subaccount_transfers set state = 'failed', reason = 'position cancelled', updated_at = now()
             where id = ${p.funding_transfer_id} and state = 'reserved'`
-        await tx`update positions set state = 'cancelled', reason = 'cancelled by the user', closed_at = now(),
-          updated_at = now() where id = ${positionId}`
+        await cancelUnplaced(tx, positionId)
         return { outcome: 'cancelled' as const, state: 'cancelled' as const }
       }
       case 'placing':
-        await tx`update positions set cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now()
-          where id = ${positionId}`
+        await requestCancel(tx, positionId)
         return { outcome: 'cancel_requested' as const, state: p.state }
       case 'open':
       case 'closing':
@@ -390,12 +396,14 @@ export async function closePosition(
     }
     const quote = buyBackQuote(ticker, open, now)
     if (!quote) throw new QuoteUnavailableError(instrument)
-    const [moved] = await sql`
-      update positions set state = 'closing', close_limit_e18 = ${quote.limitE18.toString()},
-        cancel_requested_at = ${now}, order_id = null, reason = null, updated_at = now()
-      where id = ${positionId} and user_id = ${userId} and state = 'open'
-        and filled_e18 = ${p.filled_e18} and bought_e18 = ${p.bought_e18}
-      returning id`
+    const moved = await startClosing(sql, {
+      id: positionId,
+      userId,
+      limitE18: quote.limitE18,
+      now,
+      filledE18: p.filled_e18,
+      boughtE18: p.bought_e18,
+    })
     if (moved) return { outcome: 'close_requested', state: 'closing', quote }
   }
 }

@@ -2,10 +2,10 @@
  * Per-wheel settings (docs/trading.md "Wheel settings"): how a wheel's legs pick their strike (by
  * target |delta| or by distance from the index) and their expiry (the tenor window), and what the
  * wheel does after an expiry. Each is stored on the wheel row, NULL meaning "the active profile's
- * value"; a figure the user sets must lie inside the profile's `wheelSettingBounds`.
+ * value"; a figure the user sets must lie inside the profile's `wheelSettingBounds`. The rules here
+ * are pure; PATCH /wheels/{id} stores them with `updateWheelSettings` (wheel.ts, through wheel-store.ts).
  */
-import { AppError, BusinessRuleError, NotFoundError } from '@wh/core'
-import type { Sql } from '@wh/db'
+import { AppError, BusinessRuleError } from '@wh/core'
 import type { OptionQuote } from './placing'
 import type { SettingBound, TradingProfile } from './profiles'
 
@@ -212,28 +212,6 @@ export function legSettingsOf(side: 'put' | 'call', s: WheelSettings): Record<st
 
 /** SQL's view of the stored columns, for a select list. */
 export const WHEEL_SETTING_COLUMNS = Object.values(COLUMN)
-
-/**
- * Changes a wheel's settings (PATCH /wheels/{id}): the caller's own wheel only (404 otherwise). They
- * apply from the next leg: a leg whose instrument is chosen keeps it; a leg still `requested` is
- * chosen with the new settings at the next placing tick.
- */
-export async function updateWheelSettings(
-  sql: Sql,
-  userId: string,
-  wheelId: string,
-  input: WheelSettingsInput,
-  p: TradingProfile,
-): Promise<WheelSettings> {
-  return sql.begin(async (tx) => {
-    const [row] = await tx<StoredWheelSettings[]>`
-      select ${tx(WHEEL_SETTING_COLUMNS)} from wheels where id = ${wheelId} and user_id = ${userId} for update`
-    if (!row) throw new NotFoundError('wheel')
-    const next = applyWheelSettings(row, input, p)
-    await tx`update wheels set ${tx(next, ...WHEEL_SETTING_COLUMNS)}, updated_at = now() where id = ${wheelId}`
-    return resolveWheelSettings(next, p)
-  })
-}
 
 export class SettingsNotForLegError extends AppError {
   constructor() {

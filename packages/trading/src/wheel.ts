@@ -1,8 +1,9 @@
 /**
  * The wheel (docs/trading.md "The wheel"): a user's standing order to keep selling options on one
  * underlying, one leg after another: a put while the subaccount holds cash, a call (never below the
- * cost basis) while it holds the underlying. Starting and stopping happen here (the API calls them);
- * the runner (apps/worker jobs/trading/wheel.ts) opens each next leg.
+ * cost basis) while it holds the underlying. Starting, stopping, resuming and changing its settings
+ * happen here (the API calls them); the runner (apps/worker jobs/trading/wheel.ts) opens each next
+ * leg. The rows are written by wheel-store.ts, the one writer of `wheels`.
  */
 import { WHEEL_DEADLINE_UTC } from '@wh/config'
 import { AppError, NotFoundError, type Underlying } from '@wh/core'
@@ -21,7 +22,16 @@ import {
   unencumbered,
 } from './positions'
 import type { TradingProfile } from './profiles'
-import { applyWheelSettings, emptyStoredSettings, type WheelSettingsInput } from './wheel-settings'
+import {
+  applyWheelSettings,
+  emptyStoredSettings,
+  resolveWheelSettings,
+  type StoredWheelSettings,
+  WHEEL_SETTING_COLUMNS,
+  type WheelSettings,
+  type WheelSettingsInput,
+} from './wheel-settings'
+import { dropUnstarted, insertWheel, markStopping, resumeStopped, saveWheelSettings, setFirstLeg } from './wheel-store'
 
 export type WheelState = 'running' | 'stopping' | 'stopped'
 export type StopMode = 'after_cycle' | 'now'
@@ -77,25 +87,18 @@ export async function startWheel(
     on conflict (user_id, asset) do nothing`
   let wheelId: string
   try {
-    const [w] = await sql<{ id: string }[]>`
-      insert into wheels (user_id, asset, subaccount_id, state, strike_by, put_target_delta_bps,
-        call_target_delta_bps, otm_bps, min_tenor_hours, max_tenor_days, at_expiry)
-      select ${req.userId}, ${req.asset}, id, 'running', ${s.strike_by}, ${s.put_target_delta_bps},
-        ${s.call_target_delta_bps}, ${s.otm_bps}, ${s.min_tenor_hours}, ${s.max_tenor_days}, ${s.at_expiry}
-      from subaccounts where user_id = ${req.userId} and asset = ${req.asset}
-      returning id`
-    wheelId = (w as { id: string }).id
+    wheelId = await insertWheel(sql, req, s)
   } catch (e) {
     if ((e as { code?: string }).code === '23505') throw new WheelAlreadyRunningError(req.asset)
     throw e
   }
   try {
     const leg = await requestPosition(sql, { ...req, side: 'put', wheelId })
-    await sql`update wheels set current_position_id = ${leg.id}, cycles = 1, updated_at = now() where id = ${wheelId}`
+    await setFirstLeg(sql, wheelId, leg.id)
     return { wheelId, leg }
   } catch (e) {
     // the first leg was refused (no collateral, paused, stopped): no wheel is left behind
-    await sql`delete from wheels where id = ${wheelId} and current_position_id is null`
+    await dropUnstarted(sql, wheelId)
     throw e
   }
 }
@@ -136,8 +139,7 @@ export async function stopWheel(
       }
     }
   }
-  await sql`update wheels set state = 'stopping', stop_mode = ${mode}, updated_at = now()
-    where id = ${wheelId} and state <> 'stopped'`
+  await markStopping(sql, wheelId, mode)
   if (w.exchange_id !== null)
     await append(sql, {
       type: 'stop_raised',
@@ -219,9 +221,7 @@ export async function resumeWheel(sql: Sql, userId: string, wheelId: string): Pr
   const underlying = await unencumbered(sql, sub, userId, w.asset)
   if (!chooseLeg({ cash, underlying }, 1n)) throw new NothingToWheelError(w.asset)
   try {
-    const [resumed] = await sql`update wheels set state = 'running', stop_mode = null, stopped_at = null,
-      current_position_id = null, reason = null, last_attempt_at = null, updated_at = now()
-      where id = ${wheelId} and state = 'stopped' returning id`
+    const resumed = await resumeStopped(sql, wheelId)
     // the decision log says when the wheel came back (docs/trading.md "Why: the decision log")
     if (resumed)
       await recordDecision(sql, { wheelId, userId, kind: 'resumed', reason: 'resumed_by_user', at: new Date() })
@@ -229,4 +229,26 @@ export async function resumeWheel(sql: Sql, userId: string, wheelId: string): Pr
     if ((e as { code?: string }).code === '23505') throw new AnotherWheelRunningError(w.asset)
     throw e
   }
+}
+
+/**
+ * Changes a wheel's settings (PATCH /wheels/{id}): the caller's own wheel only (404 otherwise). They
+ * apply from the next leg: a leg whose instrument is chosen keeps it; a leg still `requested` is
+ * chosen with the new settings at the next placing tick.
+ */
+export async function updateWheelSettings(
+  sql: Sql,
+  userId: string,
+  wheelId: string,
+  input: WheelSettingsInput,
+  p: TradingProfile,
+): Promise<WheelSettings> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<StoredWheelSettings[]>`
+      select ${tx(WHEEL_SETTING_COLUMNS)} from wheels where id = ${wheelId} and user_id = ${userId} for update`
+    if (!row) throw new NotFoundError('wheel')
+    const next = applyWheelSettings(row, input, p)
+    await saveWheelSettings(tx, wheelId, next)
+    return resolveWheelSettings(next, p)
+  })
 }

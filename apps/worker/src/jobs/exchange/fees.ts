@@ -21,6 +21,7 @@
  */
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
+import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {
@@ -85,10 +86,7 @@ export async function collectFees(deps: TransferDeps, hooks: FeeHooks = {}): Pro
     summary[o]++
   }
   // fills of a row that failed in a run that died before releasing them
-  await deps.sql`
-    update position_fills f set fee_transfer_id = null
-    from subaccount_transfers t
-    where f.fee_collected_at is null and f.fee_transfer_id = t.id and t.kind = 'fee' and t.state = 'failed'`
+  await releaseFailedFeeClaims(deps.sql)
 
   const open = await deps.sql.unsafe<TransferRow[]>(
     `select ${TRANSFER_COLUMNS} from subaccount_transfers
@@ -188,11 +186,11 @@ async function start(deps: TransferDeps, sub: DueSubaccount): Promise<TransferRo
         },
         signed,
       )
-      const claimed = await tx<{ platform_fee: string }[]>`
-        update position_fills set fee_transfer_id = ${row.id}
-        where subaccount_id = ${sub.id} and trade_id = any(${fills.map((f) => f.trade_id)}::text[])
-          and fee_collected_at is null and fee_transfer_id is null
-        returning platform_fee::text`
+      const claimed = await claimFeeFills(tx, {
+        subaccountId: sub.id,
+        tradeIds: fills.map((f) => f.trade_id),
+        transferId: row.id,
+      })
       const sum = claimed.reduce((a, f) => a + BigInt(f.platform_fee), 0n)
       // the withdraw is signed for `units`: it must carry exactly the fills it claims
       if (claimed.length !== fills.length || sum !== units) throw new FillsMovedError()
@@ -220,8 +218,7 @@ async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean)
           reason = null, updated_at = now()
         where id = ${row.id} and state = ${from} returning id`
       if (!moved) return false
-      await t`update position_fills set fee_collected_at = ${now}
-        where fee_transfer_id = ${row.id} and fee_collected_at is null`
+      await markFeesCollected(t, row.id, now)
       return true
     },
   )
@@ -231,8 +228,7 @@ async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean)
   }
   if (outcome.kind === 'pending') return 'pending'
   // nothing moved: the fills go back to the pool of the next collection (after FEE_RETRY_AFTER_MS)
-  await deps.sql`update position_fills set fee_transfer_id = null
-    where fee_transfer_id = ${row.id} and fee_collected_at is null`
+  await releaseFeeClaim(deps.sql, row.id)
   // a margin or funds refusal, or an expiry, is expected to pass; anything else needs a look
   if (!outcome.retryable)
     await deps.alerter.alert('platform fee collection failed; fees stay in the subaccount', {

@@ -6,13 +6,22 @@
 import { errorMessage } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { DERIVE_FEE_SCHEDULE, ExchangeError, ExchangeInsufficientMarginError, toE18 } from '@wh/exchange'
-import { E18, roundDownToTick } from '@wh/trading'
+import {
+  BUYBACK_PENDING,
+  closeBoughtBack,
+  E18,
+  finishClosing,
+  markBuyBackPending,
+  recordBuyBackOrder,
+  reopenClosing,
+  roundDownToTick,
+} from '@wh/trading'
 import { ingestFills } from './fills'
 import type { Live, PlaceDeps } from './place'
 import { fmt } from './place-market'
 
-/** Marks `order_id` of a closing leg between committing to send its buy-back and the exchange's answer. */
-export const BUYBACK_PENDING = 'buyback-pending'
+/** Marks `order_id` of a closing leg between committing to send its buy-back and the exchange's answer (@wh/trading). */
+export { BUYBACK_PENDING }
 
 interface ClosingRow {
   instrument: string
@@ -61,15 +70,12 @@ export async function close(deps: PlaceDeps, p: Live, now: Date): Promise<string
       `the buy-back order bought ${fmt(BigInt(c.bought_e18))} of ${fmt(BigInt(c.filled_e18))}: the rest stays sold`,
     )
   if (p.stopped_at) return reopen(sql, p.id, 'the subaccount is stopped by reconciliation: the leg stays sold')
-  const [marked] = await sql`update positions set order_id = ${BUYBACK_PENDING}, updated_at = now()
-    where id = ${p.id} and state = 'closing' and order_id is null returning id`
-  if (!marked) return 'moved'
+  if (!(await markBuyBackPending(sql, p.id))) return 'moved'
   const sent = await sendBuyBack(deps, p, c, remaining)
   if (sent.kind === 'refused') return reopen(sql, p.id, sent.reason)
   if (sent.kind === 'unknown') return 'buyback_unknown' // the next run decides from the ingested fills
   await deps.hooks?.afterBuyBackSent?.(p.id)
-  await sql`update positions set order_id = ${sent.orderId}, updated_at = now()
-    where id = ${p.id} and state = 'closing' and order_id = ${BUYBACK_PENDING}`
+  await recordBuyBackOrder(sql, p.id, sent.orderId)
   await ingestFills(deps, { id: p.subaccount_id, userId: p.user_id, exchangeId: Number(p.exchange_id) })
   const [after] = await sql<{ filled_e18: string; bought_e18: string }[]>`
     select filled_e18::text, bought_e18::text from positions where id = ${p.id}`
@@ -135,17 +141,15 @@ function buyBackMaxFee(indexE18: bigint, amountE18: bigint): bigint {
   return base + (2n * indexE18 * f.takerRate) / E18
 }
 
+/** closing → closed: everything sold is bought back. */
 async function finishClose(sql: Sql, id: string): Promise<string> {
-  await sql`update positions set state = 'closed', order_id = null, reason = null, closed_at = now(),
-    updated_at = now() where id = ${id} and state = 'closing'`
+  await finishClosing(sql, id)
   return 'closed'
 }
 
 /** closing → open: the leg stays sold (to expiry) with the reason; the user may ask again. */
 async function reopen(sql: Sql, id: string, reason: string): Promise<string> {
-  await sql`update positions set state = 'open', order_id = null, cancel_requested_at = null,
-    reason = ${reason.slice(0, 500)}, updated_at = now()
-    where id = ${id} and state = 'closing'`
+  await reopenClosing(sql, id, reason)
   return 'close_refused'
 }
 
@@ -156,7 +160,5 @@ async function reopen(sql: Sql, id: string, reason: string): Promise<string> {
 export async function closeIfBoughtBack(sql: Sql, p: Live): Promise<string> {
   // as read at the start of the run; the UPDATE re-checks on the row as it is now
   if (BigInt(p.bought_e18) <= 0n) return 'open'
-  const [r] = await sql`update positions set state = 'closed', order_id = null, closed_at = now(), updated_at = now()
-    where id = ${p.id} and state = 'open' and bought_e18 > 0 and bought_e18 >= filled_e18 returning id`
-  return r ? 'closed' : 'open'
+  return (await closeBoughtBack(sql, p.id)) ? 'closed' : 'open'
 }

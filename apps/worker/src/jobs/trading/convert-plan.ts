@@ -1,12 +1,12 @@
 /**
  * Conversion rounds, opening and watching (docs/trading.md "Conversions"): a round for each running
  * wheel's leg that needs one, the index the decision reads (once per instrument and run), and one
- * alert per round open too long. convert.ts advances the rounds.
+ * alert per round open too long. convert.ts advances the rounds; the rows are written by
+ * @wh/trading's conversion store.
  */
 
 import { toE18 } from '@wh/exchange'
-import type { ConversionDirection, ConversionTrigger } from '@wh/trading'
-import { inPreConvertWindow, inTheMoney } from '@wh/trading'
+import { inPreConvertWindow, inTheMoney, markStuckAlerted, planConversions } from '@wh/trading'
 import type { ConvertDeps } from './convert'
 import { decider } from './decide'
 
@@ -36,30 +36,7 @@ export async function planRounds(deps: ConvertDeps): Promise<number> {
     if (!inPreConvertWindow(i.expiry_sec, now.getTime(), deps.preConvertLeadMinutes)) continue
     if (inTheMoney(i.side, BigInt(i.strike_e18), await indexOf(deps, i.instrument))) itm.push(i.instrument)
   }
-  const inserted = await sql<
-    {
-      wheel_id: string
-      user_id: string
-      position_id: string
-      direction: ConversionDirection
-      trigger: ConversionTrigger
-    }[]
-  >`
-    insert into conversions (wheel_id, position_id, user_id, subaccount_id, asset, direction, trigger, state,
-      sell_currency, buy_currency, created_at)
-    select p.wheel_id, p.id, p.user_id, p.subaccount_id, p.asset,
-      case when p.side = 'put' then 'to_underlying' else 'to_cash' end,
-      case when p.state = 'settled' then 'after_settlement' else 'pre_expiry' end, 'planned',
-      case when p.side = 'put' then 'USDC' else p.asset end,
-      case when p.side = 'put' then p.asset else 'USDC' end, ${now}
-    from wheels w join positions p on p.id = w.current_position_id
-    where w.state = 'running' and p.filled_e18 > 0 and p.instrument is not null
-      and ((p.state = 'open' and p.expiry_sec > ${nowSec} and p.instrument = any(${itm}::text[]))
-        or (p.state = 'settled' and p.outcome = 'itm'))
-      and not exists (select 1 from conversions c where c.position_id = p.id)
-    limit ${PLAN_BATCH}
-    on conflict (position_id) do nothing
-    returning id, wheel_id, user_id, position_id, direction, trigger`
+  const inserted = await planConversions(sql, { now, nowSec, inTheMoney: itm, limit: PLAN_BATCH })
   // each round is a decision of its wheel (docs/trading.md "Why: the decision log")
   for (const r of inserted)
     await decider(deps, { wheelId: r.wheel_id, userId: r.user_id, positionId: r.position_id }, now)(
@@ -84,12 +61,7 @@ export function indexOf(deps: ConvertDeps, instrument: string): Promise<bigint> 
 /** One alert per round open longer than CONVERSION_STUCK_MINUTES. */
 export async function alertStuck(deps: ConvertDeps): Promise<void> {
   const cutoff = new Date(deps.clock.now().getTime() - deps.stuckMinutes * 60_000)
-  const stuck = await deps.sql<
-    { id: string; user_id: string; state: string; reason: string | null; created_at: Date }[]
-  >`
-    update conversions set alerted_at = now()
-    where state in ('planned', 'withdrawing', 'swapping', 'depositing') and alerted_at is null and created_at < ${cutoff}
-    returning id, user_id, state, reason, created_at`
+  const stuck = await markStuckAlerted(deps.sql, cutoff)
   for (const r of stuck)
     await deps.alerter.alert('conversion round stuck', {
       conversionId: r.id,

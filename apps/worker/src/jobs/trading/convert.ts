@@ -1,7 +1,8 @@
 /**
  * Conversion rounds (queue `conversions`, every CONVERSION_FAST_TICK_SECONDS, under the exchange cycle
  * lock; docs/trading.md "Conversions"). A wheel leg that ends in the money flips what the wheel
- * holds: after a put the subaccount buys the underlying, after a call it sells it. A round:
+ * holds: after a put the subaccount buys the underlying, after a call it sells it. A round is a
+ * state machine over its `conversions` row (ConversionState, @wh/trading's conversion store):
  *
  *   planned ─▶ swapping ─▶ depositing ─▶ withdrawing ─▶ done
  *      └──────────┴─▶ failed (nothing moved: nothing to convert, or the swap abandoned)
@@ -16,42 +17,52 @@
  *    cost basis after a put). Deposit first, withdraw second: the subaccount's margin never drops
  *    during a round (a short leg in the money needs it), the platform fronts the bought side.
  *
+ * One transition function per open state (`TRANSITIONS`: `planned` and `swapping` in
+ * convert-swap.ts, `depositing` and `withdrawing` here), as the swap ladder's: each answers the
+ * round as it now is (`next`, taken on in the same run) or ends the run (`done`, the step counted).
+ * Each move of the round is one conditional update of its row in one transaction (with the
+ * movement it stores, or the settlement it records), written only by the conversion store.
+ *
  * The exchange wallet and the swap wallet are the platform's two inventories: each round moves the
  * user's money between the subaccount and the exchange wallet, and the venue trade rebalances the
  * platform by the same amounts (docs/trading.md "Inventory"). Every step is a conditional update
  * of the round, every movement a stored signed action, and the swap keyed by the round: a crash at
  * any point resumes the same step and nothing is sent twice.
  */
-import { MARGIN_BUFFER_USD, ROUND_GAS_FLOOR_WEI } from '@wh/config'
-import { type Clock, decimalsOf, errorMessage, mapLimit, toBaseUnits } from '@wh/core'
+import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { retryDelayMs } from '@wh/jobs'
-import { balanceOf, userSub } from '@wh/ledger'
-import { executeSwap, type SwapAdapter, type SwapResult } from '@wh/swap'
+import type { SwapAdapter } from '@wh/swap'
 import {
+  backOffRound,
   type ConversionDirection,
+  type ConversionState,
   type ConversionTrigger,
-  conversionAmountIn,
   costBasisAfter,
   e18Decimal,
-  swapIndexPrice,
+  finishRound,
+  holdCash,
+  holdUnderlying,
+  noteRoundReason,
+  type OpenConversionState,
+  replaceMovement,
+  requeueRound,
+  startWithdrawing,
 } from '@wh/trading'
 import type { ChainClients, ChainInfo, ChainName } from '@wh/wallet'
 import type { LocalAccount } from 'viem'
-import { outboxOf } from '../../outbox-deps'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
 import { withCycleLock } from '../exchange/cycle-lock'
 import {
   advanceMovement,
   errorCodeOf,
-  exchangeAmount,
-  insertSignedMovement,
-  signMovement,
   TRANSFER_COLUMNS,
   type TransferDeps,
   type TransferRow,
 } from '../exchange/transfers'
-import { alertStuck, indexOf, planRounds } from './convert-plan'
+import { storeMovement } from './convert-movement'
+import { alertStuck, planRounds } from './convert-plan'
+import { start, swap } from './convert-swap'
 import { amountOf, decider } from './decide'
 
 export const CONVERT_TICK = 'trading-convert'
@@ -80,9 +91,8 @@ export interface ConvertDeps extends TransferDeps {
   readonly hooks?: { afterStored?: (row: TransferRow) => Promise<void> }
 }
 
-export type RoundState = 'planned' | 'withdrawing' | 'swapping' | 'depositing' | 'done' | 'failed'
-
-interface Round {
+/** An open round as the tick reads it: the row, its subaccount's exchange id and stop, its leg. */
+export interface Round {
   id: string
   wheel_id: string
   position_id: string
@@ -93,7 +103,7 @@ interface Round {
   asset: string
   direction: ConversionDirection
   trigger: ConversionTrigger
-  state: RoundState
+  state: ConversionState
   sell_currency: string
   buy_currency: string
   amount_in: string | null
@@ -108,6 +118,26 @@ interface Round {
   settlement_cost: string | null
   attempts: number
 }
+
+/**
+ * A transition's answer: this run of the round ends with `done` (the step counted), or the round is
+ * now `next` (as stored) and the run takes it on; `firstSend` when its movement was just stored by
+ * this process and was never sent.
+ */
+export type Transition = { readonly done: string } | { readonly next: Round; readonly firstSend?: boolean }
+
+/** The one transition of an open state. */
+type TransitionOf = (deps: ConvertDeps, round: Round, firstSend: boolean) => Promise<Transition>
+
+const TRANSITIONS: { readonly [S in OpenConversionState]: TransitionOf } = {
+  planned: start,
+  swapping: swap,
+  depositing: deposit,
+  withdrawing: withdraw,
+}
+
+/** planned → swapping → depositing → withdrawing: a run moves a round at most this many times. */
+const MAX_TRANSITIONS = 4
 
 export interface ConvertSummary {
   locked: boolean
@@ -133,7 +163,7 @@ export async function runConversions(given: ConvertDeps): Promise<ConvertSummary
         if (step !== 'done' && step !== 'failed') await deferRound(deps.sql, round)
       } catch (e) {
         step = 'error'
-        await setReason(deps.sql, round.id, `step failed: ${errorMessage(e)}`)
+        await noteRoundReason(deps.sql, round.id, `step failed: ${errorMessage(e)}`)
         await deferRound(deps.sql, round, e)
       }
       steps[step] = (steps[step] ?? 0) + 1
@@ -161,220 +191,36 @@ async function openRounds(sql: Sql): Promise<Round[]> {
 /** Rotates an open round behind the others, or (after a failure) backs it off. */
 async function deferRound(sql: Sql, round: Round, failure?: unknown): Promise<void> {
   if (failure === undefined) {
-    await sql`update conversions set next_attempt_at = now() where id = ${round.id}`
+    await requeueRound(sql, round.id)
     return
   }
   const attempts = round.attempts + 1
-  await sql`
-    update conversions set attempts = ${attempts}, last_error_code = ${errorCodeOf(failure)},
-      next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000})
-    where id = ${round.id}`
-}
-
-async function setReason(sql: Sql, id: string, reason: string): Promise<void> {
-  await sql`update conversions set reason = ${reason.slice(0, 500)}, updated_at = now() where id = ${id}`
-}
-
-async function advance(deps: ConvertDeps, round: Round): Promise<string> {
-  switch (round.state) {
-    case 'planned':
-      return start(deps, round)
-    case 'withdrawing':
-      return withdrawing(deps, round)
-    case 'swapping':
-      return swapping(deps, round)
-    case 'depositing':
-      return depositing(deps, round)
-    default:
-      return round.state
-  }
-}
-
-function indexE18(deps: ConvertDeps, round: Round): Promise<bigint> {
-  return indexOf(deps, round.instrument)
-}
-
-/** planned → swapping: every check first (nothing moves on a refusal), then the amount fixed. */
-async function start(deps: ConvertDeps, round: Round): Promise<string> {
-  const { sql } = deps
-  const wait = async (reason: string) => {
-    await setReason(sql, round.id, reason)
-    return 'waiting'
-  }
-  if (round.exchange_id === null) return wait('the subaccount has no exchange id')
-  if (round.stopped_at) return wait('subaccount stopped: conversions wait for the stop to clear')
-  try {
-    deps.swap.adapter.token(deps.swap.chain, round.sell_currency)
-    deps.swap.adapter.token(deps.swap.chain, round.buy_currency)
-  } catch (e) {
-    return wait(`swap venue: ${errorMessage(e)}`)
-  }
-  const client = deps.clients.get(deps.swap.chain)
-  if (!client) return wait(`no RPC client for ${deps.swap.chain}`)
-  const gas = await client.publicClient.getBalance({ address: deps.swap.wallet.address })
-  if (gas < ROUND_GAS_FLOOR_WEI)
-    return wait(`swap wallet gas ${gas} wei is below the round floor ${ROUND_GAS_FLOOR_WEI} wei`)
-
-  const index = await indexE18(deps, round)
-  const held = await balanceOf(sql, userSub(round.user_id, round.exchange_id, round.sell_currency), round.sell_currency)
-  const [claimed] = await sql<{ v: string }[]>`
-    select coalesce(sum(collateral_amount), 0)::text as v from positions
-    where subaccount_id = ${round.subaccount_id} and collateral_currency = ${round.sell_currency}
-      and id <> ${round.position_id} and state in ('requested', 'funding', 'placing', 'open', 'closing')`
-  const amountIn = conversionAmountIn({
-    direction: round.direction,
-    trigger: round.trigger,
-    held,
-    claimedByOthers: BigInt(claimed?.v ?? '0'),
-    strikeE18: BigInt(round.strike_e18),
-    sizeE18: BigInt(round.filled_e18),
-    indexE18: index,
-    bufferUsdc: toBaseUnits(MARGIN_BUFFER_USD, 6),
+  await backOffRound(sql, round.id, {
+    attempts,
+    errorCode: errorCodeOf(failure),
+    delaySecs: retryDelayMs(attempts) / 1000,
   })
-  if (amountIn <= 0n) {
-    await sql`update conversions set state = 'failed', reason = 'nothing to convert: the subaccount holds no unclaimed funds beyond the margin buffer',
-      completed_at = ${deps.clock.now()}, updated_at = now() where id = ${round.id} and state = 'planned'`
-    return 'failed'
-  }
-  const [moved] = await sql`
-    update conversions set state = 'swapping', amount_in = ${amountIn.toString()}, reason = null, updated_at = now()
-    where id = ${round.id} and state = 'planned' returning id`
-  if (!moved) return 'raced'
-  return swapping(deps, { ...round, state: 'swapping', amount_in: amountIn.toString() })
 }
 
-/** Rolls back a transaction whose conditional update found the round moved on. */
-class RoundMovedError extends Error {}
+/** The round's transitions from its stored state, as far as they go this run; the last step's name. */
+async function advance(deps: ConvertDeps, round: Round): Promise<string> {
+  let current = round
+  let firstSend = false
+  for (let i = 0; i < MAX_TRANSITIONS; i++) {
+    if (current.state === 'done' || current.state === 'failed') return current.state
+    const t = await TRANSITIONS[current.state](deps, current, firstSend)
+    if ('done' in t) return t.done
+    current = t.next
+    firstSend = t.firstSend ?? false
+  }
+  throw new Error(`conversion ${round.id}: more than ${MAX_TRANSITIONS} transitions in one run`)
+}
 
 async function loadTransfer(sql: Sql, id: string): Promise<TransferRow | undefined> {
   const [row] = await sql.unsafe<TransferRow[]>(`select ${TRANSFER_COLUMNS} from subaccount_transfers where id = $1`, [
     id,
   ])
   return row
-}
-
-/**
- * swapping → depositing: the ladder for this round's swap (same id each time: a restarted worker
- * resumes the same step). Executed → the bought amount's deposit is stored with the move; not
- * executed this run → the reason is kept and the next tick starts a new ladder run; abandoned
- * (older than SWAP_RETRY_STALE_AFTER_MS; the ladder alerted) → failed, and nothing moved.
- */
-async function swapping(deps: ConvertDeps, round: Round): Promise<string> {
-  const amountIn = BigInt(round.amount_in as string)
-  let result: SwapResult
-  try {
-    result = await executeSwap(
-      {
-        sql: deps.sql,
-        outbox: outboxOf(deps),
-        adapter: deps.swap.adapter,
-        swapWallet: deps.swap.wallet,
-        clock: deps.clock,
-        alerter: deps.alerter,
-        ...(deps.swapReceiptPollMs !== undefined && { receiptPollMs: deps.swapReceiptPollMs }),
-      },
-      {
-        swapId: round.id,
-        userId: round.user_id,
-        subaccountId: round.exchange_id as string,
-        chain: deps.swap.chain,
-        sell: round.sell_currency,
-        buy: round.buy_currency,
-        amountIn,
-        indexPrice: swapIndexPrice(round.direction, await indexE18(deps, round)),
-      },
-    )
-  } catch (e) {
-    await setReason(deps.sql, round.id, `swap not started: ${errorMessage(e)}`)
-    return 'swapping'
-  }
-  if (result.outcome === 'executed') {
-    const bought = result.buyAmount as bigint
-    const row = await storeMovement(deps, round, 'swapping', {
-      kind: 'convert_in',
-      method: 'deposit',
-      currency: round.buy_currency,
-      units: bought,
-      set: { state: 'depositing', amountOut: bought },
-    })
-    if (!row) return 'raced'
-    return depositing(
-      deps,
-      { ...round, state: 'depositing', amount_out: bought.toString(), in_transfer_id: row.id },
-      true,
-    )
-  }
-  if (result.outcome === 'abandoned') {
-    await fail(deps, round, 'swapping', 'the swap was abandoned (SWAP_RETRY_STALE_AFTER_MS): nothing moved')
-    return 'failed'
-  }
-  await setReason(
-    deps.sql,
-    round.id,
-    `swap ${result.outcome}${result.error ? `: ${errorMessage(result.error)}` : ''}; retried next tick`,
-  )
-  return `swap_${result.outcome}`
-}
-
-/**
- * Signs a movement and stores it with the round's move out of `from`, in one transaction: the
- * action exists in the database before it is ever sent. Null when the round moved meanwhile.
- */
-async function storeMovement(
-  deps: ConvertDeps,
-  round: Round,
-  from: RoundState,
-  m: {
-    kind: 'convert_in' | 'convert_out'
-    method: 'deposit' | 'withdraw'
-    currency: string
-    units: bigint
-    set: { state: RoundState; amountOut?: bigint; reason?: string }
-  },
-): Promise<TransferRow | null> {
-  const exchangeId = Number(round.exchange_id)
-  const signed = await signMovement(deps, {
-    method: m.method,
-    subaccountId: exchangeId,
-    currency: m.currency,
-    amount: await exchangeAmount(deps.exchange, m.currency, m.units),
-  })
-  const column = m.kind === 'convert_in' ? 'in_transfer_id' : 'out_transfer_id'
-  return deps.sql
-    .begin(async (t) => {
-      const tx = t as unknown as Sql
-      const row = await insertSignedMovement(
-        deps,
-        tx,
-        {
-          kind: m.kind,
-          method: m.method,
-          userId: round.user_id,
-          subaccountId: round.subaccount_id,
-          exchangeSubaccountId: exchangeId,
-          currency: m.currency,
-          units: m.units,
-        },
-        signed,
-      )
-      const [ok] = await tx`
-        update conversions set state = ${m.set.state}, ${tx(column)} = ${row.id},
-          amount_out = coalesce(${m.set.amountOut === undefined ? null : m.set.amountOut.toString()}::numeric, amount_out),
-          reason = ${m.set.reason ?? null}, updated_at = now()
-        where id = ${round.id} and state = ${from}
-          and ${tx(column)} is not distinct from ${(m.kind === 'convert_in' ? round.in_transfer_id : round.out_transfer_id) ?? null}::uuid
-        returning id`
-      if (!ok) throw new RoundMovedError()
-      return row
-    })
-    .then(async (row) => {
-      await deps.hooks?.afterStored?.(row)
-      return row
-    })
-    .catch((e) => {
-      if (e instanceof RoundMovedError) return null
-      throw e
-    })
 }
 
 /** A settled movement row: `done`, out of `from` only (a concurrent pass finds it moved and records nothing). */
@@ -391,16 +237,21 @@ async function signAgain(
   round: Round,
   row: TransferRow,
   state: 'depositing' | 'withdrawing',
-): Promise<string> {
+): Promise<Transition> {
   const deposit = state === 'depositing'
-  await storeMovement(deps, round, state, {
-    kind: deposit ? 'convert_in' : 'convert_out',
-    method: deposit ? 'deposit' : 'withdraw',
-    currency: row.currency,
-    units: BigInt(row.amount),
-    set: { state, reason: `${deposit ? 'deposit' : 'withdraw'} signed again after: ${row.reason}` },
-  })
-  return deposit ? 'deposit_resigned' : 'withdraw_resigned'
+  const reason = `${deposit ? 'deposit' : 'withdraw'} signed again after: ${row.reason}`
+  await storeMovement(
+    deps,
+    round,
+    {
+      kind: deposit ? 'convert_in' : 'convert_out',
+      method: deposit ? 'deposit' : 'withdraw',
+      currency: row.currency,
+      units: BigInt(row.amount),
+    },
+    (tx, transferId) => replaceMovement(tx, round, state, transferId, reason),
+  )
+  return { done: deposit ? 'deposit_resigned' : 'withdraw_resigned' }
 }
 
 /**
@@ -410,7 +261,7 @@ async function signAgain(
  * not land (the exchange wallet short of the bought currency, an expired signature) is signed
  * again next tick: the money is the user's and waits in the exchange wallet until it lands.
  */
-async function depositing(deps: ConvertDeps, round: Round, firstSend = false): Promise<string> {
+async function deposit(deps: ConvertDeps, round: Round, firstSend: boolean): Promise<Transition> {
   const row = await loadTransfer(deps.sql, round.in_transfer_id as string)
   if (!row) throw new Error(`conversion ${round.id} lost its deposit row`)
   if (row.state === 'failed') return signAgain(deps, round, row, 'depositing')
@@ -421,18 +272,22 @@ async function depositing(deps: ConvertDeps, round: Round, firstSend = false): P
       { exchangeSubaccountId: Number(round.exchange_id), firstSend },
       (t, transactionId, from) => markDone(t, row, transactionId, from),
     )
-    if (outcome.kind === 'failed') await setReason(deps.sql, round.id, `deposit did not land: ${outcome.reason}`)
-    if (outcome.kind !== 'settled') return 'depositing'
+    if (outcome.kind === 'failed') await noteRoundReason(deps.sql, round.id, `deposit did not land: ${outcome.reason}`)
+    if (outcome.kind !== 'settled') return { done: 'depositing' }
   }
-  const out = await storeMovement(deps, round, 'depositing', {
-    kind: 'convert_out',
-    method: 'withdraw',
-    currency: round.sell_currency,
-    units: BigInt(round.amount_in as string),
-    set: { state: 'withdrawing' },
-  })
-  if (!out) return 'raced'
-  return withdrawing(deps, { ...round, state: 'withdrawing', out_transfer_id: out.id }, true)
+  const out = await storeMovement(
+    deps,
+    round,
+    {
+      kind: 'convert_out',
+      method: 'withdraw',
+      currency: round.sell_currency,
+      units: BigInt(round.amount_in as string),
+    },
+    (tx, transferId) => startWithdrawing(tx, round, transferId),
+  )
+  if (!out) return { done: 'raced' }
+  return { next: { ...round, state: 'withdrawing', out_transfer_id: out.id }, firstSend: true }
 }
 
 /**
@@ -441,7 +296,7 @@ async function depositing(deps: ConvertDeps, round: Round, firstSend = false): P
  * after a put). A withdraw refused or expired is signed again next tick (the reason shown; the
  * stuck alert fires after CONVERSION_STUCK_MINUTES): until it lands the subaccount holds both sides.
  */
-async function withdrawing(deps: ConvertDeps, round: Round, firstSend = false): Promise<string> {
+async function withdraw(deps: ConvertDeps, round: Round, firstSend: boolean): Promise<Transition> {
   const row = await loadTransfer(deps.sql, round.out_transfer_id as string)
   if (!row) throw new Error(`conversion ${round.id} lost its withdraw row`)
   if (row.state === 'failed') return signAgain(deps, round, row, 'withdrawing')
@@ -453,8 +308,7 @@ async function withdrawing(deps: ConvertDeps, round: Round, firstSend = false): 
     { exchangeSubaccountId: Number(round.exchange_id), firstSend },
     async (t, transactionId, from) => {
       if (!(await markDone(t, row, transactionId, from))) return false
-      await t`update conversions set state = 'done', reason = null, completed_at = ${now}, updated_at = now()
-        where id = ${round.id} and state = 'withdrawing'`
+      await finishRound(t, round.id, now)
       const [r] = await t<{ amount_in: string; amount_out: string }[]>`
         select amount_in::text, amount_out::text from conversions where id = ${round.id}`
       ;[sold, bought] = [BigInt(r?.amount_in ?? '0'), BigInt(r?.amount_out ?? '0')]
@@ -466,51 +320,40 @@ async function withdrawing(deps: ConvertDeps, round: Round, firstSend = false): 
           unitsOut: bought,
           decimals: decimalsOf(round.asset) ?? 18,
         })
-        await t`update wheels set holding = 'underlying', cost_basis_e18 = ${basis.toString()}, updated_at = now()
-          where id = ${round.wheel_id}`
-      } else
-        await t`update wheels set holding = 'cash', cost_basis_e18 = null, updated_at = now() where id = ${round.wheel_id}`
+        await holdUnderlying(t, round.wheel_id, basis)
+      } else await holdCash(t, round.wheel_id)
       return true
     },
   )
   if (outcome.kind === 'settled') {
-    deps.log.info({ conversionId: round.id, direction: round.direction }, 'conversion round done')
-    await decider(deps, { wheelId: round.wheel_id, userId: round.user_id, positionId: round.position_id }, now)(
-      'conversion',
-      'conversion_done',
-      {
-        conversion: {
-          direction: round.direction,
-          trigger: round.trigger,
-          sold: amountOf(sold, round.sell_currency),
-          bought: amountOf(bought, round.buy_currency),
-          costBasis: basis === null ? null : e18Decimal(basis),
-        },
-      },
-    )
-    return 'done'
+    await roundDone(deps, round, now, { sold, bought, basis })
+    return { done: 'done' }
   }
-  if (outcome.kind === 'failed') await setReason(deps.sql, round.id, `withdraw did not land: ${outcome.reason}`)
-  return 'withdrawing'
+  if (outcome.kind === 'failed') await noteRoundReason(deps.sql, round.id, `withdraw did not land: ${outcome.reason}`)
+  return { done: 'withdrawing' }
 }
 
-async function fail(deps: ConvertDeps, round: Round, from: RoundState, reason: string): Promise<void> {
-  const [moved] = await deps.sql`
-    update conversions set state = 'failed', reason = ${reason.slice(0, 500)}, completed_at = ${deps.clock.now()},
-      updated_at = now() where id = ${round.id} and state = ${from} returning id`
-  if (moved)
-    await decider(
-      deps,
-      { wheelId: round.wheel_id, userId: round.user_id, positionId: round.position_id },
-      deps.clock.now(),
-    )('conversion', 'conversion_failed', { detail: reason })
-  if (moved)
-    await deps.alerter.alert('conversion round failed', {
-      conversionId: round.id,
-      userId: round.user_id,
-      direction: round.direction,
-      reason,
-    })
+/** The round is done: logged, and the wheel's decision (what was sold and bought, the cost basis). */
+async function roundDone(
+  deps: ConvertDeps,
+  round: Round,
+  now: Date,
+  r: { sold: bigint; bought: bigint; basis: bigint | null },
+): Promise<void> {
+  deps.log.info({ conversionId: round.id, direction: round.direction }, 'conversion round done')
+  await decider(deps, { wheelId: round.wheel_id, userId: round.user_id, positionId: round.position_id }, now)(
+    'conversion',
+    'conversion_done',
+    {
+      conversion: {
+        direction: round.direction,
+        trigger: round.trigger,
+        sold: amountOf(r.sold, round.sell_currency),
+        bought: amountOf(r.bought, round.buy_currency),
+        costBasis: r.basis === null ? null : e18Decimal(r.basis),
+      },
+    },
+  )
 }
 
 export const convertTick: TickDefinition = {

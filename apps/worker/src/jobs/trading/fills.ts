@@ -9,7 +9,17 @@
 import type { Sql } from '@wh/db'
 import type { DeriveClient, Trade } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
-import { costUsdcUp, platformFee, premiumUsdc } from '@wh/trading'
+import {
+  addFills,
+  costUsdcUp,
+  type FillRecord,
+  type FillSums,
+  platformFee,
+  premiumUsdc,
+  type RecordedFill,
+  recordFillRows,
+  settlePosition,
+} from '@wh/trading'
 import { publishFills, publishSettlement, type StrategyEvents } from './events'
 
 export interface TradingSubaccount {
@@ -150,7 +160,7 @@ async function recordFills(deps: FillDeps, sub: TradingSubaccount, fills: readon
   return deps.sql.begin(async (tx) => {
     await appendBatch(tx, events)
     // the fill rows decide what is new: a trade already recorded adds nothing to its position
-    const rows = fills.map((f) => ({
+    const rows: FillRecord[] = fills.map((f) => ({
       trade_id: f.trade.trade_id,
       position_id: f.trade.label,
       amount_e18: (f.buy ? -f.amount : f.amount).toString(),
@@ -162,36 +172,16 @@ async function recordFills(deps: FillDeps, sub: TradingSubaccount, fills: readon
       // a buy carries no platform fee: nothing for the fee collection to claim
       fee_collected_at: f.buy ? new Date(f.trade.timestamp).toISOString() : null,
     }))
-    const inserted = await tx<InsertedFill[]>`
-      insert into position_fills (trade_id, position_id, user_id, subaccount_id, amount_e18, price_e18, premium,
-        exchange_fee, platform_fee, traded_at, fee_collected_at)
-      select x.trade_id, x.position_id, ${sub.userId}, ${sub.id}, x.amount_e18, x.price_e18, x.premium,
-        x.exchange_fee, x.platform_fee, x.traded_at, x.fee_collected_at
-      from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as x(trade_id text, position_id uuid,
-        amount_e18 numeric, price_e18 numeric, premium numeric, exchange_fee numeric, platform_fee numeric,
-        traded_at timestamptz, fee_collected_at timestamptz)
-      on conflict (trade_id) do nothing
-      returning position_id, amount_e18::text, premium::text, (exchange_fee + platform_fee)::text as fees`
+    const inserted = await recordFillRows(tx, sub, rows)
     const sums = positionSums(inserted)
-    for (const [id, s] of sums)
-      await tx`update positions set filled_e18 = filled_e18 + ${s.sold.toString()},
-        premium = premium + ${s.premium.toString()}, bought_e18 = bought_e18 + ${s.bought.toString()},
-        close_cost = close_cost + ${s.cost.toString()}, fees = fees + ${s.fees.toString()}, updated_at = now()
-        where id = ${id}`
+    for (const [id, s] of sums) await addFills(tx, id, s)
     return { sold: [...sums].filter(([, s]) => s.sold > 0n).map(([id]) => id), count: inserted.length }
   })
 }
 
-interface InsertedFill {
-  position_id: string
-  amount_e18: string
-  premium: string
-  fees: string
-}
-
 /** Per position, what the new fill rows add: contracts sold and bought back, premium, cost, fees. */
-function positionSums(inserted: readonly InsertedFill[]) {
-  const sums = new Map<string, { sold: bigint; premium: bigint; bought: bigint; cost: bigint; fees: bigint }>()
+function positionSums(inserted: readonly RecordedFill[]) {
+  const sums = new Map<string, FillSums>()
   for (const r of inserted) {
     const s = sums.get(r.position_id) ?? { sold: 0n, premium: 0n, bought: 0n, cost: 0n, fees: 0n }
     const amount = BigInt(r.amount_e18)
@@ -269,9 +259,7 @@ export async function ingestSettlements(deps: FillDeps, sub: TradingSubaccount, 
         const share =
           i === legs.length - 1 || total === 0n ? left : (cost * BigInt(leg.open_e18)) / (total === 0n ? 1n : total)
         left -= share
-        await tx`update positions set state = 'settled', outcome = ${cost > 0n ? 'itm' : 'otm'},
-          settlement_cost = ${share.toString()}, closed_at = now(), updated_at = now()
-          where id = ${leg.id} and state in ('open', 'closing')`
+        await settlePosition(tx, leg.id, cost > 0n ? 'itm' : 'otm', share)
       }
     })
     if (deps.strategyEvents)

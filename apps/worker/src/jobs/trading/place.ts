@@ -20,15 +20,23 @@ import {
   crossFloor,
   type DecisionFacts,
   type DecisionReason,
+  deferReprice,
+  endPlacing,
   expiryChoice,
   expiryFacts,
+  failRequested,
+  fundingFailed,
+  fundingLanded,
   legSettingsOf,
   noStrikeReason,
   type OptionQuote,
+  recordRestingOrder,
   resolveWheelSettings,
   type StoredWheelSettings,
   selectionProfile,
+  setPositionReason,
   sizeFor,
+  startPlacing,
   strikeChoice,
   strikeFacts,
   type TradingProfile,
@@ -158,8 +166,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       } catch (e) {
         // one position's trouble (an exchange refusal, a timeout) must not stop the others
         count('error')
-        await sql`update positions set reason = ${`placing step failed: ${errorMessage(e)}`.slice(0, 500)},
-          updated_at = now() where id = ${p.id}`
+        await setPositionReason(sql, p.id, `placing step failed: ${errorMessage(e)}`.slice(0, 500))
       }
     }
   })
@@ -172,14 +179,11 @@ async function step(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
   switch (p.state) {
     case 'funding':
       if (p.funding_state === 'funded') {
-        await sql`update positions set state = 'requested', reason = null, updated_at = now()
-          where id = ${p.id} and state = 'funding'`
+        await fundingLanded(sql, p.id)
         return 'funded'
       }
       if (p.funding_state === 'failed') {
-        await sql`update positions set state = 'failed', closed_at = now(), updated_at = now(),
-          reason = ${`funding the subaccount failed: ${p.funding_reason ?? 'unknown'}`}
-          where id = ${p.id} and state = 'funding'`
+        await fundingFailed(sql, p.id, p.funding_reason)
         return 'failed'
       }
       return 'waiting_funding'
@@ -195,7 +199,7 @@ async function step(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
 }
 
 async function wait(sql: Sql, id: string, reason: string): Promise<string> {
-  await sql`update positions set reason = ${reason}, updated_at = now() where id = ${id}`
+  await setPositionReason(sql, id, reason)
   return 'waiting'
 }
 
@@ -281,9 +285,11 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   )
   const min = maxBig(toE18(inst.minimum_amount), toE18(profile.sizes[p.asset as 'ETH' | 'BTC']?.min ?? '0'))
   if (size < min) {
-    await sql`update positions set state = 'failed', closed_at = now(), updated_at = now(),
-      reason = ${`the collateral secures ${fmt(size)} contracts at strike ${fmt(pick.strikeE18)}, below the minimum ${fmt(min)}`}
-      where id = ${p.id} and state = 'requested'`
+    await failRequested(
+      sql,
+      p.id,
+      `the collateral secures ${fmt(size)} contracts at strike ${fmt(pick.strikeE18)}, below the minimum ${fmt(min)}`,
+    )
     return 'failed'
   }
   const index = toE18((await market.ticker(pick.instrument)).index_price)
@@ -295,12 +301,16 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
   const windowEnds = new Date(now.getTime() + profile.makerWindowMs)
   // the IV the leg is sold at (the chart and strategy history show it), from the ticker the strike was chosen on
   const ivE18 = markIvE18(await market.ticker(pick.instrument))
-  const [placed] = await sql`update positions set state = 'placing', instrument = ${pick.instrument},
-    strike_e18 = ${pick.strikeE18.toString()}, expiry_sec = ${expiry}, size_e18 = ${size.toString()},
-    iv_e18 = ${ivE18 === null ? null : ivE18.toString()},
-    leg_settings = ${settings ? sql.json(legSettingsOf(p.side, settings) as never) : null},
-    window_ends_at = ${windowEnds}, next_reprice_at = ${now}, reason = null, updated_at = now()
-    where id = ${p.id} and state = 'requested' returning id`
+  const placed = await startPlacing(sql, p.id, {
+    instrument: pick.instrument,
+    strikeE18: pick.strikeE18,
+    expirySec: expiry,
+    sizeE18: size,
+    ivE18,
+    legSettings: settings ? legSettingsOf(p.side, settings) : null,
+    windowEndsAt: windowEnds,
+    now,
+  })
   if (placed) {
     await why('expiry_chosen', 'nearest_expiry_in_window', { expiries: chosen.expiries })
     await why('strike_chosen', picked.strikeReason, { strikes: yielded.strikes, yield: yielded.yield })
@@ -398,10 +408,7 @@ async function endWindow(deps: PlaceDeps, p: Live, now: Date, remaining: bigint,
   const [after] = await sql<{ filled_e18: string }[]>`select filled_e18::text from positions where id = ${p.id}`
   const done = BigInt(after?.filled_e18 ?? '0')
   const why = endReason(p, remaining)
-  await sql`update positions set state = ${done > 0n ? 'open' : 'cancelled'}, order_id = null,
-    next_reprice_at = null, reason = ${why}, updated_at = now(),
-    closed_at = ${done > 0n ? null : now}
-    where id = ${p.id} and state = 'placing'`
+  await endPlacing(sql, p.id, { sold: done > 0n, reason: why, now })
   if (done === 0n && why === 'the maker window ended')
     await decider(deps, { wheelId: p.wheel_id, userId: p.user_id, positionId: p.id }, now)('skipped', 'window_ended')
   await deps.strategyEvents?.publish(p.asset, {
@@ -436,7 +443,7 @@ async function reprice(
   const price = askPrice(toE18(t.mark_price), now.getTime() - windowStart, profile, toE18(t.tick_size))
   const nextReprice = new Date(now.getTime() + profile.repriceEveryMs)
   if (resting.length === 1 && toE18(resting[0]?.limit_price ?? '0') === price) {
-    await sql`update positions set next_reprice_at = ${nextReprice}, updated_at = now() where id = ${p.id}`
+    await deferReprice(sql, p.id, nextReprice)
     return 'resting'
   }
   for (const o of resting) await cancelQuietly(exchange, subId, o)
@@ -451,8 +458,7 @@ async function reprice(
       time_in_force: 'post_only',
       label: p.id,
     })
-    await sql`update positions set order_id = ${order.order_id}, next_reprice_at = ${nextReprice}, reason = null,
-      updated_at = now() where id = ${p.id} and state = 'placing'`
+    await recordRestingOrder(sql, p.id, order.order_id, nextReprice)
     await deps.strategyEvents?.publish(p.asset, {
       ts: now.toISOString(),
       event: 'order',

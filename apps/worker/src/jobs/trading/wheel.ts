@@ -13,8 +13,13 @@ import type { DeriveClient } from '@wh/exchange'
 import {
   chooseLeg,
   type DecisionReason,
+  markStopped,
+  noteSkipped,
+  noteWaiting,
   pastWheelDeadline,
   requestPosition,
+  startNextLeg,
+  stopAfterExpiry,
   type TradingProfile,
   tradingProfile,
   unencumbered,
@@ -97,7 +102,7 @@ async function skip(
   code?: DecisionReason,
 ): Promise<string> {
   if (why && code) await why('skipped', code, code === 'refused' ? { detail: reason } : {})
-  await sql`update wheels set reason = ${reason}, last_attempt_at = ${now}, updated_at = now() where id = ${id}`
+  await noteSkipped(sql, id, reason, now)
   return 'skipped'
 }
 
@@ -111,7 +116,7 @@ async function waitFor(
   detail?: string,
 ): Promise<string> {
   await why('waiting', code, detail ? { detail } : {})
-  await sql`update wheels set reason = ${reason}, updated_at = now() where id = ${id} and reason is distinct from ${reason}`
+  await noteWaiting(sql, id, reason)
   return 'converting'
 }
 
@@ -141,10 +146,7 @@ async function turn(deps: WheelDeps, w: WheelRow, now: Date): Promise<string> {
     )
   if (w.at_expiry === 'settle' && w.leg_state === 'settled') {
     // the leg expired (and an in-the-money one was converted, above): the wheel ends here
-    const [stopped] = await sql`update wheels set state = 'stopped', stop_mode = 'after_cycle', stopped_at = ${now},
-      current_position_id = null, reason = 'stopped after the expiry (at expiry: settle)', updated_at = now()
-      where id = ${w.id} and state = 'running' returning id`
-    if (stopped) await why('stopped', 'stopped_at_expiry')
+    if (await stopAfterExpiry(sql, w.id, now)) await why('stopped', 'stopped_at_expiry')
     return 'settled_stopped'
   }
   if (pastWheelDeadline(now))
@@ -167,9 +169,7 @@ async function finishStopping(deps: WheelDeps, w: WheelRow, now: Date, why: Why)
     const ids = new Set(legs.map((l) => l.id))
     if (orders.some((o) => ids.has(o.label))) return 'stopping'
   }
-  const [stopped] = await sql`update wheels set state = 'stopped', stopped_at = ${now}, current_position_id = null,
-    reason = null, updated_at = now() where id = ${w.id} and state = 'stopping' returning id`
-  if (stopped) await why('stopped', 'stopped_by_user')
+  if (await markStopped(sql, w.id, now)) await why('stopped', 'stopped_by_user')
   return 'stopped'
 }
 
@@ -190,8 +190,7 @@ async function openNextLeg(deps: WheelDeps, w: WheelRow, now: Date, why: Why): P
       amount: leg.amount,
       wheelId: w.id,
     })
-    await sql`update wheels set current_position_id = ${p.id}, cycles = cycles + 1, reason = null,
-      last_attempt_at = ${now}, updated_at = now() where id = ${w.id} and state = 'running'`
+    await startNextLeg(sql, w.id, p.id, now)
     const currency = leg.side === 'put' ? 'USDC' : w.asset
     const amount = amountOf(leg.amount, currency).split(' ')[0] as string
     await decider(deps, { wheelId: w.id, userId: w.user_id, positionId: p.id }, now)(
