@@ -21,6 +21,7 @@
  */
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
+import { markFeeTransferDone } from '@wh/subaccounts'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {
@@ -215,11 +216,7 @@ async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean)
     row,
     { exchangeSubaccountId: Number(sub.exchange_id), firstSend },
     async (t, transactionId, from) => {
-      const [moved] = await t`
-        update subaccount_transfers set state = 'done', transaction_id = ${transactionId}, completed_at = ${now},
-          reason = null, updated_at = now()
-        where id = ${row.id} and state = ${from} returning id`
-      if (!moved) return false
+      if (!(await markFeeTransferDone(t, row.id, { transactionId, from, now }))) return false
       await t`update position_fills set fee_collected_at = ${now}
         where fee_transfer_id = ${row.id} and fee_collected_at is null`
       return true
