@@ -25,6 +25,26 @@ interface TableOwner {
 
 const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   subaccount_releases: { owner: ['packages/subaccounts/src/releases.ts'] },
+  // a funding is reserved by the ledger (ledger_reserve_funding: the transit lock and the free-balance
+  // check are the ledger's), which inserts the row and creates the subaccount on first need
+  subaccount_transfers: {
+    owner: ['packages/subaccounts/src/transfers.ts'],
+    writers: ['ledger_reserve_funding', 'reserveFunding'],
+    delegates: {
+      'packages/ledger/src/reserve.ts':
+        "the reserve inserts the funding (ledger_reserve_funding: the transit lock and the free-balance check are the ledger's); only the owner calls reserveFunding",
+    },
+  },
+  subaccounts: {
+    owner: ['packages/subaccounts/src/subaccounts.ts'],
+    writers: ['ledger_reserve_funding', 'reserveFunding'],
+    delegates: {
+      'packages/ledger/src/reserve.ts':
+        'the funding reserve creates the subaccount on first need (ledger_reserve_funding, one statement under the transit lock)',
+      'packages/subaccounts/src/transfers.ts':
+        "reserveFundingTransfer, the one caller of the ledger's reserveFunding, which creates the subaccount with the funding row",
+    },
+  },
   withdrawals: {
     owner: ['packages/withdrawals/src/'],
     writers: ['ledger_reserve_withdrawal', 'reserveWithdrawal'],
@@ -202,6 +222,16 @@ describe('table owners (docs/architecture.md "Table owners")', () => {
       )
       expect(writes.length, `${table}: its owner writes it nowhere`).toBeGreaterThan(0)
     }
+  })
+
+  it('every table the migrations create has an owner in the map', () => {
+    const created = migrations().flatMap((m) =>
+      [...m.text.matchAll(/\bcreate\s+table\s+(?:if\s+not\s+exists\s+)?((?:"?\w+"?\.)?"?\w+"?)/gi)].map((c) =>
+        tableName(c[1] as string),
+      ),
+    )
+    expect(created.length).toBeGreaterThan(30)
+    expect(created.filter((t) => !(t in TABLE_OWNERS))).toEqual([])
   })
 
   it('the scanner finds a write in every spelling, and not a read, a lock or a comment', () => {

@@ -10,6 +10,7 @@
 import { AppError, type Clock, NotFoundError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { append, minuteBucket, type Queryable } from '@wh/ledger'
+import { clearSubaccountStop } from '@wh/subaccounts'
 import { recordOperatorAction } from './actions'
 
 /** Trading (or funding) refused: the subaccount is stopped until `stop_cleared`. */
@@ -121,7 +122,7 @@ export async function clearStop(
     // cleared, raised again and cleared again within one minute: the second stop_cleared would
     // deduplicate against the first and the journal would end on a raised stop
     if (r.duplicate) throw new StopClearTooSoonError(row.id)
-    await tx`update subaccounts set stopped_at = null, stop_reason = null, updated_at = now() where id = ${row.id}`
+    await clearSubaccountStop(tx, row.id)
     await recordOperatorAction(tx, {
       action: 'stop_cleared',
       subject: row.id,

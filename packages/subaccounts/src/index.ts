@@ -1,2 +1,8 @@
-/** @wh/subaccounts: the users' subaccounts at the exchange; today the owner of their releases (docs/exchange.md). */
+/**
+ * @wh/subaccounts: the users' subaccounts at the exchange (docs/exchange.md), the one owner of
+ * `subaccounts`, `subaccount_transfers` and `subaccount_releases` writes (docs/architecture.md
+ * "Table owners").
+ */
 export * from './releases'
+export * from './subaccounts'
+export * from './transfers'

@@ -15,7 +15,8 @@ import {
   type Underlying,
 } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { InsufficientFreeBalanceError, type Queryable, reserveFunding, userSub } from '@wh/ledger'
+import { InsufficientFreeBalanceError, type Queryable, userSub } from '@wh/ledger'
+import { cancelReservedFunding, ensureSubaccount, reserveFundingTransfer } from '@wh/subaccounts'
 import { type BuyBackQuote, buyBackQuote, costUsdcUp, quotedPriceOf, type TickerPrices } from './placing'
 import { cancelUnplaced, insertPosition, requestCancel, startClosing } from './position-store'
 
@@ -156,7 +157,7 @@ export async function unencumbered(
 /**
  * Accepts a position: refuses it while the side is paused or the subaccount stopped; claims what
  * the subaccount holds unencumbered and reserves the rest of the collateral from the free balance
- * (reserveFunding), all in one transaction under the subaccount row's lock, so two requests can
+ * (reserveFundingTransfer), all in one transaction under the subaccount row's lock, so two requests can
  * never claim the same money. Nothing is written when it throws.
  */
 export async function requestPosition(sql: Sql, req: PositionRequest): Promise<RequestedPosition> {
@@ -172,8 +173,7 @@ export async function requestPosition(sql: Sql, req: PositionRequest): Promise<R
       const [signal] = await tx<{ paused: boolean; reason: string | null }[]>`
         select paused, reason from signal_state where asset = ${req.asset} and side = ${req.side}`
       if (signal?.paused) throw new SellingPausedError(req.asset, req.side, signal.reason)
-      await tx`insert into subaccounts (user_id, asset) values (${req.userId}, ${req.asset})
-        on conflict (user_id, asset) do nothing`
+      await ensureSubaccount(tx, req.userId, req.asset)
       const [sub] = await tx<
         { id: string; exchange_id: string | null; stopped_at: Date | null; stop_reason: string | null }[]
       >`select id, exchange_id::text, stopped_at, stop_reason from subaccounts
@@ -189,7 +189,7 @@ export async function requestPosition(sql: Sql, req: PositionRequest): Promise<R
       let transferId: string | null = null
       if (toFund > 0n) {
         try {
-          ;({ transferId } = await reserveFunding(tx, {
+          ;({ transferId } = await reserveFundingTransfer(tx, {
             userId: req.userId,
             asset: req.asset,
             currency,
@@ -306,9 +306,7 @@ export async function cancelPosition(
       case 'requested':
       case 'funding': {
         // a funding not yet sent is released; one already sent lands in the subaccount, unclaimed
-        if (p.funding_transfer_id)
-          await tx`update subaccount_transfers set state = 'failed', reason = 'position cancelled', updated_at = now()
-            where id = ${p.funding_transfer_id} and state = 'reserved'`
+        if (p.funding_transfer_id) await cancelReservedFunding(tx, p.funding_transfer_id)
         await cancelUnplaced(tx, positionId)
         return { outcome: 'cancelled' as const, state: 'cancelled' as const }
       }

@@ -9,6 +9,7 @@ import { WHEEL_DEADLINE_UTC } from '@wh/config'
 import { AppError, NotFoundError, type Underlying } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { append, minuteBucket } from '@wh/ledger'
+import { ensureSubaccount } from '@wh/subaccounts'
 import { recordDecision } from './decisions'
 import type { BuyBackQuote } from './placing'
 import {
@@ -83,8 +84,7 @@ export async function startWheel(
   }
   // out of bounds → 422 before anything is written
   const s = settings ? applyWheelSettings(undefined, settings.input, settings.profile) : emptyStoredSettings()
-  await sql`insert into subaccounts (user_id, asset) values (${req.userId}, ${req.asset})
-    on conflict (user_id, asset) do nothing`
+  await ensureSubaccount(sql, req.userId, req.asset)
   let wheelId: string
   try {
     wheelId = await insertWheel(sql, req, s)

@@ -125,6 +125,6 @@ export const subaccountTransfers = pgTable(
   ],
 )
 
-export type SubaccountRow = typeof subaccounts.$inferSelect
-export type SubaccountTransferRow = typeof subaccountTransfers.$inferSelect
+// no inferred row types for subaccounts and subaccount_transfers: their owner, @wh/subaccounts, types
+// the rows as its SQL returns them (`TransferRow`: snake_case, amounts as text), the one source
 export type SubaccountReleaseRow = typeof subaccountReleases.$inferSelect

@@ -23,6 +23,7 @@ import { CASH_CURRENCY, errorMessage } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type DeriveClient, type FundingEvent, type Pagination, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
+import { advanceAccrualCursor } from '@wh/subaccounts'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 import {
   currencyDecimals,
@@ -161,11 +162,7 @@ export async function ingestAccruals(
       ? []
       : await deps.sql.begin(async (tx) => {
           const appended = events.length > 0 ? await appendBatch(tx, events) : []
-          if (advance)
-            await tx`
-              update subaccounts set accrued_to_ms = greatest(coalesce(accrued_to_ms, 0), ${closedBefore}),
-                updated_at = now()
-              where id = ${sub.id}`
+          if (advance) await advanceAccrualCursor(tx, sub.id, closedBefore)
           return appended
         })
 

@@ -22,6 +22,7 @@
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
+import { markFeeTransferDone } from '@wh/subaccounts'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {
@@ -213,11 +214,7 @@ async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean)
     row,
     { exchangeSubaccountId: Number(sub.exchange_id), firstSend },
     async (t, transactionId, from) => {
-      const [moved] = await t`
-        update subaccount_transfers set state = 'done', transaction_id = ${transactionId}, completed_at = ${now},
-          reason = null, updated_at = now()
-        where id = ${row.id} and state = ${from} returning id`
-      if (!moved) return false
+      if (!(await markFeeTransferDone(t, row.id, { transactionId, from, now }))) return false
       await markFeesCollected(t, row.id, now)
       return true
     },

@@ -19,12 +19,21 @@
  */
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { append } from '@wh/ledger'
+import {
+  deferTransfer,
+  failFunding,
+  holdFunding,
+  markTransferAccepted,
+  recordExchangeId,
+  returnFundingToReserved,
+  settleFunding,
+  storeSignedFunding,
+} from '@wh/subaccounts'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {
   createdSubaccountId,
-  deferTransfer,
+  errorCodeOf,
   exchangeAmount,
   type Landed,
   sendStored,
@@ -108,7 +117,7 @@ export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {
         if (outcome === 'pending' || outcome === 'held') await deferTransfer(deps.sql, row)
       } catch (err) {
         deps.log.warn({ transferId: row.id, err: (err as Error).message }, 'funding: error, retried after a backoff')
-        await deferTransfer(deps.sql, row, err)
+        await deferTransfer(deps.sql, row, errorCodeOf(err))
         outcome = 'pending'
       }
       summary[outcome]++
@@ -135,7 +144,8 @@ async function subaccountOf(sql: Sql, id: string): Promise<SubaccountState | und
 }
 
 /**
- * A funding row is a state machine (docs/exchange.md "Funding"), one function per transition:
+ * A funding row is a state machine (docs/exchange.md "Funding"; its states and transitions are the
+ * owner's, @wh/subaccounts `FundingState`), one function per state here, for the exchange's side:
  * reserved → `submit` (signed and stored) → submitted → `sendSubmitted` (the exchange accepted it)
  * → accepted → `settle` → funded; a refusal or an expired signature ends it `failed`. A run takes
  * the row as far as it can go now.
@@ -175,9 +185,7 @@ async function submit(
   // nothing has left yet: a stop or an open release holds the row (still reserved), see docs
   const hold = holdOf(sub)
   if (hold) {
-    if (row.reason !== hold)
-      await deps.sql`update subaccount_transfers set reason = ${hold}, updated_at = now()
-        where id = ${row.id} and state = 'reserved'`
+    if (row.reason !== hold) await holdFunding(deps.sql, row.id, hold)
     return 'held'
   }
   const exchangeId = sub.exchange_id === null ? null : Number(sub.exchange_id)
@@ -190,13 +198,7 @@ async function submit(
       ? await signMovement(deps, { method: 'create_subaccount', currency: row.currency, amount })
       : await signMovement(deps, { method: 'deposit', subaccountId: exchangeId, currency: row.currency, amount })
   const submittedAt = deps.clock.now()
-  const [stored] = await deps.sql.unsafe<TransferRow[]>(
-    `update subaccount_transfers set state = 'submitted', method = $1, params = $2::text::jsonb, nonce = $3,
-       submitted_at = $4, reason = null, updated_at = now()
-     where id = $5 and state = 'reserved'
-     returning ${TRANSFER_COLUMNS}`,
-    [action.method, JSON.stringify(action.params), String(action.params.nonce), submittedAt, row.id],
-  )
+  const stored = await storeSignedFunding(deps.sql, row.id, action, submittedAt)
   if (!stored) return 'pending' // another run moved it
   await hooks.afterStored?.(stored)
   return stored
@@ -228,15 +230,10 @@ async function sendSubmitted(
   if (sent.kind === 'accepted') await hooks.afterSent?.(row, sent.result.transaction_id)
   const landed: Landed =
     sent.kind === 'accepted' ? { transactionId: sent.result.transaction_id, settled: false } : sent.landed
-  const [accepted] = await deps.sql.unsafe<TransferRow[]>(
-    `update subaccount_transfers set state = 'accepted', transaction_id = $1, updated_at = now()
-     where id = $2 and state = 'submitted'
-     returning ${TRANSFER_COLUMNS}`,
-    [landed.transactionId, row.id],
-  )
+  const accepted = await markTransferAccepted(deps.sql, row.id, landed.transactionId)
   if (!accepted) return 'pending'
   if (landed.exchangeSubaccountId !== undefined && sub.exchange_id === null)
-    await setExchangeId(deps.sql, sub.id, landed.exchangeSubaccountId)
+    await recordExchangeId(deps.sql, sub.id, landed.exchangeSubaccountId)
   return accepted
 }
 
@@ -244,15 +241,9 @@ async function sendSubmitted(
  * The exchange wallet is short (the bridge has not brought the deposit over yet): nothing landed,
  * so the row goes back to reserved and is signed afresh next run, for FUNDING_WALLET_WAIT_MS.
  */
-async function waitForBridge(sql: Sql, row: TransferRow, reason: string): Promise<boolean> {
-  const [waiting] = await sql`
-    update subaccount_transfers set state = 'reserved', method = null, params = null, nonce = null,
-      submitted_at = null, reason = ${`the exchange wallet is short, waiting for the bridge: ${reason}`.slice(0, 500)},
-      updated_at = now()
-    where id = ${row.id} and state = 'submitted'
-      and created_at > now() - make_interval(secs => ${FUNDING_WALLET_WAIT_MS / 1000})
-    returning id`
-  return waiting !== undefined
+function waitForBridge(sql: Sql, row: TransferRow, reason: string): Promise<boolean> {
+  const why = `the exchange wallet is short, waiting for the bridge: ${reason}`.slice(0, 500)
+  return returnFundingToReserved(sql, row.id, why, FUNDING_WALLET_WAIT_MS)
 }
 
 async function hasOlderOpenFunding(sql: Sql, row: TransferRow): Promise<boolean> {
@@ -262,11 +253,6 @@ async function hasOlderOpenFunding(sql: Sql, row: TransferRow): Promise<boolean>
       and (created_at, id) < (${row.created_at}, ${row.id}::uuid)
     limit 1`
   return older !== undefined
-}
-
-async function setExchangeId(sql: Sql, subaccountRowId: string, exchangeId: number): Promise<void> {
-  await sql`update subaccounts set exchange_id = ${exchangeId}, updated_at = now()
-    where id = ${subaccountRowId} and exchange_id is null`
 }
 
 /** accepted → funded once the exchange settled it: one transaction, row first, then the event. */
@@ -283,27 +269,7 @@ async function settle(deps: TransferDeps, row: TransferRow): Promise<Outcome> {
     if (row.method !== 'create_subaccount') throw new Error(`transfer ${row.id}: deposit without an exchange id`)
     exchangeId = await createdSubaccountId(deps, txId, tx.data)
   }
-  const now = deps.clock.now()
-  const done = await deps.sql.begin(async (t) => {
-    const [locked] = await t`
-      update subaccount_transfers set state = 'funded', completed_at = ${now}, reason = null, updated_at = now()
-      where id = ${row.id} and state = 'accepted' returning id`
-    if (!locked) return false
-    await t`update subaccounts set exchange_id = ${exchangeId}, updated_at = now()
-      where id = ${row.subaccount_id} and exchange_id is null`
-    await append(t, {
-      type: 'subaccount_funded',
-      payload: {
-        userId: row.user_id,
-        subaccountId: String(exchangeId),
-        transactionId: txId,
-        currency: row.currency,
-        amount: BigInt(row.amount),
-      },
-      occurredAt: now,
-    })
-    return true
-  })
+  const done = await settleFunding(deps.sql, row, { exchangeId, transactionId: txId, now: deps.clock.now() })
   if (!done) return 'pending'
   deps.log.info({ transferId: row.id, subaccountId: exchangeId, transactionId: txId }, 'subaccount funded')
   return 'funded'
@@ -311,11 +277,7 @@ async function settle(deps: TransferDeps, row: TransferRow): Promise<Outcome> {
 
 /** The row fails and its reservation is released (it leaves the in-flight states); an alert follows. */
 async function fail(deps: TransferDeps, row: TransferRow, reason: string): Promise<Outcome> {
-  const [updated] = await deps.sql`
-    update subaccount_transfers set state = 'failed', reason = ${reason}, completed_at = ${deps.clock.now()},
-      updated_at = now()
-    where id = ${row.id} and state in ('reserved', 'submitted', 'accepted') returning id`
-  if (!updated) return 'pending'
+  if (!(await failFunding(deps.sql, row.id, reason, deps.clock.now()))) return 'pending'
   await deps.alerter.alert('subaccount funding failed; reservation released', {
     transferId: row.id,
     userId: row.user_id,

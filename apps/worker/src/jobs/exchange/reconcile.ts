@@ -42,6 +42,7 @@ import {
   userBalances,
   userSub,
 } from '@wh/ledger'
+import { stopSubaccount } from '@wh/subaccounts'
 import type { AlertFields } from '@wh/wallet'
 import type { TickDefinition } from '../../ticks'
 import { ingestFills, ingestSettlements, uncollectedPlatformFees } from '../trading/fills'
@@ -224,10 +225,7 @@ async function recordDivergences(
     await tx`select id from subaccounts where id = ${sub.id} for update`
     const results = await appendBatch(tx, events)
     // stopped even when every event deduplicated: the divergence is there, so no trading on it
-    await tx`
-      update subaccounts set stopped_at = coalesce(stopped_at, ${at}), stop_reason = ${stopReason(divergences, at)},
-        updated_at = now()
-      where id = ${sub.id}`
+    await stopSubaccount(tx, sub.id, at, stopReason(divergences, at))
     return results.some((r) => !r.duplicate)
   })
 }

@@ -21,10 +21,14 @@ import { ExchangeError, type SignedTransfer, toE18 } from '@wh/exchange'
 import { append, parseAccount, userBalances } from '@wh/ledger'
 import {
   deferRelease,
+  insertReleaseLeg,
+  markLegReleased,
+  markMovementFailed,
   markReleased,
   markReleaseFailed,
   markReleaseWaiting,
   markReleaseWithdrawing,
+  markTransferAccepted,
   type ReleaseState,
 } from '@wh/subaccounts'
 import type { TickDefinition } from '../../ticks'
@@ -203,24 +207,8 @@ async function storeLegs(
     if (!(await markReleaseWithdrawing(t, rel.id))) return []
     const out: TransferRow[] = []
     for (const s of signed) {
-      const [row] = await t.unsafe<TransferRow[]>(
-        `insert into subaccount_transfers (user_id, subaccount_id, kind, release_id, state, currency, amount, method,
-           params, nonce, submitted_at)
-         values ($1, $2, 'release', $3, 'submitted', $4, $5, $6, $7::text::jsonb, $8, $9)
-         returning ${TRANSFER_COLUMNS}`,
-        [
-          rel.user_id,
-          rel.subaccount_id,
-          rel.id,
-          s.currency,
-          s.units.toString(),
-          s.action.method,
-          JSON.stringify(s.action.params),
-          String(s.action.params.nonce),
-          submittedAt,
-        ],
-      )
-      out.push(row as TransferRow)
+      const leg = { userId: rel.user_id, subaccountId: rel.subaccount_id, releaseId: rel.id }
+      out.push(await insertReleaseLeg(t, { ...leg, currency: s.currency, units: s.units }, s.action, submittedAt))
     }
     return out
   })
@@ -277,11 +265,7 @@ async function advanceLeg(
       if (!sent.landed.settled) return 'pending'
       return record(deps, rel, leg, sent.landed.transactionId, 'submitted')
     }
-    const [accepted] = await deps.sql.unsafe<TransferRow[]>(
-      `update subaccount_transfers set state = 'accepted', transaction_id = $1, updated_at = now()
-       where id = $2 and state = 'submitted' returning ${TRANSFER_COLUMNS}`,
-      [sent.result.transaction_id, leg.id],
-    )
+    const accepted = await markTransferAccepted(deps.sql, leg.id, sent.result.transaction_id)
     if (!accepted) return 'pending'
     leg = accepted
   }
@@ -309,11 +293,7 @@ async function record(
 ): Promise<LegOutcome> {
   const now = deps.clock.now()
   const done = await deps.sql.begin(async (t) => {
-    const [moved] = await t`
-      update subaccount_transfers set state = 'released', transaction_id = ${transactionId}, completed_at = ${now},
-        reason = null, updated_at = now()
-      where id = ${leg.id} and state = ${from} returning id`
-    if (!moved) return false
+    if (!(await markLegReleased(t, leg.id, { transactionId, from, now }))) return false
     await append(t, {
       type: 'subaccount_released',
       payload: {
@@ -335,8 +315,7 @@ async function record(
 /** `wait`: the release waits and re-plans (margin, funds, expiry); otherwise it fails. */
 async function failLeg(deps: TransferDeps, leg: TransferRow, reason: string, wait: boolean): Promise<LegOutcome> {
   const stored = wait ? reason : `${FATAL_PREFIX}${reason}`
-  await deps.sql`update subaccount_transfers set state = 'failed', reason = ${stored}, completed_at = ${deps.clock.now()},
-    updated_at = now() where id = ${leg.id} and state in ('submitted', 'accepted')`
+  await markMovementFailed(deps.sql, leg.id, stored, deps.clock.now())
   return 'failed'
 }
 

@@ -4,6 +4,8 @@
  * signed params are committed BEFORE they are sent, so a restarted worker re-sends that same
  * action (the exchange takes a nonce once) or finds it in the exchange's histories; it never signs
  * a second one for the same row. docs/exchange.md "Subaccounts: funding and release" has the rules.
+ * The rows are written only through @wh/subaccounts (their owner): here the exchange's side, signing,
+ * sending and reading the histories.
  */
 import { errorMessage, fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
@@ -15,8 +17,17 @@ import {
   type SignedTransfer,
   type TxResult,
 } from '@wh/exchange'
-import { retryDelayMs } from '@wh/jobs'
+import {
+  insertSubmittedMovement,
+  type MovementKind,
+  markMovementFailed,
+  markTransferAccepted,
+  type TransferRow,
+} from '@wh/subaccounts'
 import type { Alerter } from '@wh/wallet'
+
+// the row and its transitions are the owner's (@wh/subaccounts, docs/architecture.md "Table owners")
+export { TRANSFER_COLUMNS, type TransferKind, type TransferRow, type TransferState } from '@wh/subaccounts'
 
 /**
  * Expiry of a movement's signature. Derive refuses less than five minutes ahead; a short life
@@ -30,53 +41,10 @@ export const HISTORY_SKEW_MS = 5_000
 /** Unknown subaccounts of the wallet searched for a lost create_subaccount, per attempt. */
 export const CREATE_SEARCH_MAX_SUBACCOUNTS = 50
 
-export type TransferKind = 'fund' | 'release' | 'convert_out' | 'convert_in' | 'fee'
-export type TransferState = 'reserved' | 'submitted' | 'accepted' | 'funded' | 'released' | 'done' | 'failed'
-
-/** A subaccount_transfers row as the ticks read it (amount and ids as Postgres returns them). */
-export interface TransferRow {
-  id: string
-  user_id: string
-  subaccount_id: string
-  kind: TransferKind
-  release_id: string | null
-  state: TransferState
-  currency: string
-  amount: string
-  method: SignedTransfer['method'] | null
-  params: SignedTransfer['params'] | null
-  transaction_id: string | null
-  reason: string | null
-  submitted_at: Date | null
-  created_at: Date
-  /** failed attempts (docs/hostile-world.md "Fair queues") */
-  attempts: number
-}
-
-export const TRANSFER_COLUMNS = `id, user_id, subaccount_id, kind, release_id, state, currency, amount::text as amount,
-  method, params, transaction_id, reason, submitted_at, created_at, attempts`
-
 /** A stable code for an error of a transfer's run: the AppError's, else the exchange being unreachable. */
 export function errorCodeOf(err: unknown): string {
   const code = (err as { code?: unknown })?.code
   return typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,63}$/.test(code) ? code : 'EXCHANGE_UNAVAILABLE'
-}
-
-/**
- * A row whose run failed waits out its backoff (docs/hostile-world.md "Fair queues"); one that is
- * still waiting for something else goes behind the rows not served yet (`rotate`). Either way the
- * rows behind it are served in their usual time.
- */
-export async function deferTransfer(sql: Sql, row: TransferRow, failure?: unknown): Promise<void> {
-  if (failure === undefined) {
-    await sql`update subaccount_transfers set next_attempt_at = now() where id = ${row.id}`
-    return
-  }
-  const attempts = row.attempts + 1
-  await sql`
-    update subaccount_transfers set attempts = ${attempts}, last_error_code = ${errorCodeOf(failure)},
-      next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000})
-    where id = ${row.id}`
 }
 
 /** What a tick acts through. */
@@ -316,8 +284,7 @@ export async function advanceMovement(
 ): Promise<MovementOutcome> {
   let row = loaded
   const fail = async (reason: string, retryable: boolean): Promise<MovementOutcome> => {
-    await deps.sql`update subaccount_transfers set state = 'failed', reason = ${reason.slice(0, 500)},
-      completed_at = ${deps.clock.now()}, updated_at = now() where id = ${row.id} and state in ('submitted', 'accepted')`
+    await markMovementFailed(deps.sql, row.id, reason.slice(0, 500), deps.clock.now())
     return { kind: 'failed', reason, retryable }
   }
   const settleIn = async (transactionId: string, from: 'submitted' | 'accepted'): Promise<MovementOutcome> =>
@@ -331,11 +298,7 @@ export async function advanceMovement(
     if (sent.kind === 'refused') return fail(`exchange refused the ${row.method}: ${sent.reason}`, sent.margin)
     if (sent.kind === 'landed')
       return sent.landed.settled ? settleIn(sent.landed.transactionId, 'submitted') : { kind: 'pending' }
-    const [accepted] = await deps.sql.unsafe<TransferRow[]>(
-      `update subaccount_transfers set state = 'accepted', transaction_id = $1, updated_at = now()
-       where id = $2 and state = 'submitted' returning ${TRANSFER_COLUMNS}`,
-      [sent.result.transaction_id, row.id],
-    )
+    const accepted = await markTransferAccepted(deps.sql, row.id, sent.result.transaction_id)
     if (!accepted) return { kind: 'pending' }
     row = accepted
   }
@@ -360,7 +323,7 @@ export async function insertSignedMovement(
   deps: TransferDeps,
   tx: import('@wh/db').Sql,
   m: {
-    kind: string
+    kind: MovementKind
     method: 'deposit' | 'withdraw'
     userId: string
     subaccountId: string
@@ -378,22 +341,5 @@ export async function insertSignedMovement(
       currency: m.currency,
       amount: await exchangeAmount(deps.exchange, m.currency, m.units),
     }))
-  const [row] = await tx.unsafe<TransferRow[]>(
-    `insert into subaccount_transfers (user_id, subaccount_id, kind, state, currency, amount, method, params, nonce,
-       submitted_at)
-     values ($1, $2, $3, 'submitted', $4, $5, $6, $7::text::jsonb, $8, $9)
-     returning ${TRANSFER_COLUMNS}`,
-    [
-      m.userId,
-      m.subaccountId,
-      m.kind,
-      m.currency,
-      m.units.toString(),
-      action.method,
-      JSON.stringify(action.params),
-      String(action.params.nonce),
-      deps.clock.now(),
-    ],
-  )
-  return row as TransferRow
+  return insertSubmittedMovement(tx, m, action, deps.clock.now())
 }

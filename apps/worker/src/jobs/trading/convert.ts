@@ -32,6 +32,7 @@
 import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { retryDelayMs } from '@wh/jobs'
+import { markConversionTransferDone } from '@wh/subaccounts'
 import type { SwapAdapter } from '@wh/swap'
 import {
   backOffRound,
@@ -225,10 +226,7 @@ async function loadTransfer(sql: Sql, id: string): Promise<TransferRow | undefin
 
 /** A settled movement row: `done`, out of `from` only (a concurrent pass finds it moved and records nothing). */
 async function markDone(t: Sql, row: TransferRow, transactionId: string, from: 'submitted' | 'accepted') {
-  const [moved] = await t`
-    update subaccount_transfers set state = 'done', transaction_id = ${transactionId}, completed_at = now(),
-      updated_at = now() where id = ${row.id} and state = ${from} returning id`
-  return moved !== undefined
+  return markConversionTransferDone(t, row.id, { transactionId, from })
 }
 
 /** A movement that did not land: a fresh one for the same amount, stored with the round (same state). */
