@@ -13,15 +13,17 @@
  * - **Silence.** No message for `staleAfterMs` (heartbeats come every 15 s) reopens the connection.
  * - **Refused token** (close 4400 or 4401): no reconnect; `onAuthFailed` says so.
  */
+
+import { ReconnectingSocket, type ReconnectingSocketOptions, type StreamStatus } from './reconnecting-socket.js'
 import type {
   AccountErrorMessage,
   AccountEventMessage,
   AccountResnapshotMessage,
   AccountSnapshotMessage,
 } from './types.js'
-import type { StreamStatus, WebSocketLike } from './ws.js'
 
-export interface AccountStreamOptions {
+/** The stream's token and callbacks, and how it connects (`connect`, the backoff, `staleAfterMs`: ReconnectingSocketOptions). */
+export interface AccountStreamOptions extends ReconnectingSocketOptions {
   /** the API's base URL, http(s) or ws(s) */
   baseUrl: string
   /** the bearer token, or a function giving the current one at each connect */
@@ -37,38 +39,32 @@ export interface AccountStreamOptions {
   onServerError?: (error: AccountErrorMessage) => void
   /** the server refused the token (4400, 4401): the stream is closed */
   onAuthFailed?: (code: number, reason: string) => void
-  /** default: the global WebSocket (browsers, Node 22) */
-  connect?: (url: string) => WebSocketLike
-  /** first reconnect delay (default 250 ms), doubled per failed attempt up to maxDelayMs (default 10 s) */
-  initialDelayMs?: number
-  maxDelayMs?: number
-  /** no message for this long closes and reopens the connection (default 45 s; 0 turns it off) */
-  staleAfterMs?: number
 }
 
 /** Close codes after which reconnecting with the same token cannot help. */
 const AUTH_CLOSE_CODES = new Set([4400, 4401])
 
-function defaultConnect(url: string): WebSocketLike {
-  const Ctor = (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket
-  if (!Ctor) throw new Error('no global WebSocket: pass `connect` (e.g. url => new WebSocket(url) from "ws")')
-  return new Ctor(url)
-}
-
 export class AccountStream {
   readonly #opts: AccountStreamOptions
   #lastSeq: number | undefined
-  #socket: WebSocketLike | undefined
-  #closed = false
-  #attempt = 0
-  #reconnectTimer: ReturnType<typeof setTimeout> | undefined
-  #staleTimer: ReturnType<typeof setTimeout> | undefined
-  readonly #stats = { reconnects: 0, gaps: 0, resnapshots: 0 }
+  readonly #socket: ReconnectingSocket
+  readonly #stats = { gaps: 0, resnapshots: 0 }
 
   constructor(opts: AccountStreamOptions) {
     this.#opts = opts
     this.#lastSeq = opts.fromSeq
-    this.#connect()
+    this.#socket = new ReconnectingSocket(opts, {
+      url: () => `${this.#opts.baseUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/ws/account`,
+      onOpen: () => this.#onOpen(),
+      onMessage: (text) => this.#onMessage(text),
+      isFinalClose: (code, reason) => {
+        if (code === undefined || !AUTH_CLOSE_CODES.has(code)) return false
+        this.#opts.onAuthFailed?.(code, String(reason ?? ''))
+        return true
+      },
+      onStatus: (s) => this.#opts.onStatus?.(s),
+    })
+    this.#socket.start()
   }
 
   /** The last seq handed over (keep it to resume in a later session); undefined before the snapshot. */
@@ -76,87 +72,21 @@ export class AccountStream {
     return this.#lastSeq
   }
   get stats(): { reconnects: number; gaps: number; resnapshots: number } {
-    return { ...this.#stats }
+    return { reconnects: this.#socket.reconnects, ...this.#stats }
   }
 
   /** Closes for good: no reconnect. */
   close(): void {
-    this.#closed = true
-    clearTimeout(this.#reconnectTimer)
-    this.#drop(1000, 'closed by the client')
-    this.#opts.onStatus?.('closed')
+    this.#socket.close()
   }
 
-  #drop(code: number, reason: string) {
-    clearTimeout(this.#staleTimer)
-    const s = this.#socket
-    this.#socket = undefined
-    if (!s) return
-    s.onclose = null
-    s.onmessage = null
-    s.onerror = null
-    s.close(code, reason)
-  }
-
-  #connect() {
-    if (this.#closed) return
-    this.#opts.onStatus?.(this.#stats.reconnects === 0 ? 'connecting' : 'reconnecting')
-    const base = this.#opts.baseUrl.replace(/\/+$/, '').replace(/^http/, 'ws')
-    let socket: WebSocketLike
-    try {
-      socket = (this.#opts.connect ?? defaultConnect)(`${base}/ws/account`)
-    } catch {
-      this.#scheduleReconnect()
-      return
-    }
-    this.#socket = socket
-    socket.onopen = () => {
-      this.#attempt = 0
-      this.#touch()
-      const token = typeof this.#opts.token === 'function' ? this.#opts.token() : this.#opts.token
-      socket.send(JSON.stringify({ type: 'auth', token: token ?? '' }))
-      socket.send(JSON.stringify({ type: 'subscribe', ...(this.#lastSeq !== undefined && { fromSeq: this.#lastSeq }) }))
-      this.#opts.onStatus?.('open')
-    }
-    socket.onmessage = (ev) => {
-      this.#touch()
-      if (typeof ev.data === 'string') this.#onMessage(ev.data)
-    }
-    socket.onerror = () => {}
-    socket.onclose = (ev) => {
-      if (this.#socket !== socket) return
-      this.#socket = undefined
-      clearTimeout(this.#staleTimer)
-      const { code, reason } = (ev ?? {}) as { code?: number; reason?: string }
-      if (code !== undefined && AUTH_CLOSE_CODES.has(code)) {
-        this.#closed = true
-        this.#opts.onAuthFailed?.(code, String(reason ?? ''))
-        this.#opts.onStatus?.('closed')
-        return
-      }
-      this.#scheduleReconnect()
-    }
-  }
-
-  #scheduleReconnect() {
-    if (this.#closed) return
-    const initial = this.#opts.initialDelayMs ?? 250
-    const max = this.#opts.maxDelayMs ?? 10_000
-    const delay = Math.min(max, initial * 2 ** Math.min(this.#attempt, 16))
-    this.#attempt++
-    this.#stats.reconnects++
-    this.#opts.onStatus?.('reconnecting')
-    this.#reconnectTimer = setTimeout(() => this.#connect(), delay)
-  }
-
-  #touch() {
-    const after = this.#opts.staleAfterMs ?? 45_000
-    if (after <= 0) return
-    clearTimeout(this.#staleTimer)
-    this.#staleTimer = setTimeout(() => {
-      this.#drop(4000, 'no message within staleAfterMs')
-      this.#scheduleReconnect()
-    }, after)
+  /** The token first (read now: a renewed one is the one used), then the subscription, resumed when it can be. */
+  #onOpen() {
+    const token = typeof this.#opts.token === 'function' ? this.#opts.token() : this.#opts.token
+    this.#socket.send(JSON.stringify({ type: 'auth', token: token ?? '' }))
+    this.#socket.send(
+      JSON.stringify({ type: 'subscribe', ...(this.#lastSeq !== undefined && { fromSeq: this.#lastSeq }) }),
+    )
   }
 
   #onMessage(text: string) {
@@ -175,7 +105,7 @@ export class AccountStream {
       this.#stats.resnapshots++
       this.#lastSeq = undefined
       this.#opts.onResnapshot?.(msg as unknown as AccountResnapshotMessage)
-      this.#socket?.send(JSON.stringify({ type: 'subscribe' }))
+      this.#socket.send(JSON.stringify({ type: 'subscribe' }))
     } else if (msg.type === 'error') this.#opts.onServerError?.(msg as unknown as AccountErrorMessage)
   }
 
@@ -185,8 +115,7 @@ export class AccountStream {
     if (last !== undefined && e.seq !== last + 1) {
       // something was missed: start again from the last seq handed over (the server replays it)
       this.#stats.gaps++
-      this.#drop(4000, 'sequence gap')
-      this.#scheduleReconnect()
+      this.#socket.reconnect(4000, 'sequence gap')
       return
     }
     this.#lastSeq = e.seq

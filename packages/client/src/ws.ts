@@ -13,6 +13,8 @@
  *
  * Works with the browser's WebSocket and with `ws` in Node (pass `connect`).
  */
+
+import { ReconnectingSocket, type ReconnectingSocketOptions, type StreamStatus } from './reconnecting-socket.js'
 import type {
   PriceSnapshotMessage,
   PriceUpdate,
@@ -23,17 +25,7 @@ import type {
   WsErrorMessage,
 } from './types.js'
 
-/** The part of a WebSocket (browser or `ws`) a stream uses. */
-export interface WebSocketLike {
-  send(data: string): void
-  close(code?: number, reason?: string): void
-  onopen: ((ev: unknown) => void) | null
-  onmessage: ((ev: { data: unknown }) => void) | null
-  onclose: ((ev: unknown) => void) | null
-  onerror: ((ev: unknown) => void) | null
-}
-
-export type StreamStatus = 'connecting' | 'open' | 'reconnecting' | 'closed'
+export type { StreamStatus, WebSocketLike } from './reconnecting-socket.js'
 
 export interface SequenceGap {
   asset: string
@@ -42,7 +34,8 @@ export interface SequenceGap {
   received: number
 }
 
-export interface StreamOptions<Snap, Event> {
+/** The stream's callbacks, and how it connects (`connect`, the backoff, `staleAfterMs`: ReconnectingSocketOptions). */
+export interface StreamOptions<Snap, Event> extends ReconnectingSocketOptions {
   /** the API's base URL, http(s) or ws(s): http://127.0.0.1:3000 → ws://127.0.0.1:3000/ws/… */
   baseUrl: string
   /** assets to subscribe at once (default: none; add with subscribe()) */
@@ -55,13 +48,6 @@ export interface StreamOptions<Snap, Event> {
   onStatus?: (status: StreamStatus) => void
   /** the server's `error` messages (MALFORMED_MESSAGE, UNKNOWN_ASSET, MESSAGE_TOO_LARGE) */
   onServerError?: (error: WsErrorMessage) => void
-  /** default: the global WebSocket (browsers, Node 22) */
-  connect?: (url: string) => WebSocketLike
-  /** first reconnect delay (default 250 ms), doubled per failed attempt up to maxDelayMs (default 10 s) */
-  initialDelayMs?: number
-  maxDelayMs?: number
-  /** no message for this long closes and reopens the connection (default 45 s; 0 turns it off) */
-  staleAfterMs?: number
 }
 
 interface Sequenced {
@@ -76,16 +62,6 @@ interface Channel<Snap extends Sequenced, Event extends Sequenced> {
   isEvent(msg: Record<string, unknown>): msg is Record<string, unknown> & Event
 }
 
-const RECONNECT_INITIAL_MS = 250
-const RECONNECT_MAX_MS = 10_000
-const STALE_AFTER_MS = 45_000
-
-function defaultConnect(url: string): WebSocketLike {
-  const Ctor = (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket
-  if (!Ctor) throw new Error('no global WebSocket: pass `connect` (e.g. url => new WebSocket(url) from "ws")')
-  return new Ctor(url)
-}
-
 export class SequencedStream<Snap extends Sequenced, Event extends Sequenced> {
   readonly #channel: Channel<Snap, Event>
   readonly #opts: StreamOptions<Snap, Event>
@@ -93,20 +69,24 @@ export class SequencedStream<Snap extends Sequenced, Event extends Sequenced> {
   readonly #lastSeq = new Map<string, number>()
   /** assets whose resnapshot was asked for after a gap and has not come yet */
   readonly #resyncing = new Set<string>()
-  #socket: WebSocketLike | undefined
-  #open = false
-  #closed = false
-  #attempt = 0
-  #reconnectTimer: ReturnType<typeof setTimeout> | undefined
-  #staleTimer: ReturnType<typeof setTimeout> | undefined
+  readonly #socket: ReconnectingSocket
   #gaps = 0
-  #reconnects = 0
 
   constructor(channel: Channel<Snap, Event>, opts: StreamOptions<Snap, Event>) {
     this.#channel = channel
     this.#opts = opts
     for (const a of opts.assets ?? []) this.#wanted.add(a.toUpperCase())
-    this.#connect()
+    this.#socket = new ReconnectingSocket(opts, {
+      url: () => {
+        // a reconnect starts from the snapshot it gets: what was seen before no longer counts
+        this.#lastSeq.clear()
+        this.#resyncing.clear()
+        return this.#url()
+      },
+      onMessage: (text) => this.#onMessage(text),
+      onStatus: (s) => this.#opts.onStatus?.(s),
+    })
+    this.#socket.start()
   }
 
   /** Assets this stream wants (kept across reconnects). */
@@ -119,7 +99,7 @@ export class SequencedStream<Snap extends Sequenced, Event extends Sequenced> {
   }
   /** How many gaps and reconnects happened (for a status line, and tests). */
   get stats(): { gaps: number; reconnects: number } {
-    return { gaps: this.#gaps, reconnects: this.#reconnects }
+    return { gaps: this.#gaps, reconnects: this.#socket.reconnects }
   }
 
   subscribe(assets: readonly string[]): void {
@@ -142,22 +122,7 @@ export class SequencedStream<Snap extends Sequenced, Event extends Sequenced> {
 
   /** Closes for good: no reconnect. */
   close(): void {
-    this.#closed = true
-    clearTimeout(this.#reconnectTimer)
-    clearTimeout(this.#staleTimer)
-    const s = this.#socket
-    this.#socket = undefined
-    if (s) {
-      s.onclose = null
-      s.onmessage = null
-      s.onerror = null
-      s.close(1000, 'closed by the client')
-    }
-    this.#status('closed')
-  }
-
-  #status(s: StreamStatus) {
-    this.#opts.onStatus?.(s)
+    this.#socket.close()
   }
 
   #url(): string {
@@ -165,70 +130,9 @@ export class SequencedStream<Snap extends Sequenced, Event extends Sequenced> {
     return `${base}${this.#channel.path}?assets=${encodeURIComponent([...this.#wanted].join(','))}`
   }
 
-  #connect() {
-    if (this.#closed) return
-    this.#status(this.#attempt === 0 && this.#reconnects === 0 ? 'connecting' : 'reconnecting')
-    // a reconnect starts from the snapshot it gets: what was seen before no longer counts
-    this.#lastSeq.clear()
-    this.#resyncing.clear()
-    let socket: WebSocketLike
-    try {
-      socket = (this.#opts.connect ?? defaultConnect)(this.#url())
-    } catch {
-      this.#scheduleReconnect()
-      return
-    }
-    this.#socket = socket
-    socket.onopen = () => {
-      this.#open = true
-      this.#attempt = 0
-      this.#touch()
-      this.#status('open')
-    }
-    socket.onmessage = (ev) => {
-      this.#touch()
-      if (typeof ev.data === 'string') this.#onMessage(ev.data)
-    }
-    socket.onerror = () => {}
-    socket.onclose = () => {
-      if (this.#socket !== socket) return
-      this.#socket = undefined
-      this.#open = false
-      clearTimeout(this.#staleTimer)
-      this.#scheduleReconnect()
-    }
-  }
-
-  #scheduleReconnect() {
-    if (this.#closed) return
-    const initial = this.#opts.initialDelayMs ?? RECONNECT_INITIAL_MS
-    const max = this.#opts.maxDelayMs ?? RECONNECT_MAX_MS
-    const delay = Math.min(max, initial * 2 ** Math.min(this.#attempt, 16))
-    this.#attempt++
-    this.#reconnects++
-    this.#status('reconnecting')
-    this.#reconnectTimer = setTimeout(() => this.#connect(), delay)
-  }
-
-  /** Any message proves the connection alive; silence past staleAfterMs drops it. */
-  #touch() {
-    const after = this.#opts.staleAfterMs ?? STALE_AFTER_MS
-    if (after <= 0) return
-    clearTimeout(this.#staleTimer)
-    this.#staleTimer = setTimeout(() => {
-      const s = this.#socket
-      if (!s) return
-      this.#socket = undefined
-      this.#open = false
-      s.onclose = null
-      s.close(4000, 'no message within staleAfterMs')
-      this.#scheduleReconnect()
-    }, after)
-  }
-
   #sendOp(op: WsClientMessage) {
     // not open yet: the connection's own ?assets= (or the next reconnect's) carries the wish
-    if (this.#open && this.#socket) this.#socket.send(JSON.stringify(op))
+    this.#socket.send(JSON.stringify(op))
   }
 
   #onMessage(text: string) {

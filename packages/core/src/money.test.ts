@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { fromBaseUnits, InvalidAmountError, toBaseUnits } from './money'
+import { bpsToNumber, formatE18, formatUsdc, fromBaseUnits, InvalidAmountError, toBaseUnits } from './money'
 
 describe('money at the boundary', () => {
   it('parses decimals into base units exactly', () => {
@@ -32,5 +32,28 @@ describe('money at the boundary', () => {
     for (const v of [0n, 1n, 999_999n, 10n ** 30n, -(10n ** 18n) + 7n]) {
       expect(toBaseUnits(fromBaseUnits(v, 18), 18)).toBe(v)
     }
+  })
+
+  it('formats USDC (6 places) and e18 values (18 places) exactly, null as null', () => {
+    expect(formatUsdc(1_500_000n)).toBe('1.500000')
+    expect(formatUsdc(-1n)).toBe('-0.000001')
+    expect(formatUsdc(0n)).toBe('0.000000')
+    expect(formatUsdc(null)).toBeNull()
+    expect(formatE18(2_500n * 10n ** 18n)).toBe('2500.000000000000000000')
+    expect(formatE18(1n)).toBe('0.000000000000000001')
+    expect(formatE18(null)).toBeNull()
+    for (const v of [0n, 1n, 123_456_789n, -(10n ** 20n) - 3n]) {
+      expect(toBaseUnits(formatUsdc(v), 6)).toBe(v)
+      expect(toBaseUnits(formatE18(v), 18)).toBe(v)
+    }
+  })
+
+  it('turns bps into numbers exactly, refusing what a number cannot hold', () => {
+    expect(bpsToNumber(2_500n)).toBe(2500)
+    expect(bpsToNumber(-125n)).toBe(-125)
+    expect(bpsToNumber(null)).toBeNull()
+    expect(bpsToNumber(BigInt(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER)
+    expect(() => bpsToNumber(BigInt(Number.MAX_SAFE_INTEGER) + 1n)).toThrow(RangeError)
+    expect(() => bpsToNumber(-(2n ** 60n))).toThrow(RangeError)
   })
 })

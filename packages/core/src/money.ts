@@ -64,3 +64,44 @@ export function minBigint(a: bigint, b: bigint): bigint {
 export function maxBigint(a: bigint, b: bigint): bigint {
   return a > b ? a : b
 }
+
+/** Decimals of USDC, the cash currency (its base units are micro-USDC). */
+export const USDC_DECIMALS = 6
+/** Decimals of the exchange's fixed-point numbers (prices, strikes, sizes, contracts: `…E18`). */
+export const E18_DECIMALS = 18
+
+/**
+ * USDC base units as a decimal string with all 6 places (`fromBaseUnits`: exact, nothing rounded);
+ * null stays null.
+ * @example formatUsdc(1_500_000n) === '1.500000'
+ */
+export function formatUsdc(units: bigint): string
+export function formatUsdc(units: bigint | null): string | null
+export function formatUsdc(units: bigint | null): string | null {
+  return units === null ? null : fromBaseUnits(units, USDC_DECIMALS)
+}
+
+/**
+ * An e18 fixed-point value as a decimal string with all 18 places (exact, nothing rounded); null
+ * stays null.
+ * @example formatE18(2_500n * 10n ** 18n) === '2500.000000000000000000'
+ */
+export function formatE18(units: bigint): string
+export function formatE18(units: bigint | null): string | null
+export function formatE18(units: bigint | null): string | null {
+  return units === null ? null : fromBaseUnits(units, E18_DECIMALS)
+}
+
+/**
+ * Basis points (a whole number, as bigint) as a JSON number; null stays null. Exact: a value that a
+ * number cannot hold exactly (beyond ±Number.MAX_SAFE_INTEGER) is refused (RangeError), never rounded.
+ * @example bpsToNumber(2_500n) === 2500
+ */
+export function bpsToNumber(bps: bigint): number
+export function bpsToNumber(bps: bigint | null): number | null
+export function bpsToNumber(bps: bigint | null): number | null {
+  if (bps === null) return null
+  const n = Number(bps)
+  if (!Number.isSafeInteger(n)) throw new RangeError(`${bps} bps is beyond a safe integer`)
+  return n
+}

@@ -127,33 +127,28 @@ interface AppendRow {
   same: boolean
 }
 
-/**
- * Appends events atomically in one round trip: all are stored (or deduplicated) together, or, when
- * an authorizing event would take a free balance below zero, none is (InsufficientFreeBalanceError).
- * Results come back in input order. Run it on the pool or inside the caller's `sql.begin`
- * (READ COMMITTED, the default: a duplicate must see the winner's committed row).
- *
- * @example
- *   const [r] = await appendBatch(sql, [{ type: 'deposit_detected', payload, occurredAt }])
- *   if (r.payloadMismatch) log.warn({ key: r.event.idempotencyKey }, 'key reused with another payload')
- */
-export async function appendBatch(
-  sql: Queryable,
-  inputs: readonly EventInput[],
-  opts: AppendOptions = {},
-): Promise<AppendResult[]> {
-  if (inputs.length === 0) return []
-  if (inputs.length > MAX_BATCH_EVENTS) throw new BatchTooLargeError(inputs.length, MAX_BATCH_EVENTS)
-  const rules = opts.rules ?? POSTING_RULES
-  const prepared = inputs.map((i) => prepare(i, rules))
+/** The batch's unique events, one per key: a later input with a key already in the batch is its duplicate. */
+interface Deduplicated {
+  /** the first input of each key */
+  readonly firstByKey: ReadonlyMap<string, Prepared>
+  /** the first inputs, sorted by key (the locking order of ledger_append) */
+  readonly unique: readonly Prepared[]
+}
 
-  // one event per key: a later input with a key already in this batch is its duplicate
+function deduplicate(prepared: readonly Prepared[]): Deduplicated {
   const firstByKey = new Map<string, Prepared>()
   for (const p of prepared) if (!firstByKey.has(p.key)) firstByKey.set(p.key, p)
   const unique = [...firstByKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  return { firstByKey, unique }
+}
 
+/**
+ * The balance slot of each account for this batch: 0 for any account but a `platform:` one, which
+ * gets one random slot of PLATFORM_BALANCE_SLOTS, the same for all its postings of the batch.
+ */
+function slotPicker(): (account: string) => number {
   const hotSlot = new Map<string, number>()
-  const slotOf = (account: string) => {
+  return (account) => {
     if (!isPlatformAccount(account)) return 0
     let s = hotSlot.get(account)
     if (s === undefined) {
@@ -162,6 +157,17 @@ export async function appendBatch(
     }
     return s
   }
+}
+
+/** The three JSON arguments of ledger_append. */
+interface AppendArguments {
+  readonly events: readonly object[]
+  readonly postings: readonly object[]
+  readonly checks: readonly object[]
+}
+
+function appendArguments(unique: readonly Prepared[]): AppendArguments {
+  const slotOf = slotPicker()
   const events = unique.map((p) => ({
     i: p.id,
     t: p.input.type,
@@ -186,52 +192,86 @@ export async function appendBatch(
     const currencies = new Set(p.postings.filter((x) => x.account === transit && x.amount < 0n).map((x) => x.currency))
     return [...currencies].map((c) => ({ e: p.id, u: p.userId, c, a: transit }))
   })
+  return { events, postings, checks }
+}
 
-  let rows: AppendRow[]
+/** The one round trip: ledger_append stores the batch or raises (mapped to the ledger's errors). */
+async function callLedgerAppend(sql: Queryable, { events, postings, checks }: AppendArguments): Promise<AppendRow[]> {
   try {
-    rows = await sql<AppendRow[]>`
+    return await sql<AppendRow[]>`
       select * from ledger_append(${JSON.stringify(events)}::text::jsonb, ${JSON.stringify(postings)}::text::jsonb,
         ${JSON.stringify(checks)}::text::jsonb)`
   } catch (e) {
     throw mapError(e)
   }
+}
 
+/** The result of input `p` whose key's first input is `first`; `row` is the journal's earlier event of that key. */
+function resultOf(p: Prepared, first: Prepared, row: AppendRow | undefined, recordedAt: Date): AppendResult {
+  const written = row === undefined && first === p
+  const event: JournalEvent = row
+    ? {
+        id: row.id!,
+        type: row.t as EventType,
+        idempotencyKey: p.key,
+        payload: row.p as Record<string, unknown>,
+        userId: row.u,
+        occurredAt: row.o!,
+        recordedAt: row.r,
+      }
+    : {
+        id: first.id,
+        type: first.input.type,
+        idempotencyKey: first.key,
+        payload: first.stored,
+        userId: first.userId,
+        occurredAt: first.input.occurredAt,
+        recordedAt,
+      }
+  const sameAsFirst =
+    first === p || (first.input.type === p.input.type && canonical(first.input.payload) === canonical(p.input.payload))
+  const samePayload = row ? row.same && sameAsFirst : sameAsFirst
+  return {
+    event,
+    duplicate: !written,
+    payloadMismatch: !written && !samePayload,
+    postings: written ? p.postings : [],
+  }
+}
+
+/** The results in input order, from ledger_append's rows (the recording time, then the duplicates). */
+function resultsOf(
+  prepared: readonly Prepared[],
+  firstByKey: ReadonlyMap<string, Prepared>,
+  rows: readonly AppendRow[],
+): AppendResult[] {
   const recordedAt = rows.find((r) => r.k === null)?.r ?? new Date()
   const existing = new Map(rows.filter((r) => r.k !== null).map((r) => [r.k!, r]))
-  return prepared.map((p) => {
-    const first = firstByKey.get(p.key)!
-    const row = existing.get(p.key)
-    const written = row === undefined && first === p
-    const event: JournalEvent = row
-      ? {
-          id: row.id!,
-          type: row.t as EventType,
-          idempotencyKey: p.key,
-          payload: row.p as Record<string, unknown>,
-          userId: row.u,
-          occurredAt: row.o!,
-          recordedAt: row.r,
-        }
-      : {
-          id: first.id,
-          type: first.input.type,
-          idempotencyKey: first.key,
-          payload: first.stored,
-          userId: first.userId,
-          occurredAt: first.input.occurredAt,
-          recordedAt,
-        }
-    const sameAsFirst =
-      first === p ||
-      (first.input.type === p.input.type && canonical(first.input.payload) === canonical(p.input.payload))
-    const samePayload = row ? row.same && sameAsFirst : sameAsFirst
-    return {
-      event,
-      duplicate: !written,
-      payloadMismatch: !written && !samePayload,
-      postings: written ? p.postings : [],
-    }
-  })
+  return prepared.map((p) => resultOf(p, firstByKey.get(p.key)!, existing.get(p.key), recordedAt))
+}
+
+/**
+ * Appends events atomically in one round trip: all are stored (or deduplicated) together, or, when
+ * an authorizing event would take a free balance below zero, none is (InsufficientFreeBalanceError).
+ * Results come back in input order. Run it on the pool or inside the caller's `sql.begin`
+ * (READ COMMITTED, the default: a duplicate must see the winner's committed row).
+ *
+ * @example
+ *   const [r] = await appendBatch(sql, [{ type: 'deposit_detected', payload, occurredAt }])
+ *   if (r.payloadMismatch) log.warn({ key: r.event.idempotencyKey }, 'key reused with another payload')
+ */
+export async function appendBatch(
+  sql: Queryable,
+  inputs: readonly EventInput[],
+  opts: AppendOptions = {},
+): Promise<AppendResult[]> {
+  if (inputs.length === 0) return []
+  if (inputs.length > MAX_BATCH_EVENTS) throw new BatchTooLargeError(inputs.length, MAX_BATCH_EVENTS)
+  const rules = opts.rules ?? POSTING_RULES
+  const prepared = inputs.map((i) => prepare(i, rules))
+  const { firstByKey, unique } = deduplicate(prepared)
+  const rows = await callLedgerAppend(sql, appendArguments(unique))
+  return resultsOf(prepared, firstByKey, rows)
 }
 
 /** Appends one event; see appendBatch. */

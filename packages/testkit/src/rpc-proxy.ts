@@ -92,6 +92,250 @@ export interface RpcProxyServer {
   close(): Promise<void>
 }
 
+/** The proxy's scripted state: its rules, its counters, the requests it leaves hanging. */
+interface ProxyState {
+  rules: LiveRule[]
+  readonly stats: Record<string, MethodStats>
+  readonly hanging: Set<ServerResponse>
+  /** per flip-flop rule: the calls it has answered */
+  readonly flips: WeakMap<LiveRule, number>
+}
+
+/** The node behind the proxy. */
+interface Upstream {
+  call(method: string, params: unknown[]): Promise<RpcAnswer>
+  /** its head block number */
+  head(): Promise<bigint>
+}
+
+function upstreamAt(url: string): Upstream {
+  let nextUpstreamId = 1
+  const call = async (method: string, params: unknown[]): Promise<RpcAnswer> => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: nextUpstreamId++, method, params }),
+    })
+    return (await res.json()) as RpcAnswer
+  }
+  return { call, head: async () => BigInt((await call('eth_blockNumber', [])).result as string) }
+}
+
+const withId = (a: RpcAnswer, id: unknown): RpcAnswer => ({ ...a, jsonrpc: '2.0', id })
+
+/** The call as the upstream answers it. */
+const forward = (up: Upstream, call: RpcCall): Promise<RpcAnswer> =>
+  up.call(call.method, call.params ?? []).then((a) => withId(a, call.id))
+
+// --- the rule matching ---
+
+function liveRules(rules: readonly ProxyRule[]): LiveRule[] {
+  return rules.map((rule) => ({ rule, matched: 0, applied: 0 }))
+}
+
+/** The first rule that applies to this call of `method`, counting the call against every rule it matches. */
+function ruleFor(rules: readonly LiveRule[], method: string): LiveRule | undefined {
+  for (const r of rules) {
+    if (r.rule.method !== '*' && r.rule.method !== method) continue
+    if (r.rule.times !== undefined && r.applied >= r.rule.times) continue
+    r.matched++
+    const after = r.rule.after ?? 0
+    if (r.matched <= after) continue
+    if (r.rule.every !== undefined && (r.matched - after) % r.rule.every !== 0) continue
+    r.applied++
+    return r
+  }
+  return undefined
+}
+
+// --- the actions ---
+
+/** A block parameter as a backend whose head is `at` reads it: tags no higher than `at`. */
+function blockResolver(up: Upstream, at: bigint): (tag: unknown) => Promise<bigint> {
+  return async (tag) => {
+    if (typeof tag === 'string' && TAGS.has(tag)) {
+      if (tag === 'safe' || tag === 'finalized') {
+        const b = (await up.call('eth_getBlockByNumber', [tag, false])).result as { number: string } | null
+        const n = b ? BigInt(b.number) : 0n
+        return n < at ? n : at
+      }
+      return at
+    }
+    if (typeof tag === 'string' && tag.startsWith('0x')) return BigInt(tag)
+    return at
+  }
+}
+
+/** A call answered by a backend `lagBlocks` behind the upstream head (the `lag` action). */
+async function lagged(up: Upstream, call: RpcCall, lagBlocks: number): Promise<RpcAnswer> {
+  const params = [...(call.params ?? [])]
+  const head = await up.head()
+  const at = head > BigInt(lagBlocks) ? head - BigInt(lagBlocks) : 0n
+  const answer = (result: unknown): RpcAnswer => ({ jsonrpc: '2.0', id: call.id, result })
+  const resolveTag = blockResolver(up, at)
+  switch (call.method) {
+    case 'eth_blockNumber':
+      return answer(hex(at))
+    case 'eth_getBlockByNumber': {
+      const n = await resolveTag(params[0])
+      if (n > at) return answer(null)
+      return withId(await up.call(call.method, [hex(n), params[1] ?? false]), call.id)
+    }
+    case 'eth_getTransactionReceipt':
+    case 'eth_getTransactionByHash': {
+      const a = await up.call(call.method, params)
+      const r = a.result as { blockNumber?: string | null } | null
+      if (!r || r.blockNumber === null || r.blockNumber === undefined || BigInt(r.blockNumber) > at) return answer(null)
+      return withId(a, call.id)
+    }
+    case 'eth_getLogs': {
+      const f = { ...(params[0] as Record<string, unknown>) }
+      if (f.blockHash === undefined) {
+        const from = await resolveTag(f.fromBlock ?? 'latest')
+        const to = await resolveTag(f.toBlock ?? 'latest')
+        if (from > at) return answer([])
+        f.fromBlock = hex(from)
+        f.toBlock = hex(to > at ? at : to)
+      }
+      return withId(await up.call(call.method, [f]), call.id)
+    }
+    default: {
+      const i = BLOCK_PARAM[call.method]
+      if (i !== undefined) {
+        const n = await resolveTag(params[i] ?? 'latest')
+        params[i] = hex(n > at ? at : n)
+        return withId(await up.call(call.method, params), call.id)
+      }
+      return withId(await up.call(call.method, params), call.id)
+    }
+  }
+}
+
+/** The `nullRecent` action on a receipt or transaction read: not found when mined in the last `blocks`. */
+async function nullRecent(up: Upstream, call: RpcCall, blocks: number): Promise<RpcAnswer> {
+  const [a, head] = await Promise.all([up.call(call.method, call.params ?? []), up.head()])
+  const r = a.result as { blockNumber?: string | null } | null
+  const recent =
+    !!r && (r.blockNumber === null || r.blockNumber === undefined || BigInt(r.blockNumber) > head - BigInt(blocks))
+  return recent ? { jsonrpc: '2.0', id: call.id, result: null } : withId(a, call.id)
+}
+
+type Plan = { kind: 'answer'; answer: Promise<RpcAnswer> } | { kind: 'http'; status: number } | { kind: 'hang' }
+
+/** What one call gets, and after how long. */
+interface CallPlan {
+  readonly plan: Plan
+  readonly delayMs: number
+}
+
+const answering = (answer: Promise<RpcAnswer>, delayMs = 0): CallPlan => ({ plan: { kind: 'answer', answer }, delayMs })
+
+/** What the action of `live` does to `call`. */
+function act(state: ProxyState, up: Upstream, call: RpcCall, live: LiveRule): CallPlan {
+  const a = live.rule.action
+  if ('lag' in a) return answering(lagged(up, call, a.lag.blocks))
+  if ('nullRecent' in a) {
+    const m = call.method
+    if (m === 'eth_getTransactionReceipt' || m === 'eth_getTransactionByHash')
+      return answering(nullRecent(up, call, a.nullRecent.blocks))
+    return answering(forward(up, call))
+  }
+  if ('httpError' in a) return { plan: { kind: 'http', status: a.httpError.status }, delayMs: 0 }
+  if ('rpcError' in a) return answering(Promise.resolve({ jsonrpc: '2.0', id: call.id, error: { ...a.rpcError } }))
+  if ('hang' in a) return { plan: { kind: 'hang' }, delayMs: 0 }
+  if ('flipFlop' in a) {
+    const n = state.flips.get(live) ?? 0
+    state.flips.set(live, n + 1)
+    return answering(n % 2 === 0 ? forward(up, call) : lagged(up, call, a.flipFlop.blocks))
+  }
+  return answering(forward(up, call), a.delayMs)
+}
+
+/** Counts the call, then forwards it or hands it to the first rule that applies. */
+function plan(state: ProxyState, up: Upstream, call: RpcCall): CallPlan {
+  const s = state.stats[call.method] ?? { seen: 0, forwarded: 0, intercepted: 0 }
+  state.stats[call.method] = s
+  s.seen++
+  const live = ruleFor(state.rules, call.method)
+  if (!live) {
+    s.forwarded++
+    return answering(forward(up, call))
+  }
+  s.intercepted++
+  return act(state, up, call, live)
+}
+
+// --- the HTTP plumbing ---
+
+/** A JSON-RPC request (one call or a batch): a scripted HTTP failure or hang for all, else the answers. */
+async function handleRpc(state: ProxyState, up: Upstream, req: IncomingMessage, res: ServerResponse, body: string) {
+  let parsed: RpcCall | RpcCall[]
+  try {
+    parsed = JSON.parse(body) as RpcCall | RpcCall[]
+  } catch {
+    return send(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } })
+  }
+  const calls = Array.isArray(parsed) ? parsed : [parsed]
+  const plans = calls.map((call) => plan(state, up, call))
+  const failing = plans.find((p) => p.plan.kind === 'http')
+  if (failing?.plan.kind === 'http') {
+    const status = failing.plan.status
+    res.writeHead(status, { 'content-type': 'application/json', ...(status === 429 && { 'retry-after': '1' }) })
+    res.end(JSON.stringify({ error: `proxy: ${status}` }))
+    return
+  }
+  if (plans.some((p) => p.plan.kind === 'hang')) {
+    state.hanging.add(res)
+    req.on('close', () => state.hanging.delete(res))
+    return
+  }
+  const delayMs = Math.max(0, ...plans.map((p) => p.delayMs))
+  const answers = await Promise.all(plans.map((p) => (p.plan.kind === 'answer' ? p.plan.answer : undefined)))
+  if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs))
+  send(res, 200, Array.isArray(parsed) ? answers : answers[0])
+}
+
+/** The control endpoint (/_proxy/rules, /_proxy/reset, /_proxy/stats) that startRpcProxy's handle speaks. */
+async function handleControl(state: ProxyState, path: string, res: ServerResponse, body: string) {
+  if (path === '/_proxy/rules') {
+    state.rules = liveRules((JSON.parse(body) as { rules: ProxyRule[] }).rules ?? [])
+    return send(res, 200, { ok: true })
+  }
+  if (path === '/_proxy/reset') {
+    resetState(state)
+    return send(res, 200, { ok: true })
+  }
+  if (path === '/_proxy/stats') return send(res, 200, state.stats)
+  return send(res, 404, { error: 'unknown control' })
+}
+
+/** No rules, no counters, the hanging requests dropped. */
+function resetState(state: ProxyState): void {
+  state.rules = []
+  for (const k of Object.keys(state.stats)) delete state.stats[k]
+  for (const res of state.hanging) res.destroy()
+  state.hanging.clear()
+}
+
+/** The HTTP server: reads each request's body, then routes it to the control endpoint or the RPC. */
+function proxyServer(state: ProxyState, up: Upstream): Server {
+  return createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8')
+      const path = (req.url ?? '/').split('?')[0] ?? '/'
+      const handled = path.startsWith('/_proxy/')
+        ? handleControl(state, path, res, body)
+        : handleRpc(state, up, req, res, body)
+      handled.catch((err: unknown) => {
+        // the upstream failed (not a scripted fault): a gateway error, as a provider would answer
+        if (!res.headersSent) send(res, 502, { error: `proxy: upstream failed: ${(err as Error).name}` })
+      })
+    })
+  })
+}
+
 /**
  * The proxy, serving in this process.
  *
@@ -100,227 +344,20 @@ export interface RpcProxyServer {
  *   p.script([{ method: 'eth_getTransactionReceipt', action: { nullRecent: { blocks: 5 } } }])
  */
 export async function createRpcProxyServer(o: { upstream: string; port?: number }): Promise<RpcProxyServer> {
-  let rules: LiveRule[] = []
-  const stats: Record<string, MethodStats> = {}
-  const hanging = new Set<ServerResponse>()
-  const flips = new WeakMap<LiveRule, number>()
-  let nextUpstreamId = 1
-
-  async function upstream(method: string, params: unknown[]): Promise<RpcAnswer> {
-    const res = await fetch(o.upstream, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: nextUpstreamId++, method, params }),
-    })
-    return (await res.json()) as RpcAnswer
-  }
-  const headOf = async () => BigInt((await upstream('eth_blockNumber', [])).result as string)
-
-  function ruleFor(method: string): LiveRule | undefined {
-    for (const r of rules) {
-      if (r.rule.method !== '*' && r.rule.method !== method) continue
-      if (r.rule.times !== undefined && r.applied >= r.rule.times) continue
-      r.matched++
-      const after = r.rule.after ?? 0
-      if (r.matched <= after) continue
-      if (r.rule.every !== undefined && (r.matched - after) % r.rule.every !== 0) continue
-      r.applied++
-      return r
-    }
-    return undefined
-  }
-
-  /** A call answered by a backend `lagBlocks` behind the upstream head. */
-  async function lagged(call: RpcCall, lagBlocks: number): Promise<RpcAnswer> {
-    const params = [...(call.params ?? [])]
-    const head = await headOf()
-    const at = head > BigInt(lagBlocks) ? head - BigInt(lagBlocks) : 0n
-    const answer = (result: unknown): RpcAnswer => ({ jsonrpc: '2.0', id: call.id, result })
-    const resolveTag = async (tag: unknown): Promise<bigint> => {
-      if (typeof tag === 'string' && TAGS.has(tag)) {
-        if (tag === 'safe' || tag === 'finalized') {
-          const b = (await upstream('eth_getBlockByNumber', [tag, false])).result as { number: string } | null
-          const n = b ? BigInt(b.number) : 0n
-          return n < at ? n : at
-        }
-        return at
-      }
-      if (typeof tag === 'string' && tag.startsWith('0x')) return BigInt(tag)
-      return at
-    }
-    switch (call.method) {
-      case 'eth_blockNumber':
-        return answer(hex(at))
-      case 'eth_getBlockByNumber': {
-        const n = await resolveTag(params[0])
-        if (n > at) return answer(null)
-        return withId(await upstream(call.method, [hex(n), params[1] ?? false]), call.id)
-      }
-      case 'eth_getTransactionReceipt':
-      case 'eth_getTransactionByHash': {
-        const a = await upstream(call.method, params)
-        const r = a.result as { blockNumber?: string | null } | null
-        if (!r || r.blockNumber === null || r.blockNumber === undefined || BigInt(r.blockNumber) > at)
-          return answer(null)
-        return withId(a, call.id)
-      }
-      case 'eth_getLogs': {
-        const f = { ...(params[0] as Record<string, unknown>) }
-        if (f.blockHash === undefined) {
-          const from = await resolveTag(f.fromBlock ?? 'latest')
-          const to = await resolveTag(f.toBlock ?? 'latest')
-          if (from > at) return answer([])
-          f.fromBlock = hex(from)
-          f.toBlock = hex(to > at ? at : to)
-        }
-        return withId(await upstream(call.method, [f]), call.id)
-      }
-      default: {
-        const i = BLOCK_PARAM[call.method]
-        if (i !== undefined) {
-          const n = await resolveTag(params[i] ?? 'latest')
-          params[i] = hex(n > at ? at : n)
-          return withId(await upstream(call.method, params), call.id)
-        }
-        return withId(await upstream(call.method, params), call.id)
-      }
-    }
-  }
-
-  async function nullRecent(call: RpcCall, blocks: number): Promise<RpcAnswer> {
-    const [a, head] = await Promise.all([upstream(call.method, call.params ?? []), headOf()])
-    const r = a.result as { blockNumber?: string | null } | null
-    const recent =
-      !!r && (r.blockNumber === null || r.blockNumber === undefined || BigInt(r.blockNumber) > head - BigInt(blocks))
-    return recent ? { jsonrpc: '2.0', id: call.id, result: null } : withId(a, call.id)
-  }
-
-  const withId = (a: RpcAnswer, id: unknown): RpcAnswer => ({ ...a, jsonrpc: '2.0', id })
-
-  type Plan = { kind: 'answer'; answer: Promise<RpcAnswer> } | { kind: 'http'; status: number } | { kind: 'hang' }
-
-  function plan(call: RpcCall): { plan: Plan; delayMs: number } {
-    const s = stats[call.method] ?? { seen: 0, forwarded: 0, intercepted: 0 }
-    stats[call.method] = s
-    s.seen++
-    const live = ruleFor(call.method)
-    if (!live) {
-      s.forwarded++
-      return {
-        plan: { kind: 'answer', answer: upstream(call.method, call.params ?? []).then((a) => withId(a, call.id)) },
-        delayMs: 0,
-      }
-    }
-    s.intercepted++
-    const a = live.rule.action
-    if ('lag' in a) return { plan: { kind: 'answer', answer: lagged(call, a.lag.blocks) }, delayMs: 0 }
-    if ('nullRecent' in a) {
-      const m = call.method
-      if (m === 'eth_getTransactionReceipt' || m === 'eth_getTransactionByHash')
-        return { plan: { kind: 'answer', answer: nullRecent(call, a.nullRecent.blocks) }, delayMs: 0 }
-      return {
-        plan: { kind: 'answer', answer: upstream(m, call.params ?? []).then((x) => withId(x, call.id)) },
-        delayMs: 0,
-      }
-    }
-    if ('httpError' in a) return { plan: { kind: 'http', status: a.httpError.status }, delayMs: 0 }
-    if ('rpcError' in a)
-      return {
-        plan: { kind: 'answer', answer: Promise.resolve({ jsonrpc: '2.0', id: call.id, error: { ...a.rpcError } }) },
-        delayMs: 0,
-      }
-    if ('hang' in a) return { plan: { kind: 'hang' }, delayMs: 0 }
-    if ('flipFlop' in a) {
-      const n = flips.get(live) ?? 0
-      flips.set(live, n + 1)
-      const answer =
-        n % 2 === 0
-          ? upstream(call.method, call.params ?? []).then((x) => withId(x, call.id))
-          : lagged(call, a.flipFlop.blocks)
-      return { plan: { kind: 'answer', answer }, delayMs: 0 }
-    }
-    return {
-      plan: { kind: 'answer', answer: upstream(call.method, call.params ?? []).then((x) => withId(x, call.id)) },
-      delayMs: a.delayMs,
-    }
-  }
-
-  async function handleRpc(req: IncomingMessage, res: ServerResponse, body: string) {
-    let parsed: RpcCall | RpcCall[]
-    try {
-      parsed = JSON.parse(body) as RpcCall | RpcCall[]
-    } catch {
-      return send(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } })
-    }
-    const calls = Array.isArray(parsed) ? parsed : [parsed]
-    const plans = calls.map(plan)
-    const failing = plans.find((p) => p.plan.kind === 'http')
-    if (failing?.plan.kind === 'http') {
-      const status = failing.plan.status
-      res.writeHead(status, { 'content-type': 'application/json', ...(status === 429 && { 'retry-after': '1' }) })
-      res.end(JSON.stringify({ error: `proxy: ${status}` }))
-      return
-    }
-    if (plans.some((p) => p.plan.kind === 'hang')) {
-      hanging.add(res)
-      req.on('close', () => hanging.delete(res))
-      return
-    }
-    const delayMs = Math.max(0, ...plans.map((p) => p.delayMs))
-    const answers = await Promise.all(plans.map((p) => (p.plan.kind === 'answer' ? p.plan.answer : undefined)))
-    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs))
-    send(res, 200, Array.isArray(parsed) ? answers : answers[0])
-  }
-
-  async function handleControl(path: string, res: ServerResponse, body: string) {
-    if (path === '/_proxy/rules') {
-      rules = ((JSON.parse(body) as { rules: ProxyRule[] }).rules ?? []).map((rule) => ({
-        rule,
-        matched: 0,
-        applied: 0,
-      }))
-      return send(res, 200, { ok: true })
-    }
-    if (path === '/_proxy/reset') {
-      reset()
-      return send(res, 200, { ok: true })
-    }
-    if (path === '/_proxy/stats') return send(res, 200, stats)
-    return send(res, 404, { error: 'unknown control' })
-  }
-
-  function reset() {
-    rules = []
-    for (const k of Object.keys(stats)) delete stats[k]
-    for (const res of hanging) res.destroy()
-    hanging.clear()
-  }
-
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8')
-      const path = (req.url ?? '/').split('?')[0] ?? '/'
-      const handled = path.startsWith('/_proxy/') ? handleControl(path, res, body) : handleRpc(req, res, body)
-      handled.catch((err: unknown) => {
-        // the upstream failed (not a scripted fault): a gateway error, as a provider would answer
-        if (!res.headersSent) send(res, 502, { error: `proxy: upstream failed: ${(err as Error).name}` })
-      })
-    })
-  })
+  const state: ProxyState = { rules: [], stats: {}, hanging: new Set(), flips: new WeakMap() }
+  const server = proxyServer(state, upstreamAt(o.upstream))
   await new Promise<void>((resolve) => server.listen(o.port ?? 0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}`,
     script(r) {
-      rules = r.map((rule) => ({ rule, matched: 0, applied: 0 }))
+      state.rules = liveRules(r)
     },
-    reset,
-    stats: () => structuredClone(stats),
+    reset: () => resetState(state),
+    stats: () => structuredClone(state.stats),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const res of hanging) res.destroy()
+        for (const res of state.hanging) res.destroy()
         server.closeAllConnections()
         server.close(() => resolve())
       }),

@@ -19,105 +19,17 @@
  * subscribing (messages arriving while the snapshot loads are held, then sent if newer).
  * A client whose socket buffers more than `maxBufferedBytes` is dropped (terminated) rather than
  * buffered for: a slow reader never slows the others or grows this process's memory.
+ *
+ * The hub is three files: this one (the subscription registry, `FanoutHub`, and each connection's
+ * subscriptions, `HubClient`), websocket-fanout.ts (the batches and heartbeat runs it writes a chunk
+ * at a time) and websocket-frames.ts (the frames built once and written past `ws.send`).
  */
 import type { Redis } from 'ioredis'
 import type { WebSocket } from 'ws'
+import { Batch, type Delivery, EachClient, type Job, MAX_BATCH_BYTES, type Route } from './websocket-fanout'
+import { TEXT, type TextFrame, textFrame, writeFrame } from './websocket-frames'
 
-/**
- * Server-to-client text messages framed once for every socket: `wire` holds whole WebSocket frames
- * (RFC 6455 5.2: FIN + text opcode, unmasked as every server frame is, the payload length, the
- * payload), optionally after an empty ping frame (heartbeats: one write for both).
- */
-export interface TextFrame {
-  /** the bytes on the wire: [ping frame +] one or more text frames */
-  readonly wire: Buffer
-  /** the messages in `wire`, in order (UTF-8 JSON; views of `wire`, not copies) */
-  readonly messages: readonly Buffer[]
-  /** `wire` starts with a ping frame */
-  readonly ping: boolean
-}
-
-const PING_FRAME = Buffer.from([0x89, 0x00])
-
-/** Frames one message (see TextFrame); `ping` prepends an empty ping frame. */
-export function textFrame(text: string | Buffer, opts: { ping?: boolean } = {}): TextFrame {
-  const n = typeof text === 'string' ? Buffer.byteLength(text) : text.length
-  const head = (opts.ping ? PING_FRAME.length : 0) + (n < 126 ? 2 : n < 65_536 ? 4 : 10)
-  const wire = Buffer.allocUnsafe(head + n)
-  let at = 0
-  if (opts.ping) at += PING_FRAME.copy(wire, 0)
-  wire[at++] = 0x81 // FIN, opcode 1 (text), no RSV bit (never compressed)
-  if (n < 126) wire[at++] = n
-  else if (n < 65_536) {
-    wire[at++] = 126
-    at = wire.writeUInt16BE(n, at)
-  } else {
-    wire[at++] = 127
-    at = wire.writeBigUInt64BE(BigInt(n), at)
-  }
-  if (typeof text === 'string') wire.write(text, at, 'utf8')
-  else text.copy(wire, at)
-  return { wire, messages: [wire.subarray(head)], ping: opts.ping === true }
-}
-
-/** Several frames as one write, in order (each keeps its own messages; a ping stays only if first). */
-export function joinFrames(frames: readonly TextFrame[]): TextFrame {
-  if (frames.length === 1) return frames[0] as TextFrame
-  const wire = Buffer.concat(frames.map((f) => f.wire))
-  const messages: Buffer[] = []
-  let at = 0
-  for (const f of frames) {
-    if (f.ping && at > 0) throw new Error('a ping frame must come first')
-    for (const m of f.messages) {
-      const from = at + m.byteOffset - f.wire.byteOffset // the message's place in its frame, moved
-      messages.push(wire.subarray(from, from + m.length))
-    }
-    at += f.wire.length
-  }
-  return { wire, messages, ping: frames[0]?.ping === true }
-}
-
-/** What writeFrame reads of a `ws` WebSocket beyond its public API (ws 8.x: lib/websocket.js, lib/sender.js). */
-interface WsInternals {
-  _socket?: { write(chunk: Buffer): boolean } | null
-  _sender?: { _state?: unknown; _queue?: unknown; _firstFragment?: unknown } | null
-}
-
-const SENDER_IDLE = 0 // lib/sender.js DEFAULT: not deflating, not reading a Blob
-const TEXT = { binary: false } as const
-const OPEN = 1
-
-/**
- * Writes a prepared frame to a `ws` socket. `ws` has no public way to send bytes already framed
- * (`Sender.frame` is not in its typings, `sendFrame` is private), and `ws.send` frames each call
- * again (a header, an options object, a corked two-part write per socket). So when the socket is
- * open, has no extension (no permessage-deflate), and its Sender is idle with nothing queued and
- * no fragmented message under way, the frame goes straight to the TCP socket: the bytes are the
- * ones `ws` would write, in order with everything `ws` wrote before, and they count in
- * `bufferedAmount` (the socket's writable length) like any send. Otherwise it falls back to
- * `ws.ping()` / `ws.send()` per message. The only use of `ws` internals, pinned by websocket-hub.test.ts:
- * if a `ws` upgrade changes them, that test fails (and this falls back rather than misbehaves).
- * Resolves whether the frame went the direct way.
- */
-export function writeFrame(ws: WebSocket, frame: TextFrame): boolean {
-  const { _socket: socket, _sender: sender } = ws as unknown as WsInternals
-  if (
-    ws.readyState === OPEN &&
-    socket &&
-    sender &&
-    sender._state === SENDER_IDLE &&
-    Array.isArray(sender._queue) &&
-    sender._queue.length === 0 &&
-    sender._firstFragment === true &&
-    ws.extensions === ''
-  ) {
-    socket.write(frame.wire)
-    return true
-  }
-  if (frame.ping) ws.ping()
-  for (const m of frame.messages) ws.send(m, TEXT)
-  return false
-}
+export { joinFrames, type TextFrame, textFrame, writeFrame } from './websocket-frames'
 
 /** One kind of stream a WebSocket route serves ('prices', later 'strategies'). */
 export interface HubStream {
@@ -136,134 +48,6 @@ export interface HubLog {
 const HELD_WHILE_SNAPSHOT = 64
 /** Clients written per turn of the event loop (a few ms of writes), unless the hub is given another. */
 export const FANOUT_CHUNK = 500
-/** A batch closes at this many bytes of messages (a larger message is a batch of its own). */
-const MAX_BATCH_BYTES = 64 * 1024
-
-interface Route {
-  readonly stream: HubStream
-  readonly topic: string
-  readonly members: Set<HubClient>
-}
-
-/** One message of a topic, as received. */
-interface Delivery {
-  readonly route: Route
-  readonly key: string
-  readonly seq: number
-  readonly frame: TextFrame
-}
-
-/** Work the hub does a chunk at a time: `run` makes at most `budget` client writes and says how many. */
-interface Job {
-  done: boolean
-  run(budget: number): number
-}
-
-/**
- * Messages that arrived together, written member by member. Delivery k's members are visited in
- * turn (a live iterator: members that leave meanwhile are skipped, members that join are visited).
- * A client is handled once per batch (its `batchMark`), at the first delivery it is a member of,
- * and gets that and every later delivery of the batch whose route holds it, in one write. A client
- * that joins an earlier delivery's route after that delivery's turn skips it: it joined after the
- * message arrived, so its snapshot (read after joining) is at least as new.
- *
- * A message that arrives while the batch is being written joins it (`append`): the clients not
- * visited yet get it in the same write as the rest. The batch then hands it back (`late`) to go
- * out again in the next one, for the clients visited before it came; the others already have its
- * sequence number and skip it without a write.
- */
-class Batch implements Job {
-  done = false
-  readonly #id: number
-  readonly #deliveries: Delivery[]
-  #bytes: number
-  /** deliveries appended after the batch started, oldest first */
-  readonly late: Delivery[] = []
-  #k = 0
-  #members: Iterator<HubClient> | undefined
-  /** per k: the frames of deliveries k.. joined (the usual write: a client of every later route) */
-  readonly #joined: (TextFrame | undefined)[] = []
-
-  constructor(id: number, deliveries: Delivery[]) {
-    this.#id = id
-    this.#deliveries = deliveries
-    this.#bytes = deliveries.reduce((n, d) => n + d.frame.wire.length, 0)
-  }
-
-  /** Adds a message that arrived meanwhile; false when the batch is full. */
-  append(d: Delivery): boolean {
-    if (this.done || this.#bytes + d.frame.wire.length > MAX_BATCH_BYTES) return false
-    this.#bytes += d.frame.wire.length
-    this.#deliveries.push(d)
-    this.late.push(d)
-    this.#joined.length = 0
-    return true
-  }
-
-  run(budget: number): number {
-    let used = 0
-    while (this.#k < this.#deliveries.length) {
-      if (!this.#members) this.#members = (this.#deliveries[this.#k] as Delivery).route.members.values()
-      const members = this.#members
-      for (let next = members.next(); !next.done; next = members.next()) {
-        const client = next.value
-        if (client.batchMark === this.#id) continue
-        client.batchMark = this.#id
-        this.#write(client)
-        if (++used === budget) return used
-      }
-      this.#members = undefined
-      this.#k++
-    }
-    this.done = true
-    return used
-  }
-
-  #write(client: HubClient): void {
-    const ds = this.#deliveries
-    const k = this.#k
-    if (k === ds.length - 1) {
-      const d = ds[k] as Delivery
-      if (client.accept(d.key, d.seq, d.frame)) client.send(d.frame)
-      return
-    }
-    const accepted: TextFrame[] = []
-    for (let j = k; j < ds.length; j++) {
-      const d = ds[j] as Delivery
-      if ((j === k || d.route.members.has(client)) && client.accept(d.key, d.seq, d.frame)) accepted.push(d.frame)
-    }
-    if (accepted.length === 0) return
-    if (accepted.length === 1) client.send(accepted[0] as TextFrame)
-    else if (accepted.length < ds.length - k) client.send(joinFrames(accepted))
-    else {
-      const joined = this.#joined[k] ?? joinFrames(accepted)
-      this.#joined[k] = joined
-      client.send(joined)
-    }
-  }
-}
-
-/** `run` for every client connected when it starts or joining before it ends (heartbeats). */
-class EachClient implements Job {
-  done = false
-  readonly #clients: Iterator<HubClient>
-  readonly #each: (client: HubClient) => void
-
-  constructor(clients: Iterator<HubClient>, each: (client: HubClient) => void) {
-    this.#clients = clients
-    this.#each = each
-  }
-
-  run(budget: number): number {
-    let used = 0
-    for (let next = this.#clients.next(); !next.done; next = this.#clients.next()) {
-      this.#each(next.value)
-      if (++used === budget) return used
-    }
-    this.done = true
-    return used
-  }
-}
 
 export class FanoutHub {
   readonly #subscriber: Redis

@@ -5,7 +5,16 @@
  * exchange's public endpoints (chain.ts); the maths is @wh/trading's economics.
  */
 import { PositionQuote, QuoteBody } from '@wh/api-schemas/quotes'
-import { type Clock, decimalsOf, fromBaseUnits, systemClock, toBaseUnits } from '@wh/core'
+import {
+  bpsToNumber,
+  type Clock,
+  decimalsOf,
+  formatE18,
+  formatUsdc,
+  fromBaseUnits,
+  systemClock,
+  toBaseUnits,
+} from '@wh/core'
 import {
   type ChainReader,
   FeesExceedPremiumShareError,
@@ -25,10 +34,6 @@ export interface QuoteRoutesOptions {
   clock?: Clock
 }
 
-const usdc = (v: bigint) => fromBaseUnits(v, 6)
-const e18 = (v: bigint) => fromBaseUnits(v, 18)
-const bps = (v: bigint | null) => (v === null ? null : Number(v))
-
 /** The API's answer for a quote (decimal strings; shares and yields as integer bps). */
 export function quoteBody(q: Quote, s: QuoteSettings, collateral: bigint, at: Date) {
   const e = q.economics
@@ -44,23 +49,23 @@ export function quoteBody(q: Quote, s: QuoteSettings, collateral: bigint, at: Da
     collateralCurrency: q.collateralCurrency,
     collateral: fromBaseUnits(collateral, q.collateralDecimals),
     instrument: e.instrument,
-    strike: e18(e.strikeE18),
+    strike: formatE18(e.strikeE18),
     expiry: new Date(e.expirySec * 1000).toISOString(),
-    mark: e18(e.markE18),
-    index: e18(e.indexE18),
-    size: e18(e.sizeE18),
-    minimumSize: e18(e.minimumSizeE18),
-    premium: usdc(e.premium),
-    exchangeFee: usdc(e.exchangeFee),
-    exchangeFeeMaker: usdc(e.exchangeFeeMaker),
-    exchangeFeeTaker: e.exchangeFeeTaker === null ? null : usdc(e.exchangeFeeTaker),
-    platformFee: usdc(e.platformFee),
-    netPremium: usdc(e.netPremium),
-    exchangeFeeShareBps: bps(e.exchangeFeeShareBps),
-    platformFeeShareBps: bps(e.platformFeeShareBps),
-    feeShareBps: bps(e.feeShareBps),
-    annualisedYieldBps: Number(e.annualisedYieldBps),
-    netAnnualisedYieldBps: Number(e.netAnnualisedYieldBps),
+    mark: formatE18(e.markE18),
+    index: formatE18(e.indexE18),
+    size: formatE18(e.sizeE18),
+    minimumSize: formatE18(e.minimumSizeE18),
+    premium: formatUsdc(e.premium),
+    exchangeFee: formatUsdc(e.exchangeFee),
+    exchangeFeeMaker: formatUsdc(e.exchangeFeeMaker),
+    exchangeFeeTaker: formatUsdc(e.exchangeFeeTaker),
+    platformFee: formatUsdc(e.platformFee),
+    netPremium: formatUsdc(e.netPremium),
+    exchangeFeeShareBps: bpsToNumber(e.exchangeFeeShareBps),
+    platformFeeShareBps: bpsToNumber(e.platformFeeShareBps),
+    feeShareBps: bpsToNumber(e.feeShareBps),
+    annualisedYieldBps: bpsToNumber(e.annualisedYieldBps),
+    netAnnualisedYieldBps: bpsToNumber(e.netAnnualisedYieldBps),
     maxFeeShareBps: s.maxFeeShareBps,
     feeSharePolicy: s.policy,
     wouldPlace: e.blocker === null,
@@ -76,8 +81,8 @@ export function minimumSizeBody(m: MinimumSize, asset: string) {
   const common = {
     side: m.side,
     instrument: o?.quote.instrument ?? null,
-    mark: o ? e18(o.quote.markE18) : null,
-    index: o ? e18(o.indexE18) : null,
+    mark: o ? formatE18(o.quote.markE18) : null,
+    index: o ? formatE18(o.indexE18) : null,
   }
   if ('reason' in m)
     return {
@@ -89,7 +94,7 @@ export function minimumSizeBody(m: MinimumSize, asset: string) {
     }
   return {
     ...common,
-    contracts: e18(m.contractsE18),
+    contracts: formatE18(m.contractsE18),
     collateral: fromBaseUnits(m.collateral, m.collateralDecimals),
     collateralCurrency: m.collateralCurrency,
     reason: null,

@@ -5,7 +5,7 @@
  * underlying. Another user's wheel, or none, is a 404.
  */
 import { CyclesQuery, WheelCyclesResponse, WheelParams } from '@wh/api-schemas/quotes'
-import { type Clock, fromBaseUnits, systemClock } from '@wh/core'
+import { bpsToNumber, type Clock, formatE18, formatUsdc, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type WheelCycle, wheelCycles } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
@@ -18,10 +18,6 @@ export interface WheelCyclesOptions {
   clock?: Clock
 }
 
-const usdc = (v: bigint) => fromBaseUnits(v, 6)
-const e18 = (v: bigint | null) => (v === null ? null : fromBaseUnits(v, 18))
-const bps = (v: bigint | null) => (v === null ? null : Number(v))
-
 function cycleBody(c: WheelCycle) {
   return {
     positionId: c.positionId,
@@ -29,17 +25,17 @@ function cycleBody(c: WheelCycle) {
     side: c.side,
     state: c.state,
     instrument: c.instrument,
-    strike: e18(c.strikeE18),
+    strike: formatE18(c.strikeE18),
     expiry: c.expirySec === null ? null : new Date(c.expirySec * 1000).toISOString(),
-    size: fromBaseUnits(c.sizeE18, 18),
+    size: formatE18(c.sizeE18),
     outcome: c.outcome,
-    premium: usdc(c.premium),
-    exchangeFees: usdc(c.exchangeFee),
-    platformFee: usdc(c.platformFee),
-    settlementCost: usdc(c.settlementCost),
-    closeCost: usdc(c.closeCost),
-    net: usdc(c.net),
-    cumulativeNet: usdc(c.cumulativeNet),
+    premium: formatUsdc(c.premium),
+    exchangeFees: formatUsdc(c.exchangeFee),
+    platformFee: formatUsdc(c.platformFee),
+    settlementCost: formatUsdc(c.settlementCost),
+    closeCost: formatUsdc(c.closeCost),
+    net: formatUsdc(c.net),
+    cumulativeNet: formatUsdc(c.cumulativeNet),
     createdAt: c.createdAt.toISOString(),
     closedAt: c.closedAt?.toISOString() ?? null,
   }
@@ -80,15 +76,15 @@ export default async function wheelCyclesRoutes(app: FastifyInstance, opts: Whee
         wheelId: w.wheelId,
         asset: w.asset,
         state: w.state,
-        startAmount: usdc(w.startAmount),
+        startAmount: formatUsdc(w.startAmount),
         cycles: w.cycles.length,
-        cumulativeNet: usdc(w.cumulativeNet),
-        wheelReturnBps: bps(w.versusHold.wheelReturnBps),
+        cumulativeNet: formatUsdc(w.cumulativeNet),
+        wheelReturnBps: bpsToNumber(w.versusHold.wheelReturnBps),
         hold: {
-          startIndex: e18(w.startIndexE18),
-          index: e18(w.indexE18),
-          value: w.versusHold.holdValue === null ? null : usdc(w.versusHold.holdValue),
-          returnBps: bps(w.versusHold.holdReturnBps),
+          startIndex: formatE18(w.startIndexE18),
+          index: formatE18(w.indexE18),
+          value: formatUsdc(w.versusHold.holdValue),
+          returnBps: bpsToNumber(w.versusHold.holdReturnBps),
         },
         items: page.map(cycleBody),
         nextCursor:

@@ -1,0 +1,155 @@
+/**
+ * What each process reads of the environment: the API (ApiConfig, API_ENV_NAMES, and what it must
+ * not hold) and the worker (Config, every variable). env.ts builds them.
+ */
+import type { TrustProxy } from './env-checks'
+import type { EnvName, FeeSharePolicy, NODE_ENVS, ReconcileMode } from './env-spec'
+
+/**
+ * What the API reads (loadApiConfig): no private key, no mnemonic. The worker's Config satisfies
+ * it, so tests build the server from `loadConfig(testEnv())`.
+ */
+export interface ApiConfig {
+  readonly nodeEnv: (typeof NODE_ENVS)[number]
+  readonly host: string
+  readonly port: number
+  readonly logLevel: string
+  readonly tradingProfile: string
+  readonly databaseUrl: string
+  readonly cacheUrl: string
+  /** the exchange's HTTP API; its chain id, under which the local run's one node serves every chain */
+  readonly exchange: { readonly httpUrl: string; readonly chainId: number }
+  /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
+  readonly usdcAddressLocal: `0x${string}` | undefined
+  readonly platformFeeRate: string
+  /** MAX_FEE_SHARE_BPS and FEE_SHARE_POLICY (docs/trading.md "Economics") */
+  readonly feeShare: { readonly maxBps: number; readonly policy: FeeSharePolicy }
+  readonly webOrigins: readonly string[]
+  readonly jwtSecret: string
+  readonly siweDomain: string
+  readonly webhookSecret: string
+  readonly withdrawal: {
+    readonly minUsd: string
+    readonly maxUsd: string
+    readonly stuckMinutes: number
+    /** PLATFORM_STOP_WITHDRAWAL_MAX_USD: the largest withdrawal accepted while the platform is stopped */
+    readonly stoppedMaxUsd: string
+  }
+  readonly rpcUrls: {
+    readonly ethereum: string
+    readonly optimism: string
+    readonly base: string
+    readonly arbitrum: string
+  }
+  readonly preConvertLeadMinutes: number
+  readonly conversionFastTickSeconds: number
+  readonly conversionStuckMinutes: number
+  readonly wheelEnabled: boolean
+  readonly adminPassword: string | undefined
+  /** BULL_BOARD_READ_ONLY: Bull Board shows jobs but cannot act on them */
+  readonly bullBoardReadOnly: boolean
+  /** the operator desk's listener (ADMIN_HOST, ADMIN_PORT); undefined: not served */
+  readonly adminListener: { readonly host: string; readonly port: number } | undefined
+  readonly authRateLimitPerMinute: number
+  /** the xpub of m/44'/60'/0' (DEPOSIT_XPUB; in the worker's Config, its mnemonic's) */
+  readonly depositXpub: string
+  /** TRUST_PROXY, as Fastify's trustProxy takes it; false = the socket's address is the client's */
+  readonly trustProxy: TrustProxy
+  /** API_PROCESSES resolved: the number of processes sharing PORT (1: no cluster) */
+  readonly apiProcesses: number
+  /** CONSOLE_DIR, an absolute path: the built web console served under /console/; undefined: not served */
+  readonly consoleDir: string | undefined
+}
+
+/** The variables the API reads: spec 8.3's less every key, the mnemonic and what only the worker uses. */
+export const API_ENV_NAMES = [
+  'NODE_ENV',
+  'PORT',
+  'TRADING_PROFILE',
+  'DATABASE_URL',
+  'CACHE_URL',
+  'EXCHANGE_HTTP_URL',
+  'EXCHANGE_CHAIN_ID',
+  'USDC_ADDRESS_LOCAL',
+  'PLATFORM_FEE_RATE',
+  'MAX_FEE_SHARE_BPS',
+  'FEE_SHARE_POLICY',
+  'WEB_ORIGIN',
+  'JWT_SECRET',
+  'SIWE_DOMAIN',
+  'WEBHOOK_SECRET',
+  'WITHDRAWAL_MIN_USD',
+  'WITHDRAWAL_MAX_USD',
+  'WITHDRAWAL_STUCK_MINUTES',
+  'RPC_URL_ETHEREUM',
+  'RPC_URL_OPTIMISM',
+  'RPC_URL_BASE',
+  'RPC_URL_ARBITRUM',
+  'PRE_CONVERT_LEAD_MINUTES',
+  'CONVERSION_FAST_TICK_SECONDS',
+  'CONVERSION_STUCK_MINUTES',
+  'WHEEL_ENABLED',
+  'HOST',
+  'LOG_LEVEL',
+  'ADMIN_PASSWORD',
+  'ADMIN_PORT',
+  'ADMIN_HOST',
+  'BULL_BOARD_READ_ONLY',
+  'AUTH_RATE_LIMIT_PER_MINUTE',
+  'DEPOSIT_XPUB',
+  'TRUST_PROXY',
+  'PLATFORM_STOP_WITHDRAWAL_MAX_USD',
+  'API_PROCESSES',
+  'CONSOLE_DIR',
+] as const satisfies readonly EnvName[]
+
+/**
+ * What the API must not hold: every signing key, the mnemonic, and the schema owner's database URL
+ * (read by `pnpm db:migrate` only). Refused by loadApiConfig when NODE_ENV=production.
+ */
+export const API_FORBIDDEN_ENV_NAMES = [
+  'MASTER_PRIVATE_KEY',
+  'SESSION_PRIVATE_KEY',
+  'GAS_WALLET_PRIVATE_KEY',
+  'SWAP_WALLET_PRIVATE_KEY',
+  'MASTER_MNEMONIC',
+  'DATABASE_OWNER_URL',
+] as const
+
+export interface Config extends ApiConfig {
+  readonly exchange: {
+    readonly httpUrl: string
+    readonly wsUrl: string
+    readonly chainRpcUrl: string
+    readonly chainId: number
+    readonly walletAddress: `0x${string}`
+    /** EXCHANGE_PROTOCOL */
+    readonly protocol: 'v2' | 'v3'
+  }
+  readonly keys: {
+    readonly masterPrivateKey: `0x${string}`
+    readonly sessionPrivateKey: `0x${string}`
+    readonly gasWalletPrivateKey: `0x${string}`
+    readonly swapWalletPrivateKey: `0x${string}`
+    readonly masterMnemonic: string
+  }
+  readonly reconcileEpsilon: string
+  readonly reconcileMode: ReconcileMode
+  /** docs/solvency.md "Continuous solvency" */
+  readonly solvency: {
+    readonly everyMs: number
+    /** a deficit raises the platform stop */
+    readonly stopOnDeficit: boolean
+  }
+  readonly alert: { readonly botToken: string; readonly chatId: string } | undefined
+  readonly workerQueues: readonly string[]
+  /** WORKER_CONCURRENCY: jobs at once per queue name (queues not named take the runtime's default) */
+  readonly workerConcurrency: Readonly<Record<string, number>>
+  /** WORKER_CLOCK: `exchange` only in the local run and tests */
+  readonly workerClock: 'system' | 'exchange'
+  /** BRIDGE_RETAIN_USDC: USDC kept in each hot wallet, in base units (6 decimals) */
+  readonly bridgeRetainUsdcBaseUnits: bigint
+  /** the local swap venue (SWAP_POOL_ADDRESS_LOCAL, WETH_ADDRESS_LOCAL); refused in production */
+  readonly swapLocal: { readonly pool: `0x${string}`; readonly weth: `0x${string}` } | undefined
+  readonly swapChain: 'ethereum' | 'optimism' | 'base' | 'arbitrum'
+}
