@@ -19,5 +19,11 @@ export type * from './protocol/types'
 export * as deriveV3 from './protocol/v3/index'
 export type { SimControl } from './simulator/control'
 export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } from './simulator/server'
-export { DeriveV3Client, type TransferSpotRequest, V3UnsupportedError } from './v3/client'
+export {
+  DeriveV3Client,
+  type DeriveV3ClientOptions,
+  type TransferSpotRequest,
+  V3UnsupportedError,
+  type WithdrawL1Request,
+} from './v3/client'
 export { createDeriveClient, type ExchangeProtocol } from './v3/factory'
