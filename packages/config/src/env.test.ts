@@ -230,8 +230,20 @@ describe('WORKER_CLOCK (the local run and tests)', () => {
 describe('EXCHANGE_PROTOCOL (docs/exchange.md)', () => {
   it('is v2 by default; v3 switches the worker to the v3 client; anything else is refused', () => {
     expect(loadConfig(VALID).exchange.protocol).toBe('v2')
-    expect(loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3' }).exchange.protocol).toBe('v3')
+    const v3 = { ...VALID, EXCHANGE_PROTOCOL: 'v3', EXCHANGE_FUNDING_SUBACCOUNT_ID: '10001' }
+    expect(loadConfig(v3).exchange).toMatchObject({ protocol: 'v3', fundingSubaccountId: 10_001 })
     expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v4' })).toThrow(/EXCHANGE_PROTOCOL/)
+  })
+
+  it('v3 needs the funding subaccount (EXCHANGE_FUNDING_SUBACCOUNT_ID, docs/exchange-v3.md); v2 does not read it', () => {
+    expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3' })).toThrow(
+      /EXCHANGE_FUNDING_SUBACCOUNT_ID: is required when EXCHANGE_PROTOCOL=v3/,
+    )
+    for (const bad of ['0', '-1', '1.5', 'abc'])
+      expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3', EXCHANGE_FUNDING_SUBACCOUNT_ID: bad })).toThrow(
+        /EXCHANGE_FUNDING_SUBACCOUNT_ID/,
+      )
+    expect(loadConfig(VALID).exchange.fundingSubaccountId).toBeUndefined()
   })
 })
 

@@ -8,7 +8,9 @@ import { getAddress } from 'viem'
 import {
   address,
   type Check,
+  compareDecimal,
   DECIMAL,
+  deepFreeze,
   INT,
   MAX_API_PROCESSES,
   parseTrustProxy,
@@ -147,6 +149,11 @@ export const ENV_SPEC = {
    * (docs/exchange.md, docs/exchange-v3.md "What the client does on v3")
    */
   EXCHANGE_PROTOCOL: { schema: Type.Union([Type.Literal('v2'), Type.Literal('v3')]), default: 'v2' },
+  /**
+   * required with EXCHANGE_PROTOCOL=v3, unused on v2: the platform's own Derive subaccount that holds its exchange
+   * funds (v2's Derive Wallet); fundings leave it, releases and fees return to it (docs/exchange-v3.md "Movements on v3")
+   */
+  EXCHANGE_FUNDING_SUBACCOUNT_ID: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
   /**
    * the extended public key of m/44'/60'/0' (BIP-32 xpub) that deposit addresses m/44'/60'/0'/0/{i}
    * derive from: required by the API, which holds no mnemonic; optional for the worker, which then
@@ -359,6 +366,8 @@ export interface Config extends ApiConfig {
     readonly walletAddress: `0x${string}`
     /** EXCHANGE_PROTOCOL */
     readonly protocol: 'v2' | 'v3'
+    /** EXCHANGE_FUNDING_SUBACCOUNT_ID (v3) */
+    readonly fundingSubaccountId: number | undefined
   }
   readonly keys: {
     readonly masterPrivateKey: `0x${string}`
@@ -414,6 +423,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const problems: Problem[] = []
   const v = readVars(env, Object.keys(ENV_SPEC) as EnvName[], problems)
   crossCheck(v, problems)
+  if (v.EXCHANGE_PROTOCOL === 'v3' && v.EXCHANGE_FUNDING_SUBACCOUNT_ID === undefined)
+    problems.push({ name: 'EXCHANGE_FUNDING_SUBACCOUNT_ID', reason: 'is required when EXCHANGE_PROTOCOL=v3' })
   // the worker's own deposit account; DEPOSIT_XPUB, when set, must be it: a different one would make
   // the API show users addresses nobody can sweep
   const mnemonic = v.MASTER_MNEMONIC === undefined ? undefined : normaliseMnemonic(v.MASTER_MNEMONIC)
@@ -438,6 +449,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       chainId: Number(s('EXCHANGE_CHAIN_ID')),
       walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
       protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
+      fundingSubaccountId: v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
     },
     keys: {
       masterPrivateKey: hex('MASTER_PRIVATE_KEY'),
@@ -655,23 +667,6 @@ function describeSchemaFailure(schema: TSchema): string {
 function usdcBaseUnits(v: string): bigint {
   const [int = '0', frac = ''] = v.split('.')
   return BigInt(int) * 1_000_000n + BigInt(frac.padEnd(6, '0') || '0')
-}
-
-function compareDecimal(a: string, b: string): number {
-  const [ai = '', af = ''] = a.split('.')
-  const [bi = '', bf = ''] = b.split('.')
-  const len = Math.max(af.length, bf.length)
-  const x = BigInt(ai + af.padEnd(len, '0'))
-  const y = BigInt(bi + bf.padEnd(len, '0'))
-  return x < y ? -1 : x > y ? 1 : 0
-}
-
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === 'object') {
-    for (const val of Object.values(o)) deepFreeze(val)
-    Object.freeze(o)
-  }
-  return o
 }
 
 /**
