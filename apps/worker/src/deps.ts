@@ -78,13 +78,17 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
         select hd_index from deposit_addresses where address = ${getAddress(from)}`
     return row ? keyring.signer(row.hd_index).account : undefined
   }
-  // EXCHANGE_PROTOCOL picks the Derive API (docs/exchange.md); both clients share one surface
+  // EXCHANGE_PROTOCOL picks the Derive API (docs/exchange.md); both clients share one surface. On
+  // v3 the movements go through the platform's funding subaccount (docs/exchange-v3.md)
   const exchange = createDeriveClient(config.exchange.protocol, {
     httpUrl: config.exchange.httpUrl,
     wsUrl: config.exchange.wsUrl,
     wallet: config.exchange.walletAddress,
     sessionKey: config.keys.sessionPrivateKey,
     chainId: config.exchange.chainId,
+    ...(config.exchange.fundingSubaccountId !== undefined && {
+      fundingSubaccountId: config.exchange.fundingSubaccountId,
+    }),
     clock,
     ...(o.exchangeLogger && { logger: o.exchangeLogger }),
   })

@@ -6,8 +6,9 @@
  */
 import { type RunningSimulator, startDeriveSimulator, watchL1Deposits } from '@wh/exchange'
 import { balanceOf, ownTxKey, platformHot } from '@wh/ledger'
-import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
+import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
 import {
+  type BridgeAdapter,
   BridgeUnavailableError,
   type ChainClients,
   DeriveV3DepositAdapter,
@@ -22,7 +23,7 @@ import { type Address, createPublicClient, createWalletClient, getAddress, type 
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { runBridge } from '../src/jobs/bridge/bridge'
+import { bridgeAdapterFor, runBridge } from '../src/jobs/bridge/bridge'
 import type { WorkerDeps } from '../src/ticks'
 
 const silent = { info() {}, warn() {} }
@@ -31,7 +32,6 @@ const E12 = 10n ** 12n
 const CHAIN = 'ethereum'
 /** the L1 and the v3 signing domain share this id, as Ethereum (1) or Sepolia do */
 const L1_CHAIN_ID = 11_155_111
-const APPROVE_AT_LEAST = USDC(1_000)
 
 describe('v3 money in: the bridge tick deposits on L1 into the funding subaccount, credited once final', () => {
   let chain: RunningChain
@@ -44,7 +44,7 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
   let manager: Address
   let usdcAsset: Address
   let fundingSubaccount: number
-  let adapter: DeriveV3DepositAdapter
+  let adapter: BridgeAdapter
   let watcher: ReturnType<typeof watchL1Deposits>
   const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
 
@@ -86,9 +86,31 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
     )
     manager = await deployTestOnchainActionManager(walletClient, publicClient, [{ asset: usdcAsset, token: usdc }])
 
+    // the platform's funding subaccount: opened by a first deposit for the owner (v3 has no create call)
+    const owner = getAddress(testEnv().EXCHANGE_WALLET_ADDRESS as string)
+    watcher = watchL1Deposits(sim.engine, { rpcUrl: chain.rpcUrl, manager, confirmations: 1, pollMs: 0 })
+    const deployerWrite = async (address: Address, abi: unknown, fn: string, args: unknown[]) => {
+      const hash = await walletClient.writeContract({ address, abi, functionName: fn, args, chain: null } as never)
+      expect((await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe('success')
+    }
+    await deployerWrite(usdc, testUsdcAbi, 'mint', [deployer.address, USDC(1)])
+    await deployerWrite(usdc, testUsdcAbi, 'approve', [manager, USDC(1)])
+    await deployerWrite(manager, testOnchainActionManagerAbi, 'depositToNewSubaccount', [usdcAsset, USDC(1), 1, owner])
+    await publicClient.request({ method: 'anvil_mine' as never, params: ['0x1'] as never })
+    expect(await watcher.poll()).toBe(1)
+    const opened = [...sim.engine.subaccounts.values()].filter((s) => s.wallet === owner && s.label !== 'fallback')
+    fundingSubaccount = opened[0]?.id ?? 0
+    expect(creditedUsdc()).toBe(USDC(1) * E12)
+
+    // the worker's configuration on v3: the bridge adapter is the deployment's (bridgeAdapterFor)
     ctx = await integrationContext({
       RPC_URL_ETHEREUM: chain.rpcUrl,
       EXCHANGE_CHAIN_ID: String(L1_CHAIN_ID),
+      EXCHANGE_PROTOCOL: 'v3',
+      EXCHANGE_HTTP_URL: sim.v3HttpUrl,
+      EXCHANGE_WS_URL: sim.v3WsUrl,
+      EXCHANGE_FUNDING_SUBACCOUNT_ID: String(fundingSubaccount),
+      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: manager,
       BRIDGE_RETAIN_USDC: '100',
     })
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
@@ -98,27 +120,7 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
       { chains: { [CHAIN]: { chainId: L1_CHAIN_ID, usdc, confirmations: 0 } } },
     )
     clients = deps.clients.get(CHAIN) as ChainClients
-
-    // the platform's funding subaccount: opened by a first deposit for the owner (v3 has no create call)
-    watcher = watchL1Deposits(sim.engine, { rpcUrl: chain.rpcUrl, manager, confirmations: 1, pollMs: 0 })
-    await write(usdc, testUsdcAbi, 'mint', [deployer.address, USDC(1)])
-    await write(usdc, testUsdcAbi, 'approve', [manager, USDC(1)])
-    await write(manager, testOnchainActionManagerAbi, 'depositToNewSubaccount', [usdcAsset, USDC(1), 1, owner()])
-    await publicClient.request({ method: 'anvil_mine' as never, params: ['0x1'] as never })
-    expect(await watcher.poll()).toBe(1)
-    const opened = [...sim.engine.subaccounts.values()].filter((s) => s.wallet === owner() && s.label !== 'fallback')
-    fundingSubaccount = opened[0]?.id ?? 0
-    expect(creditedUsdc()).toBe(USDC(1) * E12)
-
-    adapter = new DeriveV3DepositAdapter({
-      outbox: { sql: deps.sql, clients: deps.clients, registry: deps.registry },
-      manager,
-      usdcAsset: async () => usdcAsset,
-      fundingSubaccountId: BigInt(fundingSubaccount),
-      owner: owner(),
-      exchangeChainId: ctx.config.exchange.chainId,
-      approveAtLeastBaseUnits: APPROVE_AT_LEAST,
-    })
+    adapter = bridgeAdapterFor(deps)
   }, 60_000)
   afterAll(async () => {
     await watcher?.stop()
@@ -128,7 +130,8 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
     await chain?.stop()
   })
 
-  it('deposits only from the L1 the exchange signs for: another chain is refused, never guessed', () => {
+  it('on v3 the deployment deposits on L1, and only from the L1 the exchange signs for: another chain is refused, never guessed', () => {
+    expect(adapter.name).toBe('derive-v3-l1')
     expect(() => adapter.assertReady(CHAIN)).not.toThrow()
     const elsewhere = new DeriveV3DepositAdapter({
       outbox: { sql: deps.sql, clients: deps.clients, registry: deps.registry },

@@ -3,7 +3,8 @@
  * HTTP, a real Postgres and Redis: the exchange's hourly interest and perp funding become one
  * `interest_accrued` / `funding_paid` per subaccount, type and complete hour; re-runs add nothing;
  * an hour is recorded only once it is complete; an entry written late into a recorded hour is
- * reported, never recorded twice. The tests run in order on one simulator and its manual clock.
+ * reported, never recorded twice. The tests run in order on one simulator and its manual clock,
+ * once per protocol (PROTOCOLS: v3 reads the same engine's histories in v3's shapes).
  */
 import { accrualKey, balanceOf, userIncome, userSub } from '@wh/ledger'
 import type { Job } from 'bullmq'
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ACCRUAL_SETTLE_MS, type AccrualsSummary, accrualsTick, runAccruals } from '../src/jobs/exchange/accruals'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, HOUR, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
+import { PROTOCOLS } from './fixtures/exchange-stack'
 
 const START = Date.UTC(2026, 0, 5, 0, 30) // half past midnight: hour ticks at 01:00, 02:00, …
 const at = (h: number, m = 0) => Date.UTC(2026, 0, 5, h, m)
@@ -31,7 +33,7 @@ const e18 = (decimal: string) => {
   return decimal.startsWith('-') ? -v : v
 }
 
-describe('accruals tick against the simulator', () => {
+describe.each(PROTOCOLS)('accruals tick against the simulator (%s)', (protocol) => {
   let stack: AccountingStack
   let a: OpenedSubaccount // cash only: interest
   let b: OpenedSubaccount // cash and a long ETH perp: interest and funding
@@ -39,7 +41,7 @@ describe('accruals tick against the simulator', () => {
   const log = { info() {}, warn: (obj: object, msg?: string) => void warnings.push({ obj, msg }) }
 
   beforeAll(async () => {
-    stack = await startAccountingStack({ startMs: START })
+    stack = await startAccountingStack({ startMs: START, protocol })
     a = await stack.openSubaccount({ asset: 'ETH', usdc: '10000' })
     b = await stack.openSubaccount({ asset: 'BTC', usdc: '5000' })
     const ask = (await stack.deps.exchange.getTicker('ETH-PERP')).best_ask_price

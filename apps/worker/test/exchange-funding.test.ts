@@ -2,12 +2,13 @@
  * The funding tick against the Derive simulator over real HTTP, a real Postgres and Redis: a
  * reserved funding becomes a signed, stored, sent and settled deposit (create_subaccount the first
  * time), recorded once as subaccount_funded; failures release the reservation; a worker killed
- * mid-funding and restarted funds exactly once.
+ * mid-funding and restarted funds exactly once. Under both protocols (PROTOCOLS): on v3 the movements
+ * are transfer_spot with the platform's funding subaccount (docs/exchange-v3.md "Movements on v3").
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import type { DeriveClient, RunningSimulator } from '@wh/exchange'
+import { type DeriveClient, type RunningSimulator, toE18 } from '@wh/exchange'
 import { balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
 import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
@@ -18,13 +19,13 @@ import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
 import { LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, PROTOCOLS, silent, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const ETH = (n: number) => BigInt(n) * 10n ** 18n
-const REDIS_PREFIX = `fund-test-${randomUUID()}:`
 
-describe('funding tick against the simulator', () => {
+describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) => {
+  const REDIS_PREFIX = `fund-test-${randomUUID()}-${protocol}:`
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let redis: Redis
@@ -37,6 +38,7 @@ describe('funding tick against the simulator', () => {
   beforeAll(async () => {
     // the wall clock: the crash test's child process signs with its own system clock
     stack = await startExchangeStack({
+      protocol,
       sim: { clock: 'wall' },
       wallet: { USDC: '1000000', ETH: '1' },
       redisPrefix: REDIS_PREFIX,
@@ -115,11 +117,11 @@ describe('funding tick against the simulator', () => {
     expect(await depositsAt(sub)).toHaveLength(2)
 
     const events = await eventCount()
-    const walletUsdc = sim.control.walletBalance(ctx.config.exchange.walletAddress, 'USDC')
+    const walletUsdc = stack.platform.balance('USDC')
     expect(await runTick()).toMatchObject({ funded: 0, failed: 0, pending: 0 })
     expect(await runTick()).toMatchObject({ funded: 0, failed: 0, pending: 0 })
     expect(await eventCount()).toBe(events)
-    expect(sim.control.walletBalance(ctx.config.exchange.walletAddress, 'USDC')).toBe(walletUsdc)
+    expect(stack.platform.balance('USDC')).toBe(walletUsdc)
     expect(await depositsAt(sub)).toHaveLength(2)
   })
 
@@ -151,7 +153,7 @@ describe('funding tick against the simulator', () => {
     expect(await freeBalance(sql(), userId, 'ETH')).toBe(ETH(5)) // still reserved
     expect(await runTick()).toMatchObject({ held: 1 })
     // the bridge brings the money over: the next run signs afresh and it lands
-    sim.control.fundWallet(stack.ctx.config.exchange.walletAddress, 'ETH', '5')
+    stack.platform.fund('ETH', '5')
     expect(await runTick()).toMatchObject({ funded: 1 })
     expect(await transfer(r.transferId)).toMatchObject({ state: 'funded' })
   })
@@ -179,7 +181,7 @@ describe('funding tick against the simulator', () => {
   it('a transport failure leaves the row for the next run; the retry sends the same stored action once', async () => {
     const userId = await userWith('USDC', USDC(100))
     const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'USDC', amount: USDC(10) })
-    sim.control.failNext({ method: 'private/create_subaccount', httpStatus: 503 })
+    sim.control.failNext({ method: stack.platform.method('create_subaccount'), httpStatus: 503 })
     expect(await runTick()).toMatchObject({ funded: 0, failed: 0, pending: 1 })
     const stored = await transfer(r.transferId)
     expect(stored?.state).toBe('submitted')
@@ -280,6 +282,32 @@ describe('funding tick against the simulator', () => {
     expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(90))
     expect((await exchange.getSubaccounts()).subaccount_ids).toHaveLength(before + 1)
   })
+
+  it.runIf(protocol === 'v3')(
+    'v3: a creation the exchange would charge a fee for fails in its batch; the reservation is released, nothing is credited short',
+    async () => {
+      const userId = await userWith('USDC', USDC(80))
+      const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(80) })
+      const platformBefore = stack.platform.balance('USDC')
+      const subaccountsBefore = (await exchange.getSubaccounts()).subaccount_ids
+      alerts.length = 0
+      sim.engine.subaccountCreationFeeE18 = toE18('1') // what derive-ts says Derive charges; the client caps at 0
+      try {
+        expect(await runTick()).toMatchObject({ funded: 0, failed: 1 })
+      } finally {
+        sim.engine.subaccountCreationFeeE18 = 0n
+      }
+      const row = await transfer(r.transferId)
+      expect(row).toMatchObject({ state: 'failed', method: 'create_subaccount' })
+      expect(row?.reason).toMatch(/reverted/)
+      expect(await exchangeIdOf(r.subaccountRowId)).toBeNull()
+      expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(80))
+      expect(await eventCount(userId)).toBe(1) // the deposit only: no subaccount_funded
+      expect((await exchange.getSubaccounts()).subaccount_ids).toEqual(subaccountsBefore)
+      expect(stack.platform.balance('USDC')).toBe(platformBefore)
+      expect(alerts.map((a) => a.fields)).toEqual([expect.objectContaining({ transferId: r.transferId })])
+    },
+  )
 
   // last: it moves the simulator's clock past the signature's life
   it('stored but never sent, found after its signature expired: the row fails and the reservation is released', async () => {

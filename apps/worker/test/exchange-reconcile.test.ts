@@ -5,7 +5,7 @@
  * records nothing, and in `enforce` mode records an adjustment and a stop and stops the subaccount;
  * re-runs deduplicate; a different divergence leaves a second pair; the ops CLI clears the stop;
  * a transfer in flight is not compared; the cycle lock makes a concurrent run skip.
- * The tests run in order on one simulator and its manual clock.
+ * The tests run in order on one simulator and its manual clock, once per protocol (PROTOCOLS).
  */
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -28,6 +28,7 @@ import { EXCHANGE_CYCLE_LOCK, withCycleLock } from '../src/jobs/exchange/cycle-l
 import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/exchange/reconcile'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
+import { PROTOCOLS } from './fixtures/exchange-stack'
 
 const START = Date.UTC(2026, 0, 5, 0, 30)
 const at = (h: number, m = 0) => Date.UTC(2026, 0, 5, h, m)
@@ -57,13 +58,13 @@ function runCli(
   })
 }
 
-describe('reconciliation against the simulator', () => {
+describe.each(PROTOCOLS)('reconciliation against the simulator (%s)', (protocol) => {
   let stack: AccountingStack
   let c: OpenedSubaccount // a million USDC: an hour of interest (~5.7 USDC) is far above epsilon
   let d: OpenedSubaccount
 
   beforeAll(async () => {
-    stack = await startAccountingStack({ startMs: START })
+    stack = await startAccountingStack({ startMs: START, protocol })
     c = await stack.openSubaccount({ asset: 'ETH', usdc: '1000000' })
     d = await stack.openSubaccount({ asset: 'BTC', usdc: '2500' })
   })

@@ -2,7 +2,8 @@
  * The release tick against the Derive simulator over real HTTP, a real Postgres and Redis: a
  * release waits (saying why) while the subaccount has open positions or orders or the exchange
  * holds less than the journal, then withdraws one leg per currency and records
- * subaccount_released into transit, once per leg.
+ * subaccount_released into transit, once per leg. Under both protocols (PROTOCOLS; on v3 a leg is a
+ * transfer_spot back to the funding subaccount).
  */
 import { randomUUID } from 'node:crypto'
 import { type DeriveClient, type RunningSimulator, toE18 } from '@wh/exchange'
@@ -14,12 +15,12 @@ import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
 import { processOpenReleases, type ReleaseSummary, releaseTick } from '../src/jobs/exchange/release'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, PROTOCOLS, silent, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const ETH_HALF = 5n * 10n ** 17n
 
-describe('release tick against the simulator', () => {
+describe.each(PROTOCOLS)('release tick against the simulator (%s)', (protocol) => {
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let deps: WorkerDeps
@@ -29,7 +30,7 @@ describe('release tick against the simulator', () => {
   let stack: ExchangeStack
 
   beforeAll(async () => {
-    stack = await startExchangeStack({ sim: {}, wallet: { USDC: '1000000', ETH: '10' } })
+    stack = await startExchangeStack({ protocol, sim: {}, wallet: { USDC: '1000000', ETH: '10' } })
     ;({ sim, ctx, deps } = stack)
     _alerts = stack.alerts
     exchange = deps.exchange
@@ -165,7 +166,7 @@ describe('release tick against the simulator', () => {
   it('one leg per currency; a margin refusal makes the release wait with the reason, the next run withdraws the rest', async () => {
     const { userId, subRow, sub } = await fundedUser(USDC(300), ETH_HALF)
     const id = await requestRelease(userId, subRow)
-    sim.control.failNext({ method: 'private/withdraw', code: 11000 })
+    sim.control.failNext({ method: stack.platform.method('withdraw'), code: 11000 })
     expect(await release()).toMatchObject({ waiting: 1 })
     const first = await legs(id)
     expect(first.map((l) => [l.currency, l.state])).toEqual(
@@ -193,6 +194,21 @@ describe('release tick against the simulator', () => {
     expect(await balanceOf(sql(), userTransit(userId), 'USDC')).toBe(USDC(400))
     expect(await collateral(sub, 'ETH')).toBe('0')
     expect(await eventsOf(userId, 'subaccount_released')).toHaveLength(2)
+  })
+
+  it('the legs of a round go out in signing order: two legs land in one run (v3 takes a sender its transfer nonces only increasing)', async () => {
+    // the legs' ids are random: six releases leave a chance of 1 in 64 that id order happens to be signing order
+    for (let i = 0; i < 6; i++) {
+      const { userId, subRow, sub } = await fundedUser(USDC(120), ETH_HALF)
+      const id = await requestRelease(userId, subRow)
+      expect(await release()).toMatchObject({ released: 1, waiting: 0, withdrawing: 0 })
+      expect((await legs(id)).map((l) => [l.currency, l.state]).sort()).toEqual([
+        ['ETH', 'released'],
+        ['USDC', 'released'],
+      ])
+      expect(await collateral(sub, 'ETH')).toBe('0')
+      expect(await balanceOf(sql(), userTransit(userId), 'ETH')).toBe(ETH_HALF)
+    }
   })
 
   it('a run that dies after storing the signed legs: the next run sends those same legs once', async () => {

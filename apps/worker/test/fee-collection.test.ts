@@ -4,6 +4,7 @@
  * platform's exchange wallet exactly once (the wallet's balance at the simulator), the fills are
  * marked collected, a re-run sends nothing, reconciliation still agrees; a refused withdrawal
  * releases the fills for a later run; a worker dying after storing the withdrawal sends it once.
+ * Under both protocols (PROTOCOLS): on v3 the platform's funds are its funding subaccount's.
  */
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
@@ -18,12 +19,12 @@ import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { ticks } from '../src/jobs/index'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, PROTOCOLS, silent, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
 
-describe('platform fee collection against the simulator', () => {
+describe.each(PROTOCOLS)('platform fee collection against the simulator (%s)', (protocol) => {
   let stack: ExchangeStack
   let sim: RunningSimulator
   let deps: WorkerDeps
@@ -33,6 +34,7 @@ describe('platform fee collection against the simulator', () => {
 
   beforeAll(async () => {
     stack = await startExchangeStack({
+      protocol,
       sim: { startMs: START },
       env: { TRADING_PROFILE: 'balanced', PLATFORM_FEE_RATE: '0.1' },
     })
@@ -44,7 +46,8 @@ describe('platform fee collection against the simulator', () => {
 
   const sql = () => stack.sql
   const collect = () => runFeeCollection({ ...deps, redis, log: silent })
-  const wallet = () => toBaseUnits(sim.control.walletBalance(deps.config.exchange.walletAddress, 'USDC'), 6, 'exact')
+  /** the platform's USDC at the exchange: the wallet (v2), the funding subaccount less its interest (v3) */
+  const wallet = () => toBaseUnits(stack.platform.balance('USDC'), 6, 'exact')
   const feeRows = async (subRow: string) =>
     sql()<{ id: string; state: string; amount: string; method: string; reason: string | null }[]>`
       select id, state, amount::text, method, reason from subaccount_transfers
@@ -131,7 +134,7 @@ describe('platform fee collection against the simulator', () => {
     const { userId, subRow, exchangeId } = await soldPut(USDC(4_000))
     const fees = await uncollected(subRow)
     const before = wallet()
-    sim.control.failNext({ method: 'private/withdraw', code: 11000 })
+    sim.control.failNext({ method: stack.platform.method('withdraw'), code: 11000 })
     expect(await collect()).toMatchObject({ started: 1, failed: 1, collected: 0 })
     const [failed] = await feeRows(subRow)
     expect(failed?.state).toBe('failed')

@@ -3,7 +3,8 @@
  * real DeriveClient), a real Postgres and a real Redis: one holder per deployment, throttled
  * updates with per-asset sequence numbers, the latest update cached, candles written in batches,
  * a standby taking over with the sequence continuing, a fenced-out ex-holder, and the options of
- * live positions followed while they are live.
+ * live positions followed while they are live. Under both protocols (PROTOCOLS): v2's `ticker.*`
+ * channels, v3's `ticker_slim.*` through the v3 client.
  */
 import { randomUUID } from 'node:crypto'
 import { parseInstrumentName, type RunningSimulator, startDeriveSimulator, toE18 } from '@wh/exchange'
@@ -24,6 +25,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { buildWorkerDeps } from '../src/deps'
 import { startWorkerPriceFeed } from '../src/feeds/prices'
 import type { WorkerDeps } from '../src/ticks'
+import { assertProtocol, PROTOCOLS, platformFunds } from './fixtures/exchange-stack'
 
 const silent = process.env.DEBUG_FEED
   ? { info() {}, warn: (o: object, m?: string) => console.warn(m, o) }
@@ -58,7 +60,7 @@ async function listen(url: string, names: MarketNames, asset: string) {
   return { got, close: () => sub.disconnect() }
 }
 
-describe('price feed (worker) against the simulator', () => {
+describe.each(PROTOCOLS)('price feed (worker) against the simulator (%s)', (protocol) => {
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let redis: Redis
@@ -67,13 +69,15 @@ describe('price feed (worker) against the simulator', () => {
 
   beforeAll(async () => {
     sim = await startDeriveSimulator({ chainId: 901, startMs: START })
-    ctx = await integrationContext({ EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl })
+    // v2: `ticker.{name}.{ms}` on /ws; v3: `ticker_slim.{name}.{ms}` on /v3/ws (the worker's client picks)
+    ctx = await integrationContext(platformFunds(sim, protocol, { USDC: '1000' }).env)
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     deps = buildWorkerDeps(
       ctx.config,
       { sql: ctx.database.sql, redis, log: silent },
       { clock: { now: () => new Date(sim.control.nowMs()) } },
     )
+    assertProtocol(deps.exchange, protocol)
   })
   // one feed at a time on the simulator: each test's feeds end with it
   afterEach(async () => {

@@ -219,7 +219,7 @@ describe('positions: placing, fills and settlement against the simulator', () =>
 
   it("on EXCHANGE_PROTOCOL=v3 the placing tick sells the leg through the v3 client and the simulator's v3 layer", async () => {
     // the worker's own factory, configured for v3: the same account (the owner is the wallet here),
-    // the simulator's /v3 endpoints; funding stays on v2 (v3 funds through L1, docs/exchange-v3.md)
+    // the simulator's /v3 endpoints; the funding here runs on v2 (the funding tests run it on v3 too)
     const v3config = {
       ...stack.ctx.config,
       exchange: { ...stack.ctx.config.exchange, protocol: 'v3' as const, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl },

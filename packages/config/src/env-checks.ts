@@ -71,3 +71,22 @@ export const MAX_API_PROCESSES = 256
 export const positiveInt: Check = (v) =>
   /^[0-9]+$/.test(v) && Number(v) > 0 ? undefined : 'must be a positive integer'
 export const rate: Check = (v) => (Number(v) <= 1 ? undefined : 'must be between 0 and 1')
+
+/** Compares two plain decimal strings exactly. */
+export function compareDecimal(a: string, b: string): number {
+  const [ai = '', af = ''] = a.split('.')
+  const [bi = '', bf = ''] = b.split('.')
+  const len = Math.max(af.length, bf.length)
+  const x = BigInt(ai + af.padEnd(len, '0'))
+  const y = BigInt(bi + bf.padEnd(len, '0'))
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
+/** Freezes `o` and everything it holds. */
+export function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object') {
+    for (const val of Object.values(o)) deepFreeze(val)
+    Object.freeze(o)
+  }
+  return o
+}

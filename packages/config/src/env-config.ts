@@ -125,6 +125,10 @@ export interface Config extends ApiConfig {
     readonly walletAddress: `0x${string}`
     /** EXCHANGE_PROTOCOL */
     readonly protocol: 'v2' | 'v3'
+    /** EXCHANGE_FUNDING_SUBACCOUNT_ID (v3) */
+    readonly fundingSubaccountId: number | undefined
+    /** EXCHANGE_DEPOSIT_MANAGER_ADDRESS (v3) */
+    readonly depositManager: `0x${string}` | undefined
   }
   readonly keys: {
     readonly masterPrivateKey: `0x${string}`

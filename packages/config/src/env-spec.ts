@@ -145,6 +145,17 @@ export const ENV_SPEC = {
    */
   EXCHANGE_PROTOCOL: { schema: Type.Union([Type.Literal('v2'), Type.Literal('v3')]), default: 'v2' },
   /**
+   * required with EXCHANGE_PROTOCOL=v3, unused on v2: the platform's own Derive subaccount that holds its exchange
+   * funds (v2's Derive Wallet); fundings leave it, releases and fees return to it (docs/exchange-v3.md "Movements on v3")
+   */
+  EXCHANGE_FUNDING_SUBACCOUNT_ID: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
+  /**
+   * required with EXCHANGE_PROTOCOL=v3, unused on v2: Derive's OnchainActionManager on the L1
+   * (EXCHANGE_CHAIN_ID), through which the bridge tick deposits into the funding subaccount
+   * (docs/chains.md "Bridge" → "On Derive v3")
+   */
+  EXCHANGE_DEPOSIT_MANAGER_ADDRESS: { schema: str(), optional: true, check: address },
+  /**
    * the extended public key of m/44'/60'/0' (BIP-32 xpub) that deposit addresses m/44'/60'/0'/0/{i}
    * derive from: required by the API, which holds no mnemonic; optional for the worker, which then
    * refuses to start unless it is its own MASTER_MNEMONIC's (docs/architecture.md "Least privilege")

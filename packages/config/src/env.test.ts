@@ -230,8 +230,42 @@ describe('WORKER_CLOCK (the local run and tests)', () => {
 describe('EXCHANGE_PROTOCOL (docs/exchange.md)', () => {
   it('is v2 by default; v3 switches the worker to the v3 client; anything else is refused', () => {
     expect(loadConfig(VALID).exchange.protocol).toBe('v2')
-    expect(loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3' }).exchange.protocol).toBe('v3')
+    const manager = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
+    const v3 = {
+      ...VALID,
+      EXCHANGE_PROTOCOL: 'v3',
+      EXCHANGE_FUNDING_SUBACCOUNT_ID: '10001',
+      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: manager.toLowerCase(),
+    }
+    expect(loadConfig(v3).exchange).toMatchObject({
+      protocol: 'v3',
+      fundingSubaccountId: 10_001,
+      depositManager: manager,
+    })
     expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v4' })).toThrow(/EXCHANGE_PROTOCOL/)
+  })
+
+  it('v3 needs the funding subaccount and the L1 deposit manager (docs/exchange-v3.md); v2 does not read them', () => {
+    const manager = { EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }
+    expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3', ...manager })).toThrow(
+      /EXCHANGE_FUNDING_SUBACCOUNT_ID: is required when EXCHANGE_PROTOCOL=v3/,
+    )
+    expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3', EXCHANGE_FUNDING_SUBACCOUNT_ID: '7' })).toThrow(
+      /EXCHANGE_DEPOSIT_MANAGER_ADDRESS: is required when EXCHANGE_PROTOCOL=v3/,
+    )
+    for (const bad of ['0', '-1', '1.5', 'abc'])
+      expect(() =>
+        loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3', ...manager, EXCHANGE_FUNDING_SUBACCOUNT_ID: bad }),
+      ).toThrow(/EXCHANGE_FUNDING_SUBACCOUNT_ID/)
+    expect(() =>
+      loadConfig({
+        ...VALID,
+        EXCHANGE_PROTOCOL: 'v3',
+        EXCHANGE_FUNDING_SUBACCOUNT_ID: '7',
+        EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x12',
+      }),
+    ).toThrow(/EXCHANGE_DEPOSIT_MANAGER_ADDRESS/)
+    expect(loadConfig(VALID).exchange).toMatchObject({ fundingSubaccountId: undefined, depositManager: undefined })
   })
 })
 

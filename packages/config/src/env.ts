@@ -8,7 +8,15 @@ import { resolve } from 'node:path'
 import type { TSchema } from 'typebox'
 import Value from 'typebox/value'
 import { getAddress } from 'viem'
-import { DECIMAL, INT, MAX_API_PROCESSES, parseTrustProxy, type TrustProxy } from './env-checks'
+import {
+  compareDecimal,
+  DECIMAL,
+  deepFreeze,
+  INT,
+  MAX_API_PROCESSES,
+  parseTrustProxy,
+  type TrustProxy,
+} from './env-checks'
 import type { ApiConfig, Config } from './env-config'
 import { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES } from './env-config'
 import { ENV_SPEC, type EnvName, type FeeSharePolicy, type ReconcileMode, type VarSpec } from './env-spec'
@@ -75,6 +83,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       chainId: Number(s('EXCHANGE_CHAIN_ID')),
       walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
       protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
+      fundingSubaccountId: v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
+      depositManager: v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
     },
     keys: {
       masterPrivateKey: hex('MASTER_PRIVATE_KEY'),
@@ -199,6 +209,9 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[]): v
   if (v.WITHDRAWAL_MIN_USD && v.WITHDRAWAL_MAX_USD && compareDecimal(v.WITHDRAWAL_MIN_USD, v.WITHDRAWAL_MAX_USD) > 0) {
     problems.push({ name: 'WITHDRAWAL_MIN_USD', reason: 'must not exceed WITHDRAWAL_MAX_USD' })
   }
+  for (const name of ['EXCHANGE_FUNDING_SUBACCOUNT_ID', 'EXCHANGE_DEPOSIT_MANAGER_ADDRESS'] as const)
+    if (v.EXCHANGE_PROTOCOL === 'v3' && v[name] === undefined)
+      problems.push({ name, reason: 'is required when EXCHANGE_PROTOCOL=v3' })
   if ((v.ALERT_BOT_TOKEN === undefined) !== (v.ALERT_CHAT_ID === undefined)) {
     // spec 6.2: alerts need both; one alone is almost certainly a mistake, but not fatal
   }
@@ -279,23 +292,6 @@ function describeSchemaFailure(schema: TSchema): string {
 function usdcBaseUnits(v: string): bigint {
   const [int = '0', frac = ''] = v.split('.')
   return BigInt(int) * 1_000_000n + BigInt(frac.padEnd(6, '0') || '0')
-}
-
-function compareDecimal(a: string, b: string): number {
-  const [ai = '', af = ''] = a.split('.')
-  const [bi = '', bf = ''] = b.split('.')
-  const len = Math.max(af.length, bf.length)
-  const x = BigInt(ai + af.padEnd(len, '0'))
-  const y = BigInt(bi + bf.padEnd(len, '0'))
-  return x < y ? -1 : x > y ? 1 : 0
-}
-
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === 'object') {
-    for (const val of Object.values(o)) deepFreeze(val)
-    Object.freeze(o)
-  }
-  return o
 }
 
 /**

@@ -26,5 +26,11 @@ export {
   watchL1Deposits,
 } from './simulator/l1-deposits'
 export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } from './simulator/server'
-export { DeriveV3Client, type TransferSpotRequest, V3UnsupportedError } from './v3/client'
+export {
+  DeriveV3Client,
+  type DeriveV3ClientOptions,
+  type TransferSpotRequest,
+  V3UnsupportedError,
+  type WithdrawL1Request,
+} from './v3/client'
 export { createDeriveClient, type ExchangeProtocol } from './v3/factory'

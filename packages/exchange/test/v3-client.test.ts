@@ -1,8 +1,9 @@
 /**
  * The v3 client against the simulator's v3 layer over real HTTP and WebSocket: the owner as
  * wallet, reads in the v2 shapes the service uses, an order placed, filled and cancelled under
- * v3 signing, a transfer_spot, and the v2-only movements refused by name (docs/exchange-v3.md
- * "What the client does on v3"). The v2 client on the same simulator sees the same state.
+ * v3 signing, a transfer_spot, and a stored v2 movement refused by name (docs/exchange-v3.md
+ * "What the client does on v3"). The v2 client on the same simulator sees the same state. The
+ * worker's movements and the histories on v3: test/v3-movements.test.ts.
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -156,9 +157,13 @@ describe('DeriveV3Client against the simulator', () => {
     }
   })
 
-  it('names what v3 does not offer instead of sending v2 actions', async () => {
-    await expect(v3.signTransfer()).rejects.toBeInstanceOf(V3UnsupportedError)
-    await expect(v3.createSubaccount()).rejects.toThrow(/create_subaccount is not available on Derive v3/)
-    await expect(v3.getDepositHistory()).rejects.toBeInstanceOf(V3UnsupportedError)
+  it('refuses by name what v3 has no equivalent for (a stored v2 movement), and movements without a funding subaccount', async () => {
+    const stored = await v2.signTransfer({ method: 'deposit', subaccount_id: sub, asset_name: 'USDC', amount: '1' })
+    await expect(v3.sendSigned(stored)).rejects.toBeInstanceOf(V3UnsupportedError)
+    await expect(v3.sendSigned(stored)).rejects.toThrow(/stored v2 deposit is not available on Derive v3/)
+    await expect(v3.createSubaccount({ asset_name: 'USDC', amount: '1' })).rejects.toThrow(
+      /EXCHANGE_FUNDING_SUBACCOUNT_ID/,
+    )
+    await expect(v3.getDepositHistory({ subaccount_id: sub })).rejects.toThrow(/funding subaccount/)
   })
 })

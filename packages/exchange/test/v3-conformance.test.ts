@@ -1,11 +1,14 @@
 /**
  * Spec conformance of the v3 wire (docs/exchange-v3.md "What the client does on v3"): over one
- * scripted session of the v3 client against the simulator's v3 layer (login, instruments, ticker,
- * currency, subaccounts, order, open orders, cancel, trade history, transfer, a refusal), every
+ * scripted session of the v3 client against the simulator's v3 layer (login, the slim ticker
+ * feed, instruments, ticker, currency, subaccounts, order, order_debug, open orders, cancel, trade
+ * history, transfer, the worker's movements through the funding subaccount and their transaction,
+ * an L1 withdrawal, every history after the clock crossed hours and an expiry, a refusal), every
  * HTTP request body the client sends and every `result` (or `error`) the simulator returns is
  * validated against the published openapi.json (JSON Schema 2020-12, as OpenAPI 3.1 says, with
  * its integer and decimal formats enforced); the WebSocket login frames against
- * websocket.asyncapi.json. Every method of V3_METHODS must have been exercised.
+ * websocket.asyncapi.json, the subscribe frame and the ticker_slim notifications against
+ * subscriptions.asyncapi.json. Every method of V3_METHODS must have been exercised.
  */
 import { readFileSync } from 'node:fs'
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
@@ -41,6 +44,8 @@ function specAjv(): Ajv2020 {
   return ajv
 }
 
+type Entries = Record<string, unknown[] | undefined> | undefined
+
 interface Exchange {
   method: string
   request: unknown
@@ -61,11 +66,13 @@ const owner = privateKeyToAccount(generatePrivateKey()).address
 beforeAll(async () => {
   ajv.addSchema(load('openapi.json'), 'openapi')
   ajv.addSchema(load('websocket.asyncapi.json'), 'ws')
+  ajv.addSchema(load('subscriptions.asyncapi.json'), 'subs')
   sim = await startDeriveSimulator({ chainId: 901, startMs: START })
   sim.control.registerWallet({ wallet: owner, sessionKeys: [privateKeyToAccount(sessionKey).address] })
   sim.control.setPrice('ETH', '3000')
   sim.control.openSubaccount(owner, { USDC: '5000' })
   sim.control.openSubaccount(owner, {})
+  const funding = sim.control.depositL1({ owner, asset: 'USDC', amount: '100000' })
   // both ends of the socket run in this process: every frame either side sends passes here
   WebSocket.prototype.send = function (this: WebSocket, data: unknown, ...rest: unknown[]) {
     frames.push(JSON.parse(String(data)))
@@ -87,6 +94,7 @@ beforeAll(async () => {
     clock: { now: () => new Date(sim.control.nowMs()) },
     retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
     fetch: recording,
+    fundingSubaccountId: funding,
   })
 })
 afterAll(async () => {
@@ -94,10 +102,47 @@ afterAll(async () => {
   await sim?.close()
 })
 
+/** The price feed's part: the slim ticker of an instrument, pushed once the price moves. */
+async function tickerFeed(): Promise<void> {
+  const ws = await client.connectWs()
+  let pushed = 0
+  const off = await client.subscribeTicker(ws, PUT, 100, () => pushed++)
+  sim.control.setPrice('ETH', '3010')
+  for (let i = 0; i < 100 && pushed < 2; i++) await new Promise((r) => setTimeout(r, 10))
+  await off()
+  sim.control.setPrice('ETH', '3000')
+  await ws.close()
+}
+
+/** The worker's movements on v3: create, deposit, withdraw through the funding subaccount, and their reads. */
+async function movements(sub: number): Promise<void> {
+  const before = new Set((await client.getSubaccounts()).subaccount_ids)
+  const created = await client.sendSigned(
+    await client.signTransfer({ method: 'create_subaccount', asset_name: 'USDC', amount: '600' }),
+  )
+  await client.getTransaction(created.transaction_id)
+  const fresh = (await client.getSubaccounts()).subaccount_ids.find((id) => !before.has(id)) ?? 0
+  await client.deposit({ subaccount_id: fresh, asset_name: 'USDC', amount: '150' })
+  await client.withdraw({ subaccount_id: fresh, asset_name: 'USDC', amount: '100' })
+  await client.getDepositHistory({ subaccount_id: fresh })
+  await client.getWithdrawalHistory({ subaccount_id: fresh })
+  await client.getErc20TransferHistory({ subaccount_id: fresh })
+  await client.getL1DepositHistory({ subaccount_id: client.fundingSubaccountId ?? 0 })
+  await client.withdrawToL1({ subaccount_id: sub, asset_name: 'USDC', amount: '25', max_fee_usd: '1' })
+  await client.getL1WithdrawalHistory({ subaccount_id: sub })
+}
+
+/** Interest and funding after the clock crossed hours, and the put's settlement after its 08:00 expiry. */
+async function accruals(sub: number): Promise<void> {
+  sim.control.advanceTo(Date.UTC(2026, 0, 5, 9, 0))
+  await client.getInterestHistory({ subaccount_id: sub })
+  await client.getFundingHistory({ subaccount_id: sub, page: 1, page_size: 1000 })
+  await client.getOptionSettlementHistory(sub)
+}
+
 /** The scripted session: what the service does on the exchange, in order. */
 async function session(): Promise<void> {
-  const ws = await client.connectWs()
-  await ws.close()
+  await tickerFeed()
   await client.getTime()
   await client.getInstruments({ currency: 'ETH', instrument_type: 'option' })
   const ticker = await client.getTicker(PUT)
@@ -117,6 +162,14 @@ async function session(): Promise<void> {
   })
   await client.getOpenOrders(sub)
   await client.getOrder(sub, resting.order.order_id)
+  await client.orderDebug({
+    subaccount_id: sub,
+    instrument_name: PUT,
+    direction: 'sell',
+    amount: '1',
+    limit_price: '150',
+    max_fee: '10',
+  })
   await client.cancel({ subaccount_id: sub, instrument_name: PUT, order_id: resting.order.order_id })
   const bid = (await client.getTicker(PUT)).best_bid_price
   await client.order({
@@ -132,6 +185,11 @@ async function session(): Promise<void> {
   await client.getPositions(sub)
   await client.transferSpot({ subaccount_id: sub, to_subaccount_id: other, asset_name: 'USDC', amount: '12.5' })
   await client.getCollaterals(other)
+  const perp = await client.getTicker('ETH-PERP')
+  const buy = { subaccount_id: sub, instrument_name: 'ETH-PERP', direction: 'buy' as const, max_fee: '10' }
+  await client.order({ ...buy, amount: '0.1', limit_price: perp.best_ask_price, time_in_force: 'ioc' })
+  await movements(sub)
+  await accruals(sub)
   await client.cancelAll(sub)
   const tooSoon = Math.floor(sim.control.nowMs() / 1000) + 10
   await client
@@ -181,6 +239,19 @@ describe('v3 wire conformance with the published spec', () => {
       found.push(...problems(res, s.response.result, `${s.method} result`))
     }
     expect(found).toEqual([])
+    // the histories were validated on entries, not on empty lists
+    const entries = (method: string, key: string) =>
+      Math.max(
+        ...seen.filter((s) => s.method === method).map((s) => (s.response.result as Entries)?.[key]?.length ?? 0),
+      )
+    expect({
+      deposits: entries('private/get_deposit_history', 'deposits'),
+      withdrawals: entries('private/get_withdrawal_history', 'withdrawals'),
+      transfers: entries('private/get_erc20_transfer_history', 'transfers'),
+      interest: entries('private/get_interest_history', 'events'),
+      funding: entries('private/get_funding_history', 'events'),
+      settlements: entries('private/get_option_settlement_history', 'settlements'),
+    }).toEqual({ deposits: 1, withdrawals: 1, transfers: 3, interest: 9, funding: 9, settlements: 1 })
     // the one refusal of the script was the expiry rule's, in the spec's error shape
     expect(seen.filter((s) => 'error' in s.response).map((s) => (s.response.error as { code: number }).code)).toEqual([
       11011,
@@ -194,6 +265,27 @@ describe('v3 wire conformance with the published spec', () => {
     const found = [
       ...problems(validator('ws#/components/messages/publicLoginRequest/payload'), login, 'login request'),
       ...problems(validator('ws#/components/messages/publicLoginResponse/payload'), answer, 'login answer'),
+    ]
+    expect(found).toEqual([])
+  })
+
+  it('the ticker feed: the subscribe frame and every ticker_slim notification validate against subscriptions.asyncapi.json', () => {
+    const subscribe = frames.find((f) => f.method === 'subscribe')
+    const pushed = frames.filter(
+      (f) =>
+        f.method === 'subscription' && String((f.params as { channel?: unknown })?.channel).startsWith('ticker_slim.'),
+    )
+    expect(subscribe).toBeTruthy()
+    expect(pushed.length).toBeGreaterThanOrEqual(2)
+    const found = [
+      ...problems(validator('subs#/components/messages/subscribeRequest/payload'), subscribe, 'subscribe'),
+      ...pushed.flatMap((f) =>
+        problems(
+          validator('subs#/components/messages/tickerSlimNotification/payload'),
+          (f.params as { data: unknown }).data,
+          'ticker_slim notification',
+        ),
+      ),
     ]
     expect(found).toEqual([])
   })

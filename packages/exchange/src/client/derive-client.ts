@@ -108,10 +108,20 @@ export type TransferRequest = (
   signature_expiry_sec?: number
 }
 
-/** The method and signed params of a movement, as sent: plain JSON, safe to store (never to log). */
+/**
+ * The method and signed params of a movement, as sent: plain JSON, safe to store (never to log).
+ * `method` names the movement (v2's method; v3 sends every one as transfer_spot), and v3's
+ * nanosecond nonce is a decimal string, which JSON and Postgres keep exact.
+ */
 export interface SignedTransfer {
   method: 'create_subaccount' | 'deposit' | 'withdraw'
-  params: Record<string, unknown> & SignedFields
+  params: Record<string, unknown> & Omit<SignedFields, 'nonce'> & { nonce: number | string }
+}
+
+/** One ticker notification of `subscribeTicker`: the exchange's time and the ticker in the v2 shape. */
+export interface TickerUpdate {
+  timestamp: number
+  ticker: Ticker
 }
 
 export interface HistoryWindow {
@@ -189,6 +199,24 @@ export class DeriveClient {
     })
     if (opts.login !== false) await ws.login(await this.authProof())
     return ws
+  }
+
+  /**
+   * Follows one instrument's ticker on a socket from `connectWs` (channel `ticker.{name}.{ms}`),
+   * each notification handed over in the v2 ticker shape; resolves the unsubscribe. The v3 client
+   * subscribes v3's `ticker_slim` channel instead, so a feed holding either client is the same code.
+   */
+  subscribeTicker(
+    ws: DeriveWsClient,
+    instrument_name: string,
+    intervalMs: 100 | 1000,
+    onTicker: (u: TickerUpdate) => void,
+  ): Promise<() => Promise<void>> {
+    return ws.subscribe([`ticker.${instrument_name}.${intervalMs}`], (_channel, data) => {
+      const d = data as { timestamp?: unknown; instrument_ticker?: Ticker } | null
+      const t = d?.instrument_ticker
+      if (t) onTicker({ timestamp: typeof d.timestamp === 'number' ? d.timestamp : t.timestamp, ticker: t })
+    })
   }
 
   // ---- public reads ----------------------------------------------------------------------
@@ -280,8 +308,9 @@ export class DeriveClient {
     return this.privateCall('get_interest_history', p)
   }
 
+  /** One page of the perp funding history (`page` from 1, `page_size` up to 1000). */
   getFundingHistory(
-    p: HistoryWindow & { instrument_name?: string },
+    p: HistoryWindow & { instrument_name?: string; page?: number; page_size?: number },
   ): Promise<{ events: FundingEvent[]; pagination: Pagination }> {
     return this.privateCall('get_funding_history', p)
   }

@@ -5,9 +5,10 @@
  */
 import type { Address } from 'viem'
 import { fromE18, toE18 } from '../protocol/decimal'
+import { accountOfOwner } from '../v3/sim/verify'
 import { isCollateralName, type Underlying } from './assets'
 import type { SimEngine } from './engine'
-import { newSubaccount } from './methods-account'
+import { creditDeposit, newSubaccount, txRecord } from './methods-account'
 
 export interface SimControl {
   nowMs(): number
@@ -26,6 +27,12 @@ export interface SimControl {
    * action: a populated exchange for benchmarks and tests that are not about funding. Its id.
    */
   openSubaccount(wallet: Address, balances: Record<string, string>): number
+  /**
+   * v3: an L1 deposit (OnchainActionManager `deposit` / `depositToNewSubaccount`) of `owner`'s
+   * account landing: into `subaccountId`, or into a new subaccount when it is omitted (the
+   * fallback subaccount a first deposit also makes is not modelled). The subaccount's id.
+   */
+  depositL1(p: { owner: Address; asset: string; amount: string; subaccountId?: number }): number
   /** The next `count` calls (of `method`, or any) fail with a JSON-RPC `code` or an HTTP status. */
   failNext(p: { method?: string; code?: number; httpStatus?: number; count?: number }): void
 }
@@ -66,6 +73,16 @@ export function createControl(engine: SimEngine, wallClockOffset?: { offsetMs: n
       const w = engine.wallet(wallet) ?? engine.registerWallet(wallet)
       const sub = newSubaccount(engine, w.wallet, 'SM')
       for (const [a, amount] of Object.entries(balances)) sub.balances.set(asset(a), toE18(amount))
+      return sub.id
+    },
+    depositL1(p) {
+      const w = accountOfOwner(engine, p.owner) ?? engine.registerWallet(p.owner)
+      const sub =
+        p.subaccountId === undefined ? newSubaccount(engine, w.wallet, 'SM') : engine.subaccounts.get(p.subaccountId)
+      if (!sub || sub.wallet !== w.wallet) throw new Error(`subaccount ${p.subaccountId} is not ${p.owner}'s`)
+      const n = asset(p.asset)
+      const tx = txRecord(engine, 'deposit', { subaccount: sub.id, asset_name: n, amount: p.amount })
+      creditDeposit(engine, sub, n, toE18(p.amount), { ...tx, created: p.subaccountId === undefined })
       return sub.id
     },
     failNext: (p) => {

@@ -29,6 +29,12 @@ export interface EngineConfig {
   fundingRatePerHour?: string
   /** How old a request-auth timestamp may be. */
   authMaxAgeMs?: number
+  /**
+   * v3: what a transfer_spot that creates a subaccount costs, in USD, taken in kind from the amount
+   * (derive-ts: "1 USD standard"); a lower `max_fee_usd` is accepted and then fails in its batch.
+   * Default 0: the worker's fundings carry no fee (docs/exchange-v3.md "Movements on v3").
+   */
+  subaccountCreationFeeUsd?: string
 }
 
 export interface InjectedFailure {
@@ -61,6 +67,7 @@ export class SimEngine {
   supplyApyE18: bigint
   borrowApyE18: bigint
   fundingRatePerHourE18: bigint
+  subaccountCreationFeeE18: bigint
   nextSubaccountId = 10_001
   #nowMs: number
   #lastTickMs: number
@@ -74,6 +81,7 @@ export class SimEngine {
     this.borrowApyE18 = toE18(cfg.borrowApy ?? '0.08')
     this.fundingRatePerHourE18 = toE18(cfg.fundingRatePerHour ?? '0.0000125')
     this.authMaxAgeMs = cfg.authMaxAgeMs ?? 300_000
+    this.subaccountCreationFeeE18 = toE18(cfg.subaccountCreationFeeUsd ?? '0')
     this.#nowMs = cfg.startMs
     this.#lastTickMs = Math.floor(cfg.startMs / HOUR_MS) * HOUR_MS
     this.catalog.refresh(cfg.startMs, (u) => Number(this.market.indexE18(u) / E18))

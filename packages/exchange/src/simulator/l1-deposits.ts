@@ -16,9 +16,10 @@
  * collateral has at most 18 decimals).
  */
 import { type Address, createPublicClient, decodeAbiParameters, getAddress, type Hex, http, parseAbiItem } from 'viem'
+import { accountOfOwner } from '../v3/sim/verify'
 import { type CollateralAsset, collateralByAddress } from './assets'
 import type { SimEngine } from './engine'
-import { newSubaccount } from './methods-account'
+import { creditDeposit, newSubaccount } from './methods-account'
 import type { SimSubaccount, SimWallet } from './sim-types'
 
 export const PUBLIC_ACTION_QUEUED = parseAbiItem(
@@ -119,7 +120,7 @@ export function applyAction(engine: SimEngine, actionType: bigint, data: Hex, tx
     if (!c) return false
     const target =
       engine.subaccounts.get(Number(subaccountId)) ?? fallbackSubaccount(engine, accountOf(engine, fallback))
-    credit(engine, target, c, amount, txId, txHash)
+    credit(engine, target, c, amount, { id: txId, txHash, created: false })
     return true
   }
   if (actionType === L1_ACTION.depositToNewSubaccount) {
@@ -131,15 +132,15 @@ export function applyAction(engine: SimEngine, actionType: bigint, data: Hex, tx
     if (!c) return false
     const wallet = accountOf(engine, owner)
     fallbackSubaccount(engine, wallet) // the account's first deposit opens its fallback too
-    credit(engine, newSubaccount(engine, wallet.wallet, 'SM'), c, amount, txId, txHash)
+    credit(engine, newSubaccount(engine, wallet.wallet, 'SM'), c, amount, { id: txId, txHash, created: true })
     return true
   }
   return false
 }
 
-/** The owner's account, opened by its first deposit (v3 has no separate Derive wallet: the owner is the wallet). */
+/** The owner's account, opened by its first deposit (v3 has no separate Derive wallet: the owner is the account). */
 function accountOf(engine: SimEngine, owner: Address): SimWallet {
-  return engine.wallet(owner) ?? engine.registerWallet(getAddress(owner))
+  return accountOfOwner(engine, owner) ?? engine.registerWallet(getAddress(owner))
 }
 
 /** The account's fallback subaccount (manager id 0 on Derive), created with the account's first deposit. */
@@ -153,15 +154,12 @@ function fallbackSubaccount(engine: SimEngine, w: SimWallet): SimSubaccount {
   return sub
 }
 
-function credit(engine: SimEngine, sub: SimSubaccount, c: CollateralAsset, units: bigint, txId: string, txHash: Hex) {
-  const amountE18 = units * 10n ** BigInt(18 - c.decimals)
-  sub.balances.set(c.name, (sub.balances.get(c.name) ?? 0n) + amountE18)
-  engine.history.deposits.push({
-    subaccountId: sub.id,
-    timestampMs: engine.now(),
-    asset: c.name,
-    amountE18,
-    transactionId: txId,
-    txHash,
-  })
+function credit(
+  engine: SimEngine,
+  sub: SimSubaccount,
+  c: CollateralAsset,
+  units: bigint,
+  tx: { id: string; txHash: Hex; created: boolean },
+) {
+  creditDeposit(engine, sub, c.name, units * 10n ** BigInt(18 - c.decimals), tx)
 }

@@ -30,13 +30,15 @@ function positiveAmount(amount: string, decimals: number): bigint {
   return units
 }
 
-function txRecord(
+/** Records a transaction (settled: the simulator executes at once) and names it by a uuid and a hash. */
+export function txRecord(
   engine: SimEngine,
   kind: 'deposit' | 'withdrawal' | 'transfer' | 'create_subaccount',
   data: Record<string, unknown>,
+  status: 'settled' | 'reverted' = 'settled',
 ) {
   const id = randomUUID()
-  engine.transactions.set(id, { id, status: 'settled', kind, data })
+  engine.transactions.set(id, { id, status, kind, data })
   return { id, txHash: keccak256(toHex(id)) as Hex }
 }
 
@@ -47,20 +49,31 @@ function creditFromWallet(
   sub: SimSubaccount,
   asset: CollateralName,
   amountE18: bigint,
-  txId: string,
-  txHash: Hex,
+  tx: { id: string; txHash: Hex; created: boolean },
 ) {
   const have = w.walletBalances.get(asset) ?? 0n
   if (have < amountE18) throw rpcErr.funds(`wallet holds ${have} of ${asset}`)
   w.walletBalances.set(asset, have - amountE18)
+  creditDeposit(engine, sub, asset, amountE18, tx)
+}
+
+/** A deposit landing in a subaccount: the balance and the deposit history (v2's wallet deposits, v3's L1 ones). */
+export function creditDeposit(
+  engine: SimEngine,
+  sub: SimSubaccount,
+  asset: CollateralName,
+  amountE18: bigint,
+  tx: { id: string; txHash: Hex; created: boolean },
+) {
   sub.balances.set(asset, (sub.balances.get(asset) ?? 0n) + amountE18)
   engine.history.deposits.push({
     subaccountId: sub.id,
     timestampMs: engine.now(),
     asset,
     amountE18,
-    transactionId: txId,
-    txHash,
+    transactionId: tx.id,
+    txHash: tx.txHash,
+    newSubaccount: tx.created,
   })
 }
 
@@ -112,7 +125,7 @@ export const accountMethods: Record<string, Handler> = {
     await verifyAction(ctx.engine, w, w, actionOf(ctx, 0, ctx.engine.contracts.depositModule, data, p), p.signature)
     const sub = newSubaccount(ctx.engine, w.wallet, p.margin_type)
     const tx = txRecord(ctx.engine, 'create_subaccount', { subaccount_id: sub.id })
-    creditFromWallet(ctx.engine, w, sub, c.name, toE18(p.amount), tx.id, tx.txHash)
+    creditFromWallet(ctx.engine, w, sub, c.name, toE18(p.amount), { ...tx, created: true })
     return { status: 'requested', transaction_id: tx.id }
   },
 
@@ -131,7 +144,7 @@ export const accountMethods: Record<string, Handler> = {
       p.signature,
     )
     const tx = txRecord(ctx.engine, 'deposit', { subaccount_id: sub.id, asset_name: c.name, amount: p.amount })
-    creditFromWallet(ctx.engine, w, sub, c.name, toE18(p.amount), tx.id, tx.txHash)
+    creditFromWallet(ctx.engine, w, sub, c.name, toE18(p.amount), { ...tx, created: false })
     return { status: 'requested', transaction_id: tx.id }
   },
 
@@ -164,6 +177,7 @@ export const accountMethods: Record<string, Handler> = {
       asset: c.name,
       amountE18,
       txHash: tx.txHash,
+      transactionId: tx.id,
     })
     return { status: 'requested', transaction_id: tx.id }
   },
@@ -205,8 +219,9 @@ export const accountMethods: Record<string, Handler> = {
 
 /**
  * Moves collateral between two subaccounts: refused when the sender lacks it or its margin would
- * not hold; recorded as a transaction and on both sides' transfer histories. v2's transfer_erc20
- * and v3's transfer_spot (src/v3/sim) both move money through here.
+ * not hold; recorded as a transaction and on both sides' transfer histories. A fee (v3 charges
+ * one for creating a subaccount) is taken in kind: the receiver gets `amountE18 - feeE18`. v2's
+ * transfer_erc20 and v3's transfer_spot (src/v3/sim) both move money through here.
  */
 export function moveCollateral(
   engine: SimEngine,
@@ -214,6 +229,7 @@ export function moveCollateral(
   to: SimSubaccount,
   asset: CollateralName,
   amountE18: bigint,
+  feeE18 = 0n,
 ): { id: string; txHash: Hex } {
   if (
     (from.balances.get(asset) ?? 0n) < amountE18 ||
@@ -221,13 +237,12 @@ export function moveCollateral(
   )
     throw rpcErr.funds('transfer exceeds free collateral')
   from.balances.set(asset, (from.balances.get(asset) ?? 0n) - amountE18)
-  to.balances.set(asset, (to.balances.get(asset) ?? 0n) + amountE18)
+  to.balances.set(asset, (to.balances.get(asset) ?? 0n) + amountE18 - feeE18)
   const tx = txRecord(engine, 'transfer', { from: from.id, to: to.id, asset_name: asset, amount: fromE18(amountE18) })
-  const now = engine.now()
-  const side = { timestampMs: now, asset, amountE18, txHash: tx.txHash }
+  const side = { timestampMs: engine.now(), asset, txHash: tx.txHash, transactionId: tx.id }
   engine.history.transfers.push(
-    { ...side, subaccountId: from.id, counterparty: to.id, outgoing: true },
-    { ...side, subaccountId: to.id, counterparty: from.id, outgoing: false },
+    { ...side, subaccountId: from.id, counterparty: to.id, outgoing: true, amountE18, feeE18 },
+    { ...side, subaccountId: to.id, counterparty: from.id, outgoing: false, amountE18: amountE18 - feeE18, feeE18: 0n },
   )
   return tx
 }

@@ -109,20 +109,31 @@ export interface DepositRecord extends CashEvent {
   amountE18: bigint
   transactionId: string
   txHash: Hex
+  /** v3: the deposit created the subaccount (an L1 `depositToNewSubaccount`, or v2's create_subaccount) */
+  newSubaccount?: boolean
 }
 
 export interface WithdrawalRecord extends CashEvent {
   asset: CollateralName
   amountE18: bigint
   txHash: Hex
+  /** the operation (v3's op_uuid) */
+  transactionId: string
+  /** v3: the L1 payout address; v2 pays the wallet */
+  recipient?: Address
 }
 
+/** One side of a transfer: the sender's row holds the gross amount and the fee, the receiver's the net. */
 export interface TransferRecord extends CashEvent {
   asset: CollateralName
   amountE18: bigint
+  /** taken in kind from the amount (v3 charges creating a subaccount); 0 on the receiver's row */
+  feeE18: bigint
   counterparty: number
   outgoing: boolean
   txHash: Hex
+  /** the operation (v3's op_uuid), the same on both rows */
+  transactionId: string
 }
 
 export interface InterestRecord extends CashEvent {

@@ -4,8 +4,10 @@
  * one by EXCHANGE_PROTOCOL), with v3 underneath. `wallet` is the owner's own address (L1 EOA or
  * multisig; no Derive Wallet) and signs nothing itself: the session key signs each action under
  * the v3 domain with a nanosecond nonce. Answers are translated to the v2 shapes the service reads
- * (./adapt.ts); requests are the spec's (./wire.gen.ts). What v3 moved elsewhere (L1 deposits,
- * the withdrawal batch, the histories' new shapes) is refused with V3UnsupportedError, not faked.
+ * (./adapt.ts, ./adapt-history.ts); requests are the spec's (./wire.gen.ts). The worker's
+ * movements become transfer_spot with the platform's funding subaccount (./movements.ts), its
+ * history reads v3's histories (./histories.ts). What v3 has no equivalent for (a stored v2
+ * movement) is refused with V3UnsupportedError, not faked.
  */
 import { type Address, type Hex, zeroAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -13,27 +15,37 @@ import { DEFAULT_SIGNATURE_TTL_SEC } from '../client/action-signer'
 import {
   DeriveClient,
   type DeriveClientOptions,
+  type HistoryWindow,
   type OrderRequest,
   type SignedTransfer,
+  type TickerUpdate,
+  type TransferRequest,
   tradeDataOf,
 } from '../client/derive-client'
 import { DeriveWsClient } from '../client/ws-client'
-import { toE18 } from '../protocol/decimal'
 import type * as T from '../protocol/types'
 import { signV3Action } from '../protocol/v3/action'
 import { V3_MATCHING_VERIFYING_CONTRACT, V3_MODULES } from '../protocol/v3/constants'
-import { encodeTradeDataV3, encodeTransferSpot } from '../protocol/v3/module-data'
+import { encodeTradeDataV3 } from '../protocol/v3/module-data'
 import { NanosecondNonceGenerator } from '../protocol/v3/nonce'
 import * as A from './adapt'
+import { orderDebugOf } from './adapt-history'
 import type { V3MethodName } from './codegen'
+import * as H from './histories'
+import * as M from './movements'
+import type { SignedV3, V3Port } from './port'
 import type * as W from './wire.gen'
 
-/** An operation v2 had that v3 does not offer over this API (it moved to L1 or changed shape). */
-export class V3UnsupportedError extends Error {
-  constructor(what: string, instead: string) {
-    super(`${what} is not available on Derive v3: ${instead} (docs/exchange-v3.md)`)
-    this.name = 'V3UnsupportedError'
-  }
+export type { TransferSpotRequest, WithdrawL1Request } from './movements'
+export { V3UnsupportedError } from './port'
+
+export interface DeriveV3ClientOptions extends DeriveClientOptions {
+  /**
+   * The platform's own subaccount that holds its funds at the exchange (EXCHANGE_FUNDING_SUBACCOUNT_ID):
+   * fundings are transfers out of it, releases and fee collections transfers into it. Without it
+   * the movements and their histories are refused.
+   */
+  fundingSubaccountId?: number
 }
 
 /** What the inherited v2 signer would name: the v3 domain and modules (the client signs through its own path). */
@@ -49,44 +61,40 @@ const V3_CONTRACTS = {
 /** Page size for `public/get_all_instruments` (the spec's maximum). */
 const INSTRUMENT_PAGE = 1000
 
-/** A JSON integer literal of any size: the spec types transfer nonces as integers, and they exceed 2^53. */
-function exactInteger(n: bigint): number {
-  return (JSON as unknown as { rawJSON(text: string): number }).rawJSON(n.toString())
-}
-
-interface SignedV3 {
-  nonce: bigint
-  signer: Address
-  signature: Hex
-  signature_expiry_sec: number
-}
-
-export interface TransferSpotRequest {
-  subaccount_id: number
-  to_subaccount_id: number
-  asset_name: string
-  amount: string
-  /** the most the exchange may charge for the move, in USD; defaults to 0 (internal moves are free) */
-  max_fee_usd?: string
-}
-
 export class DeriveV3Client extends DeriveClient {
   readonly protocol = 'v3' as const
-  readonly #opts: DeriveClientOptions
+  readonly fundingSubaccountId: number | undefined
+  readonly #opts: DeriveV3ClientOptions
   readonly #nowMs: () => number
   readonly #nonces: NanosecondNonceGenerator
   readonly #signer: Address
   readonly #instruments = new Map<string, T.Instrument>()
-  readonly #currencies = new Map<string, T.Currency>()
+  readonly #currencies = new Map<string, { wire: W.Currency; v2: T.Currency }>()
+  readonly #sendOrder = new M.SendOrder()
+  readonly #port: V3Port
 
   /** `httpUrl` is the v3 base (…/v3), `wsUrl` its socket (…/v3/ws), `wallet` the owner, `chainId` the v3 domain's. */
-  constructor(opts: DeriveClientOptions) {
+  constructor(opts: DeriveV3ClientOptions) {
     super({ ...opts, contracts: opts.contracts ?? V3_CONTRACTS })
     this.#opts = opts
+    this.fundingSubaccountId = opts.fundingSubaccountId
     const clock = opts.clock
     this.#nowMs = () => (clock ? clock.now().getTime() : Date.now())
     this.#nonces = new NanosecondNonceGenerator(this.#nowMs)
     this.#signer = privateKeyToAccount(opts.sessionKey).address
+    this.#port = {
+      wallet: this.wallet,
+      fundingSubaccountId: opts.fundingSubaccountId,
+      call: (method, params) => this.#wire(method, params),
+      sign: (sub, module, data, expirySec) => this.#sign(sub, module, data, expirySec),
+      wireCurrency: async (currency) => (await this.#currency(currency)).wire,
+      assetName: (asset) => {
+        if (!/^0x[0-9a-fA-F]{40}$/.test(asset)) return asset
+        for (const [name, c] of this.#currencies)
+          if (c.wire.spot.some((s) => s.address.toLowerCase() === asset.toLowerCase())) return name
+        return asset
+      },
+    }
   }
 
   /** One v3 method, typed by the generated wire types. */
@@ -124,6 +132,21 @@ export class DeriveV3Client extends DeriveClient {
       await ws.call('public/login', { wallet: p.wallet, timestamp: Number(p.timestamp), signature: p.signature })
     }
     return ws
+  }
+
+  /** v3's `ticker_slim.{name}.{ms}` channel, each snapshot spread over the (cached) instrument into the v2 ticker. */
+  override async subscribeTicker(
+    ws: DeriveWsClient,
+    instrument_name: string,
+    intervalMs: 100 | 1000,
+    onTicker: (u: TickerUpdate) => void,
+  ): Promise<() => Promise<void>> {
+    const inst = await this.getInstrument(instrument_name)
+    return ws.subscribe([`ticker_slim.${instrument_name}.${intervalMs}`], (_channel, data) => {
+      const d = data as { timestamp?: number; instrument_ticker?: W.TickerSlimSnapshot } | null
+      if (d?.instrument_ticker)
+        onTicker({ timestamp: d.timestamp ?? d.instrument_ticker.t, ticker: A.tickerFromV3(inst, d.instrument_ticker) })
+    })
   }
 
   // ---- public reads ----------------------------------------------------------------------
@@ -170,11 +193,21 @@ export class DeriveV3Client extends DeriveClient {
   }
 
   override async getCurrency(currency: string): Promise<T.Currency> {
+    return (await this.#currency(currency)).v2
+  }
+
+  async #currency(currency: string): Promise<{ wire: W.Currency; v2: T.Currency }> {
     const hit = this.#currencies.get(currency)
     if (hit) return hit
-    const c = A.currencyFromV3(await this.#wire('public/get_currency', { currency }))
+    const wire = await this.#wire('public/get_currency', { currency })
+    const c = { wire, v2: A.currencyFromV3(wire) }
     this.#currencies.set(currency, c)
     return c
+  }
+
+  /** A movement's settlement by the operation uuid sendSigned answered (batch status as v2's transaction status). */
+  override getTransaction(op_uuid: string): Promise<{ status: string; data: unknown }> {
+    return H.transaction(this.#port, op_uuid)
   }
 
   // ---- private reads ---------------------------------------------------------------------
@@ -256,32 +289,46 @@ export class DeriveV3Client extends DeriveClient {
     return this.#wire('private/cancel_all', { subaccount_id })
   }
 
+  /** What the exchange rebuilds from an order's params: encoded data, action hash, typed-data hash (v3 extras in raw_data). */
+  override async orderDebug(p: OrderRequest): Promise<T.OrderDebugResult> {
+    return orderDebugOf(await this.#wire('private/order_debug', await this.#signedOrder(p)))
+  }
+
+  // ---- movements (./movements.ts) --------------------------------------------------------
+
+  /** The worker's movement signed as a transfer_spot with the funding subaccount, not sent (store it first). */
+  override signTransfer(r: TransferRequest): Promise<SignedTransfer> {
+    return M.signMovement(this.#port, this.#sendOrder, r)
+  }
+
+  /** Sends a stored movement as it was signed; the operation uuid stands for the transaction id. */
+  override sendSigned(action: SignedTransfer): Promise<T.TxResult> {
+    return M.sendMovement(this.#port, this.#sendOrder, action)
+  }
+
+  /** v3 has no private/create_subaccount: a transfer_spot out of the funding subaccount under a manager creates one. */
+  override async createSubaccount(p: {
+    asset_name: string
+    amount: string
+    margin_type?: 'SM' | 'PM' | 'PM2'
+    currency?: string
+  }): Promise<T.TxResult> {
+    return this.sendSigned(await this.signTransfer({ method: 'create_subaccount', ...p }))
+  }
+
+  /** Funds a subaccount from the funding subaccount (v2: from the wallet). */
+  override async deposit(p: { subaccount_id: number; asset_name: string; amount: string }): Promise<T.TxResult> {
+    return this.sendSigned(await this.signTransfer({ method: 'deposit', ...p }))
+  }
+
+  /** Moves collateral back to the funding subaccount (v2: to the wallet). L1 payouts are `withdrawToL1`. */
+  override async withdraw(p: { subaccount_id: number; asset_name: string; amount: string }): Promise<T.TxResult> {
+    return this.sendSigned(await this.signTransfer({ method: 'withdraw', ...p }))
+  }
+
   /** Moves collateral between two subaccounts of the owner: one signature, the sender's (v3's transfer_spot). */
-  async transferSpot(p: TransferSpotRequest): Promise<W.PrivateTransferSpotResponse> {
-    const { address } = await this.#spotAsset(p.asset_name)
-    const max_fee_usd = p.max_fee_usd ?? '0'
-    const data = encodeTransferSpot({
-      toSubaccountId: BigInt(p.to_subaccount_id),
-      newSubaccountManager: 0n,
-      asset: address,
-      subId: 0n,
-      amountE18: toE18(p.amount),
-      maxFeeUsdE18: toE18(max_fee_usd),
-    })
-    const s = await this.#sign(p.subaccount_id, V3_MODULES.transfer, data)
-    return this.#wire('private/transfer_spot', {
-      subaccount_id: p.subaccount_id,
-      to_subaccount_id: p.to_subaccount_id,
-      new_subaccount_manager: 0,
-      asset_name: p.asset_name,
-      sub_id: 0,
-      amount: p.amount,
-      max_fee_usd,
-      nonce: exactInteger(s.nonce),
-      signer: s.signer,
-      signature: s.signature,
-      signature_expiry_sec: s.signature_expiry_sec,
-    })
+  transferSpot(p: M.TransferSpotRequest): Promise<W.PrivateTransferSpotResponse> {
+    return M.transferSpot(this.#port, p)
   }
 
   /** v2's two-signature transfer_erc20 becomes v3's transfer_spot; the operation's uuid stands for the transaction. */
@@ -295,77 +342,50 @@ export class DeriveV3Client extends DeriveClient {
     return { status: 'pending', transaction_id: r.op_uuid }
   }
 
-  async #spotAsset(asset_name: string): Promise<{ address: Address }> {
-    const c = await this.getCurrency(asset_name)
-    if (!c.protocol_asset_addresses.spot) throw new Error(`${asset_name} has no spot asset on v3`)
-    return { address: c.protocol_asset_addresses.spot as Address }
+  /** `private/withdraw`: an L1 payout out of a subaccount, with the sequencer fee cap v3 requires. */
+  withdrawToL1(p: M.WithdrawL1Request): Promise<W.PrivateWithdrawResponse> {
+    return M.withdrawToL1(this.#port, p)
   }
 
-  // ---- what v3 does not offer here -------------------------------------------------------
+  // ---- histories (./histories.ts) --------------------------------------------------------
 
-  override signTransfer(): Promise<SignedTransfer> {
-    return Promise.reject(
-      new V3UnsupportedError(
-        'create_subaccount / deposit / withdraw',
-        'deposits are L1 OnchainActionManager calls, withdrawals private/withdraw with max_fee_usd',
-      ),
-    )
+  /** Transfers into the subaccount from the funding subaccount (the worker's fundings), in v2's deposit shape. */
+  override getDepositHistory(p: HistoryWindow): Promise<{ events: T.DepositEvent[] }> {
+    return H.depositHistory(this.#port, p)
   }
 
-  override sendSigned(): Promise<T.TxResult> {
-    return Promise.reject(new V3UnsupportedError('sendSigned', 'no signed v2 movement can be replayed on v3'))
+  /** Transfers from the subaccount to the funding subaccount (releases, fee collections), in v2's withdrawal shape. */
+  override getWithdrawalHistory(p: HistoryWindow): Promise<{ events: T.WithdrawalEvent[] }> {
+    return H.withdrawalHistory(this.#port, p)
   }
 
-  override createSubaccount(): Promise<T.TxResult> {
-    return Promise.reject(
-      new V3UnsupportedError(
-        'private/create_subaccount',
-        'a first L1 deposit or transfer_spot with a manager creates one',
-      ),
-    )
+  override getErc20TransferHistory(p: HistoryWindow): Promise<{ events: T.Erc20TransferEvent[] }> {
+    return H.transferHistory(this.#port, p)
   }
 
-  override deposit(): Promise<T.TxResult> {
-    return Promise.reject(new V3UnsupportedError('private/deposit', 'deposits are L1 OnchainActionManager calls'))
+  /** L1 deposits (`private/get_deposit_history`): how the funding subaccount is topped up. */
+  getL1DepositHistory(p: HistoryWindow): ReturnType<typeof H.l1DepositHistory> {
+    return H.l1DepositHistory(this.#port, p)
   }
 
-  override withdraw(): Promise<T.TxResult> {
-    return Promise.reject(new V3UnsupportedError('v2 private/withdraw', 'v3 withdraw pays out on L1 with max_fee_usd'))
+  /** L1 withdrawals (`private/get_withdrawal_history`). */
+  getL1WithdrawalHistory(p: HistoryWindow): ReturnType<typeof H.l1WithdrawalHistory> {
+    return H.l1WithdrawalHistory(this.#port, p)
   }
 
-  override orderDebug(): Promise<T.OrderDebugResult> {
-    return Promise.reject(new V3UnsupportedError('private/order_debug', 'not wired in this client yet'))
+  override getInterestHistory(p: HistoryWindow): Promise<{ events: T.InterestEvent[] }> {
+    return H.interestHistory(this.#port, p)
   }
 
-  override getTransaction(): Promise<{ status: string; data: unknown }> {
-    return Promise.reject(new V3UnsupportedError('public/get_transaction', 'v3 reports batch_status per operation'))
+  override getFundingHistory(
+    p: HistoryWindow & { instrument_name?: string; page?: number; page_size?: number },
+  ): Promise<{ events: T.FundingEvent[]; pagination: T.Pagination }> {
+    return H.fundingHistory(this.#port, p)
   }
 
-  override getDepositHistory(): Promise<{ events: T.DepositEvent[] }> {
-    return Promise.reject(new V3UnsupportedError('the v2 deposit history', 'v3 reports deposits with batch_status'))
-  }
-
-  override getWithdrawalHistory(): Promise<{ events: T.WithdrawalEvent[] }> {
-    return Promise.reject(
-      new V3UnsupportedError('the v2 withdrawal history', 'v3 reports withdrawals with batch_status'),
-    )
-  }
-
-  override getErc20TransferHistory(): Promise<{ events: T.Erc20TransferEvent[] }> {
-    return Promise.reject(new V3UnsupportedError('the v2 transfer history', 'not wired in this client yet'))
-  }
-
-  override getInterestHistory(): Promise<{ events: T.InterestEvent[] }> {
-    return Promise.reject(new V3UnsupportedError('private/get_interest_history', 'not wired in this client yet'))
-  }
-
-  override getFundingHistory(): Promise<{ events: T.FundingEvent[]; pagination: T.Pagination }> {
-    return Promise.reject(new V3UnsupportedError('private/get_funding_history', 'not wired in this client yet'))
-  }
-
-  override getOptionSettlementHistory(): Promise<{ subaccount_id: number; settlements: T.OptionSettlement[] }> {
-    return Promise.reject(
-      new V3UnsupportedError('private/get_option_settlement_history', 'not wired in this client yet'),
-    )
+  override getOptionSettlementHistory(
+    subaccount_id: number,
+  ): Promise<{ subaccount_id: number; settlements: T.OptionSettlement[] }> {
+    return H.optionSettlementHistory(this.#port, subaccount_id)
   }
 }

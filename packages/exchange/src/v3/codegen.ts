@@ -25,6 +25,15 @@ export const V3_METHODS = [
   'private/cancel',
   'private/cancel_all',
   'private/transfer_spot',
+  'private/withdraw',
+  'private/order_debug',
+  'public/get_transaction',
+  'private/get_deposit_history',
+  'private/get_withdrawal_history',
+  'private/get_erc20_transfer_history',
+  'private/get_interest_history',
+  'private/get_funding_history',
+  'private/get_option_settlement_history',
 ] as const
 
 export type V3MethodName = (typeof V3_METHODS)[number]

@@ -148,6 +148,28 @@ export interface DailyTradingStatistics {
   v: string
 }
 
+/** `amount` and `fee` are decimal strings (e.g. `"1.1"`); the net credited amount is `amount - fee`. `operation_id`/`batch_uuid` are stable uuids. */
+export interface DepositEntry {
+  action_id?: number | null
+  /** Non-negative decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  amount: string
+  asset: string
+  batch_status: BatchStatus
+  batch_uuid: string
+  /** Non-negative decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  fee: string
+  new_subaccount: boolean
+  operation_id: string
+  subaccount_id: number
+  timestamp: number
+  tx_hash?: string | null
+  wallet: string
+}
+
+export interface DepositHistoryResult {
+  deposits: Array<DepositEntry>
+}
+
 export type Direction = 'buy' | 'sell'
 
 /** This method takes no parameters; send an empty object `{}`. */
@@ -185,12 +207,59 @@ export interface GetCurrencyRequest {
   currency: string
 }
 
+/** Parameters for `private/get_deposit_history`. Takes `subaccount_id` plus an optional `[start_timestamp, end_timestamp]` window in unix milliseconds. `wallet`, when set, takes precedence over `subaccount_id` and returns the whole wallet's deposits. Results are capped at 1000 rows. */
+export interface GetDepositHistoryRequest {
+  /** End of the window, unix milliseconds (default: unbounded / now). */
+  end_timestamp?: number | null
+  /** Start of the window, unix milliseconds (default 0). */
+  start_timestamp?: number | null
+  subaccount_id?: number | null
+  wallet?: string | null
+}
+
+/** Parameters for `private/get_erc20_transfer_history`. Matches `get_withdrawal_history`: `subaccount_id` plus an optional `[start_timestamp, end_timestamp]` window in unix milliseconds. `wallet`, when set, takes precedence over `subaccount_id` and returns the whole wallet's transfers. Results are capped at 1000 rows. */
+export interface GetErc20TransferHistoryRequest {
+  /** End of the window, unix milliseconds (default: unbounded / now). */
+  end_timestamp?: number | null
+  /** Start of the window, unix milliseconds (default 0). */
+  start_timestamp?: number | null
+  subaccount_id?: number | null
+  wallet?: string | null
+}
+
+/** Parameters for `private/get_funding_history`. `subaccount_id`, `start_timestamp`, and `end_timestamp` accept either a JSON number or a string-encoded integer. Pagination is `page` >= 1, `page_size` in 1..=1000. */
+export interface GetFundingHistoryRequest {
+  end_timestamp?: number | null
+  instrument_name?: string | null
+  page?: number | null
+  page_size?: number | null
+  start_timestamp?: number | null
+  subaccount_id?: number | null
+  wallet?: string | null
+}
+
 export interface GetInstrumentRequest {
   instrument_name: string
 }
 
+/** Parameters for `private/get_interest_history`. `wallet`, when set, takes precedence over `subaccount_id` and returns the whole wallet's settlements. `[start_timestamp, end_timestamp]` is a unix-millisecond window. Results are capped at 1000 rows, newest first. */
+export interface GetInterestHistoryRequest {
+  /** End of the window, unix milliseconds (default: now / unbounded). */
+  end_timestamp?: number | null
+  /** Start of the window, unix milliseconds (default 0). */
+  start_timestamp?: number | null
+  subaccount_id?: number | null
+  wallet?: string | null
+}
+
 export interface GetOpenOrdersRequest {
   subaccount_id: number
+}
+
+/** Parameters for `private/get_option_settlement_history`. One of `wallet` or `subaccount_id` must be provided; `wallet` returns every subaccount's settlements. */
+export interface GetOptionSettlementHistoryParams {
+  subaccount_id?: number | null
+  wallet?: string | null
 }
 
 export interface GetOrderRequest {
@@ -227,6 +296,28 @@ export interface GetTradeHistoryRequest {
   wallet?: string | null
 }
 
+export interface GetTransactionParams {
+  op_uuid: string
+}
+
+/** `status` is the operation's batch status; `null` until the operation has been picked up for settlement. */
+export interface GetTransactionResult {
+  data: string
+  error_log?: string | null
+  status?: BatchStatus | null
+  transaction_hash?: string | null
+}
+
+/** Parameters for `private/get_withdrawal_history`. Matches `get_deposit_history`: `subaccount_id` plus an optional `[start_timestamp, end_timestamp]` window in unix milliseconds. `wallet`, when set, takes precedence over `subaccount_id` and returns the whole wallet's withdrawals. Results are capped at 1000 rows. */
+export interface GetWithdrawalHistoryRequest {
+  /** End of the window, unix milliseconds (default: unbounded / now). */
+  end_timestamp?: number | null
+  /** Start of the window, unix milliseconds (default 0). */
+  start_timestamp?: number | null
+  subaccount_id?: number | null
+  wallet?: string | null
+}
+
 export interface Instrument {
   amount_step: string
   /** The traded asset's contract address — word 0 (`asset`) of the order action `data`. Use this (not `erc20_details`) when signing an order. */
@@ -253,6 +344,17 @@ export interface Instrument {
   scheduled_deactivation: number
   taker_fee_rate: string
   tick_size: string
+}
+
+export interface InterestHistoryResult {
+  events: Array<InterestPayment>
+}
+
+/** One realized interest settlement. `interest` is a decimal string; negative = paid, positive = received. `timestamp` is unix ms. */
+export interface InterestPayment {
+  interest: string
+  subaccount_id: number
+  timestamp: number
 }
 
 /** Lending pool stats for a `(spot_asset, universe)` pair. The pool's total supply is reported in the `current_open_interest` field. */
@@ -306,6 +408,23 @@ export interface OptionPricing {
   v: string
 }
 
+export interface OptionSettlementHistoryResponse {
+  settlements: Array<OptionSettlementResponse>
+}
+
+/** One settled option position. */
+export interface OptionSettlementResponse {
+  /** Settled balance (negative = short, positive = long). */
+  amount: string
+  /** Expiry of the option, unix seconds. */
+  expiry: number
+  instrument_name: string
+  settlement_price: string
+  /** Crystallized cash value = intrinsic value * amount. */
+  settlement_value: string
+  subaccount_id: number
+}
+
 export interface Order {
   algo_duration_sec?: number | null
   algo_num_slices?: number | null
@@ -355,9 +474,59 @@ export interface Order {
   trigger_type?: TriggerType | null
 }
 
+export interface OrderActionDataResponse {
+  asset_address: string
+  asset_sub_id: string
+  /** Decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  desired_amount: string
+  is_bid: boolean
+  /** Decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  limit_price: string
+  recipient_id: number
+  /** Non-negative decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  worst_fee: string
+}
+
+/** The `Action` envelope a debug route rebuilt from the request inputs, plus its decoded action data — i.e. what the signature commits to. */
+export interface OrderActionInputData {
+  data: OrderActionDataResponse
+  expiry: number
+  module: string
+  nonce: number
+  owner: string
+  signer: string
+  subaccount_id: number
+}
+
 export interface OrderCreatedResponse {
   order: Order
   trades: Array<Trade>
+}
+
+/** Debug-route payload for one rebuilt action: the EIP-712 hashes plus the action input fields. */
+export interface OrderDebugResponse {
+  /** EIP-712 struct hash of the `Action`: `keccak256(abi.encode(action_typehash, …, encoded_data_hashed, …))`. */
+  action_hash: string
+  /** `ACTION_TYPEHASH` — keccak of the `Action` struct type string; invariant across deployments. */
+  action_typehash: string
+  /** EIP-712 domain separator of the Matching contract for this deployment. */
+  domain_separator: string
+  /** ABI-encoded, module-specific action payload (the `data` bytes), 0x-hex. */
+  encoded_data: string
+  /** `keccak256(encoded_data)` — the value packed into the struct hash. */
+  encoded_data_hashed: string
+  /** The signer the signature is checked against. */
+  expected_signer: string
+  /** The rebuilt `Action` envelope and its decoded module-specific `data`. */
+  input_data: OrderActionInputData
+  /** Per-action module contract address bound into the signed struct. */
+  module: string
+  /** Wallet that owns the subaccount the action applies to. */
+  owner: string
+  /** null on the debug routes (no signature is checked there); on a signature-mismatch error this is the address actually recovered. */
+  recovered_signer?: string | null
+  /** Final EIP-712 digest the client signs: `keccak256(0x1901 || domain_separator || action_hash)`. */
+  typed_data_hash: string
 }
 
 export type OrderStatus = 'open' | 'filled' | 'rejected' | 'cancelled' | 'expired' | 'untriggered' | 'algo_active'
@@ -382,6 +551,23 @@ export interface PerpDetails {
   index: string
   max_rate_per_hour: string
   min_rate_per_hour: string
+}
+
+export interface PerpSettlementEventResponse {
+  batch_status: BatchStatus
+  /** UUID of the settlement batch; a settlement in a reverted or errored batch reflects that status. */
+  batch_uuid: string
+  funding: string
+  instrument_name: string
+  pnl: string
+  subaccount_id: number
+  timestamp: number
+  tx_hash?: string | null
+}
+
+export interface PerpSettlementHistoryResponse {
+  events: Array<PerpSettlementEventResponse>
+  pagination: Pagination
 }
 
 export interface Position {
@@ -448,6 +634,26 @@ export interface PrivateTransferSpotRequest {
 }
 
 export interface PrivateTransferSpotResponse {
+  op_uuid: string
+  operation_id: number
+}
+
+export interface PrivateWithdrawRequest {
+  amount_in_underlying: string
+  asset_name: string
+  force_batch: boolean
+  /** Maximum sequencer fee the signer authorises, in USD, as a decimal string (e.g. `"1.5"`) or a JSON number. */
+  max_fee_usd: string
+  nonce: number
+  /** L1 address the funds are paid out to. Defaults to the subaccount's owner wallet when omitted. A non-owner signer (session key) may only pay out to an address on the owner's `whitelisted_recipients`, unless the key holds `Admin`. */
+  recipient?: string | null
+  signature: string
+  signature_expiry_sec: number
+  signer: string
+  subaccount_id: number
+}
+
+export interface PrivateWithdrawResponse {
   op_uuid: string
   operation_id: number
 }
@@ -620,6 +826,29 @@ export interface TradeHistoryResponse {
   tx_hash?: string | null
 }
 
+/** `amount` and `fee` are decimal strings (e.g. `"1.1"`). `is_outgoing` marks the caller's side; on the sender's row `amount` is the gross debited and `fee` the in-kind fee, on the receiver's row `amount` is the net credited and `fee` is 0. `operation_id`/`batch_uuid` are stable uuids. */
+export interface TransferEntry {
+  /** Non-negative decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  amount: string
+  asset: string
+  batch_status: BatchStatus
+  batch_uuid: string
+  /** Non-negative decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  fee: string
+  from_subaccount_id: number
+  from_wallet: string
+  is_outgoing: boolean
+  operation_id: string
+  timestamp: number
+  to_subaccount_id: number
+  to_wallet: string
+  tx_hash?: string | null
+}
+
+export interface TransferHistoryResult {
+  transfers: Array<TransferEntry>
+}
+
 export type TriggerPriceType = 'mark' | 'index'
 
 export type TriggerType = 'stoploss' | 'takeprofit'
@@ -642,6 +871,28 @@ export interface VaultDepositHold {
   vault_id: number
 }
 
+/** `amount` and `fee` are decimal strings (e.g. `"1.1"`); the net sent to the recipient is `amount - fee`. `wallet` is the account owner; `recipient` is the L1 destination. `asset` is the protocol asset (the native-ETH sentinel for ETH); `erc20_address` is the on-chain ERC20 the funds settle against (WETH for native ETH). `operation_id`/`batch_uuid` are the stable uuids. */
+export interface WithdrawalEntry {
+  /** Non-negative decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  amount: string
+  asset: string
+  batch_status: BatchStatus
+  batch_uuid: string
+  erc20_address: string
+  /** Non-negative decimal string of the human value (e.g. `"1.5"`), up to 12 fractional digits; a string or JSON number is accepted */
+  fee: string
+  operation_id: string
+  recipient: string
+  subaccount_id: number
+  timestamp: number
+  tx_hash?: string | null
+  wallet: string
+}
+
+export interface WithdrawalHistoryResult {
+  withdrawals: Array<WithdrawalEntry>
+}
+
 /** Params and result of every v3 method the client uses, by method name. */
 export interface V3Wire {
   'public/get_time': { params: EmptyRequest; result: number }
@@ -661,4 +912,13 @@ export interface V3Wire {
   'private/cancel': { params: CancelOrderRequest; result: Order }
   'private/cancel_all': { params: CancelAllRequest; result: CancelAllResponse }
   'private/transfer_spot': { params: PrivateTransferSpotRequest; result: PrivateTransferSpotResponse }
+  'private/withdraw': { params: PrivateWithdrawRequest; result: PrivateWithdrawResponse }
+  'private/order_debug': { params: CreateOrderRequest; result: OrderDebugResponse }
+  'public/get_transaction': { params: GetTransactionParams; result: GetTransactionResult }
+  'private/get_deposit_history': { params: GetDepositHistoryRequest; result: DepositHistoryResult }
+  'private/get_withdrawal_history': { params: GetWithdrawalHistoryRequest; result: WithdrawalHistoryResult }
+  'private/get_erc20_transfer_history': { params: GetErc20TransferHistoryRequest; result: TransferHistoryResult }
+  'private/get_interest_history': { params: GetInterestHistoryRequest; result: InterestHistoryResult }
+  'private/get_funding_history': { params: GetFundingHistoryRequest; result: PerpSettlementHistoryResponse }
+  'private/get_option_settlement_history': { params: GetOptionSettlementHistoryParams; result: OptionSettlementHistoryResponse }
 }

@@ -2,9 +2,11 @@
  * The price feed: ONE upstream subscription to the exchange's ticker channels for the whole
  * deployment. Every worker replica runs `startPriceFeed`; the one holding the feed lease
  * (lease.ts, `{market}:feed-lease`) subscribes, the others stand by and retry. The holder:
- * - follows `ticker.<perp>.<ms>` (index and mark), the ATM call and put of the nearest expiries
+ * - follows the perps' tickers (index and mark), the ATM call and put of the nearest expiries
  *   (instruments.ts), re-selected every `optionsRefreshMs`, and the options of live positions
- *   (in-use.ts), re-read every `inUseRefreshMs`: an instrument no longer used is unsubscribed;
+ *   (in-use.ts), re-read every `inUseRefreshMs`: an instrument no longer used is unsubscribed.
+ *   The client subscribes its protocol's channel (`DeriveClient.subscribeTicker`: v2's
+ *   `ticker.<name>.<ms>`, v3's `ticker_slim.<name>.<ms>`) and hands over v2's ticker shape;
  * - folds every index tick into candles and writes the touched candles every `candleFlushMs`
  *   in one upsert (candle-store.ts), never one write per tick;
  * - publishes at most one update per asset per `publishThrottleMs` (the latest state, so nothing
@@ -16,7 +18,7 @@
  */
 
 import type { Sql } from '@wh/db'
-import type { DeriveClient, DeriveWsClient, Ticker } from '@wh/exchange'
+import type { DeriveClient, DeriveWsClient, TickerUpdate } from '@wh/exchange'
 import { fromE18, parseInstrumentName, toE18 } from '@wh/exchange'
 import type { Redis } from 'ioredis'
 import { type MarketAsset, PRICED_ASSETS } from '../assets'
@@ -64,7 +66,7 @@ export interface FeedLog {
 }
 
 export interface PriceFeedOptions {
-  readonly exchange: Pick<DeriveClient, 'connectWs' | 'getInstruments' | 'getTicker'>
+  readonly exchange: Pick<DeriveClient, 'connectWs' | 'getInstruments' | 'getTicker' | 'subscribeTicker'>
   readonly redis: Redis
   readonly sql: Sql
   readonly log: FeedLog
@@ -251,21 +253,18 @@ class FeedSession {
     this.#timers.push(t)
   }
 
-  #channel(instrument: string): string {
-    return `ticker.${instrument}.${this.#tuning.tickerIntervalMs}`
-  }
-
+  /** Subscribes the instrument's ticker channel once (the client names it for its protocol). */
   async #follow(state: AssetState, instrument: string): Promise<void> {
-    const channel = this.#channel(instrument)
-    if (this.#unsubscribe.has(channel) || !this.#ws) return
-    const off = await this.#ws.subscribe([channel], (_c, data) => this.#onTicker(state, data))
-    this.#unsubscribe.set(channel, off)
+    if (this.#unsubscribe.has(instrument) || !this.#ws) return
+    const off = await this.#opts.exchange.subscribeTicker(this.#ws, instrument, this.#tuning.tickerIntervalMs, (u) =>
+      this.#onTicker(state, u),
+    )
+    this.#unsubscribe.set(instrument, off)
   }
 
   async #unfollow(instrument: string): Promise<void> {
-    const channel = this.#channel(instrument)
-    const off = this.#unsubscribe.get(channel)
-    this.#unsubscribe.delete(channel)
+    const off = this.#unsubscribe.get(instrument)
+    this.#unsubscribe.delete(instrument)
     await off?.()
   }
 
@@ -289,7 +288,7 @@ class FeedSession {
       try {
         await Promise.all(added.map((n) => this.#follow(state, n)))
       } catch (err) {
-        for (const n of added) if (!this.#unsubscribe.has(this.#channel(n))) state.followed.delete(n)
+        for (const n of added) if (!this.#unsubscribe.has(n)) state.followed.delete(n)
         throw err
       }
       if (dropped.length > 0) this.#schedulePublish(state)
@@ -362,13 +361,12 @@ class FeedSession {
     }
   }
 
-  #onTicker(state: AssetState, data: unknown): void {
+  #onTicker(state: AssetState, u: TickerUpdate): void {
     if (this.#stopped) return
-    const d = data as { timestamp?: number; instrument_ticker?: Ticker }
-    const t = d?.instrument_ticker
+    const t = u.ticker
     if (!t || typeof t.instrument_name !== 'string') return
     try {
-      const tsMs = typeof d.timestamp === 'number' ? d.timestamp : t.timestamp
+      const tsMs = u.timestamp
       if (t.instrument_name === state.perpName) {
         const indexE18 = toE18(t.index_price)
         if (indexE18 <= 0n) return

@@ -24,13 +24,14 @@ import {
   CHAIN_NAMES,
   type ChainName,
   DeriveBridgeAdapter,
+  DeriveV3DepositAdapter,
   isWatchedChain,
   LocalBridgeAdapter,
   type OutboundRecord,
   type OutboxDeps,
   testUsdcAbi,
 } from '@wh/wallet'
-import type { Address, Hex } from 'viem'
+import { type Address, getAddress, type Hex } from 'viem'
 import { outboxOf } from '../../outbox-deps'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 
@@ -41,7 +42,7 @@ export const bridgeTickName = (chain: ChainName) => `bridge-${chain}`
 
 export type BridgeDeps = Pick<
   WorkerDeps,
-  'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config' | 'signerOf'
+  'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config' | 'signerOf' | 'exchange'
 >
 
 export interface BridgeRunOptions {
@@ -257,29 +258,51 @@ export async function runBridge(
 const adapters = new WeakMap<object, BridgeAdapter>()
 
 /**
- * The adapter of this deployment, built once per process: the local one when the config names a
- * local USDC deployment (USDC_ADDRESS_LOCAL: the local run and tests, where the simulator is the
- * exchange), else Derive's live bridge (Socket vaults), which refuses any source chain or exchange
- * chain its route table does not cover.
+ * The adapter of this deployment, built once per process: on Derive v3 (EXCHANGE_PROTOCOL=v3) the
+ * L1 deposit through the OnchainActionManager into the funding subaccount, locally against its
+ * stand-in; on v2 the local one when the config names a local USDC deployment (USDC_ADDRESS_LOCAL:
+ * the local run and tests, where the simulator is the exchange), else Derive's live bridge (Socket
+ * vaults), which refuses any source chain or exchange chain its route table does not cover.
  */
 export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']): BridgeAdapter {
   const cached = hooks ? undefined : adapters.get(deps)
   if (cached) return cached
-  const adapter: BridgeAdapter =
-    deps.config.usdcAddressLocal !== undefined
-      ? new LocalBridgeAdapter({
-          outbox: outboxOf(deps, hooks),
-          exchangeWallet: deps.config.exchange.walletAddress,
-          simulatorUrl: deps.config.exchange.httpUrl,
-          claimCredit: async (key) => (await deps.redis.set(key, '1', 'NX')) === 'OK',
-        })
-      : new DeriveBridgeAdapter({
-          outbox: outboxOf(deps, hooks),
-          receiver: deps.config.exchange.walletAddress,
-          exchangeChainId: deps.config.exchange.chainId,
-        })
+  const adapter = newAdapter(deps, outboxOf(deps, hooks))
   if (!hooks) adapters.set(deps, adapter)
   return adapter
+}
+
+function newAdapter(deps: BridgeDeps, outbox: OutboxDeps): BridgeAdapter {
+  const x = deps.config.exchange
+  if (x.protocol === 'v3') {
+    let asset: Promise<Address> | undefined
+    return new DeriveV3DepositAdapter({
+      outbox,
+      manager: x.depositManager as Address,
+      // USDC's protocol asset, read once from the exchange (a failed read is read again next time)
+      usdcAsset: () => {
+        asset ??= deps.exchange.getCurrency('USDC').then(
+          (c) => getAddress(c.protocol_asset_addresses.spot as string),
+          (err: unknown) => {
+            asset = undefined
+            throw err
+          },
+        )
+        return asset
+      },
+      fundingSubaccountId: BigInt(x.fundingSubaccountId ?? 0),
+      owner: x.walletAddress,
+      exchangeChainId: x.chainId,
+    })
+  }
+  if (deps.config.usdcAddressLocal !== undefined)
+    return new LocalBridgeAdapter({
+      outbox,
+      exchangeWallet: x.walletAddress,
+      simulatorUrl: x.httpUrl,
+      claimCredit: async (key) => (await deps.redis.set(key, '1', 'NX')) === 'OK',
+    })
+  return new DeriveBridgeAdapter({ outbox, receiver: x.walletAddress, exchangeChainId: x.chainId })
 }
 
 async function bridgeTick(chain: ChainName, ctx: TickContext) {

@@ -21,7 +21,7 @@
  */
 import { CASH_CURRENCY, errorMessage } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { type DeriveClient, type FundingEvent, type Pagination, toE18 } from '@wh/exchange'
+import { type DeriveClient, type FundingEvent, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import { advanceAccrualCursor } from '@wh/subaccounts'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
@@ -74,7 +74,7 @@ interface Histories {
   readonly funding: AccrualEntry[]
 }
 
-/** Derive's funding history is paged; the typed method has no page params, so the call is spelled out. */
+/** Derive's funding history is paged; read through the typed method, which each protocol's client adapts. */
 async function fundingHistory(
   exchange: DeriveClient,
   subaccountId: number,
@@ -83,7 +83,7 @@ async function fundingHistory(
 ): Promise<FundingEvent[]> {
   const events: FundingEvent[] = []
   for (let page = 1; page <= MAX_FUNDING_PAGES; page++) {
-    const r = await exchange.privateCall<{ events: FundingEvent[]; pagination: Pagination }>('get_funding_history', {
+    const r = await exchange.getFundingHistory({
       subaccount_id: subaccountId,
       start_timestamp: startMs,
       end_timestamp: endMs,

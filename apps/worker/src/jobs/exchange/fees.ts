@@ -21,8 +21,8 @@
  */
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
 import { markFeeTransferDone } from '@wh/subaccounts'
+import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {

@@ -220,10 +220,11 @@ type LegOutcome = 'released' | 'pending' | 'failed'
 const FATAL_PREFIX = 'fatal: '
 
 async function advanceLegs(deps: TransferDeps, rel: ReleaseRow, fresh: Set<string>): Promise<ReleaseState> {
+  // in signing order (nonce): v3 takes a subaccount's transfer nonces only increasing (docs/exchange-v3.md)
   const legsOf = () =>
     deps.sql.unsafe<TransferRow[]>(
       `select ${TRANSFER_COLUMNS} from subaccount_transfers where release_id = $1 and kind = 'release'
-       order by created_at, id`,
+       order by created_at, nonce, id`,
       [rel.id],
     )
   for (const leg of await legsOf())

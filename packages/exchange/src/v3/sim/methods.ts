@@ -1,20 +1,20 @@
 /**
  * The v3 methods the simulator serves (the set in ../codegen.ts V3_METHODS), on the same engine
- * as v2: orders go through the same matching (simulator/trading.ts), transfers through the same
- * collateral move (simulator/methods-account.ts); requests and answers take v3's shapes.
+ * as v2: orders go through the same matching (simulator/trading.ts), transfers and withdrawals
+ * through the same collateral moves (./methods-funds.ts), histories read the same records
+ * (./methods-history.ts); requests and answers take v3's shapes.
  */
 import type { Address, Hex } from 'viem'
-import { toE18 } from '../../protocol/decimal'
 import { RPC } from '../../protocol/rpc-codes'
 import { V3_MODULES } from '../../protocol/v3/constants'
-import { encodeTradeDataV3, encodeTransferSpot } from '../../protocol/v3/module-data'
-import { COLLATERALS, isCollateralName } from '../../simulator/assets'
+import { encodeTradeDataV3 } from '../../protocol/v3/module-data'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
-import { moveCollateral, newSubaccount } from '../../simulator/methods-account'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimInstrument } from '../../simulator/sim-types'
 import { cancelOrder, placeOrder } from '../../simulator/trading'
 import type * as W from '../wire.gen'
+import { e18, encoded, fundsV3 } from './methods-funds'
+import { historyV3 } from './methods-history'
 import {
   V3AllInstrumentsParams,
   V3CancelParams,
@@ -22,7 +22,6 @@ import {
   V3OrderParams,
   V3SubaccountParams,
   V3TradeHistoryParams,
-  V3TransferSpotParams,
   V3WalletParams,
 } from './params'
 import { verifyV3Action } from './verify'
@@ -32,37 +31,11 @@ import {
   instrumentV3,
   orderV3,
   positionsV3,
-  SIM_SM_MANAGER_ID,
   subaccountV3,
   tickerSlim,
   tradeV3,
 } from './views'
-
-/** A decimal the v3 encoders accept (at most 12 places, else Derive's invalid params). */
-function e18(value: string, field: string): bigint {
-  try {
-    return toE18(value)
-  } catch {
-    throw rpcErr.params(`${field} is not a decimal`)
-  }
-}
-
-function encoded<T>(encode: () => T): T {
-  try {
-    return encode()
-  } catch (err) {
-    throw rpcErr.params(err instanceof Error ? err.message : String(err))
-  }
-}
-
-function page<T>(items: T[], p: { page?: number | null; page_size?: number | null }) {
-  const size = p.page_size ?? 100
-  const n = p.page ?? 1
-  return {
-    items: items.slice((n - 1) * size, n * size),
-    pagination: { count: items.length, num_pages: Math.ceil(items.length / size) },
-  }
-}
+import { page } from './views-history'
 
 function instrumentOf({ engine }: Ctx, raw: Record<string, unknown>): SimInstrument {
   const p = check<{ instrument_name: string }>(V3InstrumentParams, raw)
@@ -125,43 +98,6 @@ const accountV3: Record<string, Handler> = {
   'private/get_positions': (ctx, raw): W.PrivateGetPositionsResponse => {
     const sub = ownSubaccount(ctx, check<{ subaccount_id: number }>(V3SubaccountParams, raw).subaccount_id)
     return { subaccount_id: sub.id, positions: positionsV3(ctx.engine, sub) }
-  },
-
-  'private/transfer_spot': async (ctx, raw): Promise<W.PrivateTransferSpotResponse> => {
-    const w = requireWallet(ctx)
-    const p = check<V3TransferSpotParams>(V3TransferSpotParams, raw)
-    const from = ownSubaccount(ctx, p.subaccount_id)
-    if (!isCollateralName(p.asset_name)) throw rpcErr.asset(p.asset_name)
-    const asset = COLLATERALS[p.asset_name]
-    const amountE18 = e18(p.amount, 'amount')
-    if (amountE18 <= 0n) throw new SimRpcError(RPC.INVALID_AMOUNT, 'Invalid amount', 'amount must be positive')
-    const data = encoded(() =>
-      encodeTransferSpot({
-        toSubaccountId: BigInt(p.to_subaccount_id),
-        newSubaccountManager: BigInt(p.new_subaccount_manager),
-        asset: asset.address,
-        subId: BigInt(p.sub_id),
-        amountE18,
-        maxFeeUsdE18: e18(p.max_fee_usd, 'max_fee_usd'),
-      }),
-    )
-    const to = p.new_subaccount_manager !== 0 ? undefined : ownSubaccount(ctx, p.to_subaccount_id)
-    if (p.new_subaccount_manager !== 0 && p.new_subaccount_manager !== SIM_SM_MANAGER_ID)
-      throw rpcErr.params(`unknown manager id ${p.new_subaccount_manager}`)
-    if (to?.id === from.id) throw new SimRpcError(10003, 'Sender and recipient subaccount IDs are the same', null)
-    await verifyV3Action(ctx.engine, w, from, {
-      kind: 'transfer',
-      subaccountId: BigInt(from.id),
-      nonce: BigInt(p.nonce),
-      module: V3_MODULES.transfer,
-      data,
-      expirySec: BigInt(p.signature_expiry_sec),
-      signer: p.signer,
-      signature: p.signature,
-    })
-    const target = to ?? newSubaccount(ctx.engine, w.wallet, 'SM')
-    const tx = moveCollateral(ctx.engine, from, target, asset.name, amountE18)
-    return { operation_id: ctx.engine.transactions.size, op_uuid: tx.id }
   },
 }
 
@@ -254,4 +190,10 @@ const tradingV3: Record<string, Handler> = {
   },
 }
 
-export const V3_SIM_METHODS: Record<string, Handler> = { ...publicV3, ...accountV3, ...tradingV3 }
+export const V3_SIM_METHODS: Record<string, Handler> = {
+  ...publicV3,
+  ...accountV3,
+  ...tradingV3,
+  ...fundsV3,
+  ...historyV3,
+}

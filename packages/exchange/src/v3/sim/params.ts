@@ -81,3 +81,33 @@ export const V3TradeHistoryParams = Type.Object({
   page_size: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()])),
 })
 export type V3TradeHistoryParams = Static<typeof V3TradeHistoryParams>
+
+export const V3WithdrawParams = Type.Object({
+  subaccount_id: Type.Integer({ minimum: 0 }),
+  asset_name: Type.String(),
+  amount_in_underlying: Decimal,
+  max_fee_usd: Decimal,
+  force_batch: Type.Boolean(),
+  recipient: Type.Optional(Type.Union([Address, Type.Null()])),
+  ...Signed,
+})
+export type V3WithdrawParams = Static<typeof V3WithdrawParams>
+
+/** The window of the v3 histories: one subaccount, or (taking precedence) the whole wallet. */
+export const V3HistoryParams = Type.Object({
+  subaccount_id: OptInt,
+  wallet: Type.Optional(Type.Union([Address, Type.Null()])),
+  start_timestamp: OptInt,
+  end_timestamp: OptInt,
+})
+export type V3HistoryParams = Static<typeof V3HistoryParams>
+
+export const V3FundingHistoryParams = Type.Object({
+  ...V3HistoryParams.properties,
+  instrument_name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  page: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  page_size: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()])),
+})
+export type V3FundingHistoryParams = Static<typeof V3FundingHistoryParams>
+
+export const V3TransactionParams = Type.Object({ op_uuid: Type.String() })

@@ -10,6 +10,7 @@ import type { WebSocket } from 'ws'
 import { RPC, type RpcErrorBody } from '../../protocol/rpc-codes'
 import type { SimEngine } from '../../simulator/engine'
 import type { Handler } from '../../simulator/handler'
+import { takeFailure } from '../../simulator/router'
 import { SimRpcError } from '../../simulator/rpc-error'
 import type { SimWallet } from '../../simulator/sim-types'
 import { readAuthHeaders } from '../../simulator/verify'
@@ -22,6 +23,12 @@ export const V3_HTTP_PREFIX = '/v3/'
 export const V3_WS_PATH = '/v3/ws'
 
 type Outcome = { result: unknown } | { error: RpcErrorBody }
+
+/** JSON with bigints as exact integer literals (v3's nanosecond nonces exceed 2^53). */
+export function stringifyExact(value: unknown): string {
+  const raw = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON
+  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? raw(v.toString()) : v))
+}
 type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown
 
 /** JSON.parse keeping integers beyond 2^53 exact (Node's reviver gets each literal's source text). */
@@ -67,7 +74,7 @@ export async function handleV3Http(
   const method = new URL(req.url ?? '/', 'http://x').pathname.slice(V3_HTTP_PREFIX.length)
   const send = (o: Outcome) => {
     res.writeHead(200, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ id: null, ...o }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)))
+    res.end(stringifyExact({ id: null, ...o }))
   }
   if (req.method !== 'POST') return send({ error: { code: RPC.INVALID_REQUEST, message: 'POST only', data: null } })
   let params: unknown
@@ -76,6 +83,14 @@ export async function handleV3Http(
   } catch {
     return send({ error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } })
   }
+  // control.failNext, by v3 method name (`private/transfer_spot`), as on v2
+  const injected = takeFailure(engine, method)
+  if (injected?.httpStatus) {
+    res.writeHead(injected.httpStatus, { 'content-type': 'application/json' })
+    return void res.end(JSON.stringify({ message: 'injected transport failure' }))
+  }
+  if (injected?.code !== undefined)
+    return send({ error: { code: injected.code, message: 'Injected failure', data: null } })
   let wallet: SimWallet | null = null
   if (method.startsWith('private/')) {
     try {
@@ -118,8 +133,7 @@ export async function handleV3Ws(engine: SimEngine, conn: V3WsConn, text: string
     conn.ws.send(JSON.stringify({ id: null, error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } }))
     return
   }
-  const out = (o: Outcome) =>
-    conn.ws.send(JSON.stringify({ id: msg.id ?? null, ...o }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)))
+  const out = (o: Outcome) => conn.ws.send(stringifyExact({ id: msg.id ?? null, ...o }))
   const method = String(msg.method ?? '')
   const params = (msg.params && typeof msg.params === 'object' ? msg.params : {}) as Record<string, unknown>
   try {

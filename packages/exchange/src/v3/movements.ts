@@ -1,0 +1,207 @@
+/**
+ * The service's collateral movements on v3 (docs/exchange-v3.md "Movements on v3"). v3 has no
+ * Derive Wallet, no private/deposit and no private/create_subaccount: the platform's funds at the
+ * exchange sit in its own funding subaccount (topped up by L1 deposits), and every movement the
+ * worker makes is one `private/transfer_spot` signed by the sending subaccount:
+ *
+ *   create_subaccount → funding subaccount → a new subaccount (`new_subaccount_manager` = an SRM id)
+ *   deposit           → funding subaccount → the user's subaccount
+ *   withdraw          → the user's subaccount → funding subaccount
+ *
+ * The worker keeps v2's names and its store-then-send rules (signTransfer, then sendSigned of the
+ * stored params). `max_fee_usd` is 0: the transfer fee is taken in kind from the amount, which the
+ * journal would not know, so a move the exchange would charge for is refused rather than made short.
+ */
+import type { Address, Hex } from 'viem'
+import type { SignedTransfer, TransferRequest } from '../client/derive-client'
+import { toE18, toUnits } from '../protocol/decimal'
+import type * as T from '../protocol/types'
+import { V3_MODULES } from '../protocol/v3/constants'
+import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../protocol/v3/module-data'
+import { exactInteger, fundingSubaccountOf, type SignedV3, spotAssetOf, type V3Port, V3UnsupportedError } from './port'
+import type * as W from './wire.gen'
+
+/** How long a signature of the funding subaccount holds the next one back if it is never sent. */
+export const SEND_ORDER_WAIT_MS = 10_000
+
+/**
+ * v3 transfer nonces must increase per sending subaccount (derive-py), and the funding subaccount
+ * sends every funding of every user, from concurrent rows. So this client signs for one sender
+ * only once its previous signature for it was sent and answered, or SEND_ORDER_WAIT_MS passed
+ * (a signature its caller never sent). Process-local: the exchange cycle lock keeps one funding
+ * run at a time across processes.
+ */
+export class SendOrder {
+  readonly #tails = new Map<number, Promise<void>>()
+  readonly #open = new Map<string, () => void>()
+
+  constructor(readonly waitMs = SEND_ORDER_WAIT_MS) {}
+
+  /** Runs `sign` after the sender's previous signature went out; `sent(nonce)` lets the next one sign. */
+  async inTurn(sender: number, sign: () => Promise<SignedV3>): Promise<SignedV3> {
+    const before = this.#tails.get(sender) ?? Promise.resolve()
+    let release = () => {}
+    const mine = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    this.#tails.set(sender, mine)
+    await before
+    let signed: SignedV3
+    try {
+      signed = await sign()
+    } catch (err) {
+      release()
+      throw err
+    }
+    const key = signed.nonce.toString()
+    const timer = setTimeout(() => this.sent(key), this.waitMs)
+    timer.unref?.()
+    this.#open.set(key, () => {
+      clearTimeout(timer)
+      release()
+    })
+    return signed
+  }
+
+  sent(nonce: string): void {
+    this.#open.get(nonce)?.()
+    this.#open.delete(nonce)
+  }
+}
+
+/** The SRM (or PMRM2) manager id a new subaccount is created under: the first universe risking `currency`. */
+async function managerIdOf(port: V3Port, currency: string, marginType: 'SM' | 'PM' | 'PM2' = 'SM'): Promise<number> {
+  const managers = (await port.wireCurrency(currency)).managers
+  const id = managers.map((m) => (marginType === 'SM' ? m.sm : m.pm)).find((m) => typeof m === 'number' && m > 0)
+  if (typeof id !== 'number') throw new Error(`no ${marginType} manager risks ${currency} on v3`)
+  return id
+}
+
+interface SpotMove {
+  from: number
+  to: number
+  newManager: number
+  asset_name: string
+  amount: string
+  max_fee_usd: string
+  expirySec?: number
+}
+
+/** Signs a transfer_spot (the sender's one signature) and returns the request as the spec types it, nonce aside. */
+async function signSpot(port: V3Port, m: SpotMove, sign = port.sign.bind(port)) {
+  const { address } = await spotAssetOf(port, m.asset_name)
+  const data = encodeTransferSpot({
+    toSubaccountId: BigInt(m.to),
+    newSubaccountManager: BigInt(m.newManager),
+    asset: address,
+    subId: 0n,
+    amountE18: toE18(m.amount),
+    maxFeeUsdE18: toE18(m.max_fee_usd),
+  })
+  const s = await sign(m.from, V3_MODULES.transfer, data, m.expirySec)
+  const params = {
+    subaccount_id: m.from,
+    to_subaccount_id: m.to,
+    new_subaccount_manager: m.newManager,
+    asset_name: m.asset_name,
+    sub_id: 0,
+    amount: m.amount,
+    max_fee_usd: m.max_fee_usd,
+    signer: s.signer,
+    signature: s.signature,
+    signature_expiry_sec: s.signature_expiry_sec,
+  }
+  return { nonce: s.nonce, params }
+}
+
+/**
+ * Signs the worker's movement as a transfer_spot, without sending it (stored first, as on v2). The
+ * nonce is kept as a decimal string: the params go through JSON and jsonb, which would round it.
+ */
+export async function signMovement(port: V3Port, order: SendOrder, r: TransferRequest): Promise<SignedTransfer> {
+  const funding = fundingSubaccountOf(port)
+  const common = { asset_name: r.asset_name, amount: r.amount, max_fee_usd: '0', expirySec: r.signature_expiry_sec }
+  const fromFunding = (to: number, newManager: number) =>
+    signSpot(port, { ...common, from: funding, to, newManager }, (sub, module, data, expiry) =>
+      order.inTurn(funding, () => port.sign(sub, module, data, expiry)),
+    )
+  const signed =
+    r.method === 'withdraw'
+      ? await signSpot(port, { ...common, from: r.subaccount_id, to: funding, newManager: 0 })
+      : r.method === 'deposit'
+        ? await fromFunding(r.subaccount_id, 0)
+        : await fromFunding(0, await managerIdOf(port, r.currency ?? r.asset_name, r.margin_type))
+  return { method: r.method, params: { ...signed.params, nonce: signed.nonce.toString() } }
+}
+
+/** Sends a stored movement exactly as signed (never retried: it may have landed). */
+export async function sendMovement(port: V3Port, order: SendOrder, action: SignedTransfer): Promise<T.TxResult> {
+  const p = action.params as unknown as Omit<W.PrivateTransferSpotRequest, 'nonce'> & { nonce: string | number }
+  if (typeof p.new_subaccount_manager !== 'number' || typeof p.to_subaccount_id !== 'number')
+    throw new V3UnsupportedError(
+      `a stored v2 ${action.method}`,
+      'switch EXCHANGE_PROTOCOL only with no movement in flight',
+    )
+  const nonce = String(p.nonce)
+  try {
+    const r = await port.call('private/transfer_spot', { ...p, nonce: exactInteger(BigInt(nonce)) })
+    return { status: 'pending', transaction_id: r.op_uuid }
+  } finally {
+    order.sent(nonce)
+  }
+}
+
+export interface TransferSpotRequest {
+  subaccount_id: number
+  to_subaccount_id: number
+  asset_name: string
+  amount: string
+  /** the most the exchange may charge for the move, in USD; defaults to 0 (a fee would come out of the amount) */
+  max_fee_usd?: string
+}
+
+/** Moves collateral between two subaccounts of the owner, signed and sent at once. */
+export async function transferSpot(port: V3Port, p: TransferSpotRequest): Promise<W.PrivateTransferSpotResponse> {
+  const move = { from: p.subaccount_id, to: p.to_subaccount_id, newManager: 0, max_fee_usd: p.max_fee_usd ?? '0' }
+  const { nonce, params } = await signSpot(port, { ...move, asset_name: p.asset_name, amount: p.amount })
+  return port.call('private/transfer_spot', { ...params, nonce: exactInteger(nonce) })
+}
+
+export interface WithdrawL1Request {
+  subaccount_id: number
+  asset_name: string
+  /** a decimal in the asset; signed in its native decimals */
+  amount: string
+  /** the most the sequencer may charge, in USD (the spec's `max_fee_usd`, required) */
+  max_fee_usd: string
+  /** the L1 payout address; defaults to the owner (a session key may pay only whitelisted ones) */
+  recipient?: Address
+  force_batch?: boolean
+}
+
+/** `private/withdraw`: pays out of a subaccount on L1. Not a worker movement (those stay between subaccounts). */
+export async function withdrawToL1(port: V3Port, p: WithdrawL1Request): Promise<W.PrivateWithdrawResponse> {
+  const { address, decimals } = await spotAssetOf(port, p.asset_name)
+  const recipient = p.recipient ?? port.wallet
+  const force_batch = p.force_batch ?? false
+  const data: Hex = encodeWithdrawalDataV3({
+    asset: address,
+    maxFeeUsdE18: toE18(p.max_fee_usd),
+    recipient,
+    amountUnits: toUnits(p.amount, decimals),
+    forceBatch: force_batch,
+  })
+  const s = await port.sign(p.subaccount_id, V3_MODULES.withdrawal, data)
+  return port.call('private/withdraw', {
+    subaccount_id: p.subaccount_id,
+    asset_name: p.asset_name,
+    amount_in_underlying: p.amount,
+    max_fee_usd: p.max_fee_usd,
+    force_batch,
+    recipient,
+    nonce: exactInteger(s.nonce),
+    signer: s.signer,
+    signature: s.signature,
+    signature_expiry_sec: s.signature_expiry_sec,
+  })
+}

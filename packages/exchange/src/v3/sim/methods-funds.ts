@@ -1,0 +1,164 @@
+/**
+ * v3 money movements on the simulator's engine: `private/transfer_spot` (between the owner's
+ * subaccounts, or into a new one under a manager) through the same collateral move as v2's
+ * transfer_erc20, and `private/withdraw` (an L1 payout; the account's on-chain balance stands in
+ * for the recipient). Creating a subaccount costs `engine.subaccountCreationFeeE18` (USD, 0 by
+ * default), taken in kind; a `max_fee_usd` below it is accepted and the operation then fails in
+ * its batch, as derive-ts describes ("ACKed then rejected asynchronously").
+ */
+import type { Address } from 'viem'
+import { divE18, toE18, toUnits } from '../../protocol/decimal'
+import { RPC } from '../../protocol/rpc-codes'
+import { V3_MODULES } from '../../protocol/v3/constants'
+import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../../protocol/v3/module-data'
+import { COLLATERALS, type CollateralName, isCollateralName } from '../../simulator/assets'
+import type { SimEngine } from '../../simulator/engine'
+import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
+import { marginOk } from '../../simulator/margin'
+import { moveCollateral, newSubaccount, txRecord } from '../../simulator/methods-account'
+import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
+import type { SimSubaccount } from '../../simulator/sim-types'
+import type * as W from '../wire.gen'
+import { V3TransferSpotParams, V3WithdrawParams } from './params'
+import { verifyV3Action } from './verify'
+import { SIM_SM_MANAGER_ID } from './views'
+
+/** Derive's "recipient not whitelisted" (derive-ts src/api/spotTransfers.ts). */
+export const V3_RECIPIENT_NOT_WHITELISTED = 11033
+
+/** A decimal the v3 encoders accept (at most 12 places, else Derive's invalid params). */
+export function e18(value: string, field: string): bigint {
+  try {
+    return toE18(value)
+  } catch {
+    throw rpcErr.params(`${field} is not a decimal`)
+  }
+}
+
+export function encoded<T>(encode: () => T): T {
+  try {
+    return encode()
+  } catch (err) {
+    throw rpcErr.params(err instanceof Error ? err.message : String(err))
+  }
+}
+
+function collateralOf(name: string) {
+  if (!isCollateralName(name)) throw rpcErr.asset(name)
+  return COLLATERALS[name]
+}
+
+/** The creation fee in units of the moved asset (USD at the index; USDC at 1). */
+function creationFeeIn(engine: SimEngine, asset: CollateralName): bigint {
+  const usd = engine.subaccountCreationFeeE18
+  return usd === 0n || asset === 'USDC' ? usd : divE18(usd, engine.market.indexE18(asset))
+}
+
+/** The destination of a transfer_spot: an own subaccount, or (a manager id given) one still to create. */
+function destinationOf(ctx: Ctx, p: V3TransferSpotParams, from: SimSubaccount): SimSubaccount | 'new' {
+  if (p.new_subaccount_manager !== 0) {
+    if (p.new_subaccount_manager !== SIM_SM_MANAGER_ID)
+      throw rpcErr.params(`unknown manager id ${p.new_subaccount_manager}`)
+    return 'new'
+  }
+  const to = ownSubaccount(ctx, p.to_subaccount_id)
+  if (to.id === from.id) throw new SimRpcError(10003, 'Sender and recipient subaccount IDs are the same', null)
+  return to
+}
+
+const transferSpot: Handler = async (ctx, raw): Promise<W.PrivateTransferSpotResponse> => {
+  const w = requireWallet(ctx)
+  const p = check<V3TransferSpotParams>(V3TransferSpotParams, raw)
+  const from = ownSubaccount(ctx, p.subaccount_id)
+  const asset = collateralOf(p.asset_name)
+  const amountE18 = e18(p.amount, 'amount')
+  if (amountE18 <= 0n) throw new SimRpcError(RPC.INVALID_AMOUNT, 'Invalid amount', 'amount must be positive')
+  const maxFeeUsdE18 = e18(p.max_fee_usd, 'max_fee_usd')
+  const data = encoded(() =>
+    encodeTransferSpot({
+      toSubaccountId: BigInt(p.to_subaccount_id),
+      newSubaccountManager: BigInt(p.new_subaccount_manager),
+      asset: asset.address,
+      subId: BigInt(p.sub_id),
+      amountE18,
+      maxFeeUsdE18,
+    }),
+  )
+  const to = destinationOf(ctx, p, from)
+  await verifyV3Action(ctx.engine, w, from, {
+    kind: 'transfer',
+    subaccountId: BigInt(from.id),
+    nonce: BigInt(p.nonce),
+    module: V3_MODULES.transfer,
+    data,
+    expirySec: BigInt(p.signature_expiry_sec),
+    signer: p.signer,
+    signature: p.signature,
+  })
+  const operation_id = ctx.engine.transactions.size + 1
+  if (to === 'new' && ctx.engine.subaccountCreationFeeE18 > maxFeeUsdE18) {
+    const failed = txRecord(ctx.engine, 'transfer', { from: from.id, error: 'max_fee_usd below the fee' }, 'reverted')
+    return { operation_id, op_uuid: failed.id }
+  }
+  const feeE18 = to === 'new' ? creationFeeIn(ctx.engine, asset.name) : 0n
+  if (feeE18 >= amountE18) throw rpcErr.funds('the amount does not cover the subaccount creation fee')
+  // the balance is checked before a subaccount is made, so a refused creation leaves nothing behind
+  if ((from.balances.get(asset.name) ?? 0n) < amountE18) throw rpcErr.funds('transfer exceeds free collateral')
+  const target = to === 'new' ? newSubaccount(ctx.engine, w.wallet, 'SM') : to
+  const tx = moveCollateral(ctx.engine, from, target, asset.name, amountE18, feeE18)
+  return { operation_id, op_uuid: tx.id }
+}
+
+const withdraw: Handler = async (ctx, raw): Promise<W.PrivateWithdrawResponse> => {
+  const w = requireWallet(ctx)
+  const p = check<V3WithdrawParams>(V3WithdrawParams, raw)
+  const sub = ownSubaccount(ctx, p.subaccount_id)
+  const c = collateralOf(p.asset_name)
+  let units: bigint
+  try {
+    units = toUnits(p.amount_in_underlying, c.decimals)
+  } catch {
+    throw new SimRpcError(RPC.INVALID_AMOUNT, 'Invalid amount', `more than ${c.decimals} decimals`)
+  }
+  const recipient = (p.recipient ?? w.owner) as Address
+  const data = encoded(() =>
+    encodeWithdrawalDataV3({
+      asset: c.address,
+      maxFeeUsdE18: e18(p.max_fee_usd, 'max_fee_usd'),
+      recipient,
+      amountUnits: units,
+      forceBatch: p.force_batch,
+    }),
+  )
+  const a = { subaccountId: BigInt(sub.id), nonce: BigInt(p.nonce), module: V3_MODULES.withdrawal, data }
+  const signed = { expirySec: BigInt(p.signature_expiry_sec), signer: p.signer, signature: p.signature }
+  await verifyV3Action(ctx.engine, w, sub, { ...a, ...signed, kind: 'withdraw' })
+  // the simulator keeps no whitelist: a session key may pay the owner only
+  if (recipient.toLowerCase() !== w.owner.toLowerCase() && p.signer.toLowerCase() !== w.owner.toLowerCase())
+    throw new SimRpcError(V3_RECIPIENT_NOT_WHITELISTED, 'Withdrawal recipient not whitelisted', recipient)
+  const amountE18 = toE18(p.amount_in_underlying)
+  if (
+    (sub.balances.get(c.name) ?? 0n) < amountE18 ||
+    !marginOk(ctx.engine, sub, { asset: { name: c.name, delta: -amountE18 } })
+  )
+    throw rpcErr.funds('withdrawal exceeds free collateral')
+  sub.balances.set(c.name, (sub.balances.get(c.name) ?? 0n) - amountE18)
+  if (recipient.toLowerCase() === w.owner.toLowerCase())
+    w.walletBalances.set(c.name, (w.walletBalances.get(c.name) ?? 0n) + amountE18)
+  const tx = txRecord(ctx.engine, 'withdrawal', { subaccount: sub.id, asset_name: c.name, recipient })
+  ctx.engine.history.withdrawals.push({
+    subaccountId: sub.id,
+    timestampMs: ctx.engine.now(),
+    asset: c.name,
+    amountE18,
+    txHash: tx.txHash,
+    transactionId: tx.id,
+    recipient,
+  })
+  return { operation_id: ctx.engine.transactions.size, op_uuid: tx.id }
+}
+
+export const fundsV3: Record<string, Handler> = {
+  'private/transfer_spot': transferSpot,
+  'private/withdraw': withdraw,
+}
