@@ -116,17 +116,21 @@ function setEnvLocal(key: string, value: string): void {
 }
 
 /** Runs packages/wallet/scripts/local-stack.ts with the services' environment; its one JSON line. */
-function localStack(env: Record<string, string>): {
+function localStack(
+  env: Record<string, string>,
+  v3: boolean,
+): {
   usdcAddress: string
   deployed: boolean
   exchangeWallet: string
+  v3?: { depositManager: string; fundingSubaccountId: number }
 } {
-  return runSetupScript('packages/wallet', 'scripts/local-stack.ts', env)
+  return runSetupScript('packages/wallet', 'scripts/local-stack.ts', env, v3 ? ['--v3'] : [])
 }
 
 /** Runs a package's setup script with the services' environment; its last line, parsed as JSON. */
-function runSetupScript<T>(pkg: string, script: string, env: Record<string, string>): T {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', script], {
+function runSetupScript<T>(pkg: string, script: string, env: Record<string, string>, args: string[] = []): T {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: join(ROOT, pkg),
     env: { ...process.env, ...env },
     encoding: 'utf8',
@@ -172,6 +176,9 @@ async function main() {
   // moving the exchange's time, POST /_sim/advance, moves the ticks' too) and a database of its own,
   // which scripts/demo.ts reads too; none of it is written to .env.local
   const demo = process.argv.includes('--demo')
+  // --v3: the worker speaks Derive v3 to the same simulator, and money enters it on L1 through the
+  // OnchainActionManager stand-in (docs/exchange-v3.md "Money in"); not written to .env.local
+  const v3 = process.argv.includes('--v3')
   // .env.local files from before the application role: the owner's URL becomes DATABASE_OWNER_URL
   // and the apps log in as APP_LOGIN
   if (!env.DATABASE_OWNER_URL && env.DATABASE_URL) {
@@ -268,10 +275,12 @@ async function main() {
   const shell = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !(k in ENV_SPEC) && k !== 'DATABASE_OWNER_URL'),
   )
+  // the worker's own settings of a --v3 run (the API keeps reading the exchange's public v2 wire)
+  const workerOnly: Record<string, string> = {}
   const envOf = (name: string): Record<string, string | undefined> => {
     if (name === 'api') return { ...shell, WH_ENV_FILE: 'none', ...apiProcessEnv(env) }
     const { DATABASE_OWNER_URL: _owner, ...rest } = env
-    return { ...shell, WH_ENV_FILE: 'none', ...rest }
+    return { ...shell, WH_ENV_FILE: 'none', ...rest, ...(name === 'worker' ? workerOnly : {}) }
   }
   const run = (name: string, cwd: string, args = ['src/main.ts']) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
@@ -304,7 +313,7 @@ async function main() {
   // its session key (so the worker's Derive client is accepted): packages/wallet/scripts/local-stack.ts
   let local: ReturnType<typeof localStack>
   try {
-    local = localStack(env)
+    local = localStack(env, v3)
   } catch (e) {
     console.error(`local chain and simulator setup failed: ${(e as Error).message}`)
     return stop(1)
@@ -331,6 +340,16 @@ async function main() {
       setEnvLocal(key, value)
     }
   }
+  if (local.v3) {
+    const ws = new URL(config.exchange.wsUrl)
+    Object.assign(workerOnly, {
+      EXCHANGE_PROTOCOL: 'v3',
+      EXCHANGE_HTTP_URL: `${new URL(config.exchange.httpUrl).origin}/v3`,
+      EXCHANGE_WS_URL: `${ws.protocol}//${ws.host}/v3/ws`,
+      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: local.v3.depositManager,
+      EXCHANGE_FUNDING_SUBACCOUNT_ID: String(local.v3.fundingSubaccountId),
+    })
+  }
   run('api', 'apps/api')
   run('worker', 'apps/worker')
   const base = `http://${config.host}:${config.port}`
@@ -350,7 +369,7 @@ async function main() {
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)
     Test USDC      ${local.usdcAddress} (${local.deployed ? 'deployed now; dev account 0 holds 1,000,000' : 'already deployed'})
     Swap venue     pool ${venue.poolAddress}, TestWETH ${venue.wethAddress} (${venue.deployed ? 'deployed now' : 'already deployed'})
-${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}
+${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}${local.v3 ? `    Derive v3      the worker speaks v3; L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}\n` : ''}
   Try it:
     curl ${base}/auth/nonce
     open the web console, or sign a SIWE message for domain ${config.siweDomain} with that nonce, POST it to /auth/verify,

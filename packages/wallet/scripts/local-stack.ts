@@ -9,8 +9,11 @@
  *    key, so the worker's Derive client is accepted (the simulator keeps no state across restarts,
  *    so this runs on every start).
  *
- * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey } (addresses only,
- * never a key).
+ * 3. with `--v3`, Derive v3's money in (local-v3.ts): the OnchainActionManager stand-in, the
+ *    simulator watching it, and the platform's funding subaccount opened by a first deposit.
+ *
+ * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey, v3? } (addresses and
+ * ids only, never a key).
  */
 import { loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
 import { TEST_PRIVATE_KEYS } from '@wh/testkit'
@@ -18,6 +21,7 @@ import { createPublicClient, createWalletClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { deployTestUsdc } from '../src/contracts/deploy'
 import { testUsdcAbi } from '../src/contracts/test-usdc'
+import { setUpLocalV3 } from './local-v3'
 
 /** Test USDC minted to dev account 0 on a fresh deployment (6 decimals: one million). */
 const LOCAL_MINT_USDC = 1_000_000n * 1_000_000n
@@ -56,6 +60,17 @@ const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl
 })
 if (!res.ok) throw new Error(`the simulator refused register_wallet (${res.status})`)
 
+const v3 = process.argv.includes('--v3')
+  ? await setUpLocalV3({
+      walletClient,
+      publicClient,
+      rpcUrl: config.rpcUrls.ethereum,
+      simulatorUrl: config.exchange.httpUrl,
+      usdc: usdcAddress,
+      owner: config.exchange.walletAddress,
+    })
+  : undefined
+
 process.stdout.write(
-  `${JSON.stringify({ usdcAddress, deployed, exchangeWallet: config.exchange.walletAddress, sessionKey })}\n`,
+  `${JSON.stringify({ usdcAddress, deployed, exchangeWallet: config.exchange.walletAddress, sessionKey, v3 })}\n`,
 )

@@ -33,6 +33,8 @@ export interface SimControl {
    * fallback subaccount a first deposit also makes is not modelled). The subaccount's id.
    */
   depositL1(p: { owner: Address; asset: string; amount: string; subaccountId?: number }): number
+  /** The subaccounts of the account `owner` owns (v3: the owner is the account), and which is its fallback. */
+  subaccountsOf(owner: Address): { subaccounts: { id: number; label: string }[]; fallbackSubaccountId: number | null }
   /** The next `count` calls (of `method`, or any) fail with a JSON-RPC `code` or an HTTP status. */
   failNext(p: { method?: string; code?: number; httpStatus?: number; count?: number }): void
 }
@@ -84,6 +86,15 @@ export function createControl(engine: SimEngine, wallClockOffset?: { offsetMs: n
       const tx = txRecord(engine, 'deposit', { subaccount: sub.id, asset_name: n, amount: p.amount })
       creditDeposit(engine, sub, n, toE18(p.amount), { ...tx, created: p.subaccountId === undefined })
       return sub.id
+    },
+    subaccountsOf(owner) {
+      const w = accountOfOwner(engine, owner)
+      const subaccounts = w
+        ? [...engine.subaccounts.values()]
+            .filter((s) => s.wallet === w.wallet)
+            .map((s) => ({ id: s.id, label: s.label }))
+        : []
+      return { subaccounts, fallbackSubaccountId: w?.fallbackSubaccountId ?? null }
     },
     failNext: (p) => {
       engine.failures.push({ method: p.method, code: p.code, httpStatus: p.httpStatus, remaining: p.count ?? 1 })

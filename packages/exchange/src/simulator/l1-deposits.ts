@@ -52,6 +52,22 @@ export interface L1DepositWatcher {
   stop(): Promise<void>
 }
 
+/** The watchers a running simulator started through its control API (`POST /_sim/watch_l1`), stopped with it. */
+const started = new WeakMap<SimEngine, L1DepositWatcher[]>()
+
+/** Starts a watcher the simulator owns: `stopL1Watchers` (the server's close) stops it. */
+export function startOwnedL1Watcher(engine: SimEngine, o: L1DepositWatchOptions): L1DepositWatcher {
+  const w = watchL1Deposits(engine, o)
+  started.set(engine, [...(started.get(engine) ?? []), w])
+  return w
+}
+
+export async function stopL1Watchers(engine: SimEngine): Promise<void> {
+  const ws = started.get(engine) ?? []
+  started.delete(engine)
+  await Promise.all(ws.map((w) => w.stop()))
+}
+
 export function watchL1Deposits(engine: SimEngine, o: L1DepositWatchOptions): L1DepositWatcher {
   const client = createPublicClient({ transport: http(o.rpcUrl, { retryCount: 0 }) })
   const manager = getAddress(o.manager)

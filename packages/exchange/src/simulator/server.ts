@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Address } from 'viem'
+import { type Address, getAddress } from 'viem'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { RPC } from '../protocol/rpc-codes'
 import { LoginParams } from '../protocol/schemas'
@@ -14,6 +14,7 @@ import type { Underlying } from './assets'
 import { createControl, type SimControl } from './control'
 import { type EngineConfig, SimEngine } from './engine'
 import { check } from './handler'
+import { startOwnedL1Watcher, stopL1Watchers } from './l1-deposits'
 import { priceWalk } from './market'
 import { dispatch, isPrivate, type RpcOutcome, takeFailure } from './router'
 import { SimRpcError } from './rpc-error'
@@ -106,6 +107,7 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
     close: async () => {
       clearInterval(heartbeat)
       clearInterval(walker)
+      await stopL1Watchers(engine)
       await sockets.close()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
@@ -284,6 +286,20 @@ async function handleControl(
       case 'set_balance':
         control.setBalance(Number(body.subaccount_id), String(body.asset_name), String(body.amount))
         return send(res, 200, { ok: true })
+      case 'watch_l1': {
+        // the local run's v3 money in: credit what an OnchainActionManager on the L1 queues (l1-deposits.ts)
+        const w = startOwnedL1Watcher(engine, {
+          rpcUrl: String(body.rpc_url),
+          manager: getAddress(String(body.manager)),
+          confirmations: Number(body.confirmations ?? 0),
+          pollMs: Number(body.poll_ms ?? 1_000),
+          ...(body.from_block !== undefined && { fromBlock: BigInt(body.from_block) }),
+        })
+        return send(res, 200, { applied: await w.poll() })
+      }
+      case 'subaccounts':
+        // an owner's subaccounts and which is its fallback (what the local run reads its funding subaccount from)
+        return send(res, 200, control.subaccountsOf(getAddress(String(body.owner))))
       case 'fail_next':
         control.failNext({ method: body.method, code: body.code, httpStatus: body.http_status, count: body.count })
         return send(res, 200, { ok: true })
