@@ -7,7 +7,7 @@
  * Uses the machine's own Postgres and Redis binaries (scripts/bootstrap.sh installs them);
  * with a Docker engine, `docker compose up` runs the same stack instead.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
@@ -119,25 +119,33 @@ function setEnvLocal(key: string, value: string): void {
 function localStack(
   env: Record<string, string>,
   v3: boolean,
-): {
+): Promise<{
   usdcAddress: string
   deployed: boolean
   exchangeWallet: string
   v3?: { depositManager: string; fundingSubaccountId: number }
-} {
+}> {
   return runSetupScript('packages/wallet', 'scripts/local-stack.ts', env, v3 ? ['--v3'] : [])
 }
 
-/** Runs a package's setup script with the services' environment; its last line, parsed as JSON. */
-function runSetupScript<T>(pkg: string, script: string, env: Record<string, string>, args: string[] = []): T {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: join(ROOT, pkg),
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    timeout: 60_000,
+/**
+ * Runs a package's setup script with the services' environment; its last line, parsed as JSON.
+ * Asynchronously: this process drains the local node's output pipes, and a node whose pipe fills
+ * while this process waits stops answering (its log grows with every request it serves).
+ */
+function runSetupScript<T>(pkg: string, script: string, env: Record<string, string>, args: string[] = []): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', script, ...args],
+      { cwd: join(ROOT, pkg), env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 },
+      (err, stdout) => {
+        if (err) return reject(err)
+        resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as T)
+      },
+    )
+    child.stderr?.pipe(process.stderr)
   })
-  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as T
 }
 
 function listening(port: number): Promise<boolean> {
@@ -311,9 +319,9 @@ async function main() {
   // TestUSDC on the local node (USDC_ADDRESS_LOCAL: every chain's USDC, so sweeps work locally)
   // and EXCHANGE_WALLET_ADDRESS registered with the simulator, SESSION_PRIVATE_KEY's address as
   // its session key (so the worker's Derive client is accepted): packages/wallet/scripts/local-stack.ts
-  let local: ReturnType<typeof localStack>
+  let local: Awaited<ReturnType<typeof localStack>>
   try {
-    local = localStack(env, v3)
+    local = await localStack(env, v3)
   } catch (e) {
     console.error(`local chain and simulator setup failed: ${(e as Error).message}`)
     return stop(1)
@@ -326,7 +334,7 @@ async function main() {
   // wallet's inventory (packages/swap/scripts/local-venue.ts)
   let venue: { poolAddress: string; wethAddress: string; deployed: boolean }
   try {
-    venue = runSetupScript('packages/swap', 'scripts/local-venue.ts', env)
+    venue = await runSetupScript('packages/swap', 'scripts/local-venue.ts', env)
   } catch (e) {
     console.error(`local swap venue setup failed: ${(e as Error).message}`)
     return stop(1)
