@@ -47,8 +47,19 @@ export const Bridged = Type.Object(
   },
   strict,
 )
+/**
+ * Free balance moved into the user's subaccount. `feeAmount` (optional, in `currency`): what the exchange took in kind
+ * for creating the subaccount, paid by the platform out of its exchange funds (docs/exchange-v3.md "Movements on v3").
+ */
 export const SubaccountFunded = Type.Object(
-  { userId: UserId, subaccountId: SubaccountId, transactionId: ExternalId, currency: Currency, amount: Amount },
+  {
+    userId: UserId,
+    subaccountId: SubaccountId,
+    transactionId: ExternalId,
+    currency: Currency,
+    amount: Amount,
+    feeAmount: Type.Optional(FeeAmount),
+  },
   strict,
 )
 export const SubaccountReleased = Type.Object(
