@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { SendOrder } from './movements'
+import { creationTerms, SendOrder } from './movements'
 import type { SignedV3 } from './port'
 
 const signed = (nonce: bigint): SignedV3 => ({ nonce, signer: '0x0', signature: '0x0', signature_expiry_sec: 0 })
@@ -36,5 +36,14 @@ describe('SendOrder (one sender signs again only once its last signature went ou
     const again = Date.now()
     await order.inTurn(7, async () => signed(3n))
     expect(Date.now() - again).toBeLessThan(25)
+  })
+})
+
+describe('creationTerms (a creation sends the fee cap on top of the amount)', () => {
+  it('USDC: amount + cap, signed with the cap; a zero cap or another asset keeps the amount and a zero cap', () => {
+    expect(creationTerms('1', 'USDC', '50')).toEqual({ amount: '51', max_fee_usd: '1' })
+    expect(creationTerms('1.5', 'USDC', '0.25')).toEqual({ amount: '1.75', max_fee_usd: '1.5' })
+    expect(creationTerms('0', 'USDC', '50')).toEqual({ amount: '50', max_fee_usd: '0' })
+    expect(creationTerms('1', 'ETH', '2')).toEqual({ amount: '2', max_fee_usd: '0' })
   })
 })

@@ -9,12 +9,14 @@
  *   withdraw          → the user's subaccount → funding subaccount
  *
  * The worker keeps v2's names and its store-then-send rules (signTransfer, then sendSigned of the
- * stored params). `max_fee_usd` is 0: the transfer fee is taken in kind from the amount, which the
- * journal would not know, so a move the exchange would charge for is refused rather than made short.
+ * stored params). A transfer fee is taken in kind from the amount, so a deposit or withdraw is
+ * signed with `max_fee_usd` 0 (refused rather than made short). A creation is charged: it is signed
+ * with the configured cap and sends the cap on top of the amount (`creationTerms`); the worker
+ * journals the fee taken (docs/exchange-v3.md "Movements on v3").
  */
 import type { Address, Hex } from 'viem'
 import type { SignedTransfer, TransferRequest } from '../client/derive-client'
-import { toE18, toUnits } from '../protocol/decimal'
+import { fromE18, toE18, toUnits } from '../protocol/decimal'
 import type * as T from '../protocol/types'
 import { V3_MODULES } from '../protocol/v3/constants'
 import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../protocol/v3/module-data'
@@ -114,6 +116,19 @@ async function signSpot(port: V3Port, m: SpotMove, sign = port.sign.bind(port)) 
   return { nonce: s.nonce, params }
 }
 
+/** The assets whose units count as USD for the creation fee (as Derive's flat fee and the simulator take USDC at 1). */
+const USD_ASSETS: ReadonlySet<string> = new Set(['USDC'])
+
+/**
+ * What a creation signs: the amount plus the fee cap (in USD, so in USDC at 1), capped by `max_fee_usd`, so the new
+ * subaccount receives the amount whole when the exchange takes the cap. Another asset would need a price to turn the
+ * cap into units: its creation keeps a zero cap, which Derive refuses (the funding fails safe, an open point).
+ */
+export function creationTerms(capUsd: string, asset_name: string, amount: string) {
+  if (!USD_ASSETS.has(asset_name) || toE18(capUsd) === 0n) return { amount, max_fee_usd: '0' }
+  return { amount: fromE18(toE18(amount) + toE18(capUsd)), max_fee_usd: capUsd }
+}
+
 /**
  * Signs the worker's movement as a transfer_spot, without sending it (stored first, as on v2). The
  * nonce is kept as a decimal string: the params go through JSON and jsonb, which would round it.
@@ -121,8 +136,8 @@ async function signSpot(port: V3Port, m: SpotMove, sign = port.sign.bind(port)) 
 export async function signMovement(port: V3Port, order: SendOrder, r: TransferRequest): Promise<SignedTransfer> {
   const funding = fundingSubaccountOf(port)
   const common = { asset_name: r.asset_name, amount: r.amount, max_fee_usd: '0', expirySec: r.signature_expiry_sec }
-  const fromFunding = (to: number, newManager: number) =>
-    signSpot(port, { ...common, from: funding, to, newManager }, (sub, module, data, expiry) =>
+  const fromFunding = (to: number, newManager: number, terms = {}) =>
+    signSpot(port, { ...common, ...terms, from: funding, to, newManager }, (sub, module, data, expiry) =>
       order.inTurn(funding, () => port.sign(sub, module, data, expiry)),
     )
   const signed =
@@ -130,7 +145,11 @@ export async function signMovement(port: V3Port, order: SendOrder, r: TransferRe
       ? await signSpot(port, { ...common, from: r.subaccount_id, to: funding, newManager: 0 })
       : r.method === 'deposit'
         ? await fromFunding(r.subaccount_id, 0)
-        : await fromFunding(0, await managerIdOf(port, r.currency ?? r.asset_name, r.margin_type))
+        : await fromFunding(
+            0,
+            await managerIdOf(port, r.currency ?? r.asset_name, r.margin_type),
+            creationTerms(port.creationFeeCapUsd, r.asset_name, r.amount),
+          )
   return { method: r.method, params: { ...signed.params, nonce: signed.nonce.toString() } }
 }
 
