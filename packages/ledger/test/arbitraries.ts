@@ -33,7 +33,7 @@ export function eventArbitrary(users: readonly string[]): fc.Arbitrary<EventInpu
     ev(
       'subaccount_funded',
       fc.record(
-        { userId, subaccountId: sub, transactionId: id, currency, amount, feeAmount: fee },
+        { userId, subaccountId: sub, transactionId: id, currency, amount, feeAmount: fee, feeExcess: fee },
         { requiredKeys: ['userId', 'subaccountId', 'transactionId', 'currency', 'amount'] },
       ),
     ),

@@ -48,8 +48,10 @@ export const Bridged = Type.Object(
   strict,
 )
 /**
- * Free balance moved into the user's subaccount. `feeAmount` (optional, in `currency`): what the exchange took in kind
- * for creating the subaccount, paid by the platform out of its exchange funds (docs/exchange-v3.md "Movements on v3").
+ * Free balance moved into the user's subaccount. A creation the exchange charged for (docs/exchange-v3.md "Movements
+ * on v3") carries, in `currency`: `feeAmount`, what the exchange took in kind, and `feeExcess`, what the platform sent
+ * on top of the amount for the fee but the exchange did not take (it stays in the user's subaccount). Both are paid
+ * out of the platform's exchange funds.
  */
 export const SubaccountFunded = Type.Object(
   {
@@ -59,6 +61,7 @@ export const SubaccountFunded = Type.Object(
     currency: Currency,
     amount: Amount,
     feeAmount: Type.Optional(FeeAmount),
+    feeExcess: Type.Optional(FeeAmount),
   },
   strict,
 )

@@ -47,7 +47,7 @@ describe('posting rules (spec 6)', () => {
     ).toEqual([])
   })
 
-  it('a funding: the user moves the whole amount; a creation fee leaves the platform exchange funds as overhead', () => {
+  it('a funding: the user moves the whole amount; a creation fee leaves the platform exchange funds (overhead, excess)', () => {
     const funded = { userId: u, subaccountId: '7', transactionId: 'op-1', currency: 'USDC', amount: 50_000_000n }
     const plain = netPostings('subaccount_funded', POSTING_RULES.subaccount_funded(funded))
     expect(plain).toHaveLength(2)
@@ -61,6 +61,16 @@ describe('posting rules (spec 6)', () => {
     expect(netPostings('subaccount_funded', POSTING_RULES.subaccount_funded({ ...funded, feeAmount: 0n }))).toEqual(
       plain,
     )
+    // the exchange took less than was sent for it: the rest is in the user's subaccount, paid by the platform
+    const less = netPostings(
+      'subaccount_funded',
+      POSTING_RULES.subaccount_funded({ ...funded, feeAmount: 400_000n, feeExcess: 600_000n }),
+    )
+    const ofLess = (a: string) => less.find((l) => l.account === a)?.amount
+    expect(ofLess(userTransit(u))).toBe(-50_000_000n)
+    expect(ofLess(userSub(u, '7', 'USDC'))).toBe(50_600_000n)
+    expect(ofLess(platformHot(EXCHANGE_CHAIN))).toBe(-1_000_000n)
+    expect(ofLess(PLATFORM_EXPENSE_OVERHEAD)).toBe(400_000n)
   })
 
   it('a fill: the user bears the exchange fee, the platform earns its fee', () => {
