@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { creationTerms, SendOrder } from './movements'
+import { creationOnTopE18, SendOrder } from './movements'
 import type { SignedV3 } from './port'
 
 const signed = (nonce: bigint): SignedV3 => ({ nonce, signer: '0x0', signature: '0x0', signature_expiry_sec: 0 })
@@ -39,11 +39,12 @@ describe('SendOrder (one sender signs again only once its last signature went ou
   })
 })
 
-describe('creationTerms (a creation sends the fee cap on top of the amount)', () => {
-  it('USDC: amount + cap, signed with the cap; a zero cap or another asset keeps the amount and a zero cap', () => {
-    expect(creationTerms('1', 'USDC', '50')).toEqual({ amount: '51', max_fee_usd: '1' })
-    expect(creationTerms('1.5', 'USDC', '0.25')).toEqual({ amount: '1.75', max_fee_usd: '1.5' })
-    expect(creationTerms('0', 'USDC', '50')).toEqual({ amount: '50', max_fee_usd: '0' })
-    expect(creationTerms('1', 'ETH', '2')).toEqual({ amount: '2', max_fee_usd: '0' })
+describe('creationOnTopE18 (what a creation sends on top of its amount for the fee)', () => {
+  const e18 = (n: bigint) => n * 10n ** 18n
+  it('USDC at 1: the cap itself; ETH: the cap at the spot price, rounded up to 12 places; no price refused', () => {
+    expect(creationOnTopE18(e18(1n), e18(1n), 6)).toBe(e18(1n))
+    expect(creationOnTopE18(e18(1n), 999_800_000_000_000_000n, 6)).toBe(1_000_201_000_000_000_000n)
+    expect(creationOnTopE18(e18(1n), e18(3000n), 18)).toBe(333_333_334_000_000n)
+    expect(() => creationOnTopE18(e18(1n), 0n, 18)).toThrow(/spot price/)
   })
 })

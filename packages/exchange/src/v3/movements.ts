@@ -11,8 +11,8 @@
  * The worker keeps v2's names and its store-then-send rules (signTransfer, then sendSigned of the
  * stored params). A transfer fee is taken in kind from the amount, so a deposit or withdraw is
  * signed with `max_fee_usd` 0 (refused rather than made short). A creation is charged: it is signed
- * with the configured cap and sends the cap on top of the amount (`creationTerms`); the worker
- * journals the fee taken (docs/exchange-v3.md "Movements on v3").
+ * with the configured cap and sends the cap's worth on top of the amount (`creationTerms`); the
+ * worker journals the fee taken (docs/exchange-v3.md "Movements on v3").
  */
 import type { Address, Hex } from 'viem'
 import type { SignedTransfer, TransferRequest } from '../client/derive-client'
@@ -116,17 +116,34 @@ async function signSpot(port: V3Port, m: SpotMove, sign = port.sign.bind(port)) 
   return { nonce: s.nonce, params }
 }
 
-/** The assets whose units count as USD for the creation fee (as Derive's flat fee and the simulator take USDC at 1). */
-const USD_ASSETS: ReadonlySet<string> = new Set(['USDC'])
+/** v3 signs amounts of at most 12 decimals (docs/exchange-v3.md "Nonces, expiries and number formats"). */
+const V3_MAX_PLACES = 12
 
 /**
- * What a creation signs: the amount plus the fee cap (in USD, so in USDC at 1), capped by `max_fee_usd`, so the new
- * subaccount receives the amount whole when the exchange takes the cap. Another asset would need a price to turn the
- * cap into units: its creation keeps a zero cap, which Derive refuses (the funding fails safe, an open point).
+ * What a creation sends on top of its amount for the fee: the cap (USD, e18) in units of the asset at the exchange's
+ * spot price (e18), rounded up to what the asset and v3 can carry. USDC at 1 gives the cap itself.
  */
-export function creationTerms(capUsd: string, asset_name: string, amount: string) {
-  if (!USD_ASSETS.has(asset_name) || toE18(capUsd) === 0n) return { amount, max_fee_usd: '0' }
-  return { amount: fromE18(toE18(amount) + toE18(capUsd)), max_fee_usd: capUsd }
+export function creationOnTopE18(capE18: bigint, priceE18: bigint, decimals: number): bigint {
+  if (priceE18 <= 0n) throw new Error('the exchange gives no spot price for the creation fee')
+  const step = 10n ** BigInt(18 - Math.min(V3_MAX_PLACES, decimals))
+  const units = (capE18 * 10n ** 18n + priceE18 - 1n) / priceE18
+  return ((units + step - 1n) / step) * step
+}
+
+/**
+ * What a creation signs: the amount plus the fee cap in the asset (`creationOnTopE18`, at the spot price read now),
+ * capped by `max_fee_usd`, so the new subaccount receives the whole amount; what the exchange does not take stays
+ * there and the worker books it (docs/exchange-v3.md "Movements on v3"). A zero cap signs the amount alone.
+ */
+async function creationTerms(port: V3Port, asset_name: string, amount: string) {
+  const capE18 = toE18(port.creationFeeCapUsd)
+  if (capE18 === 0n) return { amount, max_fee_usd: '0' }
+  const [{ spot_price }, { decimals }] = await Promise.all([
+    port.call('public/get_currency', { currency: asset_name }),
+    spotAssetOf(port, asset_name),
+  ])
+  const onTop = creationOnTopE18(capE18, toE18(spot_price), decimals)
+  return { amount: fromE18(toE18(amount) + onTop), max_fee_usd: port.creationFeeCapUsd }
 }
 
 /**
@@ -148,7 +165,7 @@ export async function signMovement(port: V3Port, order: SendOrder, r: TransferRe
         : await fromFunding(
             0,
             await managerIdOf(port, r.currency ?? r.asset_name, r.margin_type),
-            creationTerms(port.creationFeeCapUsd, r.asset_name, r.amount),
+            await creationTerms(port, r.asset_name, r.amount),
           )
   return { method: r.method, params: { ...signed.params, nonce: signed.nonce.toString() } }
 }
