@@ -339,6 +339,29 @@ describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) =
   )
 
   it.runIf(protocol === 'v3')(
+    "v3: the exchange takes less than the cap: the rest stays in the subaccount and is booked there, at the platform's cost",
+    async () => {
+      const userId = await userWith('USDC', USDC(40))
+      const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(40) })
+      const platformBefore = toE18(stack.platform.balance('USDC'))
+      const charged = sim.engine.subaccountCreationFeeE18
+      sim.engine.subaccountCreationFeeE18 = toE18('0.4')
+      try {
+        expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
+      } finally {
+        sim.engine.subaccountCreationFeeE18 = charged
+      }
+      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+      expect(platformBefore - toE18(stack.platform.balance('USDC'))).toBe(toE18('41'))
+      expect(await exchangeUsdc(sub)).toBe('40.6')
+      expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(40_600_000n)
+      const [funded] = await sql()<{ payload: Record<string, unknown> }[]>`
+        select payload from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
+      expect(funded?.payload).toMatchObject({ amount: '40000000', feeAmount: '400000', feeExcess: '600000' })
+    },
+  )
+
+  it.runIf(protocol === 'v3')(
     'v3: a creation whose fee exceeds the cap fails in its batch; the reservation is released, nothing is credited short',
     async () => {
       const userId = await userWith('USDC', USDC(80))
