@@ -89,6 +89,7 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
     ...(config.exchange.fundingSubaccountId !== undefined && {
       fundingSubaccountId: config.exchange.fundingSubaccountId,
     }),
+    subaccountCreationFeeCapUsd: config.exchange.subaccountCreationFeeCapUsd,
     clock,
     ...(o.exchangeLogger && { logger: o.exchangeLogger }),
   })

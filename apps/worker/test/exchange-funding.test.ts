@@ -3,19 +3,31 @@
  * reserved funding becomes a signed, stored, sent and settled deposit (create_subaccount the first
  * time), recorded once as subaccount_funded; failures release the reservation; a worker killed
  * mid-funding and restarted funds exactly once. Under both protocols (PROTOCOLS): on v3 the movements
- * are transfer_spot with the platform's funding subaccount (docs/exchange-v3.md "Movements on v3").
+ * are transfer_spot with the platform's funding subaccount, and a creation pays the exchange's fee on top
+ * of the amount, booked in its subaccount_funded (docs/exchange-v3.md "Movements on v3").
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { type DeriveClient, type RunningSimulator, toE18 } from '@wh/exchange'
-import { balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
+import {
+  balanceOf,
+  EXCHANGE_CHAIN,
+  freeBalance,
+  PLATFORM_EXPENSE_OVERHEAD,
+  platformHot,
+  reserveFunding,
+  userSub,
+  userTransit,
+} from '@wh/ledger'
 import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { type SubaccountDbRow, toExchangeSubaccount } from '../src/jobs/exchange/accounting-subaccounts'
 import { EXCHANGE_CYCLE_LOCK } from '../src/jobs/exchange/cycle-lock'
 import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
+import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
@@ -284,18 +296,85 @@ describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) =
   })
 
   it.runIf(protocol === 'v3')(
-    'v3: a creation the exchange would charge a fee for fails in its batch; the reservation is released, nothing is credited short',
+    "v3: the creation fee is the platform's: the subaccount holds the amount, the event books the fee, reconciliation agrees",
+    async () => {
+      const userId = await userWith('USDC', USDC(300))
+      const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(250) })
+      const platformBefore = toE18(stack.platform.balance('USDC'))
+      expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
+      const row = await transfer(r.transferId)
+      expect(row).toMatchObject({ state: 'funded', method: 'create_subaccount' })
+      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+      // the user's subaccount holds exactly the amount; the funding subaccount paid amount + fee (1 USD, the cap)
+      expect(await exchangeUsdc(sub)).toBe('250')
+      expect(platformBefore - toE18(stack.platform.balance('USDC'))).toBe(toE18('251'))
+      expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(250))
+      expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(50))
+      const [funded] = await sql()<{ id: string; payload: Record<string, unknown> }[]>`
+        select id, payload from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
+      expect(funded?.payload).toMatchObject({ amount: '250000000', feeAmount: '1000000', feeExcess: '0' })
+      const postings = await sql()<{ account: string; amount: string }[]>`
+        select account, amount::text as amount from ledger_postings where event_id = ${funded?.id ?? ''} order by account`
+      expect(postings).toEqual(
+        [
+          { account: PLATFORM_EXPENSE_OVERHEAD, amount: '1000000' },
+          { account: platformHot(EXCHANGE_CHAIN), amount: '-1000000' },
+          { account: userSub(userId, sub, 'USDC'), amount: '250000000' },
+          { account: userTransit(userId), amount: '-250000000' },
+        ].sort((a, b) => (a.account < b.account ? -1 : 1)),
+      )
+      // every event of the journal sums to zero per currency
+      const unbalanced = await sql()`
+        select p.event_id, p.currency from ledger_postings p group by 1, 2 having sum(p.amount) <> 0`
+      expect(unbalanced).toEqual([])
+      // reconciliation of that subaccount: nothing diverges
+      const [subRow] = await sql()<SubaccountDbRow[]>`
+        select id, user_id, asset, exchange_id::text as exchange_id, accrued_to_ms::text as accrued_to_ms, stopped_at
+        from subaccounts where id = ${r.subaccountRowId}`
+      const at = new Date(sim.control.nowMs())
+      const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
+      const rec = await reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
+      expect(rec).toEqual({ outcome: 'clean', divergences: [] })
+    },
+  )
+
+  it.runIf(protocol === 'v3')(
+    "v3: the exchange takes less than the cap: the rest stays in the subaccount and is booked there, at the platform's cost",
+    async () => {
+      const userId = await userWith('USDC', USDC(40))
+      const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(40) })
+      const platformBefore = toE18(stack.platform.balance('USDC'))
+      const charged = sim.engine.subaccountCreationFeeE18
+      sim.engine.subaccountCreationFeeE18 = toE18('0.4')
+      try {
+        expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
+      } finally {
+        sim.engine.subaccountCreationFeeE18 = charged
+      }
+      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+      expect(platformBefore - toE18(stack.platform.balance('USDC'))).toBe(toE18('41'))
+      expect(await exchangeUsdc(sub)).toBe('40.6')
+      expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(40_600_000n)
+      const [funded] = await sql()<{ payload: Record<string, unknown> }[]>`
+        select payload from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
+      expect(funded?.payload).toMatchObject({ amount: '40000000', feeAmount: '400000', feeExcess: '600000' })
+    },
+  )
+
+  it.runIf(protocol === 'v3')(
+    'v3: a creation whose fee exceeds the cap fails in its batch; the reservation is released, nothing is credited short',
     async () => {
       const userId = await userWith('USDC', USDC(80))
       const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(80) })
       const platformBefore = stack.platform.balance('USDC')
       const subaccountsBefore = (await exchange.getSubaccounts()).subaccount_ids
       alerts.length = 0
-      sim.engine.subaccountCreationFeeE18 = toE18('1') // what derive-ts says Derive charges; the client caps at 0
+      const charged = sim.engine.subaccountCreationFeeE18
+      sim.engine.subaccountCreationFeeE18 = toE18('2') // above the worker's cap (EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD 1)
       try {
         expect(await runTick()).toMatchObject({ funded: 0, failed: 1 })
       } finally {
-        sim.engine.subaccountCreationFeeE18 = 0n
+        sim.engine.subaccountCreationFeeE18 = charged
       }
       const row = await transfer(r.transferId)
       expect(row).toMatchObject({ state: 'failed', method: 'create_subaccount' })

@@ -129,6 +129,8 @@ export interface Config extends ApiConfig {
     readonly fundingSubaccountId: number | undefined
     /** EXCHANGE_DEPOSIT_MANAGER_ADDRESS (v3) */
     readonly depositManager: `0x${string}` | undefined
+    /** EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD (v3): a decimal in USD */
+    readonly subaccountCreationFeeCapUsd: string
   }
   readonly keys: {
     readonly masterPrivateKey: `0x${string}`

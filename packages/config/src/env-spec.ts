@@ -156,6 +156,17 @@ export const ENV_SPEC = {
    */
   EXCHANGE_DEPOSIT_MANAGER_ADDRESS: { schema: str(), optional: true, check: address },
   /**
+   * v3 only: the most a user's first funding may pay Derive for creating the user's subaccount, in USD (derive-ts:
+   * "1 USD standard"). The creation is signed with it as `max_fee_usd` and sends it on top of the amount, the fee
+   * taken is journalled as the platform's; a higher fee fails the funding safely; 0 signs no fee, which Derive
+   * refuses (docs/exchange-v3.md "Movements on v3")
+   */
+  EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD: {
+    schema: str({ pattern: DECIMAL }),
+    default: '1',
+    check: (v) => ((v.split('.')[1] ?? '').length <= 6 ? undefined : 'must have at most 6 decimals (USDC)'),
+  },
+  /**
    * the extended public key of m/44'/60'/0' (BIP-32 xpub) that deposit addresses m/44'/60'/0'/0/{i}
    * derive from: required by the API, which holds no mnemonic; optional for the worker, which then
    * refuses to start unless it is its own MASTER_MNEMONIC's (docs/architecture.md "Least privilege")

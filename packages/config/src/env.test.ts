@@ -269,6 +269,22 @@ describe('EXCHANGE_PROTOCOL (docs/exchange.md)', () => {
   })
 })
 
+describe('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD (docs/exchange-v3.md "Movements on v3")', () => {
+  it("is 1 USD by default (derive-ts's standard creation fee); a decimal of at most 6 places; 0 allowed", () => {
+    expect(loadConfig(VALID).exchange.subaccountCreationFeeCapUsd).toBe('1')
+    expect(
+      loadConfig({ ...VALID, EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD: '2.5' }).exchange.subaccountCreationFeeCapUsd,
+    ).toBe('2.5')
+    expect(
+      loadConfig({ ...VALID, EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD: '0' }).exchange.subaccountCreationFeeCapUsd,
+    ).toBe('0')
+    for (const bad of ['-1', 'one', '1.0000001'])
+      expect(() => loadConfig({ ...VALID, EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD: bad })).toThrow(
+        /EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD/,
+      )
+  })
+})
+
 describe('WORKER_CONCURRENCY and the local swap venue', () => {
   it('reads queue=n pairs; refuses anything else', () => {
     expect(loadConfig(VALID).workerConcurrency).toEqual({})

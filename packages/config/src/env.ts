@@ -85,6 +85,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
       fundingSubaccountId: v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
       depositManager: v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
+      subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
     },
     keys: {
       masterPrivateKey: hex('MASTER_PRIVATE_KEY'),

@@ -145,6 +145,53 @@ describe('the worker movements on v3: transfer_spot with the funding subaccount'
   })
 })
 
+describe('a creation charged by the exchange, with a fee cap (EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD)', () => {
+  it('sends amount + cap: the new subaccount receives the amount whole; the fee is read back; above the cap it fails', async () => {
+    const capped = new DeriveV3Client({
+      wallet: owner,
+      sessionKey,
+      chainId: 901,
+      clock: { now: () => new Date(sim.control.nowMs()) },
+      retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+      httpUrl: sim.v3HttpUrl,
+      wsUrl: sim.v3WsUrl,
+      fundingSubaccountId: funding,
+      subaccountCreationFeeCapUsd: '1',
+    })
+    sim.control.advance(1000) // a second client: its nanosecond nonces must pass the other client's for the sender
+    sim.engine.subaccountCreationFeeE18 = toE18('1')
+    try {
+      const before = new Set((await v3.getSubaccounts()).subaccount_ids)
+      const fundsBefore = toE18(await usdcOf(funding))
+      const action = stored(
+        await capped.signTransfer({ method: 'create_subaccount', asset_name: 'USDC', amount: '50' }),
+      )
+      expect(action.params).toMatchObject({ amount: '51', max_fee_usd: '1' })
+      const since = sim.control.nowMs()
+      const tx = await capped.sendSigned(action)
+      expect((await capped.getTransaction(tx.transaction_id)).status).toBe('settled')
+      const [created] = (await v3.getSubaccounts()).subaccount_ids.filter((id) => !before.has(id))
+      expect(await usdcOf(created as number)).toBe('50')
+      expect(fundsBefore - toE18(await usdcOf(funding))).toBe(toE18('51'))
+      expect(await capped.movementFee({ transaction_id: tx.transaction_id, start_timestamp: since })).toBe('1')
+      expect((await capped.getDepositHistory({ subaccount_id: created as number })).events).toEqual([
+        expect.objectContaining({ amount: '50', transaction_id: tx.transaction_id }),
+      ])
+      expect(await v2.movementFee({ transaction_id: tx.transaction_id, start_timestamp: since })).toBeNull()
+
+      sim.engine.subaccountCreationFeeE18 = toE18('2') // above the cap: refused in its batch, nothing moves
+      const ids = (await v3.getSubaccounts()).subaccount_ids
+      const fundsNow = await usdcOf(funding)
+      const refused = await capped.createSubaccount({ asset_name: 'USDC', amount: '50' })
+      expect((await capped.getTransaction(refused.transaction_id)).status).toBe('reverted')
+      expect((await v3.getSubaccounts()).subaccount_ids).toEqual(ids)
+      expect(await usdcOf(funding)).toBe(fundsNow)
+    } finally {
+      sim.engine.subaccountCreationFeeE18 = 0n
+    }
+  })
+})
+
 describe('histories on v3 in the shapes the service reads', () => {
   it('interest, perp funding and option settlements: the entries v2 reads off the same engine', async () => {
     const sub = sim.control.openSubaccount(owner, { USDC: '20000' })

@@ -68,6 +68,8 @@ export function userExpense(userId: string, kind: ExpenseKind): AccountName {
 export function platformGas(chain: string): AccountName {
   return name(PLATFORM, 'gas', part(chain, CHAIN, 'chain'))
 }
+/** The exchange's chain in the journal: platformHot(EXCHANGE_CHAIN) holds the platform's own funds at the exchange. */
+export const EXCHANGE_CHAIN = 'derive'
 export function platformHot(chain: string): AccountName {
   return name(PLATFORM, 'hot', part(chain, CHAIN, 'chain'))
 }

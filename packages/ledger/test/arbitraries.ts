@@ -30,7 +30,13 @@ export function eventArbitrary(users: readonly string[]): fc.Arbitrary<EventInpu
         .record({ fromChain: chain, toChain: chain, txHash, currency, amount, feeAmount: fee })
         .filter((p) => p.fromChain !== p.toChain && p.feeAmount <= p.amount),
     ),
-    ev('subaccount_funded', fc.record({ userId, subaccountId: sub, transactionId: id, currency, amount })),
+    ev(
+      'subaccount_funded',
+      fc.record(
+        { userId, subaccountId: sub, transactionId: id, currency, amount, feeAmount: fee, feeExcess: fee },
+        { requiredKeys: ['userId', 'subaccountId', 'transactionId', 'currency', 'amount'] },
+      ),
+    ),
     ev('subaccount_released', fc.record({ userId, subaccountId: sub, rowId: id, currency, amount })),
     ev(
       'option_sold',

@@ -142,7 +142,13 @@ export async function returnFundingToReserved(
 export async function settleFunding(
   sql: Sql,
   row: TransferRow,
-  s: { exchangeId: number; transactionId: string; now: Date },
+  s: {
+    exchangeId: number
+    transactionId: string
+    now: Date
+    /** a charged creation (docs/exchange-v3.md "Movements on v3"): the platform's cost, booked in the same event */
+    fee?: { feeAmount: bigint; feeExcess: bigint }
+  },
 ): Promise<boolean> {
   return sql.begin(async (t) => {
     const [locked] = await t`
@@ -158,6 +164,7 @@ export async function settleFunding(
         transactionId: s.transactionId,
         currency: row.currency,
         amount: BigInt(row.amount),
+        ...s.fee,
       },
       occurredAt: s.now,
     })

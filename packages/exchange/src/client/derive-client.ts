@@ -304,6 +304,15 @@ export class DeriveClient {
     return this.privateCall('get_erc20_transfer_history', p)
   }
 
+  /**
+   * What the exchange took in kind from a movement the worker sent (its transaction id), as a
+   * decimal in the moved asset; null when the protocol charges none. v2 takes no fee on the
+   * worker's movements; v3 charges for creating a subaccount (docs/exchange-v3.md "Movements on v3").
+   */
+  async movementFee(_p: { transaction_id: string; start_timestamp: number }): Promise<string | null> {
+    return null
+  }
+
   getInterestHistory(p: HistoryWindow): Promise<{ events: InterestEvent[] }> {
     return this.privateCall('get_interest_history', p)
   }

@@ -46,6 +46,11 @@ export interface DeriveV3ClientOptions extends DeriveClientOptions {
    * the movements and their histories are refused.
    */
   fundingSubaccountId?: number
+  /**
+   * The most a subaccount's creation may cost, in USD (EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD); `0` (the default)
+   * signs creations with no fee, which Derive refuses (docs/exchange-v3.md "Movements on v3").
+   */
+  subaccountCreationFeeCapUsd?: string
 }
 
 /** What the inherited v2 signer would name: the v3 domain and modules (the client signs through its own path). */
@@ -85,6 +90,7 @@ export class DeriveV3Client extends DeriveClient {
     this.#port = {
       wallet: this.wallet,
       fundingSubaccountId: opts.fundingSubaccountId,
+      creationFeeCapUsd: opts.subaccountCreationFeeCapUsd ?? '0',
       call: (method, params) => this.#wire(method, params),
       sign: (sub, module, data, expirySec) => this.#sign(sub, module, data, expirySec),
       wireCurrency: async (currency) => (await this.#currency(currency)).wire,
@@ -357,6 +363,11 @@ export class DeriveV3Client extends DeriveClient {
   /** Transfers from the subaccount to the funding subaccount (releases, fee collections), in v2's withdrawal shape. */
   override getWithdrawalHistory(p: HistoryWindow): Promise<{ events: T.WithdrawalEvent[] }> {
     return H.withdrawalHistory(this.#port, p)
+  }
+
+  /** The in-kind fee of a movement out of the funding subaccount: its row in the sender's transfer history. */
+  override movementFee(p: { transaction_id: string; start_timestamp: number }): Promise<string | null> {
+    return H.movementFee(this.#port, p)
   }
 
   override getErc20TransferHistory(p: HistoryWindow): Promise<{ events: T.Erc20TransferEvent[] }> {

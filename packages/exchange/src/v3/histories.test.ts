@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { fundingHistory, readCapped, transaction, V3_HISTORY_CAP } from './histories'
+import { fundingHistory, movementFee, readCapped, transaction, V3_HISTORY_CAP } from './histories'
 import type { V3Port } from './port'
 import type * as W from './wire.gen'
 
@@ -8,6 +8,7 @@ function portAnswering(answer: (method: string, params: unknown) => unknown): V3
   return {
     wallet: '0x0000000000000000000000000000000000000001',
     fundingSubaccountId: 1,
+    creationFeeCapUsd: '0',
     call: async (method, params) => answer(method, params) as never,
     sign: () => Promise.reject(new Error('not signing here')),
     wireCurrency: () => Promise.reject(new Error('no currencies here')),
@@ -25,7 +26,33 @@ const funding = (batch_status: W.BatchStatus, funding: string): W.PerpSettlement
   timestamp: 1,
 })
 
+const transferRow = (op: string, from: number, to: number, amount: string, fee: string): W.TransferEntry => ({
+  amount,
+  asset: 'USDC',
+  batch_status: 'Settled',
+  batch_uuid: op,
+  fee,
+  from_subaccount_id: from,
+  from_wallet: '0x1',
+  is_outgoing: from === 1,
+  operation_id: op,
+  timestamp: 5,
+  to_subaccount_id: to,
+  to_wallet: '0x1',
+})
+
 describe('v3 histories in the service shapes', () => {
+  it("a movement's fee is the funding subaccount's (the sender's) row of the operation; absent, the read throws", async () => {
+    const seen: unknown[] = []
+    const port = portAnswering((_m, params) => {
+      seen.push(params)
+      return { transfers: [transferRow('op-a', 1, 9, '51', '0'), transferRow('op-b', 1, 10, '51', '1')] }
+    })
+    expect(await movementFee(port, { transaction_id: 'op-b', start_timestamp: 4 })).toBe('1')
+    expect(seen[0]).toMatchObject({ subaccount_id: 1, start_timestamp: 4 })
+    await expect(movementFee(port, { transaction_id: 'op-c', start_timestamp: 4 })).rejects.toThrow(/not in the/)
+  })
+
   it('funding: an entry of a failed batch did not apply and is left out; one on its way counts', async () => {
     const port = portAnswering(() => ({
       events: [funding('Settled', '-1'), funding('ExecutingError', '-2'), funding('Proving', '-3')],

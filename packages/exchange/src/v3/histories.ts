@@ -89,6 +89,19 @@ export async function transferHistory(port: V3Port, p: HistoryWindow) {
   return { events: (await transfers(port, p)).map((e) => H.transferOf(e, p.subaccount_id)) }
 }
 
+/**
+ * The fee the exchange took from a movement out of the funding subaccount: `fee` of the sender's row of the
+ * operation (spec `TransferEntry`: the sender's row carries the gross amount and the in-kind fee, the receiver's
+ * the net), read from `start_timestamp` on. Throws while the operation is not in the history (retried).
+ */
+export async function movementFee(port: V3Port, p: { transaction_id: string; start_timestamp: number }) {
+  const funding = fundingSubaccountOf(port)
+  const rows = await transfers(port, { subaccount_id: funding, start_timestamp: p.start_timestamp })
+  const row = rows.find((e) => e.operation_id === p.transaction_id && e.from_subaccount_id === funding)
+  if (!row) throw new Error(`transfer ${p.transaction_id} is not in the funding subaccount's history yet`)
+  return row.fee
+}
+
 /** L1 deposits into the subaccount (`private/get_deposit_history`): the funding subaccount's top-ups. */
 export async function l1DepositHistory(port: V3Port, p: HistoryWindow) {
   const rows = await readCapped(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { SendOrder } from './movements'
+import { creationOnTopE18, SendOrder } from './movements'
 import type { SignedV3 } from './port'
 
 const signed = (nonce: bigint): SignedV3 => ({ nonce, signer: '0x0', signature: '0x0', signature_expiry_sec: 0 })
@@ -36,5 +36,15 @@ describe('SendOrder (one sender signs again only once its last signature went ou
     const again = Date.now()
     await order.inTurn(7, async () => signed(3n))
     expect(Date.now() - again).toBeLessThan(25)
+  })
+})
+
+describe('creationOnTopE18 (what a creation sends on top of its amount for the fee)', () => {
+  const e18 = (n: bigint) => n * 10n ** 18n
+  it('USDC at 1: the cap itself; ETH: the cap at the spot price, rounded up to 12 places; no price refused', () => {
+    expect(creationOnTopE18(e18(1n), e18(1n), 6)).toBe(e18(1n))
+    expect(creationOnTopE18(e18(1n), 999_800_000_000_000_000n, 6)).toBe(1_000_201_000_000_000_000n)
+    expect(creationOnTopE18(e18(1n), e18(3000n), 18)).toBe(333_333_334_000_000n)
+    expect(() => creationOnTopE18(e18(1n), 0n, 18)).toThrow(/spot price/)
   })
 })

@@ -9,12 +9,14 @@
  *   withdraw          → the user's subaccount → funding subaccount
  *
  * The worker keeps v2's names and its store-then-send rules (signTransfer, then sendSigned of the
- * stored params). `max_fee_usd` is 0: the transfer fee is taken in kind from the amount, which the
- * journal would not know, so a move the exchange would charge for is refused rather than made short.
+ * stored params). A transfer fee is taken in kind from the amount, so a deposit or withdraw is
+ * signed with `max_fee_usd` 0 (refused rather than made short). A creation is charged: it is signed
+ * with the configured cap and sends the cap's worth on top of the amount (`creationTerms`); the
+ * worker journals the fee taken (docs/exchange-v3.md "Movements on v3").
  */
 import type { Address, Hex } from 'viem'
 import type { SignedTransfer, TransferRequest } from '../client/derive-client'
-import { toE18, toUnits } from '../protocol/decimal'
+import { fromE18, toE18, toUnits } from '../protocol/decimal'
 import type * as T from '../protocol/types'
 import { V3_MODULES } from '../protocol/v3/constants'
 import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../protocol/v3/module-data'
@@ -114,6 +116,36 @@ async function signSpot(port: V3Port, m: SpotMove, sign = port.sign.bind(port)) 
   return { nonce: s.nonce, params }
 }
 
+/** v3 signs amounts of at most 12 decimals (docs/exchange-v3.md "Nonces, expiries and number formats"). */
+const V3_MAX_PLACES = 12
+
+/**
+ * What a creation sends on top of its amount for the fee: the cap (USD, e18) in units of the asset at the exchange's
+ * spot price (e18), rounded up to what the asset and v3 can carry. USDC at 1 gives the cap itself.
+ */
+export function creationOnTopE18(capE18: bigint, priceE18: bigint, decimals: number): bigint {
+  if (priceE18 <= 0n) throw new Error('the exchange gives no spot price for the creation fee')
+  const step = 10n ** BigInt(18 - Math.min(V3_MAX_PLACES, decimals))
+  const units = (capE18 * 10n ** 18n + priceE18 - 1n) / priceE18
+  return ((units + step - 1n) / step) * step
+}
+
+/**
+ * What a creation signs: the amount plus the fee cap in the asset (`creationOnTopE18`, at the spot price read now),
+ * capped by `max_fee_usd`, so the new subaccount receives the whole amount; what the exchange does not take stays
+ * there and the worker books it (docs/exchange-v3.md "Movements on v3"). A zero cap signs the amount alone.
+ */
+async function creationTerms(port: V3Port, asset_name: string, amount: string) {
+  const capE18 = toE18(port.creationFeeCapUsd)
+  if (capE18 === 0n) return { amount, max_fee_usd: '0' }
+  const [{ spot_price }, { decimals }] = await Promise.all([
+    port.call('public/get_currency', { currency: asset_name }),
+    spotAssetOf(port, asset_name),
+  ])
+  const onTop = creationOnTopE18(capE18, toE18(spot_price), decimals)
+  return { amount: fromE18(toE18(amount) + onTop), max_fee_usd: port.creationFeeCapUsd }
+}
+
 /**
  * Signs the worker's movement as a transfer_spot, without sending it (stored first, as on v2). The
  * nonce is kept as a decimal string: the params go through JSON and jsonb, which would round it.
@@ -121,8 +153,8 @@ async function signSpot(port: V3Port, m: SpotMove, sign = port.sign.bind(port)) 
 export async function signMovement(port: V3Port, order: SendOrder, r: TransferRequest): Promise<SignedTransfer> {
   const funding = fundingSubaccountOf(port)
   const common = { asset_name: r.asset_name, amount: r.amount, max_fee_usd: '0', expirySec: r.signature_expiry_sec }
-  const fromFunding = (to: number, newManager: number) =>
-    signSpot(port, { ...common, from: funding, to, newManager }, (sub, module, data, expiry) =>
+  const fromFunding = (to: number, newManager: number, terms = {}) =>
+    signSpot(port, { ...common, ...terms, from: funding, to, newManager }, (sub, module, data, expiry) =>
       order.inTurn(funding, () => port.sign(sub, module, data, expiry)),
     )
   const signed =
@@ -130,7 +162,11 @@ export async function signMovement(port: V3Port, order: SendOrder, r: TransferRe
       ? await signSpot(port, { ...common, from: r.subaccount_id, to: funding, newManager: 0 })
       : r.method === 'deposit'
         ? await fromFunding(r.subaccount_id, 0)
-        : await fromFunding(0, await managerIdOf(port, r.currency ?? r.asset_name, r.margin_type))
+        : await fromFunding(
+            0,
+            await managerIdOf(port, r.currency ?? r.asset_name, r.margin_type),
+            await creationTerms(port, r.asset_name, r.amount),
+          )
   return { method: r.method, params: { ...signed.params, nonce: signed.nonce.toString() } }
 }
 

@@ -30,6 +30,11 @@ export interface V3Port {
    * releases and fee collections go (v2's Derive Wallet balance). Undefined: movements are refused.
    */
   readonly fundingSubaccountId: number | undefined
+  /**
+   * The most a subaccount's creation may cost, in USD (EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD): signed as
+   * `max_fee_usd` of a creation and sent on top of its amount, so the new subaccount receives the amount whole.
+   */
+  readonly creationFeeCapUsd: string
   call<M extends V3MethodName>(method: M, params: W.V3Wire[M]['params']): Promise<W.V3Wire[M]['result']>
   /** Signs an action for `subaccountId` with the next nanosecond nonce (expiry: now + the client's TTL). */
   sign(subaccountId: number, module: Address, data: Hex, expirySec?: number): Promise<SignedV3>

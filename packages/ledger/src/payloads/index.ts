@@ -47,8 +47,22 @@ export const Bridged = Type.Object(
   },
   strict,
 )
+/**
+ * Free balance moved into the user's subaccount. A creation the exchange charged for (docs/exchange-v3.md "Movements
+ * on v3") carries, in `currency`: `feeAmount`, what the exchange took in kind, and `feeExcess`, what the platform sent
+ * on top of the amount for the fee but the exchange did not take (it stays in the user's subaccount). Both are paid
+ * out of the platform's exchange funds.
+ */
 export const SubaccountFunded = Type.Object(
-  { userId: UserId, subaccountId: SubaccountId, transactionId: ExternalId, currency: Currency, amount: Amount },
+  {
+    userId: UserId,
+    subaccountId: SubaccountId,
+    transactionId: ExternalId,
+    currency: Currency,
+    amount: Amount,
+    feeAmount: Type.Optional(FeeAmount),
+    feeExcess: Type.Optional(FeeAmount),
+  },
   strict,
 )
 export const SubaccountReleased = Type.Object(

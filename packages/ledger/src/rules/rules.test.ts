@@ -1,7 +1,16 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { eventArbitrary } from '../../test/arbitraries'
-import { bearerOf, PLATFORM_FEE_REVENUE, userExpense, userSub } from '../accounts'
+import {
+  bearerOf,
+  EXCHANGE_CHAIN,
+  PLATFORM_EXPENSE_OVERHEAD,
+  PLATFORM_FEE_REVENUE,
+  platformHot,
+  userExpense,
+  userSub,
+  userTransit,
+} from '../accounts'
 import { EVENT_TYPES } from '../events'
 import { netPostings } from '../postings'
 import { POSTING_RULES } from './index'
@@ -36,6 +45,32 @@ describe('posting rules (spec 6)', () => {
     expect(
       POSTING_RULES.option_settled({ userId: u, subaccountId: '1', instrument: 'i', expirySec: 1, outcome: 'otm' }),
     ).toEqual([])
+  })
+
+  it('a funding: the user moves the whole amount; a creation fee leaves the platform exchange funds (overhead, excess)', () => {
+    const funded = { userId: u, subaccountId: '7', transactionId: 'op-1', currency: 'USDC', amount: 50_000_000n }
+    const plain = netPostings('subaccount_funded', POSTING_RULES.subaccount_funded(funded))
+    expect(plain).toHaveLength(2)
+    const legs = netPostings('subaccount_funded', POSTING_RULES.subaccount_funded({ ...funded, feeAmount: 1_000_000n }))
+    const of = (a: string) => legs.find((l) => l.account === a)?.amount
+    expect(of(userTransit(u))).toBe(-50_000_000n)
+    expect(of(userSub(u, '7', 'USDC'))).toBe(50_000_000n)
+    expect(of(platformHot(EXCHANGE_CHAIN))).toBe(-1_000_000n)
+    expect(of(PLATFORM_EXPENSE_OVERHEAD)).toBe(1_000_000n)
+    expect(bearerOf(PLATFORM_EXPENSE_OVERHEAD)).toBe('platform')
+    expect(netPostings('subaccount_funded', POSTING_RULES.subaccount_funded({ ...funded, feeAmount: 0n }))).toEqual(
+      plain,
+    )
+    // the exchange took less than was sent for it: the rest is in the user's subaccount, paid by the platform
+    const less = netPostings(
+      'subaccount_funded',
+      POSTING_RULES.subaccount_funded({ ...funded, feeAmount: 400_000n, feeExcess: 600_000n }),
+    )
+    const ofLess = (a: string) => less.find((l) => l.account === a)?.amount
+    expect(ofLess(userTransit(u))).toBe(-50_000_000n)
+    expect(ofLess(userSub(u, '7', 'USDC'))).toBe(50_600_000n)
+    expect(ofLess(platformHot(EXCHANGE_CHAIN))).toBe(-1_000_000n)
+    expect(ofLess(PLATFORM_EXPENSE_OVERHEAD)).toBe(400_000n)
   })
 
   it('a fill: the user bears the exchange fee, the platform earns its fee', () => {

@@ -9,7 +9,8 @@
  *   submitted  → send the stored params as they are → accepted with the transaction id
  *   accepted   → get_transaction settled → ONE transaction: row funded (out of the in-flight
  *                states first, so the authorizing check does not count it twice), the subaccount's
- *                exchange id for a create, and the append
+ *                exchange id for a create, and the append (with a charged creation's fee, read back
+ *                from the exchange first: docs/exchange-v3.md "Movements on v3")
  *   failed     ← refused (a bad action; the wallet short of funds for longer than
  *                FUNDING_WALLET_WAIT_MS: before that the row goes back to reserved), reverted, or
  *                the signature expired
@@ -33,6 +34,7 @@ import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
 import {
   createdSubaccountId,
+  creationFeeOf,
   errorCodeOf,
   exchangeAmount,
   type Landed,
@@ -269,7 +271,10 @@ async function settle(deps: TransferDeps, row: TransferRow): Promise<Outcome> {
     if (row.method !== 'create_subaccount') throw new Error(`transfer ${row.id}: deposit without an exchange id`)
     exchangeId = await createdSubaccountId(deps, txId, tx.data)
   }
-  const done = await settleFunding(deps.sql, row, { exchangeId, transactionId: txId, now: deps.clock.now() })
+  // a charged creation (v3): the fee the exchange took is the platform's, booked in the same event
+  const fee = await creationFeeOf(deps, row, txId)
+  const settled = { exchangeId, transactionId: txId, now: deps.clock.now(), ...(fee && { fee }) }
+  const done = await settleFunding(deps.sql, row, settled)
   if (!done) return 'pending'
   deps.log.info({ transferId: row.id, subaccountId: exchangeId, transactionId: txId }, 'subaccount funded')
   return 'funded'

@@ -173,8 +173,12 @@ export async function findLanded(
   const since = row.submitted_at.getTime() - HISTORY_SKEW_MS
   const decimals = await decimalsOf(deps.exchange, row.currency)
   const amount = BigInt(row.amount)
-  const matches = (e: { asset: string; amount: string; timestamp: number }) =>
-    e.asset === row.currency && e.timestamp >= since && unitsOf(e.amount, decimals) === amount
+  // a charged creation lands between the amount (the fee cap all taken) and what it sent (none taken)
+  const most = row.method === 'create_subaccount' ? sentUnits(row, decimals) : amount
+  const matches = (e: { asset: string; amount: string; timestamp: number }) => {
+    const units = unitsOf(e.amount, decimals)
+    return e.asset === row.currency && e.timestamp >= since && units !== null && units >= amount && units <= most
+  }
 
   if (row.method === 'withdraw') {
     if (exchangeSubaccountId === null) return null
@@ -252,6 +256,38 @@ export async function createdSubaccountId(deps: TransferDeps, transactionId: str
     if (events.some((e) => e.transaction_id === transactionId)) return sub
   }
   throw new Error(`create_subaccount ${transactionId} settled but its subaccount was not found`)
+}
+
+/** What a row's stored action sends, in base units: a charged creation's amount carries the fee cap on top. */
+function sentUnits(row: TransferRow, decimals: number): bigint {
+  const sent = row.params?.amount
+  const units = typeof sent === 'string' ? unitsOf(sent, decimals) : null
+  return units !== null && units > BigInt(row.amount) ? units : BigInt(row.amount)
+}
+
+/**
+ * What a settled creation cost the platform (docs/exchange-v3.md "Movements on v3"): on v3 it is signed with a fee
+ * cap (`max_fee_usd`) and sends the cap on top of the row's amount. `feeAmount` is what the exchange took (the
+ * sender's transfer row, read back), `feeExcess` the rest of what was sent on top, left in the user's subaccount.
+ * Undefined for a movement signed without a cap (v2, deposits). Throws while the fee cannot be read (retried).
+ */
+export async function creationFeeOf(
+  deps: TransferDeps,
+  row: TransferRow,
+  transactionId: string,
+): Promise<{ feeAmount: bigint; feeExcess: bigint } | undefined> {
+  const cap = row.params?.max_fee_usd
+  if (row.method !== 'create_subaccount' || typeof cap !== 'string' || /^0*(\.0*)?$/.test(cap)) return undefined
+  const start_timestamp = (row.submitted_at?.getTime() ?? 0) - HISTORY_SKEW_MS
+  const fee = await deps.exchange.movementFee({ transaction_id: transactionId, start_timestamp })
+  if (fee === null) return undefined
+  const decimals = await decimalsOf(deps.exchange, row.currency)
+  // rounded up: the journal's subaccount never holds more than the exchange's (as fees are, docs/ledger.md)
+  const feeAmount = toBaseUnits(fee, decimals, 'up')
+  const onTop = sentUnits(row, decimals) - BigInt(row.amount)
+  if (feeAmount > onTop)
+    deps.log.warn({ transferId: row.id, fee, onTop: onTop.toString() }, 'creation fee above what was sent for it')
+  return { feeAmount, feeExcess: onTop > feeAmount ? onTop - feeAmount : 0n }
 }
 
 /** Derive's transaction statuses as three outcomes. */
