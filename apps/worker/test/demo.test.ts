@@ -4,32 +4,52 @@
  * sets it), anvil with TestUSDC, the Derive simulator on the wall clock, the integration suite's
  * Postgres and Redis. A new user signs in, deposits, starts the wheel; the put is sold, expires out
  * of the money and settles, the runner opens the next leg; a withdrawal is sent on chain.
+ *
+ * Under both protocols (PROTOCOLS): on v3 the worker speaks Derive v3, the bridge deposits on L1
+ * through the OnchainActionManager stand-in into the platform's funding subaccount (opened by a first
+ * deposit, as the local run's `--v3` does), the simulator's L1 watcher credits it, and the simulator
+ * charges Derive's subaccount-creation fee, which the first funding pays (docs/exchange-v3.md).
  */
 import { randomUUID } from 'node:crypto'
 import { FollowedClock, toBaseUnits } from '@wh/core'
-import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import {
+  DeriveV3Client,
+  type ExchangeProtocol,
+  type RunningSimulator,
+  startDeriveSimulator,
+  watchL1Deposits,
+} from '@wh/exchange'
 import { QUEUE_KEYS } from '@wh/jobs'
 import { balanceOf, userTransit } from '@wh/ledger'
-import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
-import { buildChainRegistry, DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
+import {
+  buildChainRegistry,
+  DepositKeyring,
+  deployTestOnchainActionManager,
+  deployTestUsdc,
+  testOnchainActionManagerAbi,
+  testUsdcAbi,
+} from '@wh/wallet'
 import { Redis } from 'ioredis'
-import { createPublicClient, createWalletClient, http } from 'viem'
+import { type Address, createPublicClient, createWalletClient, getAddress, http, type PublicClient } from 'viem'
 import { english, generateMnemonic, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildServer } from '../../api/src/server'
 import { DEFAULT_DEMO_AMOUNTS, type DemoReport, formatStatement, NEXT_PUT_DELTA_BPS, runDemo } from '../demo/demo'
 import { clockSyncedTicks } from '../src/clock-sync'
 import { buildWorkerDeps } from '../src/deps'
+import { bridgeAdapterFor } from '../src/jobs/bridge/bridge'
 import { ticks } from '../src/jobs/index'
 import { type Runtime, startRuntime } from '../src/runtime'
 import type { WorkerDeps } from '../src/ticks'
+import { PROTOCOLS, SIM_CREATION_FEE_USD } from './fixtures/exchange-stack'
 
 const silent = { info() {}, warn() {} }
 const SIWE_DOMAIN = 'demo.example.test'
 /** the whole demo must fit well inside the suite's 60 s per test */
 const DEMO_BUDGET_MS = 45_000
 
-describe('the accelerated demo: deposit → wheel → withdrawal', () => {
+describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal (%s)', (protocol) => {
   let chain: RunningChain
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
@@ -58,10 +78,14 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
 
     // the exchange as the local run has it: the simulator on the wall clock, the platform's wallet
     // registered with its session key (packages/wallet/scripts/local-stack.ts), nothing funded by hand
-    sim = await startDeriveSimulator({ chainId: 901, clock: 'wall' })
+    sim = await startDeriveSimulator({
+      chainId: 901,
+      clock: 'wall',
+      ...(protocol === 'v3' && { subaccountCreationFeeUsd: SIM_CREATION_FEE_USD }),
+    })
+    const v3 = protocol === 'v3' ? await openFundingSubaccount(deployer, publicClient, usdc) : undefined
     ctx = await integrationContext({
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
+      ...(v3 ?? { EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl }),
       EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
       RPC_URL_ETHEREUM: chain.rpcUrl,
       RPC_URL_OPTIMISM: chain.rpcUrl,
@@ -97,11 +121,12 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       deps,
     })
 
-    // the API, as its main.ts builds it
+    // the API, as its main.ts builds it; it reads the exchange's public v2 wire on either protocol
+    // (the local run's --v3 gives the v3 settings to the worker only)
     const apiRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     redisConnections.push(apiRedis)
     app = await buildServer({
-      config,
+      config: { ...config, exchange: { ...config.exchange, httpUrl: sim.httpUrl } },
       database: ctx.database,
       redis: apiRedis,
       keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly(),
@@ -113,7 +138,51 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
     apiUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`
   })
 
+  /**
+   * v3's money in, as the local run sets it up (packages/wallet/scripts/local-v3.ts): the manager
+   * stand-in, the simulator watching it, and the funding subaccount opened by a first deposit of 1
+   * USDC for the platform's owner. Answers the worker's v3 settings.
+   */
+  async function openFundingSubaccount(
+    deployer: ReturnType<
+      typeof createWalletClient<ReturnType<typeof http>, undefined, ReturnType<typeof privateKeyToAccount>>
+    >,
+    publicClient: PublicClient,
+    token: Address,
+  ): Promise<Record<string, string>> {
+    const res = await fetch(`${sim.v3HttpUrl}/public/get_currency`, { method: 'POST', body: '{"currency":"USDC"}' })
+    const asset = getAddress(
+      ((await res.json()) as { result: { spot: { address: Address }[] } }).result.spot[0]?.address ?? '0x',
+    )
+    const manager = await deployTestOnchainActionManager(deployer, publicClient, [{ asset, token }])
+    stopWatcher = watchL1Deposits(sim.engine, { rpcUrl: chain.rpcUrl, manager, confirmations: 0, pollMs: 200 }).stop
+    const owner = getAddress(testEnv().EXCHANGE_WALLET_ADDRESS as string)
+    for (const [address, abi, functionName, args] of [
+      [token, testUsdcAbi, 'approve', [manager, 1_000_000n]],
+      [manager, testOnchainActionManagerAbi, 'depositToNewSubaccount', [asset, 1_000_000n, 1, owner]],
+    ] as const) {
+      const hash = await deployer.writeContract({ address, abi, functionName, args, chain: null } as never)
+      await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
+    }
+    let funding: number | undefined
+    for (let i = 0; i < 100 && funding === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      const s = sim.control.subaccountsOf(owner)
+      funding = s.subaccounts.find((x) => x.id !== s.fallbackSubaccountId)?.id
+    }
+    if (funding === undefined) throw new Error('the opening deposit was not credited')
+    return {
+      EXCHANGE_PROTOCOL: 'v3' satisfies ExchangeProtocol,
+      EXCHANGE_HTTP_URL: sim.v3HttpUrl,
+      EXCHANGE_WS_URL: sim.v3WsUrl,
+      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: manager,
+      EXCHANGE_FUNDING_SUBACCOUNT_ID: String(funding),
+    }
+  }
+  let stopWatcher: (() => Promise<void>) | undefined
+
   afterAll(async () => {
+    await stopWatcher?.()
     await app?.close()
     await runtime?.close()
     for (const r of redisConnections) r.disconnect()
@@ -210,5 +279,23 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       expect(types).toContain(t)
     expect(types.indexOf('deposit_detected')).toBeLessThan(types.indexOf('option_sold'))
     expect(types.indexOf('option_sold')).toBeLessThan(types.indexOf('option_settled'))
+
+    // on v3 the money went the v3 way: the worker's client and bridge are v3's, the bridged USDC
+    // entered on L1 into the funding subaccount (after the opening deposit), and the user's first
+    // funding paid the subaccount-creation fee, booked with it
+    if (protocol === 'v3') {
+      expect(deps.exchange).toBeInstanceOf(DeriveV3Client)
+      expect(bridgeAdapterFor(deps).name).toBe('derive-v3-l1')
+      const funding = deps.config.exchange.fundingSubaccountId
+      const e12 = 10n ** 12n
+      expect(
+        sim.engine.history.deposits
+          .filter((d) => d.subaccountId === funding && d.transactionId.startsWith('l1:'))
+          .map((d) => d.amountE18),
+      ).toEqual([toBaseUnits('1', 6) * e12, (depositUsdc - toBaseUnits('100', 6)) * e12])
+      const funded = await ctx.database.sql<{ fee: string | null }[]>`
+        select payload->>'feeAmount' as fee from ledger_events where type = 'subaccount_funded'`
+      expect(funded.map((f) => f.fee)).toEqual([toBaseUnits(SIM_CREATION_FEE_USD, 6).toString()])
+    }
   })
 })
