@@ -16,6 +16,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/exchange'
+import { balanceOf, userSub } from '@wh/ledger'
 import { type RunningChain, startChain } from '@wh/testkit'
 import { type DecisionFacts, startWheel, tradingProfile } from '@wh/trading'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -27,14 +28,14 @@ import { type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, PROTOCOLS, silent, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
 const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
 const E18 = 10n ** 18n
 
-describe('the wheel over several days, with conversions', () => {
+describe.each(PROTOCOLS)('the wheel over several days, with conversions (%s)', (protocol) => {
   let stack: ExchangeStack
   let chain: RunningChain
   let swap: SwapStack
@@ -48,6 +49,7 @@ describe('the wheel over several days, with conversions', () => {
   beforeAll(async () => {
     chain = await startChain({ chainId: 8453 })
     stack = await startExchangeStack({
+      protocol,
       sim: { startMs: START },
       wallet: { USDC: '10000000', ETH: '1000' },
       env: {
@@ -175,6 +177,11 @@ describe('the wheel over several days, with conversions', () => {
         rec.outcome,
         `wheel ${id} reconciles: ${JSON.stringify(rec, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`,
       ).toBe('clean')
+      // and exactly, to the wei, for the ETH a conversion bought (on v3 the credit is rounded down
+      // to the exchange's 12 decimals, the swap booking the same: creditedAmount)
+      const atExchange = sim.engine.subaccounts.get(Number(w?.exchange_id))?.balances.get('ETH') ?? 0n
+      const booked = await balanceOf(stack.sql, userSub(w?.user_id as string, w?.exchange_id as string, 'ETH'), 'ETH')
+      expect(booked, `wheel ${id}: ETH in the journal and at the exchange`).toBe(atExchange)
     }
   }
 

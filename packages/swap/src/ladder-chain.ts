@@ -130,7 +130,13 @@ function stepGas(req: SwapRequest, txHash: string, amount: bigint, occurredAt: D
   }
 }
 
-/** An executed step: what was sold and bought, and its gas. */
+/** What the user is booked of `bought`: rounded down to a multiple of `step` (the rest is the platform's). */
+export function creditedAmount(bought: bigint, step = 1n): bigint {
+  if (step <= 0n) throw new RangeError('creditStep must be positive')
+  return bought - (bought % step)
+}
+
+/** An executed step: what was sold and the user is credited of what was bought, and its gas. */
 export function executedEvents(
   req: SwapRequest,
   final: OutboundRecord,
@@ -148,7 +154,7 @@ export function executedEvents(
         sellCurrency: req.sell,
         sellAmount: outcome.sellAmount,
         buyCurrency: req.buy,
-        buyAmount: outcome.buyAmount,
+        buyAmount: creditedAmount(outcome.buyAmount, req.creditStep),
       },
       occurredAt,
     },

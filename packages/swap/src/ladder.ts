@@ -55,7 +55,7 @@ import {
 import { deviationBps, exceedsDeviation, minAmountOut, type PriceRatio, toPriceRatio } from './math'
 import { createOrLoadSwap, loadSwap, type StoredSwap, updateSwapIf } from './store'
 
-export { GAS_CURRENCY, MAX_RECEIPT_POLLS, RECEIPT_POLL_MS } from './ladder-chain'
+export { creditedAmount, GAS_CURRENCY, MAX_RECEIPT_POLLS, RECEIPT_POLL_MS } from './ladder-chain'
 
 export type SwapOutcome =
   | 'executed'
@@ -81,6 +81,12 @@ export interface SwapRequest {
   readonly amountIn: bigint
   /** whole units of `buy` per whole unit of `sell`: a decimal string or an exact ratio, never a float */
   readonly indexPrice: string | PriceRatio
+  /**
+   * base units of `buy` the user's credit is a multiple of (the exchange's finest amount, where the
+   * bought amount goes next): `swap_executed` books the bought amount rounded down to it, and the
+   * remainder, under one step, stays in the swap wallet as the platform's (`creditedAmount`). 1 by default.
+   */
+  readonly creditStep?: bigint
 }
 
 /** What one step quoted and required, handed to `hooks.beforeSend`. */

@@ -242,6 +242,14 @@ export class DeriveClient {
     return this.publicCall('get_ticker', { instrument_name })
   }
 
+  /**
+   * The smallest step of an amount the exchange holds, in base units of a token with `decimals`:
+   * v2 takes any amount the token can express (1).
+   */
+  amountStepUnits(_decimals: number): bigint {
+    return 1n
+  }
+
   /** A currency with its protocol asset addresses and ERC20 decimals; cached. */
   async getCurrency(currency: string): Promise<Currency> {
     const hit = this.#currencies.get(currency)

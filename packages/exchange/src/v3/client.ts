@@ -66,6 +66,9 @@ const V3_CONTRACTS = {
 /** Page size for `public/get_all_instruments` (the spec's maximum). */
 const INSTRUMENT_PAGE = 1000
 
+/** The finest amount v3 takes: 12 decimal places. */
+export const V3_AMOUNT_DECIMALS = 12
+
 export class DeriveV3Client extends DeriveClient {
   readonly protocol = 'v3' as const
   readonly fundingSubaccountId: number | undefined
@@ -196,6 +199,11 @@ export class DeriveV3Client extends DeriveClient {
       this.#wire('public/get_ticker', { instrument_name }),
     ])
     return A.tickerFromV3(inst, t)
+  }
+
+  /** v3 refuses amounts finer than 12 decimals (docs/exchange-v3.md "Nonces, expiries and number formats"). */
+  override amountStepUnits(decimals: number): bigint {
+    return decimals > V3_AMOUNT_DECIMALS ? 10n ** BigInt(decimals - V3_AMOUNT_DECIMALS) : 1n
   }
 
   override async getCurrency(currency: string): Promise<T.Currency> {

@@ -5,9 +5,9 @@
  * is the one transition of its state, and each move of the round is one transaction.
  */
 import { MARGIN_BUFFER_USD, ROUND_GAS_FLOOR_WEI } from '@wh/config'
-import { errorMessage, toBaseUnits } from '@wh/core'
+import { decimalsOf, errorMessage, toBaseUnits } from '@wh/core'
 import { balanceOf, userSub } from '@wh/ledger'
-import { executeSwap, type SwapResult } from '@wh/swap'
+import { creditedAmount, executeSwap, type SwapResult } from '@wh/swap'
 import {
   conversionAmountIn,
   failEmptyRound,
@@ -101,6 +101,7 @@ export async function swap(deps: ConvertDeps, round: Round): Promise<Transition>
         buy: round.buy_currency,
         amountIn,
         indexPrice: swapIndexPrice(round.direction, await indexE18(deps, round)),
+        creditStep: creditStepOf(deps, round.buy_currency),
       },
     )
   } catch (e) {
@@ -108,7 +109,9 @@ export async function swap(deps: ConvertDeps, round: Round): Promise<Transition>
     return { done: 'swapping' }
   }
   if (result.outcome === 'executed') {
-    const bought = result.buyAmount as bigint
+    // what the user is credited, in the exchange's finest step (the swap booked the same; the rest,
+    // under one step, stays in the swap wallet as the platform's)
+    const bought = creditedAmount(result.buyAmount as bigint, creditStepOf(deps, round.buy_currency))
     const row = await storeMovement(
       deps,
       round,
@@ -149,4 +152,11 @@ async function fail(deps: ConvertDeps, round: Round, reason: string): Promise<vo
       direction: round.direction,
       reason,
     })
+}
+
+/** The exchange's finest amount of `currency` in its base units: what a round's deposit can carry. */
+function creditStepOf(deps: ConvertDeps, currency: string): bigint {
+  const decimals = decimalsOf(currency)
+  if (decimals === undefined) throw new Error(`no decimals known for ${currency}`)
+  return deps.exchange.amountStepUnits(decimals)
 }
