@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import {
   HttpTransport,
   type Instrument,
@@ -7,10 +6,10 @@ import {
   type Ticker,
   toE18,
 } from '@wh/exchange'
-import { append, freeBalance } from '@wh/ledger'
+import { freeBalance } from '@wh/ledger'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { START } from './market-support'
-import { type Api, newAccount, signIn, startApi } from './support'
+import { type Api, fundedUser, newAccount, signIn, startApi } from './support'
 
 /**
  * POST /quotes, the fee-share policy of POST /positions and GET /trading-config's minimum sizes
@@ -108,23 +107,6 @@ describe('quotes: the economics of a leg before it starts', () => {
 
   const quote = (api: Api, token: string, body: object) =>
     api.app.inject({ method: 'POST', url: '/quotes', headers: { authorization: `Bearer ${token}` }, payload: body })
-  async function funded(api: Api, amount: bigint) {
-    const token = await signIn(api.app, newAccount())
-    const userId = (api.app.jwt.decode(token) as { sub: string }).sub
-    await append(api.ctx.database.sql, {
-      type: 'deposit_detected',
-      payload: {
-        userId,
-        chain: 'base',
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        logIndex: 0,
-        currency: 'USDC',
-        amount,
-      },
-      occurredAt: new Date(),
-    })
-    return { token, userId }
-  }
 
   it('quotes the put the tick would sell, a wheel as its first put, and a covered call', async () => {
     const token = await signIn(warn.app, newAccount())
@@ -174,7 +156,7 @@ describe('quotes: the economics of a leg before it starts', () => {
   })
 
   it('warn: POST /positions accepts and carries the warning', async () => {
-    const { token } = await funded(warn, usdc(1000n))
+    const { token } = await fundedUser(warn, usdc(1000n))
     const res = await warn.app.inject({
       method: 'POST',
       url: '/positions',
@@ -198,7 +180,7 @@ describe('quotes: the economics of a leg before it starts', () => {
       MAX_FEE_SHARE_BPS: String(threshold),
     })
     refuse.clock.set(START)
-    const { token, userId } = await funded(refuse, usdc(10_000n))
+    const { token, userId } = await fundedUser(refuse, usdc(10_000n))
     const q = await quote(refuse, token, { asset: 'ETH', side: 'put', amount: '300' })
     expect(q.json()).toMatchObject({ feeShareBps: small.feeShareBps, warning: { code: 'FEES_EXCEED_PREMIUM_SHARE' } })
     expect((await quote(refuse, token, { asset: 'ETH', side: 'put', amount: '5000' })).json().warning).toBeNull()
@@ -253,7 +235,7 @@ describe('quotes: the economics of a leg before it starts', () => {
   it('an unreadable exchange: 503 QUOTE_UNAVAILABLE, and POST /positions under warn says the fees were not checked', async () => {
     const down = await startApi({ FEE_SHARE_POLICY: 'warn' }) // the test environment's unreachable exchange
     try {
-      const { token } = await funded(down, usdc(1000n))
+      const { token } = await fundedUser(down, usdc(1000n))
       const q = await quote(down, token, { asset: 'ETH', side: 'put', amount: '500' })
       expect(q.statusCode).toBe(503)
       expect(q.json()).toMatchObject({ code: 'QUOTE_UNAVAILABLE' })

@@ -1,7 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { append, reserveFunding } from '@wh/ledger'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Api, newAccount, signIn, startApi } from './support'
+import { type Api, fundedUser, newAccount, signIn, startApi } from './support'
 
 const usdc = (n: number) => BigInt(n) * 1_000_000n
 
@@ -11,7 +11,6 @@ describe('GET /subaccounts and POST /subaccounts/:asset/release (spec 4.2)', () 
   let userId: string
   let exchangeId: string
   const sql = () => api.ctx.database.sql
-  const userOf = (t: string) => (api.app.jwt.decode(t) as { sub: string }).sub
   const post = (url: string, bearer: string | null = token, headers: Record<string, string> = {}) =>
     api.app.inject({
       method: 'POST',
@@ -23,21 +22,8 @@ describe('GET /subaccounts and POST /subaccounts/:asset/release (spec 4.2)', () 
 
   beforeAll(async () => {
     api = await startApi()
-    token = await signIn(api.app, newAccount())
-    userId = userOf(token)
+    ;({ token, userId } = await fundedUser(api, usdc(1_000)))
     exchangeId = String(200_000 + Math.floor(Math.random() * 1_000_000))
-    await append(sql(), {
-      type: 'deposit_detected',
-      payload: {
-        userId,
-        chain: 'base',
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        logIndex: 0,
-        currency: 'USDC',
-        amount: usdc(1_000),
-      },
-      occurredAt: new Date(),
-    })
     // a funded ETH subaccount (as the funding tick leaves it) and a BTC one still pending
     await sql()`insert into subaccounts (user_id, asset, exchange_id) values (${userId}, 'ETH', ${exchangeId})`
     await append(sql(), {

@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { ManualClock } from '@wh/core'
 import { BULL_PREFIX, QUEUES } from '@wh/jobs'
+import { append } from '@wh/ledger'
 import { type MarketNames, marketNames, publishPriceUpdate, tryAcquireLease } from '@wh/market'
 import { integrationContext } from '@wh/testkit'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
@@ -134,4 +135,33 @@ export async function signIn(app: FastifyInstance, account: PrivateKeyAccount): 
   const res = await verify(app, message, await account.signMessage({ message }))
   if (res.statusCode !== 200) throw new Error(`verify: ${res.statusCode} ${res.body}`)
   return res.json().token
+}
+
+/** The user id a bearer token carries (its `sub`). */
+export function userOf(app: FastifyInstance, token: string): string {
+  return (app.jwt.decode(token) as { sub: string }).sub
+}
+
+/** Credits `userId` `amount` micro-USDC free balance: a `deposit_detected` as the deposit scan records one. */
+export async function creditUsdc(api: Api, userId: string, amount: bigint): Promise<void> {
+  await append(api.ctx.database.sql, {
+    type: 'deposit_detected',
+    payload: {
+      userId,
+      chain: 'base',
+      txHash: `0x${randomBytes(32).toString('hex')}`,
+      logIndex: 0,
+      currency: 'USDC',
+      amount,
+    },
+    occurredAt: new Date(),
+  })
+}
+
+/** A new account signed in, with `amount` micro-USDC of free balance. */
+export async function fundedUser(api: Api, amount: bigint): Promise<{ token: string; userId: string }> {
+  const token = await signIn(api.app, newAccount())
+  const userId = userOf(api.app, token)
+  await creditUsdc(api, userId, amount)
+  return { token, userId }
 }

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import {
   HttpTransport,
   type Instrument,
@@ -7,9 +7,8 @@ import {
   type Ticker,
   toE18,
 } from '@wh/exchange'
-import { append } from '@wh/ledger'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Api, newAccount, signIn, startApi } from './support'
+import { type Api, fundedUser, newAccount, signIn, startApi } from './support'
 
 /**
  * GET /wheels/{id}/cycles (docs/trading.md "Economics"): a wheel started through POST /positions,
@@ -25,7 +24,6 @@ describe('wheel cycles: the economics of each leg', () => {
   const E18 = 10n ** 18n
   const dec6 = (v: bigint) =>
     `${v < 0n ? '-' : ''}${(v < 0n ? -v : v) / 1_000_000n}.${((v < 0n ? -v : v) % 1_000_000n).toString().padStart(6, '0')}`
-  const userOf = (t: string) => (api.app.jwt.decode(t) as { sub: string }).sub
 
   beforeAll(async () => {
     sim = await startDeriveSimulator({ chainId: 901, startMs: Date.now() })
@@ -61,20 +59,7 @@ describe('wheel cycles: the economics of each leg', () => {
   }
 
   async function startWheel() {
-    const token = await signIn(api.app, newAccount())
-    const userId = userOf(token)
-    await append(api.ctx.database.sql, {
-      type: 'deposit_detected',
-      payload: {
-        userId,
-        chain: 'base',
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        logIndex: 0,
-        currency: 'USDC',
-        amount: 5_000_000_000n,
-      },
-      occurredAt: new Date(),
-    })
+    const { token, userId } = await fundedUser(api, 5_000_000_000n)
     const res = await api.app.inject({
       method: 'POST',
       url: '/positions',

@@ -1,13 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto'
-import { append } from '@wh/ledger'
+import { randomUUID } from 'node:crypto'
 import { type DecisionKind, type DecisionReason, recordDecision, type WheelDecisionItem } from '@wh/trading'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Api, newAccount, signIn, startApi } from './support'
+import { type Api, fundedUser, startApi } from './support'
 
 /** GET /wheels/{id}/decisions (docs/trading.md "Why: the decision log"): paging, ownership, errors. */
 describe('wheel decisions', () => {
   let api: Api
-  const userOf = (t: string) => (api.app.jwt.decode(t) as { sub: string }).sub
   const sql = () => api.ctx.database.sql
 
   beforeAll(async () => {
@@ -17,20 +15,7 @@ describe('wheel decisions', () => {
 
   /** A signed-in user with a wheel (started through the API with 1,000 USDC deposited). */
   async function wheelOwner(): Promise<{ token: string; userId: string; wheelId: string }> {
-    const token = await signIn(api.app, newAccount())
-    const userId = userOf(token)
-    await append(sql(), {
-      type: 'deposit_detected',
-      payload: {
-        userId,
-        chain: 'base',
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        logIndex: 0,
-        currency: 'USDC',
-        amount: 1_000_000_000n,
-      },
-      occurredAt: new Date(),
-    })
+    const { token, userId } = await fundedUser(api, 1_000_000_000n)
     const res = await api.app.inject({
       method: 'POST',
       url: '/positions',

@@ -1,8 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { append } from '@wh/ledger'
 import { clearPlatformStop, raisePlatformStop } from '@wh/ops'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Api, newAccount, signIn, startApi } from './support'
+import { type Api, fundedUser, startApi } from './support'
 
 /**
  * Wheel settings and resuming a wheel (docs/trading.md "Wheel settings"): settings given at the
@@ -13,7 +13,6 @@ import { type Api, newAccount, signIn, startApi } from './support'
 describe('wheel settings and resume', () => {
   let api: Api
   const usdc = (n: number) => BigInt(n) * 1_000_000n
-  const userOf = (t: string) => (api.app.jwt.decode(t) as { sub: string }).sub
   const sql = () => api.ctx.database.sql
 
   beforeAll(async () => {
@@ -21,23 +20,6 @@ describe('wheel settings and resume', () => {
   })
   afterAll(async () => api?.close())
 
-  async function funded(amount: bigint): Promise<{ token: string; userId: string }> {
-    const token = await signIn(api.app, newAccount())
-    const userId = userOf(token)
-    await append(sql(), {
-      type: 'deposit_detected',
-      payload: {
-        userId,
-        chain: 'base',
-        txHash: `0x${randomBytes(32).toString('hex')}`,
-        logIndex: 0,
-        currency: 'USDC',
-        amount,
-      },
-      occurredAt: new Date(),
-    })
-    return { token, userId }
-  }
   const auth = (token: string) => ({ authorization: `Bearer ${token}` })
   const start = (token: string, settings?: unknown) =>
     api.app.inject({
@@ -77,11 +59,11 @@ describe('wheel settings and resume', () => {
   })
 
   it("a wheel started without settings runs on the profile's; with some, they show in GET /positions", async () => {
-    const a = await funded(usdc(1000))
+    const a = await fundedUser(api, usdc(1000))
     expect((await start(a.token)).statusCode).toBe(202)
     expect((await wheelsOf(a.token))[0].settings).toEqual(BALANCED)
 
-    const b = await funded(usdc(1000))
+    const b = await fundedUser(api, usdc(1000))
     const res = await start(b.token, { strikeBy: 'otm', otmBps: 1000, minTenorHours: 24, atExpiry: 'settle' })
     expect(res.statusCode, res.body).toBe(202)
     const [w] = await wheelsOf(b.token)
@@ -98,7 +80,7 @@ describe('wheel settings and resume', () => {
   })
 
   it('a setting outside the bounds is a 422 naming it and its bound, and starts nothing', async () => {
-    const { token, userId } = await funded(usdc(1000))
+    const { token, userId } = await fundedUser(api, usdc(1000))
     const res = await start(token, { putTargetDeltaBps: 4500 })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toMatchObject({
@@ -123,7 +105,7 @@ describe('wheel settings and resume', () => {
   })
 
   it("PATCH changes the caller's own wheel only; null goes back to the profile's value", async () => {
-    const { token } = await funded(usdc(1000))
+    const { token } = await fundedUser(api, usdc(1000))
     const wheelId = (await start(token)).json().wheelId as string
     const res = await patch(token, wheelId, { putTargetDeltaBps: 3000, maxTenorDays: 12 })
     expect(res.statusCode, res.body).toBe(200)
@@ -142,7 +124,7 @@ describe('wheel settings and resume', () => {
     const none = await api.app.inject({ method: 'PATCH', url: `/wheels/${wheelId}`, headers: auth(token) })
     expect(none.statusCode).toBe(400)
 
-    const stranger = await funded(usdc(10))
+    const stranger = await fundedUser(api, usdc(10))
     const theirs = await patch(stranger.token, wheelId, { otmBps: 500 })
     expect(theirs.statusCode).toBe(404)
     expect((await patch(token, randomUUID(), { otmBps: 500 })).statusCode).toBe(404)
@@ -150,7 +132,7 @@ describe('wheel settings and resume', () => {
   })
 
   it('resume: 409 while running or stopping; a stopped wheel with money in its subaccount runs again', async () => {
-    const { token, userId } = await funded(usdc(1000))
+    const { token, userId } = await fundedUser(api, usdc(1000))
     const wheelId = (await start(token)).json().wheelId as string
     const running = await resume(token, wheelId)
     expect(running.statusCode).toBe(409)
@@ -182,7 +164,7 @@ describe('wheel settings and resume', () => {
       },
       occurredAt: new Date(),
     })
-    const stranger = await funded(usdc(10))
+    const stranger = await fundedUser(api, usdc(10))
     expect((await resume(stranger.token, wheelId)).statusCode).toBe(404)
 
     // the subaccount stopped by reconciliation: 422
@@ -209,7 +191,7 @@ describe('wheel settings and resume', () => {
   })
 
   it('resume: 409 ANOTHER_WHEEL_RUNNING when a newer wheel runs on the asset', async () => {
-    const { token } = await funded(usdc(1000))
+    const { token } = await fundedUser(api, usdc(1000))
     const first = (await start(token)).json().wheelId as string
     await api.app.inject({ method: 'DELETE', url: `/positions/${first}?mode=now`, headers: auth(token) })
     await sql()`update wheels set state = 'stopped', stopped_at = now(), current_position_id = null where id = ${first}`
