@@ -1,8 +1,10 @@
 import {
+  type Abi,
   type Account,
   type Address,
   type Chain,
   getAddress,
+  type Hex,
   type PublicClient,
   type Transport,
   type WalletClient,
@@ -41,9 +43,18 @@ export async function deployTestUsdc(
   walletClient: WalletClient<Transport, Chain | undefined, Account>,
   publicClient: PublicClient,
 ): Promise<Address> {
+  return deployed(walletClient, publicClient, { abi: testUsdcAbi, bytecode: testUsdcBytecode })
+}
+
+/** Deploys a contract without constructor arguments and waits for it; its address as the receipt gives it. */
+async function deployed(
+  walletClient: WalletClient<Transport, Chain | undefined, Account>,
+  publicClient: PublicClient,
+  artifact: { readonly abi: Abi; readonly bytecode: Hex },
+): Promise<Address> {
   const hash = await walletClient.deployContract({
-    abi: testUsdcAbi,
-    bytecode: testUsdcBytecode,
+    abi: artifact.abi,
+    bytecode: artifact.bytecode,
     account: walletClient.account,
     chain: walletClient.chain,
   })
@@ -61,15 +72,12 @@ export async function deployTestOnchainActionManager(
   publicClient: PublicClient,
   assets: readonly { readonly asset: Address; readonly token: Address }[],
 ): Promise<Address> {
-  const hash = await walletClient.deployContract({
-    abi: testOnchainActionManagerAbi,
-    bytecode: testOnchainActionManagerBytecode,
-    account: walletClient.account,
-    chain: walletClient.chain,
-  })
-  const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
-  if (receipt.status !== 'success' || !receipt.contractAddress) throw new ContractDeployError(hash, receipt.status)
-  const manager = getAddress(receipt.contractAddress)
+  const manager = getAddress(
+    await deployed(walletClient, publicClient, {
+      abi: testOnchainActionManagerAbi,
+      bytecode: testOnchainActionManagerBytecode,
+    }),
+  )
   for (const { asset, token } of assets) {
     const set = await walletClient.writeContract({
       address: manager,
