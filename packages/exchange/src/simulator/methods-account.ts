@@ -77,6 +77,20 @@ export function creditDeposit(
   })
 }
 
+/** Takes `amountE18` of `asset` out of the subaccount, refusing (insufficient funds) more than its free collateral. */
+export function debitFreeCollateral(
+  engine: SimEngine,
+  sub: SimSubaccount,
+  asset: CollateralName,
+  amountE18: bigint,
+  what: 'transfer' | 'withdrawal',
+): void {
+  const have = sub.balances.get(asset) ?? 0n
+  if (have < amountE18 || !marginOk(engine, sub, { asset: { name: asset, delta: -amountE18 } }))
+    throw rpcErr.funds(`${what} exceeds free collateral`)
+  sub.balances.set(asset, have - amountE18)
+}
+
 export function newSubaccount(
   engine: SimEngine,
   wallet: Address,
@@ -163,12 +177,7 @@ export const accountMethods: Record<string, Handler> = {
       p.signature,
     )
     const amountE18 = toE18(p.amount)
-    if (
-      (sub.balances.get(c.name) ?? 0n) < amountE18 ||
-      !marginOk(ctx.engine, sub, { asset: { name: c.name, delta: -amountE18 } })
-    )
-      throw rpcErr.funds('withdrawal exceeds free collateral')
-    sub.balances.set(c.name, (sub.balances.get(c.name) ?? 0n) - amountE18)
+    debitFreeCollateral(ctx.engine, sub, c.name, amountE18, 'withdrawal')
     w.walletBalances.set(c.name, (w.walletBalances.get(c.name) ?? 0n) + amountE18)
     const tx = txRecord(ctx.engine, 'withdrawal', { subaccount_id: sub.id, asset_name: c.name, amount: p.amount })
     ctx.engine.history.withdrawals.push({
@@ -231,12 +240,7 @@ export function moveCollateral(
   amountE18: bigint,
   feeE18 = 0n,
 ): { id: string; txHash: Hex } {
-  if (
-    (from.balances.get(asset) ?? 0n) < amountE18 ||
-    !marginOk(engine, from, { asset: { name: asset, delta: -amountE18 } })
-  )
-    throw rpcErr.funds('transfer exceeds free collateral')
-  from.balances.set(asset, (from.balances.get(asset) ?? 0n) - amountE18)
+  debitFreeCollateral(engine, from, asset, amountE18, 'transfer')
   to.balances.set(asset, (to.balances.get(asset) ?? 0n) + amountE18 - feeE18)
   const tx = txRecord(engine, 'transfer', { from: from.id, to: to.id, asset_name: asset, amount: fromE18(amountE18) })
   const side = { timestampMs: engine.now(), asset, txHash: tx.txHash, transactionId: tx.id }

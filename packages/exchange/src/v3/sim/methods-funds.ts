@@ -14,8 +14,7 @@ import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../../protocol/v3/mo
 import { COLLATERALS, type CollateralName, isCollateralName } from '../../simulator/assets'
 import type { SimEngine } from '../../simulator/engine'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
-import { marginOk } from '../../simulator/margin'
-import { moveCollateral, newSubaccount, txRecord } from '../../simulator/methods-account'
+import { debitFreeCollateral, moveCollateral, newSubaccount, txRecord } from '../../simulator/methods-account'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimSubaccount } from '../../simulator/sim-types'
 import type * as W from '../wire.gen'
@@ -137,12 +136,7 @@ const withdraw: Handler = async (ctx, raw): Promise<W.PrivateWithdrawResponse> =
   if (recipient.toLowerCase() !== w.owner.toLowerCase() && p.signer.toLowerCase() !== w.owner.toLowerCase())
     throw new SimRpcError(V3_RECIPIENT_NOT_WHITELISTED, 'Withdrawal recipient not whitelisted', recipient)
   const amountE18 = toE18(p.amount_in_underlying)
-  if (
-    (sub.balances.get(c.name) ?? 0n) < amountE18 ||
-    !marginOk(ctx.engine, sub, { asset: { name: c.name, delta: -amountE18 } })
-  )
-    throw rpcErr.funds('withdrawal exceeds free collateral')
-  sub.balances.set(c.name, (sub.balances.get(c.name) ?? 0n) - amountE18)
+  debitFreeCollateral(ctx.engine, sub, c.name, amountE18, 'withdrawal')
   if (recipient.toLowerCase() === w.owner.toLowerCase())
     w.walletBalances.set(c.name, (w.walletBalances.get(c.name) ?? 0n) + amountE18)
   const tx = txRecord(ctx.engine, 'withdrawal', { subaccount: sub.id, asset_name: c.name, recipient })
