@@ -12,28 +12,16 @@
  */
 import { randomUUID } from 'node:crypto'
 import { FollowedClock, toBaseUnits } from '@wh/core'
-import {
-  DeriveV3Client,
-  type ExchangeProtocol,
-  type RunningSimulator,
-  startDeriveSimulator,
-  watchL1Deposits,
-} from '@wh/exchange'
+import { DeriveV3Client, type ExchangeProtocol, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
 import { QUEUE_KEYS } from '@wh/jobs'
 import { balanceOf, userTransit } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
-import {
-  buildChainRegistry,
-  DepositKeyring,
-  deployTestOnchainActionManager,
-  deployTestUsdc,
-  testOnchainActionManagerAbi,
-  testUsdcAbi,
-} from '@wh/wallet'
+import { buildChainRegistry, DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
-import { type Address, createPublicClient, createWalletClient, getAddress, http, type PublicClient } from 'viem'
+import { type Address, createPublicClient, createWalletClient, getAddress, http } from 'viem'
 import { english, generateMnemonic, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { setUpLocalV3 } from '../../../packages/wallet/scripts/local-v3'
 import { buildServer } from '../../api/src/server'
 import { DEFAULT_DEMO_AMOUNTS, type DemoReport, formatStatement, NEXT_PUT_DELTA_BPS, runDemo } from '../demo/demo'
 import { clockSyncedTicks } from '../src/clock-sync'
@@ -139,50 +127,33 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
   })
 
   /**
-   * v3's money in, as the local run sets it up (packages/wallet/scripts/local-v3.ts): the manager
-   * stand-in, the simulator watching it, and the funding subaccount opened by a first deposit of 1
-   * USDC for the platform's owner. Answers the worker's v3 settings.
+   * v3's money in, set up as the local run's `--v3` does (packages/wallet/scripts/local-v3.ts): the
+   * manager stand-in, the simulator watching it, and the funding subaccount opened by a first
+   * deposit for the platform's owner. Answers the worker's v3 settings.
    */
   async function openFundingSubaccount(
-    deployer: ReturnType<
-      typeof createWalletClient<ReturnType<typeof http>, undefined, ReturnType<typeof privateKeyToAccount>>
-    >,
-    publicClient: PublicClient,
+    walletClient: Parameters<typeof setUpLocalV3>[0]['walletClient'],
+    publicClient: Parameters<typeof setUpLocalV3>[0]['publicClient'],
     token: Address,
   ): Promise<Record<string, string>> {
-    const res = await fetch(`${sim.v3HttpUrl}/public/get_currency`, { method: 'POST', body: '{"currency":"USDC"}' })
-    const asset = getAddress(
-      ((await res.json()) as { result: { spot: { address: Address }[] } }).result.spot[0]?.address ?? '0x',
-    )
-    const manager = await deployTestOnchainActionManager(deployer, publicClient, [{ asset, token }])
-    stopWatcher = watchL1Deposits(sim.engine, { rpcUrl: chain.rpcUrl, manager, confirmations: 0, pollMs: 200 }).stop
-    const owner = getAddress(testEnv().EXCHANGE_WALLET_ADDRESS as string)
-    for (const [address, abi, functionName, args] of [
-      [token, testUsdcAbi, 'approve', [manager, 1_000_000n]],
-      [manager, testOnchainActionManagerAbi, 'depositToNewSubaccount', [asset, 1_000_000n, 1, owner]],
-    ] as const) {
-      const hash = await deployer.writeContract({ address, abi, functionName, args, chain: null } as never)
-      await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
-    }
-    let funding: number | undefined
-    for (let i = 0; i < 100 && funding === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 100))
-      const s = sim.control.subaccountsOf(owner)
-      funding = s.subaccounts.find((x) => x.id !== s.fallbackSubaccountId)?.id
-    }
-    if (funding === undefined) throw new Error('the opening deposit was not credited')
+    const v3 = await setUpLocalV3({
+      walletClient,
+      publicClient,
+      rpcUrl: chain.rpcUrl,
+      simulatorUrl: sim.httpUrl,
+      usdc: token,
+      owner: getAddress(testEnv().EXCHANGE_WALLET_ADDRESS as string),
+    })
     return {
       EXCHANGE_PROTOCOL: 'v3' satisfies ExchangeProtocol,
       EXCHANGE_HTTP_URL: sim.v3HttpUrl,
       EXCHANGE_WS_URL: sim.v3WsUrl,
-      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: manager,
-      EXCHANGE_FUNDING_SUBACCOUNT_ID: String(funding),
+      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: v3.depositManager,
+      EXCHANGE_FUNDING_SUBACCOUNT_ID: String(v3.fundingSubaccountId),
     }
   }
-  let stopWatcher: (() => Promise<void>) | undefined
 
   afterAll(async () => {
-    await stopWatcher?.()
     await app?.close()
     await runtime?.close()
     for (const r of redisConnections) r.disconnect()
