@@ -233,12 +233,13 @@ async function registerTradingRoutes(app: FastifyInstance, deps: ServerDeps, clo
     maxFeeShareBps: config.feeShare.maxBps,
     policy: config.feeShare.policy,
   }
-  const chain = exchangeOptionChain(config.exchange.httpUrl, profile)
+  const exchange = { httpUrl: config.exchange.httpUrl, protocol: config.exchange.protocol }
+  const chain = exchangeOptionChain(exchange, profile)
   await app.register(positionRoutes, {
     sql,
     clock,
     profile,
-    exchangeHttpUrl: config.exchange.httpUrl,
+    exchange,
     feeShare: { chain, settings: quoteSettings },
   })
   await app.register(wheelRoutes, { sql, profile })

@@ -74,7 +74,7 @@ describe('GET /health', () => {
   ): Promise<FastifyInstance> {
     const config: Config = {
       ...ctx.config,
-      exchange: { ...ctx.config.exchange, httpUrl: p.exchangeHttpUrl ?? sim.httpUrl },
+      exchange: { ...ctx.config.exchange, httpUrl: p.exchangeHttpUrl ?? sim.v3HttpUrl },
     }
     const rpcUrls = {
       ethereum: chain.rpcUrl,

@@ -1,10 +1,10 @@
 /**
  * Market-data test stack: the Derive simulator, the price feed the worker runs (the same
- * @wh/market code, through the real DeriveClient and the simulator's WebSocket), and API instances
+ * @wh/market code, through the real Derive v3 client and the simulator's WebSocket), and API instances
  * built by buildServer over one database and one Redis, under a Redis namespace of their own.
  */
 import { randomUUID } from 'node:crypto'
-import { DeriveClient, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { type DeriveClient, DeriveV3Client, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
 import {
   type FeeEstimator,
   type MarketNames,
@@ -43,13 +43,13 @@ export interface MarketStack {
 
 export async function startMarketStack(tuning: Partial<PriceFeedTuning> = {}): Promise<MarketStack> {
   const sim = await startDeriveSimulator({ chainId: 901, startMs: START })
-  const ctx = await integrationContext({ EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl })
+  const ctx = await integrationContext({ EXCHANGE_HTTP_URL: sim.v3HttpUrl, EXCHANGE_WS_URL: sim.v3WsUrl })
   const names = marketNames(`t-${randomUUID()}:`)
   const redis = new Redis(ctx.config.cacheUrl, { maxRetriesPerRequest: 1 })
   const clock = { now: () => new Date(sim.control.nowMs()) }
-  const exchange = new DeriveClient({
-    httpUrl: sim.httpUrl,
-    wsUrl: sim.wsUrl,
+  const exchange = new DeriveV3Client({
+    httpUrl: sim.v3HttpUrl,
+    wsUrl: sim.v3WsUrl,
     wallet: ctx.config.exchange.walletAddress,
     sessionKey: ctx.config.keys.sessionPrivateKey,
     chainId: ctx.config.exchange.chainId,

@@ -26,7 +26,7 @@ describe('positions: buying a leg back through the API', () => {
 
   beforeAll(async () => {
     sim = await startDeriveSimulator({ chainId: 901 })
-    api = await startApi({ EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl })
+    api = await startApi({ EXCHANGE_HTTP_URL: sim.v3HttpUrl, EXCHANGE_WS_URL: sim.v3WsUrl })
     exchange = new HttpTransport({ baseUrl: sim.httpUrl })
     const options = await exchange.call<Instrument[]>(
       'public/get_instruments',

@@ -30,7 +30,7 @@ describe('quotes: the economics of a leg before it starts', () => {
 
   beforeAll(async () => {
     sim = await startDeriveSimulator({ chainId: 901, startMs: START })
-    const env = { EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl }
+    const env = { EXCHANGE_HTTP_URL: sim.v3HttpUrl, EXCHANGE_WS_URL: sim.v3WsUrl }
     warn = await startApi({ ...env, FEE_SHARE_POLICY: 'warn', MAX_FEE_SHARE_BPS: '0' })
     warn.clock.set(START)
     exchange = new HttpTransport({ baseUrl: sim.httpUrl })
@@ -174,8 +174,8 @@ describe('quotes: the economics of a leg before it starts', () => {
     expect(small.feeShareBps).toBeGreaterThan(large.feeShareBps)
     threshold = Math.floor((small.feeShareBps + large.feeShareBps) / 2)
     refuse = await startApi({
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
+      EXCHANGE_HTTP_URL: sim.v3HttpUrl,
+      EXCHANGE_WS_URL: sim.v3WsUrl,
       FEE_SHARE_POLICY: 'refuse',
       MAX_FEE_SHARE_BPS: String(threshold),
     })

@@ -27,7 +27,7 @@ describe('wheel cycles: the economics of each leg', () => {
 
   beforeAll(async () => {
     sim = await startDeriveSimulator({ chainId: 901, startMs: Date.now() })
-    api = await startApi({ EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl })
+    api = await startApi({ EXCHANGE_HTTP_URL: sim.v3HttpUrl, EXCHANGE_WS_URL: sim.v3WsUrl })
     api.clock.set(sim.control.nowMs())
     exchange = new HttpTransport({ baseUrl: sim.httpUrl })
   })

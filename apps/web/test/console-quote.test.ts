@@ -44,8 +44,8 @@ describe('the console shows a quote before a position is opened', () => {
     api = await startApi({
       SIWE_DOMAIN: web.host,
       WEB_ORIGIN: web.origin,
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
+      EXCHANGE_HTTP_URL: sim.v3HttpUrl,
+      EXCHANGE_WS_URL: sim.v3WsUrl,
       MAX_FEE_SHARE_BPS: String(threshold),
     })
     apiBase = await listenLocal(api.app)

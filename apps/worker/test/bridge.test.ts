@@ -1,7 +1,8 @@
 /**
  * The bridge tick with the local adapter on a real chain and the Derive simulator: the hot
  * wallet's surplus crosses to EXCHANGE_WALLET_ADDRESS once, the simulator's wallet is credited
- * once, `bridged` (slot 0) and its gas (slot 1) are journaled once, across crashes.
+ * once, `bridged` (slot 0) and its gas (slot 1) are journaled once, across crashes. This is the legacy
+ * v2 path (EXCHANGE_PROTOCOL=v2: a Derive Chain wallet); v3's L1 deposit is bridge-v3.test.ts's.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
@@ -47,6 +48,7 @@ describe('bridge: hot wallet surplus to the exchange chain (docs/chains.md, spec
       RPC_URL_ARBITRUM: chain.rpcUrl,
       EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
       EXCHANGE_CHAIN_ID: String(EXCHANGE_CHAIN_ID),
+      EXCHANGE_PROTOCOL: 'v2',
       EXCHANGE_HTTP_URL: sim.httpUrl,
       EXCHANGE_WS_URL: sim.wsUrl,
       USDC_ADDRESS_LOCAL: usdc,

@@ -17,8 +17,8 @@ export interface ApiConfig {
   readonly tradingProfile: string
   readonly databaseUrl: string
   readonly cacheUrl: string
-  /** the exchange's HTTP API; its chain id, under which the local run's one node serves every chain */
-  readonly exchange: { readonly httpUrl: string; readonly chainId: number }
+  /** the exchange's HTTP API, the protocol it speaks there (public reads); its chain id, under which the local run's one node serves every chain */
+  readonly exchange: { readonly httpUrl: string; readonly chainId: number; readonly protocol: 'v2' | 'v3' }
   /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
   readonly usdcAddressLocal: `0x${string}` | undefined
   readonly platformFeeRate: string
@@ -70,6 +70,7 @@ export const API_ENV_NAMES = [
   'CACHE_URL',
   'EXCHANGE_HTTP_URL',
   'EXCHANGE_CHAIN_ID',
+  'EXCHANGE_PROTOCOL',
   'USDC_ADDRESS_LOCAL',
   'PLATFORM_FEE_RATE',
   'MAX_FEE_SHARE_BPS',

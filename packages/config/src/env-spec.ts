@@ -139,11 +139,11 @@ export const ENV_SPEC = {
    */
   WORKER_CLOCK: { schema: Type.Union([Type.Literal('system'), Type.Literal('exchange')]), default: 'system' },
   /**
-   * the Derive API the worker speaks: `v2` (default) or `v3`, whose EXCHANGE_HTTP_URL / EXCHANGE_WS_URL
-   * are the v3 base and socket (…/v3, …/v3/ws) and EXCHANGE_WALLET_ADDRESS the owner's own address
-   * (docs/exchange.md, docs/exchange-v3.md "What the client does on v3")
+   * the Derive API the service speaks: `v3` (default: today's exchange), whose EXCHANGE_HTTP_URL / EXCHANGE_WS_URL
+   * are the v3 base and socket (…/v3, …/v3/ws) and EXCHANGE_WALLET_ADDRESS the owner's own address, or the
+   * legacy `v2` (docs/exchange.md, docs/exchange-v3.md "What the client does on v3")
    */
-  EXCHANGE_PROTOCOL: { schema: Type.Union([Type.Literal('v2'), Type.Literal('v3')]), default: 'v2' },
+  EXCHANGE_PROTOCOL: { schema: Type.Union([Type.Literal('v2'), Type.Literal('v3')]), default: 'v3' },
   /**
    * required with EXCHANGE_PROTOCOL=v3, unused on v2: the platform's own Derive subaccount that holds its exchange
    * funds (v2's Derive Wallet); fundings leave it, releases and fees return to it (docs/exchange-v3.md "Movements on v3")

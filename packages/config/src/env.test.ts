@@ -45,7 +45,23 @@ const VALID: Record<string, string> = {
   RPC_URL_OPTIMISM: 'http://127.0.0.1:8545',
   RPC_URL_BASE: 'http://127.0.0.1:8545',
   RPC_URL_ARBITRUM: 'http://127.0.0.1:8545',
+  // Derive v3 (the default protocol) needs its funding subaccount and L1 deposit manager
+  EXCHANGE_FUNDING_SUBACCOUNT_ID: '10001',
+  EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
 }
+
+/** The API's part of `env` (what the local run gives the API process), with DEPOSIT_XPUB. */
+function apiEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const picked = API_ENV_NAMES.filter((n) => env[n] !== undefined).map((n) => [n, env[n] as string])
+  return { ...Object.fromEntries(picked), DEPOSIT_XPUB: depositXpubOf(env.MASTER_MNEMONIC as string) }
+}
+
+/** VALID without the v3-only variables. */
+const WITHOUT_V3 = Object.fromEntries(
+  Object.entries(VALID).filter(
+    ([k]) => k !== 'EXCHANGE_FUNDING_SUBACCOUNT_ID' && k !== 'EXCHANGE_DEPOSIT_MANAGER_ADDRESS',
+  ),
+)
 
 /** The variables of spec 8.3 that have no default and are not optional. */
 const REQUIRED = Object.entries(ENV_SPEC)
@@ -228,29 +244,34 @@ describe('WORKER_CLOCK (the local run and tests)', () => {
 })
 
 describe('EXCHANGE_PROTOCOL (docs/exchange.md)', () => {
-  it('is v2 by default; v3 switches the worker to the v3 client; anything else is refused', () => {
-    expect(loadConfig(VALID).exchange.protocol).toBe('v2')
+  it('is v3 by default, for the worker and the API; v2 is the legacy client; anything else is refused', () => {
     const manager = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
-    const v3 = {
-      ...VALID,
-      EXCHANGE_PROTOCOL: 'v3',
-      EXCHANGE_FUNDING_SUBACCOUNT_ID: '10001',
-      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: manager.toLowerCase(),
-    }
-    expect(loadConfig(v3).exchange).toMatchObject({
+    expect(loadConfig(VALID).exchange).toMatchObject({
       protocol: 'v3',
       fundingSubaccountId: 10_001,
       depositManager: manager,
     })
+    expect(loadApiConfig(apiEnv(VALID)).exchange.protocol).toBe('v3')
+    expect(loadApiConfig(apiEnv({ ...VALID, EXCHANGE_PROTOCOL: 'v2' })).exchange.protocol).toBe('v2')
+    expect(loadConfig({ ...WITHOUT_V3, EXCHANGE_PROTOCOL: 'v2' }).exchange.protocol).toBe('v2')
     expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v4' })).toThrow(/EXCHANGE_PROTOCOL/)
+  })
+
+  it("the local run's setup reads the configuration before it opens the funding subaccount and deploys the manager", () => {
+    expect(() => loadConfig(WITHOUT_V3)).toThrow(/EXCHANGE_FUNDING_SUBACCOUNT_ID/)
+    expect(loadConfig(WITHOUT_V3, { setup: true }).exchange).toMatchObject({
+      protocol: 'v3',
+      fundingSubaccountId: undefined,
+      depositManager: undefined,
+    })
   })
 
   it('v3 needs the funding subaccount and the L1 deposit manager (docs/exchange-v3.md); v2 does not read them', () => {
     const manager = { EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }
-    expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3', ...manager })).toThrow(
+    expect(() => loadConfig({ ...WITHOUT_V3, EXCHANGE_PROTOCOL: 'v3', ...manager })).toThrow(
       /EXCHANGE_FUNDING_SUBACCOUNT_ID: is required when EXCHANGE_PROTOCOL=v3/,
     )
-    expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3', EXCHANGE_FUNDING_SUBACCOUNT_ID: '7' })).toThrow(
+    expect(() => loadConfig({ ...WITHOUT_V3, EXCHANGE_PROTOCOL: 'v3', EXCHANGE_FUNDING_SUBACCOUNT_ID: '7' })).toThrow(
       /EXCHANGE_DEPOSIT_MANAGER_ADDRESS: is required when EXCHANGE_PROTOCOL=v3/,
     )
     for (const bad of ['0', '-1', '1.5', 'abc'])
@@ -265,7 +286,10 @@ describe('EXCHANGE_PROTOCOL (docs/exchange.md)', () => {
         EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x12',
       }),
     ).toThrow(/EXCHANGE_DEPOSIT_MANAGER_ADDRESS/)
-    expect(loadConfig(VALID).exchange).toMatchObject({ fundingSubaccountId: undefined, depositManager: undefined })
+    expect(loadConfig({ ...WITHOUT_V3, EXCHANGE_PROTOCOL: 'v2' }).exchange).toMatchObject({
+      fundingSubaccountId: undefined,
+      depositManager: undefined,
+    })
   })
 })
 
@@ -367,7 +391,8 @@ describe("the API's configuration (loadApiConfig: no key, no mnemonic)", () => {
     const full = loadConfig(VALID)
     expect(full.depositXpub).toBe(XPUB) // DEPOSIT_XPUB unset: the mnemonic's own
     const apiView = Object.fromEntries(Object.keys(api).map((k) => [k, full[k as keyof typeof full]]))
-    expect({ ...apiView, exchange: { httpUrl: full.exchange.httpUrl, chainId: full.exchange.chainId } }).toEqual(api)
+    const { httpUrl, chainId, protocol } = full.exchange
+    expect({ ...apiView, exchange: { httpUrl, chainId, protocol } }).toEqual(api)
   })
 
   it("requires DEPOSIT_XPUB, and the account key m/44'/60'/0' as a public key only", () => {

@@ -51,14 +51,23 @@ export class ConfigError extends Error {
   }
 }
 
+const ENV_NAMES: ReadonlySet<EnvName> = new Set(Object.keys(ENV_SPEC) as EnvName[])
+
+/** What the local run's setup creates, so it reads the configuration without them (loadConfig's `setup`). */
+const SET_UP_LOCALLY: ReadonlySet<EnvName> = new Set([
+  'EXCHANGE_FUNDING_SUBACCOUNT_ID',
+  'EXCHANGE_DEPOSIT_MANAGER_ADDRESS',
+])
+
 /**
- * Reads and checks the environment.
+ * Reads and checks the environment. `setup`: for the local run's setup scripts, which read it
+ * before they open the funding subaccount and deploy the deposit manager (scripts/dev.ts).
  * @example const config = loadConfig(process.env)
  */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, o: { setup?: boolean } = {}): Config {
   const problems: Problem[] = []
   const v = readVars(env, Object.keys(ENV_SPEC) as EnvName[], problems)
-  crossCheck(v, problems)
+  crossCheck(v, problems, o.setup ? new Set([...ENV_NAMES].filter((n) => !SET_UP_LOCALLY.has(n))) : ENV_NAMES)
   // the worker's own deposit account; DEPOSIT_XPUB, when set, must be it: a different one would make
   // the API show users addresses nobody can sweep
   const mnemonic = v.MASTER_MNEMONIC === undefined ? undefined : normaliseMnemonic(v.MASTER_MNEMONIC)
@@ -138,7 +147,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
 export function loadApiConfig(env: Readonly<Record<string, string | undefined>>): ApiConfig {
   const problems: Problem[] = []
   const v = readVars(env, API_ENV_NAMES, problems, new Set<EnvName>(['DEPOSIT_XPUB']))
-  crossCheck(v, problems)
+  crossCheck(v, problems, new Set(API_ENV_NAMES))
   if (v.NODE_ENV === 'production')
     for (const name of forbiddenApiEnv(env))
       problems.push({
@@ -202,7 +211,7 @@ function readVars(
 }
 
 /** Checks across variables; each applies only when its variables were read. */
-function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[]): void {
+function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], read: ReadonlySet<EnvName>): void {
   if (v.ADMIN_PORT !== undefined && v.ADMIN_PASSWORD === undefined)
     problems.push({ name: 'ADMIN_PORT', reason: 'needs ADMIN_PASSWORD: the operator desk is never served without it' })
   if (v.ADMIN_PORT !== undefined && v.PORT !== undefined && v.ADMIN_PORT === v.PORT && v.PORT !== '0')
@@ -210,8 +219,9 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[]): v
   if (v.WITHDRAWAL_MIN_USD && v.WITHDRAWAL_MAX_USD && compareDecimal(v.WITHDRAWAL_MIN_USD, v.WITHDRAWAL_MAX_USD) > 0) {
     problems.push({ name: 'WITHDRAWAL_MIN_USD', reason: 'must not exceed WITHDRAWAL_MAX_USD' })
   }
+  // the worker's movements need them; the API (which reads neither) only reads the public wire
   for (const name of ['EXCHANGE_FUNDING_SUBACCOUNT_ID', 'EXCHANGE_DEPOSIT_MANAGER_ADDRESS'] as const)
-    if (v.EXCHANGE_PROTOCOL === 'v3' && v[name] === undefined)
+    if (v.EXCHANGE_PROTOCOL === 'v3' && read.has(name) && v[name] === undefined)
       problems.push({ name, reason: 'is required when EXCHANGE_PROTOCOL=v3' })
   if ((v.ALERT_BOT_TOKEN === undefined) !== (v.ALERT_CHAT_ID === undefined)) {
     // spec 6.2: alerts need both; one alone is almost certainly a mistake, but not fatal
@@ -243,7 +253,11 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     tradingProfile: s('TRADING_PROFILE'),
     databaseUrl: s('DATABASE_URL'),
     cacheUrl: s('CACHE_URL'),
-    exchange: { httpUrl: s('EXCHANGE_HTTP_URL'), chainId: Number(s('EXCHANGE_CHAIN_ID')) },
+    exchange: {
+      httpUrl: s('EXCHANGE_HTTP_URL'),
+      chainId: Number(s('EXCHANGE_CHAIN_ID')),
+      protocol: s('EXCHANGE_PROTOCOL') as ApiConfig['exchange']['protocol'],
+    },
     usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
     platformFeeRate: s('PLATFORM_FEE_RATE'),
     feeShare: { maxBps: Number(s('MAX_FEE_SHARE_BPS')), policy: s('FEE_SHARE_POLICY') as FeeSharePolicy },

@@ -34,3 +34,4 @@ export {
   type WithdrawL1Request,
 } from './v3/client'
 export { createDeriveClient, type ExchangeProtocol } from './v3/factory'
+export { type PublicReader, publicReader } from './v3/public'

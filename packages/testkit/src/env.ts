@@ -56,6 +56,10 @@ export function localStackEnv(overrides: Record<string, string | undefined> = {}
     GAS_WALLET_PRIVATE_KEY: TEST_PRIVATE_KEYS[3],
     SWAP_WALLET_PRIVATE_KEY: TEST_PRIVATE_KEYS[4],
     EXCHANGE_WALLET_ADDRESS: '0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc',
+    // Derive v3's funding subaccount and L1 deposit manager: placeholders no exchange knows; the exchange
+    // tests' stack (apps/worker/test/fixtures/exchange-stack.ts) opens a real one and names it
+    EXCHANGE_FUNDING_SUBACCOUNT_ID: '1',
+    EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x000000000000000000000000000000000000dEaD',
     PLATFORM_FEE_RATE: '0.1',
     RECONCILE_EPSILON: '0.01',
     WEB_ORIGIN: 'http://localhost:5173',

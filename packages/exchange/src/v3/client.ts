@@ -23,10 +23,11 @@ import {
   tradeDataOf,
 } from '../client/derive-client'
 import { DeriveWsClient } from '../client/ws-client'
+import { fromE18, toE18 } from '../protocol/decimal'
 import type * as T from '../protocol/types'
 import { signV3Action } from '../protocol/v3/action'
 import { V3_MATCHING_VERIFYING_CONTRACT, V3_MODULES } from '../protocol/v3/constants'
-import { encodeTradeDataV3 } from '../protocol/v3/module-data'
+import { ceilToE12, encodeTradeDataV3 } from '../protocol/v3/module-data'
 import { NanosecondNonceGenerator } from '../protocol/v3/nonce'
 import * as A from './adapt'
 import { orderDebugOf } from './adapt-history'
@@ -34,6 +35,7 @@ import type { V3MethodName } from './codegen'
 import * as H from './histories'
 import * as M from './movements'
 import type { SignedV3, V3Port } from './port'
+import * as P from './public'
 import type * as W from './wire.gen'
 
 export type { TransferSpotRequest, WithdrawL1Request } from './movements'
@@ -63,9 +65,6 @@ const V3_CONTRACTS = {
   standardManager: zeroAddress,
 }
 
-/** Page size for `public/get_all_instruments` (the spec's maximum). */
-const INSTRUMENT_PAGE = 1000
-
 /** The finest amount v3 takes: 12 decimal places. */
 export const V3_AMOUNT_DECIMALS = 12
 
@@ -80,6 +79,7 @@ export class DeriveV3Client extends DeriveClient {
   readonly #currencies = new Map<string, { wire: W.Currency; v2: T.Currency }>()
   readonly #sendOrder = new M.SendOrder()
   readonly #port: V3Port
+  readonly #publicCall: P.PublicCall = (name, params) => this.publicCall(name, params)
 
   /** `httpUrl` is the v3 base (…/v3), `wsUrl` its socket (…/v3/ws), `wallet` the owner, `chainId` the v3 domain's. */
   constructor(opts: DeriveV3ClientOptions) {
@@ -165,40 +165,25 @@ export class DeriveV3Client extends DeriveClient {
   }
 
   /** Every page of `public/get_all_instruments` (v3 dropped `public/get_instruments`). */
-  override async getInstruments(p: {
+  override getInstruments(p: {
     currency: string
     instrument_type: T.InstrumentType
     expired?: boolean
   }): Promise<T.Instrument[]> {
-    const out: T.Instrument[] = []
-    for (let page = 1; ; page++) {
-      const r = await this.#wire('public/get_all_instruments', {
-        currency: p.currency,
-        instrument_type: p.instrument_type,
-        expired: p.expired ?? false,
-        page,
-        page_size: INSTRUMENT_PAGE,
-      })
-      out.push(...r.instruments.map(A.instrumentFromV3))
-      if (page >= r.pagination.num_pages) return out
-    }
+    return P.v3Instruments(this.#publicCall, p)
   }
 
   override async getInstrument(instrument_name: string): Promise<T.Instrument> {
     const hit = this.#instruments.get(instrument_name)
     if (hit) return hit
-    const inst = A.instrumentFromV3(await this.#wire('public/get_instrument', { instrument_name }))
+    const inst = await P.v3Instrument(this.#publicCall, instrument_name)
     this.#instruments.set(instrument_name, inst)
     return inst
   }
 
   /** The slim v3 ticker with its (cached) instrument's fields, in the v2 ticker's shape. */
   override async getTicker(instrument_name: string): Promise<T.Ticker> {
-    const [inst, t] = await Promise.all([
-      this.getInstrument(instrument_name),
-      this.#wire('public/get_ticker', { instrument_name }),
-    ])
-    return A.tickerFromV3(inst, t)
+    return P.v3Ticker(this.#publicCall, await this.getInstrument(instrument_name))
   }
 
   /** v3 refuses amounts finer than 12 decimals (docs/exchange-v3.md "Nonces, expiries and number formats"). */
@@ -268,8 +253,12 @@ export class DeriveV3Client extends DeriveClient {
 
   // ---- signed actions --------------------------------------------------------------------
 
-  /** Signs an order under the v3 domain (nanosecond nonce, sent as the string the spec types). */
-  async #signedOrder(p: OrderRequest): Promise<W.CreateOrderRequest> {
+  /**
+   * Signs an order under the v3 domain (nanosecond nonce, sent as the string the spec types). Its
+   * max fee, a ceiling the worker computes in e18, is rounded up to v3's 12 places.
+   */
+  async #signedOrder(o: OrderRequest): Promise<W.CreateOrderRequest> {
+    const p = { ...o, max_fee: fromE18(ceilToE12(toE18(o.max_fee))) }
     const inst = await this.getInstrument(p.instrument_name)
     const data = encodeTradeDataV3(tradeDataOf(inst, p))
     const { signature_expiry_sec, ...order } = p

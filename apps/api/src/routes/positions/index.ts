@@ -37,6 +37,7 @@ import {
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { currentUser, requireAuth } from '../../plugins/auth'
+import type { PublicExchange } from '../quotes/chain'
 import { exchangeTickerPrices } from './prices'
 import { E18, listPositions, USDC } from './read'
 
@@ -45,9 +46,9 @@ export interface PositionRoutesOptions {
   /** the active TRADING_PROFILE: a wheel's default settings and their bounds (docs/trading.md "Wheel settings") */
   profile: TradingProfile
   clock?: Clock
-  /** EXCHANGE_HTTP_URL: buy-back quotes read the instrument's ticker there (public, no keys) */
-  exchangeHttpUrl?: string
-  /** overrides the price source of buy-back quotes (default: the exchange's ticker at exchangeHttpUrl) */
+  /** EXCHANGE_HTTP_URL and EXCHANGE_PROTOCOL: buy-back quotes read the instrument's ticker there (public, no keys) */
+  exchange?: PublicExchange
+  /** overrides the price source of buy-back quotes (default: the exchange's ticker) */
   prices?: PriceReader
   /** the fee-share check of a new position (docs/trading.md "Economics"); none: not checked */
   feeShare?: { chain: ChainReader; settings: QuoteSettings }
@@ -169,11 +170,10 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
   requireAuth(app)
   const { sql, profile } = opts
   const clock = opts.clock ?? systemClock
-  const exchangeHttpUrl = opts.exchangeHttpUrl
   const prices: PriceReader =
     opts.prices ??
-    (exchangeHttpUrl
-      ? exchangeTickerPrices(exchangeHttpUrl)
+    (opts.exchange
+      ? exchangeTickerPrices(opts.exchange)
       : async (instrument) => {
           throw new QuoteUnavailableError(instrument)
         })

@@ -1,6 +1,6 @@
 /**
  * The option chain a quote is made from (docs/trading.md "Economics"): the exchange's PUBLIC
- * `get_instruments` and `get_ticker`, read over HTTP without keys as the buy-back quote does
+ * instruments and tickers (@wh/exchange `publicReader`, either protocol), read over HTTP without keys as the buy-back quote does
  * (apps/api/src/routes/positions/prices.ts): the API holds no DeriveClient and never signs. Only
  * the expiry the placing tick would pick is read, one ticker per strike of the side, at most
  * TICKER_CONCURRENCY at once. Answers are reused for CHAIN_CACHE_MS (instruments for
@@ -9,7 +9,15 @@
  * hammered and a passing hiccup is forgotten soon.
  */
 import { mapLimit } from '@wh/core'
-import { DERIVE_FEE_SCHEDULE, HttpTransport, type Instrument, type Ticker, toE18 } from '@wh/exchange'
+import {
+  DERIVE_FEE_SCHEDULE,
+  type ExchangeProtocol,
+  HttpTransport,
+  type Instrument,
+  publicReader,
+  type Ticker,
+  toE18,
+} from '@wh/exchange'
 import { type ChainOption, chooseExpiry, type OptionFeeSchedule, optionQuoteOf, type TradingProfile } from '@wh/trading'
 
 export const CHAIN_TIMEOUT_MS = 2_000
@@ -55,14 +63,20 @@ function cached<T>(map: Map<string, Cached<T>>, key: string, ttlMs: number, nowM
   return entry.value
 }
 
-/** The exchange's option chain at `httpUrl`, as the placing tick would read it for `profile`. */
+/** Where the API reads the exchange's public data: EXCHANGE_HTTP_URL, spoken in EXCHANGE_PROTOCOL. */
+export interface PublicExchange {
+  readonly httpUrl: string
+  readonly protocol: ExchangeProtocol
+}
+
+/** The exchange's option chain, as the placing tick would read it for `profile`. */
 export function exchangeOptionChain(
-  httpUrl: string,
+  exchange: PublicExchange,
   profile: TradingProfile,
   o: { timeoutMs?: number; cacheMs?: number; wallClock?: () => number } = {},
 ): OptionChainReader {
   const transport = new HttpTransport({
-    baseUrl: httpUrl,
+    baseUrl: exchange.httpUrl,
     timeoutMs: o.timeoutMs ?? CHAIN_TIMEOUT_MS,
     retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
   })
@@ -71,10 +85,10 @@ export function exchangeOptionChain(
   const wall = o.wallClock ?? Date.now
   const instruments = new Map<string, Cached<Instrument[]>>()
   const tickers = new Map<string, Cached<Ticker>>()
-  const call = <T>(method: string, params: object) => transport.call<T>(method, params, { idempotent: true })
+  const reader = publicReader(exchange.protocol, transport)
   return async (asset, side, nowMs) => {
     const all = await cached(instruments, asset, Math.min(cacheMs * 12, INSTRUMENTS_CACHE_MS), wall(), () =>
-      call<Instrument[]>('public/get_instruments', { currency: asset, instrument_type: 'option' }),
+      reader.getInstruments({ currency: asset, instrument_type: 'option' }),
     )
     const expiry = chooseExpiry(
       all.map((i) => i.option_details?.expiry ?? 0),
@@ -85,9 +99,7 @@ export function exchangeOptionChain(
     const type = side === 'put' ? 'P' : 'C'
     const candidates = all.filter((i) => i.option_details?.expiry === expiry && i.option_details.option_type === type)
     const read = await mapLimit(candidates, TICKER_CONCURRENCY, (i) =>
-      cached(tickers, i.instrument_name, cacheMs, wall(), () =>
-        call<Ticker>('public/get_ticker', { instrument_name: i.instrument_name }),
-      ),
+      cached(tickers, i.instrument_name, cacheMs, wall(), () => reader.getTicker(i.instrument_name)),
     )
     return candidates.flatMap((i, k): ChainOption[] => {
       const t = read[k]

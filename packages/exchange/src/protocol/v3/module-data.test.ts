@@ -5,6 +5,7 @@ import { toE18, toUnits } from '../decimal'
 import { encodeTradeData } from '../module-data'
 import { PROTOCOL_SCOPES } from './constants'
 import {
+  ceilToE12,
   encodeDepositCall,
   encodeDepositToNewSubaccountCall,
   encodeSessionKeyData,
@@ -174,6 +175,13 @@ describe('limits the exchange enforces on signed words', () => {
   it('refuses more than 12 decimal places, which the exchange rejects rather than truncates', () => {
     expect(() => encodeTransferSpot({ ...base, amountE18: toE18('0.0000000000001') })).toThrow(/12 decimal/)
     expect(() => encodeTransferSpot({ ...base, amountE18: toE18('0.000000000001') })).not.toThrow()
+  })
+
+  it('rounds a ceiling up to 12 places, never down, and leaves an exact one alone', () => {
+    expect(ceilToE12(toE18('0.123456789012000001'))).toBe(toE18('0.123456789013'))
+    expect(ceilToE12(toE18('0.123456789012999999'))).toBe(toE18('0.123456789013'))
+    expect(ceilToE12(toE18('0.123456789012'))).toBe(toE18('0.123456789012'))
+    expect(ceilToE12(0n)).toBe(0n)
   })
 
   it('refuses zero or negative amounts and prices outside i128', () => {

@@ -22,6 +22,15 @@ function e12Precise(v: bigint, field: string): bigint {
   return v
 }
 
+/**
+ * A ceiling (an order's max fee) rounded up to the 12 places v3 takes: a cap finer than that is
+ * refused, and rounding it up by less than 10^-12 keeps what it caps.
+ */
+export function ceilToE12(e18: bigint): bigint {
+  const rest = ((e18 % E12_STEP) + E12_STEP) % E12_STEP
+  return rest === 0n ? e18 : e18 - rest + E12_STEP
+}
+
 function unsignedE18(v: bigint, field: string): bigint {
   check(v >= 0n && v <= U128_MAX, `${field} must be a non-negative u128`)
   return e12Precise(v, field)
