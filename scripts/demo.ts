@@ -82,7 +82,7 @@ async function stopStack(child: ChildProcess): Promise<void> {
 async function main() {
   const keep = process.argv.includes('--keep')
   // the local run's settings (.env.local), once its first start has written them
-  const port = loadDotEnvLocal() ? loadConfig(processEnv()).port : API_PORT
+  const port = loadDotEnvLocal() ? loadConfig(processEnv(), { setup: true }).port : API_PORT
   let started: ChildProcess | undefined
   if (!(await listening(port))) {
     started = await startStack(port, keep)

@@ -66,8 +66,8 @@ function ensureEnvLocal(): Record<string, string> {
         DATABASE_URL: `postgres://${APP_LOGIN}@127.0.0.1:${PG_PORT}/wheelhouse`,
         DATABASE_OWNER_URL: `postgres://postgres@127.0.0.1:${PG_PORT}/wheelhouse`,
         CACHE_URL: `redis://127.0.0.1:${REDIS_PORT}`,
-        EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070',
-        EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/ws',
+        EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070/v3',
+        EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/v3/ws',
         EXCHANGE_CHAIN_RPC_URL: CHAIN_RPC_URL,
         RPC_URL_ETHEREUM: CHAIN_RPC_URL,
         RPC_URL_OPTIMISM: CHAIN_RPC_URL,
@@ -113,6 +113,24 @@ function setEnvLocal(key: string, value: string): void {
   if (at >= 0) lines[at] = `${key}=${value}`
   else lines.splice(lines.at(-1) === '' ? -1 : lines.length, 0, `${key}=${value}`)
   writeFileSync(ENV_LOCAL_PATH, lines.join('\n'), { mode: 0o600 })
+}
+
+/** The simulator's v3 base and socket, on the host of EXCHANGE_HTTP_URL / EXCHANGE_WS_URL. */
+function v3Urls(env: Record<string, string>): Record<'EXCHANGE_HTTP_URL' | 'EXCHANGE_WS_URL', string> {
+  const ws = new URL(env.EXCHANGE_WS_URL ?? 'ws://127.0.0.1:7070')
+  return {
+    EXCHANGE_HTTP_URL: `${new URL(env.EXCHANGE_HTTP_URL ?? 'http://127.0.0.1:7070').origin}/v3`,
+    EXCHANGE_WS_URL: `${ws.protocol}//${ws.host}/v3/ws`,
+  }
+}
+
+/** The simulator's v2 base and socket (a --v2 run). */
+function v2Urls(env: Record<string, string>): Record<'EXCHANGE_HTTP_URL' | 'EXCHANGE_WS_URL', string> {
+  const ws = new URL(env.EXCHANGE_WS_URL ?? 'ws://127.0.0.1:7070')
+  return {
+    EXCHANGE_HTTP_URL: new URL(env.EXCHANGE_HTTP_URL ?? 'http://127.0.0.1:7070').origin,
+    EXCHANGE_WS_URL: `${ws.protocol}//${ws.host}/ws`,
+  }
 }
 
 /** Runs packages/wallet/scripts/local-stack.ts with the services' environment; its one JSON line. */
@@ -184,9 +202,10 @@ async function main() {
   // moving the exchange's time, POST /_sim/advance, moves the ticks' too) and a database of its own,
   // which scripts/demo.ts reads too; none of it is written to .env.local
   const demo = process.argv.includes('--demo')
-  // --v3: the worker speaks Derive v3 to the same simulator, and money enters it on L1 through the
-  // OnchainActionManager stand-in (docs/exchange-v3.md "Money in"); not written to .env.local
-  const v3 = process.argv.includes('--v3')
+  // Derive v3 (the default): the API and the worker speak v3 to the simulator, and money enters it on
+  // L1 through the OnchainActionManager stand-in (docs/exchange-v3.md "Money in"). --v2: the legacy
+  // protocol, for this run only (not written to .env.local)
+  const v3 = !process.argv.includes('--v2')
   // .env.local files from before the application role: the owner's URL becomes DATABASE_OWNER_URL
   // and the apps log in as APP_LOGIN
   if (!env.DATABASE_OWNER_URL && env.DATABASE_URL) {
@@ -220,7 +239,11 @@ async function main() {
     env.SIWE_DOMAIN = WEB_HOST
     setEnvLocal('SIWE_DOMAIN', WEB_HOST)
   }
-  const config = loadConfig(env)
+  // .env.local files from before v3 was the default: the simulator's v3 base and socket
+  if (v3)
+    for (const [key, value] of Object.entries(v3Urls(env))) if (env[key] !== value) setEnvLocal(key, (env[key] = value))
+  // the funding subaccount and the deposit manager are the setup's to create (below)
+  const config = loadConfig(env, { setup: true })
   const started: RunningServer[] = []
   const children: ChildProcess[] = []
 
@@ -283,12 +306,12 @@ async function main() {
   const shell = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !(k in ENV_SPEC) && k !== 'DATABASE_OWNER_URL'),
   )
-  // the worker's own settings of a --v3 run (the API keeps reading the exchange's public v2 wire)
-  const workerOnly: Record<string, string> = {}
+  // a --v2 run's exchange settings, for every process (not written to .env.local)
+  const v2Only: Record<string, string> = v3 ? {} : { EXCHANGE_PROTOCOL: 'v2', ...v2Urls(env) }
   const envOf = (name: string): Record<string, string | undefined> => {
-    if (name === 'api') return { ...shell, WH_ENV_FILE: 'none', ...apiProcessEnv(env) }
+    if (name === 'api') return { ...shell, WH_ENV_FILE: 'none', ...apiProcessEnv({ ...env, ...v2Only }) }
     const { DATABASE_OWNER_URL: _owner, ...rest } = env
-    return { ...shell, WH_ENV_FILE: 'none', ...rest, ...(name === 'worker' ? workerOnly : {}) }
+    return { ...shell, WH_ENV_FILE: 'none', ...rest, ...v2Only }
   }
   const run = (name: string, cwd: string, args = ['src/main.ts']) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
@@ -348,16 +371,14 @@ async function main() {
       setEnvLocal(key, value)
     }
   }
-  if (local.v3) {
-    const ws = new URL(config.exchange.wsUrl)
-    Object.assign(workerOnly, {
-      EXCHANGE_PROTOCOL: 'v3',
-      EXCHANGE_HTTP_URL: `${new URL(config.exchange.httpUrl).origin}/v3`,
-      EXCHANGE_WS_URL: `${ws.protocol}//${ws.host}/v3/ws`,
-      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: local.v3.depositManager,
-      EXCHANGE_FUNDING_SUBACCOUNT_ID: String(local.v3.fundingSubaccountId),
-    })
-  }
+  // the simulator keeps no state: each start deploys a manager and opens a funding subaccount, which
+  // .env.local then names, so the ops CLI and scripts/demo.ts read the same configuration as the apps
+  if (local.v3)
+    for (const [key, value] of [
+      ['EXCHANGE_DEPOSIT_MANAGER_ADDRESS', local.v3.depositManager],
+      ['EXCHANGE_FUNDING_SUBACCOUNT_ID', String(local.v3.fundingSubaccountId)],
+    ] as const)
+      if (env[key] !== value) setEnvLocal(key, (env[key] = value))
   run('api', 'apps/api')
   run('worker', 'apps/worker')
   const base = `http://${config.host}:${config.port}`
@@ -377,7 +398,7 @@ async function main() {
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)
     Test USDC      ${local.usdcAddress} (${local.deployed ? 'deployed now; dev account 0 holds 1,000,000' : 'already deployed'})
     Swap venue     pool ${venue.poolAddress}, TestWETH ${venue.wethAddress} (${venue.deployed ? 'deployed now' : 'already deployed'})
-${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}${local.v3 ? `    Derive v3      the worker speaks v3; L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}\n` : ''}
+${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}${local.v3 ? `    Derive v3      L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}\n` : '    Derive v2      the legacy protocol (--v2)\n'}
   Try it:
     curl ${base}/auth/nonce
     open the web console, or sign a SIWE message for domain ${config.siweDomain} with that nonce, POST it to /auth/verify,

@@ -26,7 +26,7 @@ const INVENTORY_ETH = 1_000n
 const INVENTORY_USDC = 5_000_000n
 
 loadDotEnvLocal()
-const config = loadConfig(processEnv())
+const config = loadConfig(processEnv(), { setup: true })
 if (config.nodeEnv === 'production') throw new Error('local-venue.ts sets up a local node only')
 const usdc = config.usdcAddressLocal
 if (!usdc) throw new Error('USDC_ADDRESS_LOCAL is not set: run packages/wallet/scripts/local-stack.ts first')

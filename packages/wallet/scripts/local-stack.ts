@@ -27,7 +27,7 @@ import { setUpLocalV3 } from './local-v3'
 const LOCAL_MINT_USDC = 1_000_000n * 1_000_000n
 
 loadDotEnvLocal()
-const config = loadConfig(processEnv())
+const config = loadConfig(processEnv(), { setup: true })
 if (config.nodeEnv === 'production') throw new Error('local-stack.ts sets up a local node only')
 
 const transport = http(config.rpcUrls.ethereum)
