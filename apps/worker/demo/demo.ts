@@ -503,7 +503,10 @@ class TickNudger {
   }
 }
 
-/** The simulator's clock: read through Derive's `public/get_time`, moved through the control API. */
+/**
+ * The simulator's clock: read through Derive's `public/get_time`, moved through the control API. `url`
+ * is the exchange's base in either protocol (…/v3 too); the control API sits at the server's root.
+ */
 class SimulatorControl {
   constructor(private readonly url: string) {}
   async nowMs(): Promise<number> {
@@ -513,7 +516,7 @@ class SimulatorControl {
     return body.result
   }
   async advance(by: { ms: number } | { to: number }): Promise<number> {
-    const res = await fetch(`${this.url}/_sim/advance`, {
+    const res = await fetch(new URL('/_sim/advance', this.url), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(by),

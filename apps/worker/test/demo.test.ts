@@ -73,7 +73,7 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
     })
     const v3 = protocol === 'v3' ? await openFundingSubaccount(deployer, publicClient, usdc) : undefined
     ctx = await integrationContext({
-      ...(v3 ?? { EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl }),
+      ...(v3 ?? { EXCHANGE_PROTOCOL: 'v2', EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl }),
       EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
       RPC_URL_ETHEREUM: chain.rpcUrl,
       RPC_URL_OPTIMISM: chain.rpcUrl,
@@ -109,12 +109,11 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
       deps,
     })
 
-    // the API, as its main.ts builds it; it reads the exchange's public v2 wire on either protocol
-    // (the local run's --v3 gives the v3 settings to the worker only)
+    // the API, as its main.ts builds it, on the worker's protocol (the local run gives both the same settings)
     const apiRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     redisConnections.push(apiRedis)
     app = await buildServer({
-      config: { ...config, exchange: { ...config.exchange, httpUrl: sim.httpUrl } },
+      config,
       database: ctx.database,
       redis: apiRedis,
       keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly(),
@@ -169,7 +168,8 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
     const report: DemoReport = await runDemo({
       apiUrl,
       siweDomain: SIWE_DOMAIN,
-      simulatorUrl: sim.httpUrl,
+      // the exchange's base as the local run's scripts/demo.ts passes it (…/v3 on v3)
+      simulatorUrl: ctx.config.exchange.httpUrl,
       rpcUrl: chain.rpcUrl,
       usdc,
       funderKey: TEST_PRIVATE_KEYS[0],

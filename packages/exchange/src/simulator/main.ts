@@ -10,6 +10,8 @@ import { startDeriveSimulator } from './server'
 
 /** 80% a year, a step every 2 s: a few cents to a dollar on ETH per step, visible in the console */
 const WALK = { intervalMs: 2_000, annualVolatility: 0.8, seed: 1 }
+/** What v3 charges for creating a subaccount, as Derive does ("1 USD standard", docs/exchange-v3.md "Movements on v3") */
+const CREATION_FEE_USD = '1'
 
 const still = process.argv.includes('--still')
 const [portArg, chainArg, hostArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'))
@@ -23,6 +25,7 @@ const sim = await startDeriveSimulator({
   port,
   chainId,
   clock: 'wall',
+  subaccountCreationFeeUsd: CREATION_FEE_USD,
   ...(hostArg && { host: hostArg }),
   ...(!still && { walk: WALK }),
 })
