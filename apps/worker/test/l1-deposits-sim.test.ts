@@ -1,7 +1,8 @@
 /**
  * Derive v3's money in on the local chain: deposits through the OnchainActionManager stand-in on
  * anvil, credited by the simulator's L1 watcher once final (packages/exchange/src/simulator/l1-deposits.ts).
- * Real contracts, a real node, reorgs by anvil's snapshots.
+ * Real contracts, a real node, reorgs by anvil's snapshots. The control API's `depositL1` (what the
+ * exchange tests fund the platform with) opens an account the same way.
  */
 import { type RunningSimulator, startDeriveSimulator, watchL1Deposits } from '@wh/exchange'
 import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
@@ -137,5 +138,21 @@ describe('v3 money in: L1 deposits through the OnchainActionManager, credited on
     expect(await watcher.poll()).toBe(1)
     expect(usdcOf(trading) - before).toBe(3_000_000n * E12)
     await watcher.stop()
+  })
+
+  it("the control API's L1 deposit opens an account as the watcher does: its fallback subaccount with its first subaccount", async () => {
+    const other = privateKeyToAccount(TEST_PRIVATE_KEYS[2] as `0x${string}`).address
+    const first = sim.control.depositL1({ owner: other, asset: 'USDC', amount: '10' })
+    const opened = sim.control.subaccountsOf(other)
+    expect(opened.fallbackSubaccountId).not.toBeNull()
+    expect(opened.subaccounts.map((s) => s.id).sort()).toEqual([first, opened.fallbackSubaccountId].sort())
+    expect(sim.engine.subaccounts.get(opened.fallbackSubaccountId ?? 0)?.balances.get('USDC') ?? 0n).toBe(0n)
+    // a second new subaccount of the account: no second fallback
+    const second = sim.control.depositL1({ owner: other, asset: 'USDC', amount: '5' })
+    expect(sim.control.subaccountsOf(other)).toEqual({
+      subaccounts: expect.arrayContaining([expect.objectContaining({ id: second })]),
+      fallbackSubaccountId: opened.fallbackSubaccountId,
+    })
+    expect(sim.control.subaccountsOf(other).subaccounts).toHaveLength(3)
   })
 })

@@ -8,7 +8,7 @@ import { fromE18, toE18 } from '../protocol/decimal'
 import { accountOfOwner } from '../v3/sim/verify'
 import { isCollateralName, type Underlying } from './assets'
 import type { SimEngine } from './engine'
-import { creditDeposit, newSubaccount, txRecord } from './methods-account'
+import { creditDeposit, fallbackSubaccount, newSubaccount, txRecord } from './methods-account'
 
 export interface SimControl {
   nowMs(): number
@@ -29,8 +29,9 @@ export interface SimControl {
   openSubaccount(wallet: Address, balances: Record<string, string>): number
   /**
    * v3: an L1 deposit (OnchainActionManager `deposit` / `depositToNewSubaccount`) of `owner`'s
-   * account landing: into `subaccountId`, or into a new subaccount when it is omitted (the
-   * fallback subaccount a first deposit also makes is not modelled). The subaccount's id.
+   * account landing: into `subaccountId`, or into a new subaccount when it is omitted, which opens
+   * the account's fallback subaccount first when it has none (as the L1 watcher does,
+   * l1-deposits.ts). The subaccount's id.
    */
   depositL1(p: { owner: Address; asset: string; amount: string; subaccountId?: number }): number
   /** The subaccounts of the account `owner` owns (v3: the owner is the account), and which is its fallback. */
@@ -79,6 +80,7 @@ export function createControl(engine: SimEngine, wallClockOffset?: { offsetMs: n
     },
     depositL1(p) {
       const w = accountOfOwner(engine, p.owner) ?? engine.registerWallet(p.owner)
+      if (p.subaccountId === undefined) fallbackSubaccount(engine, w) // the account's first deposit opens it too
       const sub =
         p.subaccountId === undefined ? newSubaccount(engine, w.wallet, 'SM') : engine.subaccounts.get(p.subaccountId)
       if (!sub || sub.wallet !== w.wallet) throw new Error(`subaccount ${p.subaccountId} is not ${p.owner}'s`)

@@ -19,7 +19,7 @@ import { type Address, createPublicClient, decodeAbiParameters, getAddress, type
 import { accountOfOwner } from '../v3/sim/verify'
 import { type CollateralAsset, collateralByAddress } from './assets'
 import type { SimEngine } from './engine'
-import { creditDeposit, newSubaccount } from './methods-account'
+import { creditDeposit, fallbackSubaccount, newSubaccount } from './methods-account'
 import type { SimSubaccount, SimWallet } from './sim-types'
 
 export const PUBLIC_ACTION_QUEUED = parseAbiItem(
@@ -157,17 +157,6 @@ export function applyAction(engine: SimEngine, actionType: bigint, data: Hex, tx
 /** The owner's account, opened by its first deposit (v3 has no separate Derive wallet: the owner is the account). */
 function accountOf(engine: SimEngine, owner: Address): SimWallet {
   return accountOfOwner(engine, owner) ?? engine.registerWallet(getAddress(owner))
-}
-
-/** The account's fallback subaccount (manager id 0 on Derive), created with the account's first deposit. */
-function fallbackSubaccount(engine: SimEngine, w: SimWallet): SimSubaccount {
-  const id = w.fallbackSubaccountId
-  const have = id === undefined ? undefined : engine.subaccounts.get(id)
-  if (have) return have
-  const sub = newSubaccount(engine, w.wallet, 'SM')
-  sub.label = 'fallback'
-  w.fallbackSubaccountId = sub.id
-  return sub
 }
 
 function credit(

@@ -111,6 +111,20 @@ export function newSubaccount(
   return sub
 }
 
+/**
+ * The account's fallback subaccount (manager id 0 on Derive): it catches L1 deposits that cannot be
+ * applied, and the account's first deposit creates it (l1-deposits.ts, control.ts `depositL1`).
+ */
+export function fallbackSubaccount(engine: SimEngine, w: SimWallet): SimSubaccount {
+  const id = w.fallbackSubaccountId
+  const have = id === undefined ? undefined : engine.subaccounts.get(id)
+  if (have) return have
+  const sub = newSubaccount(engine, w.wallet, 'SM')
+  sub.label = 'fallback'
+  w.fallbackSubaccountId = sub.id
+  return sub
+}
+
 export const accountMethods: Record<string, Handler> = {
   'private/get_subaccounts': (ctx) => {
     const w = requireWallet(ctx)

@@ -99,29 +99,33 @@ export async function runFunding(
   return r.ran ? r.value : { funded: 0, failed: 0, held: 0, pending: 0, locked: true }
 }
 
-/** Works through the open funding rows, oldest first; the caller holds the cycle lock. */
+/**
+ * Works through the open funding rows, oldest first; the caller holds the cycle lock.
+ *
+ * Rows stored signed by an earlier run (`submitted`: a crash or a lost answer between storing and
+ * sending) go out first, one at a time in nonce order, before this run signs anything new. On v3
+ * every funding is signed by the one funding subaccount, whose transfer nonces must increase
+ * (docs/exchange-v3.md "Movements on v3"): a stored signature sent after a newer one would be
+ * refused for its nonce and its row would wait out its signature and grace before failing.
+ */
 export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {}): Promise<FundSummary> {
   const rows = await deps.sql.unsafe<TransferRow[]>(
     `select ${TRANSFER_COLUMNS} from subaccount_transfers
      where kind = 'fund' and state in ('reserved', 'submitted', 'accepted') and next_attempt_at <= now()
      order by next_attempt_at, created_at, id limit ${FUND_BATCH}`,
   )
+  const summary: FundSummary = { funded: 0, failed: 0, held: 0, pending: 0, locked: false }
+  const stored = rows.filter((r) => r.state === 'submitted').sort(byNonce)
+  for (const row of stored) summary[await fundRow(deps, row, hooks)]++
   const bySubaccount = new Map<string, TransferRow[]>()
   // oldest first within a subaccount, whatever order the queue gave: its first row creates it
-  const byAge = [...rows].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1))
+  const byAge = rows
+    .filter((r) => r.state !== 'submitted')
+    .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1))
   for (const row of byAge) bySubaccount.set(row.subaccount_id, [...(bySubaccount.get(row.subaccount_id) ?? []), row])
-  const summary: FundSummary = { funded: 0, failed: 0, held: 0, pending: 0, locked: false }
   await mapLimit([...bySubaccount.values()], FUND_CONCURRENCY, async (group) => {
     for (const row of group) {
-      let outcome: Outcome
-      try {
-        outcome = await fundOne(deps, row, hooks)
-        if (outcome === 'pending' || outcome === 'held') await deferTransfer(deps.sql, row)
-      } catch (err) {
-        deps.log.warn({ transferId: row.id, err: (err as Error).message }, 'funding: error, retried after a backoff')
-        await deferTransfer(deps.sql, row, errorCodeOf(err))
-        outcome = 'pending'
-      }
+      const outcome = await fundRow(deps, row, hooks)
       summary[outcome]++
       // a subaccount without an exchange id is created by its first row; the others wait for it
       if (outcome !== 'funded' && outcome !== 'failed') {
@@ -134,6 +138,26 @@ export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {
     }
   })
   return summary
+}
+
+/** Stored rows in the order they were signed: by the nonce of their params, then by when they were stored. */
+function byNonce(a: TransferRow, b: TransferRow): number {
+  const nonce = (r: TransferRow) => BigInt(String(r.params?.nonce ?? 0))
+  const d = nonce(a) - nonce(b)
+  return d !== 0n ? (d < 0n ? -1 : 1) : (a.submitted_at?.getTime() ?? 0) - (b.submitted_at?.getTime() ?? 0)
+}
+
+/** One row taken as far as it can go now; a row that stays open is deferred (after an error, with a backoff). */
+async function fundRow(deps: TransferDeps, row: TransferRow, hooks: FundHooks): Promise<Outcome> {
+  try {
+    const outcome = await fundOne(deps, row, hooks)
+    if (outcome === 'pending' || outcome === 'held') await deferTransfer(deps.sql, row)
+    return outcome
+  } catch (err) {
+    deps.log.warn({ transferId: row.id, err: (err as Error).message }, 'funding: error, retried after a backoff')
+    await deferTransfer(deps.sql, row, errorCodeOf(err))
+    return 'pending'
+  }
 }
 
 async function subaccountOf(sql: Sql, id: string): Promise<SubaccountState | undefined> {
