@@ -123,14 +123,16 @@ const abs = (x: bigint) => (x < 0n ? -x : x)
 const signed = (x: bigint, decimals: number) => (x > 0n ? '+' : '') + fromBaseUnits(x, decimals)
 
 /**
- * A transfer of the subaccount is in flight, or a conversion round of it is open: between its
+ * A transfer of the subaccount is in flight (a creation's top-up counts until it is done: the journal already holds
+ * the amount it brings, top-up.ts), or a conversion round of it is open: between its
  * withdraw and its deposit the round's money is in the exchange wallet while the journal (after
  * `swap_executed`) already holds the bought currency in the subaccount (docs/trading.md).
  */
 async function transferInFlight(sql: Sql, subaccountRowId: string): Promise<boolean> {
   const rows = await sql`
     select 1 from subaccount_transfers
-    where subaccount_id = ${subaccountRowId} and state in ${sql([...IN_FLIGHT_STATES])}
+    where subaccount_id = ${subaccountRowId}
+      and (state in ${sql([...IN_FLIGHT_STATES])} or (kind = 'top_up' and state <> 'done'))
     union all
     select 1 from conversions
     where subaccount_id = ${subaccountRowId} and state in ('planned', 'withdrawing', 'swapping', 'depositing')
