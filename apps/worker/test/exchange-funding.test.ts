@@ -461,6 +461,50 @@ describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) =
     },
   )
 
+  it.runIf(protocol === 'v3')(
+    'v3: a top-up refused (the funding subaccount short) fails with nothing moved and is signed afresh after its backoff',
+    async () => {
+      stack.platform.fund('ETH', '2')
+      const userId = await userWith('ETH', ETH(1))
+      const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(1) })
+      const price = sim.engine.market.indexE18('ETH')
+      alerts.length = 0
+      try {
+        const summary = await runFunding(
+          { ...deps, redis, log: silent },
+          {
+            afterStored: async () => sim.control.setPrice('ETH', fromE18((price * 2n) / 3n)),
+            afterSent: async () => sim.control.failNext({ method: 'private/transfer_spot', code: 11000 }),
+          },
+        )
+        expect(summary).toMatchObject({ funded: 1, toppedUp: 0 })
+      } finally {
+        sim.control.setPrice('ETH', fromE18(price))
+      }
+      const topUp = async () =>
+        (
+          await sql()<{ id: string; state: string; nonce: string; amount: string; last_error_code: string | null }[]>`
+            select id, state, nonce::text as nonce, amount::text as amount, last_error_code from subaccount_transfers
+            where subaccount_id = ${r.subaccountRowId} and kind = 'top_up'`
+        )[0]
+      const failed = await topUp()
+      expect(failed).toMatchObject({ state: 'failed', last_error_code: 'TOP_UP_FAILED' })
+      expect(alerts).toEqual([]) // refused for funds: expected to pass, no alert
+      // within its backoff nothing is sent
+      expect(await runTick()).toMatchObject({ toppedUp: 0 })
+      expect((await topUp())?.state).toBe('failed')
+      await sql()`update subaccount_transfers set next_attempt_at = now() where id = ${failed?.id ?? ''}`
+      expect(await runTick()).toMatchObject({ toppedUp: 1 })
+      const done = await topUp()
+      expect(done).toMatchObject({ state: 'done', amount: failed?.amount })
+      expect(done?.nonce).not.toBe(failed?.nonce) // a new signature, the refused one never moved anything
+      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+      const held = (await exchange.getSubaccount(Number(sub))).collaterals.find((c) => c.asset_name === 'ETH')?.amount
+      expect(await balanceOf(sql(), userSub(userId, sub, 'ETH'), 'ETH')).toBe(toE18(held ?? '0'))
+      expect(toE18(held ?? '0')).toBeGreaterThanOrEqual(ETH(1))
+    },
+  )
+
   // last: it moves the simulator's clock past the signature's life
   it('stored but never sent, found after its signature expired: the row fails and the reservation is released', async () => {
     const userId = await userWith('USDC', USDC(70))
