@@ -8,6 +8,7 @@
  * The tests run in order on one simulator and its manual clock, once per protocol (PROTOCOLS).
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { fromBaseUnits, systemClock } from '@wh/core'
 import { fromE18, toE18 } from '@wh/exchange'
@@ -29,6 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAccruals } from '../src/jobs/exchange/accruals'
 import { EXCHANGE_CYCLE_LOCK, withCycleLock } from '../src/jobs/exchange/cycle-lock'
 import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/exchange/reconcile'
+import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
 import { PROTOCOLS } from './fixtures/exchange-stack'
@@ -341,6 +343,54 @@ describe.each(PROTOCOLS)('reconciliation against the simulator (%s)', (protocol)
       ])
       expect(await enforce()).toMatchObject({ inFlight: 0, errors: 0, fundingSubaccount: 'clean' })
       expect(await platformEvents()).toEqual([])
+    },
+  )
+
+  it.runIf(protocol === 'v3')(
+    'v3: a bridge deposit credited at the exchange before its `bridged` is journaled is in flight for an hour, then a divergence until journaled',
+    async () => {
+      const txHash = `0x${'cd'.repeat(32)}`
+      const [outbox] = await sql()<{ id: string }[]>`
+        insert into outbound_txs (chain, purpose, ref_id, step, from_address, to_address, token, amount, nonce, raw_tx,
+          tx_hash, state, block_number)
+        values ('ethereum', 'bridge', ${randomUUID()}, 1, ${`0x${'11'.repeat(20)}`}, ${`0x${'22'.repeat(20)}`}, 'USDC',
+          300000000, 1, '0x', ${txHash}, 'confirmed', 1)
+        returning id`
+      stack.sim.control.depositL1({
+        owner: stack.deps.config.exchange.walletAddress,
+        asset: 'USDC',
+        amount: '300',
+        subaccountId: fundingId(),
+      })
+      expect(await observe()).toMatchObject({ fundingSubaccount: 'clean' })
+      // an hour later it is no longer in flight: credited and never journaled
+      await sql()`update outbound_txs set created_at = now() - interval '2 hours' where id = ${outbox?.id ?? ''}`
+      const [gap, ...others] = await findFundingDivergences(
+        stack.deps,
+        fundingId(),
+        { epsilon: '0.01', nowMs: stack.sim.control.nowMs() },
+        silent,
+      )
+      expect(others).toEqual([])
+      expect(gap).toMatchObject({ currency: 'USDC', low: 0n, high: 0n })
+      const off = (gap?.delta ?? 0n) - 300_000_000n
+      expect(off >= -2n && off <= 2n).toBe(true)
+      // the bridge tick journals it: explained
+      await appendBatch(sql(), [
+        {
+          type: 'bridged',
+          payload: {
+            fromChain: 'ethereum',
+            toChain: 'derive',
+            txHash,
+            currency: 'USDC',
+            amount: 300_000_000n,
+            feeAmount: 0n,
+          },
+          occurredAt: new Date(stack.sim.control.nowMs()),
+        },
+      ])
+      expect(await observe()).toMatchObject({ fundingSubaccount: 'clean' })
     },
   )
 

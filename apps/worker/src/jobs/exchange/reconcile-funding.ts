@@ -13,7 +13,7 @@
  *
  * What is in flight may or may not show at the exchange yet, in either direction, and widens the
  * band the exchange may lie in: `low` (the exchange may hold less: a funding or conversion deposit
- * sent and not settled, a bridge deposit journaled in the last hour and not credited yet) and `high`
+ * sent and not settled, a bridge deposit of the last hour journaled and not credited yet) and `high`
  * (it may hold more: a release leg, fee collection or conversion withdraw not settled, a bridge
  * deposit of the last hour credited before it was journaled, a creation top-up owed and not landed).
  * A currency diverges when exchange − expected lies more than RECONCILE_EPSILON outside
@@ -30,16 +30,7 @@
 import type { ReconcileMode } from '@wh/config'
 import { fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
-import {
-  accountBalances,
-  appendBatch,
-  type EventInput,
-  EXCHANGE_CHAIN,
-  minuteBucket,
-  ownTxKey,
-  platformHot,
-  recordedKeys,
-} from '@wh/ledger'
+import { accountBalances, appendBatch, type EventInput, EXCHANGE_CHAIN, minuteBucket, platformHot } from '@wh/ledger'
 import { currencyDecimals } from './accounting-subaccounts'
 import { type AccountingDeps, type AccountingLog, ingestFundingSubaccountAccruals } from './accruals'
 import { unitsOf } from './transfers'
@@ -119,20 +110,22 @@ async function movementFlows(deps: Pick<AccountingDeps, 'sql' | 'exchange'>, flo
   }
 }
 
-/** Bridge deposits of the last BRIDGE_CREDIT_WINDOW_MS: journaled may be uncredited, unjournaled may be credited. */
+/**
+ * Bridge deposits of the last BRIDGE_CREDIT_WINDOW_MS widen the band both ways: journaled, the exchange may not have
+ * credited them yet; not journaled, it may have. Both, whatever the journal says now: the bridge tick does not take
+ * the exchange cycle lock, so it may journal one between this read and the journal's.
+ */
 async function bridgeFlows(sql: Sql, flows: Map<string, Flows>) {
-  const rows = await sql<{ chain: string; token: string; amount: string; tx_hash: string }[]>`
-    select distinct on (ref_id) chain, token, amount::text as amount, tx_hash from outbound_txs
+  const rows = await sql<{ token: string; amount: string }[]>`
+    select distinct on (ref_id) token, amount::text as amount from outbound_txs
     where purpose = 'bridge' and state <> 'failed'
       and created_at > now() - make_interval(secs => ${BRIDGE_CREDIT_WINDOW_MS / 1000})
     order by ref_id, step desc`
-  const keys = rows.map((r) => ownTxKey({ chain: r.chain, txHash: r.tx_hash, slot: 0 }))
-  const journaled = await recordedKeys(sql, keys)
-  rows.forEach((r, i) => {
+  for (const r of rows) {
     const f = flowOf(flows, r.token)
-    if (journaled.has(keys[i] as string)) f.low -= BigInt(r.amount)
-    else f.high += BigInt(r.amount)
-  })
+    f.low -= BigInt(r.amount)
+    f.high += BigInt(r.amount)
+  }
 }
 
 /** Compares the funding subaccount with what the journal explains; records nothing. */
