@@ -6,10 +6,24 @@
  * reported, never recorded twice. The tests run in order on one simulator and its manual clock,
  * once per protocol (PROTOCOLS: v3 reads the same engine's histories in v3's shapes).
  */
-import { accrualKey, balanceOf, userIncome, userSub } from '@wh/ledger'
+import {
+  accrualKey,
+  balanceOf,
+  EXCHANGE_CHAIN,
+  PLATFORM_EXPENSE_OVERHEAD,
+  platformHot,
+  userIncome,
+  userSub,
+} from '@wh/ledger'
 import type { Job } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ACCRUAL_SETTLE_MS, type AccrualsSummary, accrualsTick, runAccruals } from '../src/jobs/exchange/accruals'
+import {
+  ACCRUAL_SETTLE_MS,
+  type AccrualsSummary,
+  accrualsTick,
+  fundingAccrualCursorKey,
+  runAccruals,
+} from '../src/jobs/exchange/accruals'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, HOUR, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
 import { PROTOCOLS } from './fixtures/exchange-stack'
@@ -70,7 +84,7 @@ describe.each(PROTOCOLS)('accruals tick against the simulator (%s)', (protocol) 
   const cursorOf = async (s: OpenedSubaccount) =>
     Number((await sql()<{ c: string }[]>`select accrued_to_ms as c from subaccounts where id = ${s.rowId}`)[0]?.c)
   /** The simulator's own history, summed per hour and rounded: what the journal must hold. */
-  async function expectedBuckets(s: OpenedSubaccount, type: 'interest' | 'funding', closedBeforeMs: number) {
+  async function expectedBuckets(s: { exchangeId: number }, type: 'interest' | 'funding', closedBeforeMs: number) {
     const entries =
       type === 'interest'
         ? (await stack.deps.exchange.getInterestHistory({ subaccount_id: s.exchangeId })).events.map((e) => ({
@@ -95,9 +109,11 @@ describe.each(PROTOCOLS)('accruals tick against the simulator (%s)', (protocol) 
     expect(t?.queue).toBe('accounting')
   })
 
+  let first: AccrualsSummary
   it('records interest and perp funding once per subaccount, type and complete hour, in USDC base units', async () => {
     advanceTo(at(3, 30)) // hour ticks at 01:00, 02:00, 03:00; the 03:00 hour is still running
     const summary = await run()
+    first = summary
     expect(summary).toMatchObject({ ran: true, subaccounts: 2, read: 2, recorded: 6, errors: 0, late: 0 })
 
     const closed = at(3) // the hours 01:00 and 02:00 are complete
@@ -137,6 +153,56 @@ describe.each(PROTOCOLS)('accruals tick against the simulator (%s)', (protocol) 
     // the cursor sits at the end of the complete hours
     expect(await cursorOf(a)).toBe(at(3))
     expect(await cursorOf(b)).toBe(at(3))
+  })
+
+  it("the funding subaccount's interest is the platform's on v3: into its exchange funds, against overhead", async () => {
+    const fundingId = stack.deps.config.exchange.fundingSubaccountId
+    const platformAccruals = () =>
+      sql()<{ idempotency_key: string; user_id: string | null; payload: Record<string, unknown> }[]>`
+        select idempotency_key, user_id, payload from ledger_events
+        where type = 'interest_accrued' and user_id is null order by idempotency_key`
+    if (protocol === 'v2') {
+      // v2 keeps the platform's funds in its wallet, which earns nothing
+      expect(fundingId).toBeUndefined()
+      expect(first.fundingSubaccount).toBeNull()
+      expect(await platformAccruals()).toEqual([])
+      return
+    }
+    if (fundingId === undefined) throw new Error('v3 without a funding subaccount')
+    expect(first.fundingSubaccount).toEqual({ recorded: 2, late: 0, error: false })
+    const want = await expectedBuckets({ exchangeId: fundingId }, 'interest', at(3))
+    expect(want.map((x) => x.bucketTs)).toEqual([at(1) / 1000, at(2) / 1000])
+    // about 100,000,000 USDC at 5 % a year: some 570 USDC an hour
+    for (const x of want) expect(x.amount).toBeGreaterThan(500_000_000n)
+    expect(await platformAccruals()).toEqual(
+      want.map((w) => ({
+        idempotency_key: accrualKey({ subaccountId: String(fundingId), type: 'interest', bucketTs: w.bucketTs }),
+        user_id: null,
+        payload: {
+          subaccountId: String(fundingId),
+          currency: 'USDC',
+          bucketTs: w.bucketTs,
+          amount: w.amount.toString(),
+        },
+      })),
+    )
+    // the interest's postings: into the platform's exchange funds, out of overhead
+    const earned = want.reduce((s, x) => s + x.amount, 0n)
+    const postings = await sql()<{ account: string; total: string }[]>`
+      select p.account, sum(p.amount)::text as total from ledger_postings p
+      join ledger_events e on e.id = p.event_id
+      where e.type = 'interest_accrued' and e.user_id is null group by p.account order by p.account`
+    expect(postings).toEqual([
+      { account: PLATFORM_EXPENSE_OVERHEAD, total: String(-earned) },
+      { account: platformHot(EXCHANGE_CHAIN), total: String(earned) },
+    ])
+    expect(await stack.redis.get(fundingAccrualCursorKey(fundingId))).toBe(String(at(3)))
+    // a lost cursor only makes the next run read again from the start: the keys deduplicate it
+    await stack.redis.del(fundingAccrualCursorKey(fundingId))
+    const again = await run()
+    expect(again.fundingSubaccount).toEqual({ recorded: 0, late: 0, error: false })
+    expect(await platformAccruals()).toHaveLength(2)
+    expect(await stack.redis.get(fundingAccrualCursorKey(fundingId))).toBe(String(at(3)))
   })
 
   it('running the tick twice more adds nothing and does not even read the histories', async () => {

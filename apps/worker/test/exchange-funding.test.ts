@@ -9,7 +9,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import { type DeriveClient, type RunningSimulator, toE18 } from '@wh/exchange'
+import { type DeriveClient, fromE18, type RunningSimulator, toE18 } from '@wh/exchange'
 import {
   balanceOf,
   EXCHANGE_CHAIN,
@@ -26,7 +26,7 @@ import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type SubaccountDbRow, toExchangeSubaccount } from '../src/jobs/exchange/accounting-subaccounts'
 import { EXCHANGE_CYCLE_LOCK } from '../src/jobs/exchange/cycle-lock'
-import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
+import { type FundSummary, fundTick, runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
 import { ticks } from '../src/jobs/index'
@@ -385,6 +385,123 @@ describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) =
       expect((await exchange.getSubaccounts()).subaccount_ids).toEqual(subaccountsBefore)
       expect(stack.platform.balance('USDC')).toBe(platformBefore)
       expect(alerts.map((a) => a.fields)).toEqual([expect.objectContaining({ transferId: r.transferId })])
+    },
+  )
+
+  it.runIf(protocol === 'v3')(
+    'v3: a fee in kind above what was sent for it (ETH fell between signing and sending) is made good by a top-up from the funding subaccount, stored with the settlement and re-sent after a transport failure',
+    async () => {
+      stack.platform.fund('ETH', '2')
+      const userId = await userWith('ETH', ETH(1))
+      const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(1) })
+      const price = sim.engine.market.indexE18('ETH')
+      const platformBefore = toE18(stack.platform.balance('ETH'))
+      let summary: FundSummary
+      try {
+        summary = await runFunding(
+          { ...deps, redis, log: silent },
+          {
+            // signed at the price of the moment; the exchange takes the fee (1 USD) at a fifth less
+            afterStored: async () => sim.control.setPrice('ETH', fromE18((price * 4n) / 5n)),
+            // the top-up's first send is lost in transport: it stays stored and goes out again next run
+            afterSent: async () => sim.control.failNext({ method: 'private/transfer_spot', httpStatus: 503 }),
+          },
+        )
+      } finally {
+        sim.control.setPrice('ETH', fromE18(price))
+      }
+      expect(summary).toMatchObject({ funded: 1, failed: 0, toppedUp: 0 })
+      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+      const [created] = await sql()<{ params: { amount: string } }[]>`
+        select params from subaccount_transfers where id = ${r.transferId}`
+      const onTop = toE18(created?.params.amount ?? '0') - ETH(1)
+      const [funded] = await sql()<{ payload: { feeAmount: string; feeExcess: string } }[]>`
+        select payload from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
+      const feeAmount = BigInt(funded?.payload.feeAmount ?? '0')
+      expect(feeAmount).toBeGreaterThan(onTop) // about 1.25 times what was sent for it
+      const shortfall = feeAmount - onTop
+      const topUps = () =>
+        sql()<{ state: string; amount: string; nonce: string; method: string }[]>`
+          select state, amount::text as amount, nonce::text as nonce, method from subaccount_transfers
+          where subaccount_id = ${r.subaccountRowId} and kind = 'top_up'`
+      const [stored] = await topUps()
+      // the shortfall rounded up to v3's finest amount (10^-12 ETH); the rest is booked as excess, in the user's subaccount
+      const units = BigInt(stored?.amount ?? '0')
+      expect(stored).toMatchObject({ state: 'submitted', method: 'deposit' })
+      expect(units).toBe(((shortfall + 10n ** 6n - 1n) / 10n ** 6n) * 10n ** 6n)
+      expect(BigInt(funded?.payload.feeExcess ?? '-1')).toBe(units - shortfall)
+      // until it lands the user's subaccount is short, and reconciliation leaves it alone
+      const exchangeEth = async () =>
+        toE18(
+          (await exchange.getSubaccount(Number(sub))).collaterals.find((c) => c.asset_name === 'ETH')?.amount ?? '0',
+        )
+      expect(await exchangeEth()).toBe(ETH(1) - shortfall)
+      const [subRow] = await sql()<SubaccountDbRow[]>`
+        select id, user_id, asset, exchange_id::text as exchange_id, accrued_to_ms::text as accrued_to_ms, stopped_at
+        from subaccounts where id = ${r.subaccountRowId}`
+      const reconcile = () => {
+        const at = new Date(sim.control.nowMs())
+        const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
+        return reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
+      }
+      expect((await reconcile()).outcome).toBe('in_flight')
+
+      // the next run sends the stored top-up as it is: the user holds the full amount, the journal agrees to the wei
+      expect(await runTick()).toMatchObject({ toppedUp: 1, failed: 0 })
+      const [sent] = await topUps()
+      expect(sent).toMatchObject({ state: 'done', nonce: stored?.nonce })
+      expect(await exchangeEth()).toBe(ETH(1) + (units - shortfall))
+      expect(await balanceOf(sql(), userSub(userId, sub, 'ETH'), 'ETH')).toBe(await exchangeEth())
+      expect(await reconcile()).toEqual({ outcome: 'clean', divergences: [] })
+      // the funding subaccount paid the amount, the whole fee and the rounding: what the journal took from it
+      const spent = platformBefore - toE18(stack.platform.balance('ETH'))
+      expect(spent).toBe(ETH(1) + feeAmount + (units - shortfall))
+      expect(await runTick()).toMatchObject({ toppedUp: 0 })
+      expect(await topUps()).toHaveLength(1)
+    },
+  )
+
+  it.runIf(protocol === 'v3')(
+    'v3: a top-up refused (the funding subaccount short) fails with nothing moved and is signed afresh after its backoff',
+    async () => {
+      stack.platform.fund('ETH', '2')
+      const userId = await userWith('ETH', ETH(1))
+      const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(1) })
+      const price = sim.engine.market.indexE18('ETH')
+      alerts.length = 0
+      try {
+        const summary = await runFunding(
+          { ...deps, redis, log: silent },
+          {
+            afterStored: async () => sim.control.setPrice('ETH', fromE18((price * 2n) / 3n)),
+            afterSent: async () => sim.control.failNext({ method: 'private/transfer_spot', code: 11000 }),
+          },
+        )
+        expect(summary).toMatchObject({ funded: 1, toppedUp: 0 })
+      } finally {
+        sim.control.setPrice('ETH', fromE18(price))
+      }
+      const topUp = async () =>
+        (
+          await sql()<{ id: string; state: string; nonce: string; amount: string; last_error_code: string | null }[]>`
+            select id, state, nonce::text as nonce, amount::text as amount, last_error_code from subaccount_transfers
+            where subaccount_id = ${r.subaccountRowId} and kind = 'top_up'`
+        )[0]
+      const failed = await topUp()
+      expect(failed).toMatchObject({ state: 'failed', last_error_code: 'TOP_UP_FAILED' })
+      expect(alerts).toEqual([]) // refused for funds: expected to pass, no alert
+      // within its backoff nothing is sent
+      expect(await runTick()).toMatchObject({ toppedUp: 0 })
+      expect((await topUp())?.state).toBe('failed')
+      await sql()`update subaccount_transfers set next_attempt_at = now() where id = ${failed?.id ?? ''}`
+      expect(await runTick()).toMatchObject({ toppedUp: 1 })
+      const done = await topUp()
+      expect(done).toMatchObject({ state: 'done', amount: failed?.amount })
+      expect(done?.nonce).not.toBe(failed?.nonce) // a new signature, the refused one never moved anything
+      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+      const held = (await exchange.getSubaccount(Number(sub))).collaterals.find((c) => c.asset_name === 'ETH')?.amount
+      expect(await balanceOf(sql(), userSub(userId, sub, 'ETH'), 'ETH')).toBe(toE18(held ?? '0'))
+      expect(toE18(held ?? '0')).toBeGreaterThanOrEqual(ETH(1))
     },
   )
 

@@ -24,11 +24,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildSwapStack, type SwapStack } from '../../../packages/swap/test/stack'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
+import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, PROTOCOLS, silent, startExchangeStack } from './fixtures/exchange-stack'
+import {
+  creditDeposit,
+  type ExchangeStack,
+  journalPlatformDeposits,
+  PROTOCOLS,
+  silent,
+  startExchangeStack,
+} from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
@@ -342,6 +350,15 @@ describe.each(PROTOCOLS)('the wheel over several days, with conversions (%s)', (
     await runConversions(convert)
     await runPlacing(place)
     expect(await count()).toBe(before)
+
+    if (protocol === 'v3') {
+      // the funding subaccount after days of fundings and conversions (bought ETH deposited from it, sold cash
+      // withdrawn into it): everything explained by the journal and the movements, its interest included
+      await journalPlatformDeposits(sql(), { USDC: '10000000', ETH: '1000' }, new Date(sim.control.nowMs()))
+      const fundingId = deps.config.exchange.fundingSubaccountId as number
+      const opts = { epsilon: '0.0001', nowMs: sim.control.nowMs() }
+      expect(await findFundingDivergences({ ...deps, redis: stack.redis }, fundingId, opts, silent)).toEqual([])
+    }
   }, 180_000)
 
   /** New users' wheels with their put sold and the index under its strike inside the lead. */

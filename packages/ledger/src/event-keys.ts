@@ -3,7 +3,6 @@
  * caller cannot pair a payload with the key of another fact (spec 6.1).
  */
 
-import { userSub } from './accounts'
 import type { EventType } from './events'
 import {
   accrualKey,
@@ -21,6 +20,7 @@ import {
   tradeRejectedKey,
 } from './keys'
 import type { Payloads } from './payloads'
+import { adjustedAccount } from './rules/reconciliation_adjustment'
 
 type KeyOf = { [T in EventType]: (p: Payloads[T]) => string }
 
@@ -45,7 +45,7 @@ const KEY_OF: KeyOf = {
   reconciliation_adjustment: (p) =>
     reconcileAdjustmentKey({
       subaccountId: p.subaccountId,
-      account: userSub(p.userId, p.subaccountId, p.currency),
+      account: adjustedAccount(p),
       bucket: p.bucket,
       delta: p.delta,
     }),

@@ -99,7 +99,13 @@ export function eventArbitrary(users: readonly string[]): fc.Arbitrary<EventInpu
       }),
     ),
     ev('swap_reverted', fc.record({ chain, txHash })),
-    ev('interest_accrued', fc.record({ userId, subaccountId: sub, currency, bucketTs: seconds, amount: signed })),
+    ev(
+      'interest_accrued',
+      fc.record(
+        { userId, subaccountId: sub, currency, bucketTs: seconds, amount: signed },
+        { requiredKeys: ['subaccountId', 'currency', 'bucketTs', 'amount'] },
+      ),
+    ),
     ev('funding_paid', fc.record({ userId, subaccountId: sub, currency, bucketTs: seconds, amount: signed })),
     ev('withdrawal_sent', fc.record({ userId, withdrawalId: id, chain, txHash, currency, amount })),
     ev(
@@ -113,7 +119,10 @@ export function eventArbitrary(users: readonly string[]): fc.Arbitrary<EventInpu
     ev('signal_received', fc.record({ signalId: id, source: fc.constant('tv'), data: fc.constant({ side: 'buy' }) })),
     ev(
       'reconciliation_adjustment',
-      fc.record({ userId, subaccountId: sub, currency, bucket: minute, delta: signed.filter((d) => d !== 0n) }),
+      fc.record(
+        { userId, subaccountId: sub, currency, bucket: minute, delta: signed.filter((d) => d !== 0n) },
+        { requiredKeys: ['subaccountId', 'currency', 'bucket', 'delta'] },
+      ),
     ),
     ev(
       'stop_raised',

@@ -14,7 +14,11 @@ import { retryDelayMs } from '@wh/jobs'
 import { append, type Queryable, type ReservedFunding, reserveFunding } from '@wh/ledger'
 import { recordExchangeId } from './subaccounts'
 
-export type TransferKind = 'fund' | 'release' | 'convert_out' | 'convert_in' | 'fee'
+/**
+ * `top_up`: what a creation's fee in kind took beyond what was sent on top of the amount, sent after it from the
+ * platform's funding subaccount at the platform's cost (docs/exchange-v3.md "Movements on v3").
+ */
+export type TransferKind = 'fund' | 'release' | 'convert_out' | 'convert_in' | 'fee' | 'top_up'
 export type TransferState = 'reserved' | 'submitted' | 'accepted' | 'funded' | 'released' | 'done' | 'failed'
 
 /** A subaccount_transfers row as the ticks read it (amount and ids as Postgres returns them). */
@@ -51,7 +55,8 @@ export const TRANSFER_COLUMNS = `id, user_id, subaccount_id, kind, release_id, s
  *             → failed     `cancelReservedFunding` (its position cancelled before it was sent)
  *   submitted → accepted   `markTransferAccepted` (the exchange's transaction id)
  *             → reserved   `returnFundingToReserved` (the wallet short: signed afresh next run)
- *   accepted  → funded     `settleFunding` (ONE transaction with the exchange id and the append)
+ *   accepted  → funded     `settleFunding` (ONE transaction with the exchange id, the append and, when the
+ *                          creation fee took more than was sent for it, the signed top-up: `top_up` → submitted)
  *   any open  → failed     `failFunding` (the reservation is released)
  */
 export type FundingState = Extract<TransferState, 'reserved' | 'submitted' | 'accepted' | 'funded' | 'failed'>
@@ -148,6 +153,8 @@ export async function settleFunding(
     now: Date
     /** a charged creation (docs/exchange-v3.md "Movements on v3"): the platform's cost, booked in the same event */
     fee?: { feeAmount: bigint; feeExcess: bigint }
+    /** the fee took more than was sent for it: the signed deposit that makes the subaccount whole, stored here */
+    topUp?: { action: SignedTransfer; units: bigint }
   },
 ): Promise<boolean> {
   return sql.begin(async (t) => {
@@ -168,6 +175,19 @@ export async function settleFunding(
       },
       occurredAt: s.now,
     })
+    if (s.topUp)
+      await insertSubmittedMovement(
+        t,
+        {
+          kind: 'top_up',
+          userId: row.user_id,
+          subaccountId: row.subaccount_id,
+          currency: row.currency,
+          units: s.topUp.units,
+        },
+        s.topUp.action,
+        s.now,
+      )
     return true
   })
 }
@@ -303,6 +323,39 @@ export async function markConversionTransferDone(
   const [moved] = await tx`
     update subaccount_transfers set state = 'done', transaction_id = ${s.transactionId}, completed_at = now(),
       updated_at = now() where id = ${transferId} and state = ${s.from} returning id`
+  return moved !== undefined
+}
+
+/**
+ * A creation's top-up that failed (refused, reverted or expired unlanded: nothing moved) is still owed: failed →
+ * submitted with a freshly signed action, stored before it is sent; undefined when another run moved the row.
+ */
+export async function resignTopUp(
+  sql: Sql,
+  transferId: string,
+  action: SignedTransfer,
+  submittedAt: Date,
+): Promise<TransferRow | undefined> {
+  const [row] = await sql.unsafe<TransferRow[]>(
+    `update subaccount_transfers set state = 'submitted', method = $1, params = $2::text::jsonb, nonce = $3,
+       submitted_at = $4, transaction_id = null, completed_at = null, updated_at = now()
+     where id = $5 and kind = 'top_up' and state = 'failed'
+     returning ${TRANSFER_COLUMNS}`,
+    [action.method, JSON.stringify(action.params), String(action.params.nonce), submittedAt, transferId],
+  )
+  return row
+}
+
+/** A settled top-up: submitted / accepted (`from` only) → done; no event, the funding's booked its cost already. */
+export async function markTopUpDone(
+  tx: Queryable,
+  transferId: string,
+  s: { transactionId: string; from: 'submitted' | 'accepted'; now: Date },
+): Promise<boolean> {
+  const [moved] = await tx`
+    update subaccount_transfers set state = 'done', transaction_id = ${s.transactionId}, completed_at = ${s.now},
+      reason = null, updated_at = now()
+    where id = ${transferId} and kind = 'top_up' and state = ${s.from} returning id`
   return moved !== undefined
 }
 

@@ -125,9 +125,19 @@ export const SwapReverted = Type.Object(
   },
   strict,
 )
-/** Interest for one bucket: positive earned, negative charged (a borrow). */
+/**
+ * Interest for one bucket: positive earned, negative charged (a borrow). Without `userId` the subaccount is the
+ * platform's own funding subaccount on Derive v3 (docs/exchange-v3.md "Accruals and reconciliation on v3"): its
+ * interest is the platform's.
+ */
 export const InterestAccrued = Type.Object(
-  { userId: UserId, subaccountId: SubaccountId, currency: Currency, bucketTs: EpochSeconds, amount: SignedAmount },
+  {
+    userId: Type.Optional(UserId),
+    subaccountId: SubaccountId,
+    currency: Currency,
+    bucketTs: EpochSeconds,
+    amount: SignedAmount,
+  },
   strict,
 )
 /** Funding for one bucket: positive received by the user, negative paid by the user. */
@@ -169,9 +179,19 @@ export const SignalReceived = Type.Object(
   { signalId: ExternalId, source: Type.String({ maxLength: 100 }), data: Type.Record(Type.String(), Type.Unknown()) },
   strict,
 )
-/** The exchange holds `delta` more (or less, negative) than the journal's subaccount balance. */
+/**
+ * The exchange holds `delta` more (or less, negative) than the journal's subaccount balance. Without `userId` the
+ * subaccount is the platform's funding subaccount on Derive v3 and the journal's side is the platform's exchange
+ * funds (docs/exchange-v3.md "Accruals and reconciliation on v3").
+ */
 export const ReconciliationAdjustment = Type.Object(
-  { userId: UserId, subaccountId: SubaccountId, currency: Currency, bucket: EpochSeconds, delta: SignedAmount },
+  {
+    userId: Type.Optional(UserId),
+    subaccountId: SubaccountId,
+    currency: Currency,
+    bucket: EpochSeconds,
+    delta: SignedAmount,
+  },
   strict,
 )
 const Divergence = Type.Object({ account: Type.String({ maxLength: 200 }), delta: SignedAmount }, strict)

@@ -5,12 +5,15 @@ import {
   bearerOf,
   EXCHANGE_CHAIN,
   PLATFORM_EXPENSE_OVERHEAD,
+  PLATFORM_EXPENSE_RECONCILIATION,
   PLATFORM_FEE_REVENUE,
   platformHot,
   userExpense,
+  userIncome,
   userSub,
   userTransit,
 } from '../accounts'
+import { eventKey } from '../event-keys'
 import { EVENT_TYPES } from '../events'
 import { netPostings } from '../postings'
 import { POSTING_RULES } from './index'
@@ -71,6 +74,48 @@ describe('posting rules (spec 6)', () => {
     expect(ofLess(userSub(u, '7', 'USDC'))).toBe(50_600_000n)
     expect(ofLess(platformHot(EXCHANGE_CHAIN))).toBe(-1_000_000n)
     expect(ofLess(PLATFORM_EXPENSE_OVERHEAD)).toBe(400_000n)
+  })
+
+  it("interest: a user's is theirs; the platform's funding subaccount's (no userId) offsets overhead", () => {
+    const accrual = { subaccountId: '9', currency: 'USDC', bucketTs: 3600, amount: 57_078n }
+    const user = netPostings('interest_accrued', POSTING_RULES.interest_accrued({ ...accrual, userId: u }))
+    expect(user).toEqual([
+      { account: userIncome(u, 'interest'), currency: 'USDC', amount: -57_078n },
+      { account: userSub(u, '9', 'USDC'), currency: 'USDC', amount: 57_078n },
+    ])
+    const earned = netPostings('interest_accrued', POSTING_RULES.interest_accrued(accrual))
+    const of = (legs: readonly { account: string; amount: bigint }[], a: string) =>
+      legs.find((l) => l.account === a)?.amount
+    expect(earned).toHaveLength(2)
+    expect(of(earned, platformHot(EXCHANGE_CHAIN))).toBe(57_078n)
+    expect(of(earned, PLATFORM_EXPENSE_OVERHEAD)).toBe(-57_078n)
+    // a charge (negative interest) leaves the platform's exchange funds for its overhead
+    const charged = netPostings('interest_accrued', POSTING_RULES.interest_accrued({ ...accrual, amount: -12n }))
+    expect(of(charged, platformHot(EXCHANGE_CHAIN))).toBe(-12n)
+    expect(of(charged, PLATFORM_EXPENSE_OVERHEAD)).toBe(12n)
+    // no user account is touched
+    expect([...earned, ...charged].every((l) => bearerOf(l.account) === 'platform')).toBe(true)
+  })
+
+  it("a reconciliation adjustment moves the user's subaccount, or without a user the platform's exchange funds", () => {
+    const adj = { subaccountId: '9', currency: 'USDC', bucket: 60, delta: -5_000_000n }
+    expect(
+      netPostings('reconciliation_adjustment', POSTING_RULES.reconciliation_adjustment({ ...adj, userId: u })),
+    ).toEqual(
+      [
+        { account: PLATFORM_EXPENSE_RECONCILIATION, currency: 'USDC', amount: 5_000_000n },
+        { account: userSub(u, '9', 'USDC'), currency: 'USDC', amount: -5_000_000n },
+      ].sort((a, b) => (a.account < b.account ? -1 : 1)),
+    )
+    const platform = netPostings('reconciliation_adjustment', POSTING_RULES.reconciliation_adjustment(adj))
+    expect(platform.find((l) => l.account === platformHot(EXCHANGE_CHAIN))?.amount).toBe(-5_000_000n)
+    expect(platform.find((l) => l.account === PLATFORM_EXPENSE_RECONCILIATION)?.amount).toBe(5_000_000n)
+    expect(platform).toHaveLength(2)
+    // its key names the account it moved, so a platform and a user adjustment of one subaccount id never collide
+    expect(eventKey('reconciliation_adjustment', adj)).toBe(`reconcile:9:${platformHot(EXCHANGE_CHAIN)}:60:-5000000`)
+    expect(eventKey('interest_accrued', { subaccountId: '9', currency: 'USDC', bucketTs: 3600, amount: 1n })).toBe(
+      'accrual:9:interest:3600',
+    )
   })
 
   it('a fill: the user bears the exchange fee, the platform earns its fee', () => {

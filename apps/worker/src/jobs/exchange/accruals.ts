@@ -18,6 +18,10 @@
  * spec's key (no currency part) is enough: one event per (subaccount, type, hour) in one currency.
  * If the exchange ever paid interest in a second currency, the key would need a currency part
  * (a spec change); docs/exchange.md says so.
+ *
+ * On Derive v3 the platform's funding subaccount earns interest too (`ingestFundingSubaccountAccruals`):
+ * the same buckets and keys, `interest_accrued` without a user (the platform's income), its cursor
+ * kept in Redis, as it has no `subaccounts` row.
  */
 import { CASH_CURRENCY, errorMessage } from '@wh/core'
 import type { Sql } from '@wh/db'
@@ -69,6 +73,19 @@ export interface AccrualIngest {
   readonly pending: ReadonlyMap<string, bigint>
 }
 
+/**
+ * What accruals are read for: a user's subaccount (a `subaccounts` row, which holds its cursor), or the platform's
+ * funding subaccount on v3 (no user and no row: interest only, the caller keeps its cursor).
+ */
+export type AccrualSubject =
+  | ExchangeSubaccount
+  | {
+      readonly userId?: undefined
+      readonly exchangeId: number
+      readonly ledgerId: string
+      readonly accruedToMs: number | null
+    }
+
 interface Histories {
   readonly interest: AccrualEntry[]
   readonly funding: AccrualEntry[]
@@ -99,12 +116,12 @@ async function fundingHistory(
 async function readHistories(
   exchange: DeriveClient,
   subaccountId: number,
-  startMs: number,
-  endMs: number,
+  window: { startMs: number; endMs: number; funding: boolean },
 ): Promise<Histories> {
+  const { startMs, endMs } = window
   const [interest, funding] = await Promise.all([
     exchange.getInterestHistory({ subaccount_id: subaccountId, start_timestamp: startMs, end_timestamp: endMs }),
-    fundingHistory(exchange, subaccountId, startMs, endMs),
+    window.funding ? fundingHistory(exchange, subaccountId, startMs, endMs) : [],
   ])
   const inWindow = (e: AccrualEntry) => e.timestampMs >= startMs && e.timestampMs <= endMs
   return {
@@ -113,16 +130,52 @@ async function readHistories(
   }
 }
 
+/** The complete hours' events of one subaccount, and the sum of its incomplete hours (already at the exchange). */
+function accrualEvents(
+  sub: AccrualSubject,
+  histories: Histories,
+  r: { decimals: number; closedBefore: number },
+): { events: EventInput[]; pending: bigint } {
+  const currency = CASH_CURRENCY
+  const events: EventInput[] = []
+  let pending = 0n
+  for (const type of ['interest', 'funding'] as const) {
+    for (const b of sumByBucket(histories[type])) {
+      const amount = e18ToBaseUnits(b.amountE18, r.decimals)
+      if (b.bucketTs * 1000 + HOUR_MS > r.closedBefore) {
+        pending += amount
+        continue
+      }
+      if (amount === 0n) continue // nothing to post; a late entry would still be recorded later
+      const bucket = { subaccountId: sub.ledgerId, currency, bucketTs: b.bucketTs, amount }
+      const occurredAt = new Date(b.lastMs)
+      if (sub.userId === undefined) {
+        // the platform's funding subaccount: interest only (readHistories read no funding for it)
+        if (type === 'interest') events.push({ type: 'interest_accrued', payload: bucket, occurredAt })
+        continue
+      }
+      const payload = { userId: sub.userId, ...bucket }
+      events.push(
+        type === 'interest'
+          ? { type: 'interest_accrued', payload, occurredAt }
+          : { type: 'funding_paid', payload, occurredAt },
+      )
+    }
+  }
+  return { events, pending }
+}
+
 /**
  * Records the complete hours of one subaccount's interest and funding and advances its cursor, in
- * one transaction; returns what is pending in the incomplete hours. Run under the cycle lock.
+ * one transaction; returns what is pending in the incomplete hours. Run under the cycle lock. For
+ * the platform's funding subaccount (no row) the caller stores the returned `cursorMs`.
  *
  * @example
  *   const r = await ingestAccruals(deps, sub, { nowMs: deps.clock.now().getTime(), needPending: false }, log)
  */
 export async function ingestAccruals(
   deps: Pick<AccountingDeps, 'sql' | 'exchange'>,
-  sub: ExchangeSubaccount,
+  sub: AccrualSubject,
   opts: { nowMs: number; needPending: boolean },
   log: AccountingLog,
 ): Promise<AccrualIngest> {
@@ -132,37 +185,23 @@ export async function ingestAccruals(
     return { read: false, recorded: 0, duplicates: 0, late: 0, cursorMs: sub.accruedToMs, pending: new Map() }
 
   const startMs = sub.accruedToMs === null ? 0 : Math.max(0, sub.accruedToMs - ACCRUAL_OVERLAP_MS)
-  const histories = await readHistories(deps.exchange, sub.exchangeId, startMs, opts.nowMs)
+  const histories = await readHistories(deps.exchange, sub.exchangeId, {
+    startMs,
+    endMs: opts.nowMs,
+    funding: sub.userId !== undefined,
+  })
   const currency = CASH_CURRENCY
   const decimals = await currencyDecimals(deps.exchange, currency)
-
-  const events: EventInput[] = []
-  let pending = 0n
-  for (const type of ['interest', 'funding'] as const) {
-    for (const b of sumByBucket(histories[type])) {
-      const amount = e18ToBaseUnits(b.amountE18, decimals)
-      if (b.bucketTs * 1000 + HOUR_MS > closedBefore) {
-        pending += amount
-        continue
-      }
-      if (amount === 0n) continue // nothing to post; a late entry would still be recorded later
-      const payload = { userId: sub.userId, subaccountId: sub.ledgerId, currency, bucketTs: b.bucketTs, amount }
-      const occurredAt = new Date(b.lastMs)
-      events.push(
-        type === 'interest'
-          ? { type: 'interest_accrued', payload, occurredAt }
-          : { type: 'funding_paid', payload, occurredAt },
-      )
-    }
-  }
+  const { events, pending } = accrualEvents(sub, histories, { decimals, closedBefore })
 
   const advance = sub.accruedToMs === null || closedBefore > sub.accruedToMs
+  const rowId = 'id' in sub ? sub.id : null
   const results =
-    events.length === 0 && !advance
+    events.length === 0 && !(advance && rowId)
       ? []
       : await deps.sql.begin(async (tx) => {
           const appended = events.length > 0 ? await appendBatch(tx, events) : []
-          if (advance) await advanceAccrualCursor(tx, sub.id, closedBefore)
+          if (advance && rowId) await advanceAccrualCursor(tx, rowId, closedBefore)
           return appended
         })
 
@@ -189,6 +228,33 @@ export async function ingestAccruals(
   }
 }
 
+/** The platform's funding subaccount on Derive v3 (EXCHANGE_FUNDING_SUBACCOUNT_ID); v2 has none. */
+export function fundingSubaccountOf(config: AccountingDeps['config']): number | undefined {
+  return config.exchange.protocol === 'v3' ? config.exchange.fundingSubaccountId : undefined
+}
+
+/** Where the funding subaccount's accrual cursor lives (it has no `subaccounts` row to hold `accrued_to_ms`). */
+export const fundingAccrualCursorKey = (exchangeId: number) => `accruals:funding-subaccount:${exchangeId}:cursor`
+
+/**
+ * The platform's funding subaccount's interest (v3): `interest_accrued` without a user, per complete hour, as for a
+ * user's subaccount. Its cursor is stored in Redis once the events are committed: a crash in between, or a lost key,
+ * only makes the next run read again (from 0 without a key), and the keys deduplicate what was recorded.
+ */
+export async function ingestFundingSubaccountAccruals(
+  deps: Pick<AccountingDeps, 'sql' | 'exchange' | 'redis'>,
+  exchangeId: number,
+  opts: { nowMs: number; needPending: boolean },
+  log: AccountingLog,
+): Promise<AccrualIngest> {
+  const key = fundingAccrualCursorKey(exchangeId)
+  const stored = await deps.redis.get(key)
+  const accruedToMs = stored !== null && /^\d{1,16}$/.test(stored) ? Number(stored) : null
+  const r = await ingestAccruals(deps, { exchangeId, ledgerId: String(exchangeId), accruedToMs }, opts, log)
+  if (r.cursorMs !== null && r.cursorMs !== accruedToMs) await deps.redis.set(key, String(r.cursorMs))
+  return r
+}
+
 /** The subaccounts at the exchange whose cursor is furthest behind, at most `limit`. */
 export async function subaccountsForAccruals(sql: Sql, limit: number): Promise<ExchangeSubaccount[]> {
   const rows = await sql<SubaccountDbRow[]>`
@@ -211,6 +277,8 @@ export interface AccrualsSummary {
   errors: number
   /** left for the next tick (the time budget ran out) */
   deferred: number
+  /** the platform's funding subaccount (v3; null on v2): events appended, late buckets, or an error */
+  fundingSubaccount: { recorded: number; late: number; error: boolean } | null
 }
 
 /**
@@ -231,6 +299,7 @@ export async function runAccruals(
     late: 0,
     errors: 0,
     deferred: 0,
+    fundingSubaccount: null,
   }
   const outcome = await withCycleLock(
     deps.redis,
@@ -252,12 +321,29 @@ export async function runAccruals(
         }
       })
       summary.deferred = subs.length - started
+      const funding = fundingSubaccountOf(deps.config)
+      if (funding !== undefined) summary.fundingSubaccount = await accrueFundingSubaccount(deps, funding, nowMs, log)
     },
     EXCHANGE_CYCLE_LOCK,
     { waitMs: opts.lockWaitMs ?? ACCOUNTING_LOCK_WAIT_MS },
   )
   if (!outcome.ran) log.info({}, 'accruals skipped: the exchange cycle lock is held')
   return summary
+}
+
+async function accrueFundingSubaccount(
+  deps: AccountingDeps,
+  exchangeId: number,
+  nowMs: number,
+  log: AccountingLog,
+): Promise<NonNullable<AccrualsSummary['fundingSubaccount']>> {
+  try {
+    const r = await ingestFundingSubaccountAccruals(deps, exchangeId, { nowMs, needPending: false }, log)
+    return { recorded: r.recorded, late: r.late, error: false }
+  } catch (err) {
+    log.warn({ subaccountId: String(exchangeId), err: errorInfo(err) }, 'accruals failed for the funding subaccount')
+    return { recorded: 0, late: 0, error: true }
+  }
 }
 
 /** An error for a log line: name, code and message only (never params, headers or a signature). */
@@ -277,7 +363,9 @@ export const accrualsTick: TickDefinition = {
   everyMs: ACCRUALS_EVERY_MS,
   process: async (_job, ctx): Promise<AccrualsSummary> => {
     const summary = await runAccruals(ctx.deps, ctx.log)
-    if (summary.recorded + summary.late + summary.errors > 0) ctx.log.info({ ...summary }, 'accruals tick')
+    const funding = summary.fundingSubaccount
+    if (summary.recorded + summary.late + summary.errors > 0 || funding?.recorded || funding?.late || funding?.error)
+      ctx.log.info({ ...summary }, 'accruals tick')
     return summary
   },
 }

@@ -32,6 +32,7 @@ import {
 } from '@wh/subaccounts'
 import type { TickDefinition } from '../../ticks'
 import { withCycleLock } from './cycle-lock'
+import { advanceTopUps, signTopUp } from './top-up'
 import {
   createdSubaccountId,
   creationFeeOf,
@@ -60,6 +61,8 @@ export interface FundSummary {
   held: number
   /** sent or accepted, waiting for the exchange; or a retryable error */
   pending: number
+  /** creation top-ups settled (top-up.ts) */
+  toppedUp: number
   /** another run holds the cycle lock */
   locked: boolean
 }
@@ -96,7 +99,7 @@ export async function runFunding(
   hooks: FundHooks = {},
 ): Promise<FundSummary> {
   const r = await withCycleLock(deps.redis, () => fundOpenTransfers(deps, hooks))
-  return r.ran ? r.value : { funded: 0, failed: 0, held: 0, pending: 0, locked: true }
+  return r.ran ? r.value : { funded: 0, failed: 0, held: 0, pending: 0, toppedUp: 0, locked: true }
 }
 
 /**
@@ -114,7 +117,7 @@ export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {
      where kind = 'fund' and state in ('reserved', 'submitted', 'accepted') and next_attempt_at <= now()
      order by next_attempt_at, created_at, id limit ${FUND_BATCH}`,
   )
-  const summary: FundSummary = { funded: 0, failed: 0, held: 0, pending: 0, locked: false }
+  const summary: FundSummary = { funded: 0, failed: 0, held: 0, pending: 0, toppedUp: 0, locked: false }
   const stored = rows.filter((r) => r.state === 'submitted').sort(byNonce)
   for (const row of stored) summary[await fundRow(deps, row, hooks)]++
   const bySubaccount = new Map<string, TransferRow[]>()
@@ -137,6 +140,8 @@ export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {
       }
     }
   })
+  // after the fundings: a top-up stored by a creation settled in this run goes out now
+  summary.toppedUp = await advanceTopUps(deps)
   return summary
 }
 
@@ -295,9 +300,18 @@ async function settle(deps: TransferDeps, row: TransferRow): Promise<Outcome> {
     if (row.method !== 'create_subaccount') throw new Error(`transfer ${row.id}: deposit without an exchange id`)
     exchangeId = await createdSubaccountId(deps, txId, tx.data)
   }
-  // a charged creation (v3): the fee the exchange took is the platform's, booked in the same event
-  const fee = await creationFeeOf(deps, row, txId)
-  const settled = { exchangeId, transactionId: txId, now: deps.clock.now(), ...(fee && { fee }) }
+  // a charged creation (v3): the fee the exchange took is the platform's, booked in the same event; a fee above
+  // what was sent for it is made good by a top-up stored with the settlement (top-up.ts)
+  const charged = await creationFeeOf(deps, row, txId)
+  const topUp = charged && charged.shortfall > 0n ? await signTopUp(deps, row.currency, exchangeId, charged) : undefined
+  const fee = charged && { feeAmount: charged.feeAmount, feeExcess: charged.feeExcess + (topUp?.excess ?? 0n) }
+  const settled = {
+    exchangeId,
+    transactionId: txId,
+    now: deps.clock.now(),
+    ...(fee && { fee }),
+    ...(topUp && { topUp }),
+  }
   const done = await settleFunding(deps.sql, row, settled)
   if (!done) return 'pending'
   deps.log.info({ transferId: row.id, subaccountId: exchangeId, transactionId: txId }, 'subaccount funded')

@@ -25,6 +25,9 @@
  *     `stopped_at`; then an alert. Identical divergences re-found in the same minute deduplicate
  *     (the money is recorded once); different ones leave their own pair.
  *
+ * On Derive v3 every run also reconciles the platform's funding subaccount with the platform's
+ * exchange funds (reconcile-funding.ts).
+ *
  * Collateral only (USDC, ETH, BTC). Option and perp positions are the trading issue's to reconcile
  * against its own events; their premiums, fees, settlements and funding reach the collateral
  * balance and are compared there.
@@ -53,8 +56,9 @@ import {
   type SubaccountDbRow,
   toExchangeSubaccount,
 } from './accounting-subaccounts'
-import { type AccountingDeps, type AccountingLog, errorInfo, ingestAccruals } from './accruals'
+import { type AccountingDeps, type AccountingLog, errorInfo, fundingSubaccountOf, ingestAccruals } from './accruals'
 import { ACCOUNTING_LOCK_WAIT_MS, EXCHANGE_CYCLE_LOCK, withCycleLock } from './cycle-lock'
+import { type FundingReconcileResult, reconcileFundingSubaccount } from './reconcile-funding'
 
 export const RECONCILE_TICK = 'exchange-reconcile'
 export const RECONCILE_EVERY_MS = 5 * 60_000
@@ -119,14 +123,16 @@ const abs = (x: bigint) => (x < 0n ? -x : x)
 const signed = (x: bigint, decimals: number) => (x > 0n ? '+' : '') + fromBaseUnits(x, decimals)
 
 /**
- * A transfer of the subaccount is in flight, or a conversion round of it is open: between its
+ * A transfer of the subaccount is in flight (a creation's top-up counts until it is done: the journal already holds
+ * the amount it brings, top-up.ts), or a conversion round of it is open: between its
  * withdraw and its deposit the round's money is in the exchange wallet while the journal (after
  * `swap_executed`) already holds the bought currency in the subaccount (docs/trading.md).
  */
 async function transferInFlight(sql: Sql, subaccountRowId: string): Promise<boolean> {
   const rows = await sql`
     select 1 from subaccount_transfers
-    where subaccount_id = ${subaccountRowId} and state in ${sql([...IN_FLIGHT_STATES])}
+    where subaccount_id = ${subaccountRowId}
+      and (state in ${sql([...IN_FLIGHT_STATES])} or (kind = 'top_up' and state <> 'done'))
     union all
     select 1 from conversions
     where subaccount_id = ${subaccountRowId} and state in ('planned', 'withdrawing', 'swapping', 'depositing')
@@ -306,6 +312,33 @@ export interface ReconcileSummary {
   errors: number
   /** left for the next tick (the time budget ran out) */
   deferred: number
+  /** the platform's funding subaccount (v3; null on v2): reconcile-funding.ts */
+  fundingSubaccount: FundingReconcileResult['outcome'] | 'error' | null
+}
+
+/** The funding subaccount's step of a run (v3): its outcome, its divergences added to the run's drift. */
+async function reconcileFunding(
+  deps: AccountingDeps,
+  opts: { mode: ReconcileMode; epsilon: string; at: Date },
+  drift: Map<string, { delta: bigint; decimals: number }>,
+  log: AccountingLog,
+): Promise<ReconcileSummary['fundingSubaccount']> {
+  const fundingId = fundingSubaccountOf(deps.config)
+  if (fundingId === undefined) return null
+  try {
+    const r = await reconcileFundingSubaccount(deps, fundingId, { ...opts, nowMs: opts.at.getTime() }, log)
+    for (const d of r.divergences) {
+      const top = drift.get(d.currency)
+      if (!top || abs(d.delta) > abs(top.delta)) drift.set(d.currency, d)
+    }
+    return r.outcome
+  } catch (err) {
+    log.warn(
+      { subaccountId: String(fundingId), err: errorInfo(err) },
+      'reconciliation failed for the funding subaccount',
+    )
+    return 'error'
+  }
 }
 
 async function subaccountsAfter(sql: Sql, afterId: string | null, limit: number): Promise<ExchangeSubaccount[]> {
@@ -337,6 +370,7 @@ export async function runReconcile(
     alreadyRecorded: 0,
     errors: 0,
     deferred: 0,
+    fundingSubaccount: null,
   }
   const mode = over.mode ?? deps.config.reconcileMode
   const epsilon = over.epsilon ?? deps.config.reconcileEpsilon
@@ -350,7 +384,7 @@ export async function runReconcile(
       summary.subaccounts = subs.length
       const at = deps.clock.now()
       // GET /metrics: the largest |delta| per currency of this run (docs/architecture.md "Operating it")
-      const drift = new Map<string, Divergence>()
+      const drift = new Map<string, { delta: bigint; decimals: number }>()
       const started = await runBounded(subs, async (sub) => {
         try {
           const r = await reconcileSubaccount(deps, sub, { mode, epsilon, nowMs: at.getTime(), at }, log)
@@ -369,6 +403,7 @@ export async function runReconcile(
         }
       })
       summary.deferred = subs.length - started
+      summary.fundingSubaccount = await reconcileFunding(deps, { mode, epsilon, at }, drift, log)
       const figures = new Map([...drift].map(([c, d]) => [c, fromBaseUnits(abs(d.delta), d.decimals)]))
       await recordReconcileDrift(deps.redis, figures).catch((err: unknown) =>
         log.warn({ err: errorInfo(err) }, 'reconciliation drift not recorded'),
@@ -392,7 +427,9 @@ export const reconcileTick: TickDefinition = {
   everyMs: RECONCILE_EVERY_MS,
   process: async (_job, ctx): Promise<ReconcileSummary> => {
     const summary = await runReconcile(ctx.deps, ctx.log)
-    if (summary.observed + summary.stopped + summary.errors > 0) ctx.log.info({ ...summary }, 'reconciliation tick')
+    const funding = summary.fundingSubaccount
+    if (summary.observed + summary.stopped + summary.errors > 0 || (funding !== null && funding !== 'clean'))
+      ctx.log.info({ ...summary }, 'reconciliation tick')
     return summary
   },
 }

@@ -144,9 +144,13 @@ async function plan(deps: TransferDeps, rel: ReleaseRow): Promise<Plan> {
     select (select count(*)::int from conversions where subaccount_id = ${rel.subaccount_id}
         and state in ('planned', 'withdrawing', 'swapping', 'depositing'))
       + (select count(*)::int from subaccount_transfers where subaccount_id = ${rel.subaccount_id}
-        and kind in ('convert_out', 'convert_in', 'fee') and state in ('submitted', 'accepted')) as n`
+        and ((kind in ('convert_out', 'convert_in', 'fee') and state in ('submitted', 'accepted'))
+          or (kind = 'top_up' and state <> 'done'))) as n`
   if ((moving?.n ?? 0) > 0)
-    return { kind: 'wait', reason: 'a conversion round or a fee collection of this subaccount is in flight' }
+    return {
+      kind: 'wait',
+      reason: 'a conversion round, a fee collection or a creation top-up of this subaccount is in flight',
+    }
   // a position of ours claims collateral before anything shows at the exchange (docs/trading.md)
   const [live] = await deps.sql<{ n: number }[]>`
     select count(*)::int as n from positions

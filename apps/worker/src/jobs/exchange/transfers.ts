@@ -265,17 +265,28 @@ function sentUnits(row: TransferRow, decimals: number): bigint {
   return units !== null && units > BigInt(row.amount) ? units : BigInt(row.amount)
 }
 
+/** What a settled creation cost the platform: see `creationFeeOf`. */
+export interface CreationFee {
+  /** what the exchange took in kind (rounded up to base units) */
+  readonly feeAmount: bigint
+  /** what was sent on top and not taken: left in the user's subaccount */
+  readonly feeExcess: bigint
+  /** what the fee took beyond what was sent on top: the user's subaccount is short by it until topped up */
+  readonly shortfall: bigint
+}
+
 /**
  * What a settled creation cost the platform (docs/exchange-v3.md "Movements on v3"): on v3 it is signed with a fee
  * cap (`max_fee_usd`) and sends the cap on top of the row's amount. `feeAmount` is what the exchange took (the
- * sender's transfer row, read back), `feeExcess` the rest of what was sent on top, left in the user's subaccount.
+ * sender's transfer row, read back), `feeExcess` the rest of what was sent on top, left in the user's subaccount,
+ * `shortfall` what it took beyond that (a non-USD asset whose price fell between signing and settling).
  * Undefined for a movement signed without a cap (v2, deposits). Throws while the fee cannot be read (retried).
  */
 export async function creationFeeOf(
   deps: TransferDeps,
   row: TransferRow,
   transactionId: string,
-): Promise<{ feeAmount: bigint; feeExcess: bigint } | undefined> {
+): Promise<CreationFee | undefined> {
   const cap = row.params?.max_fee_usd
   if (row.method !== 'create_subaccount' || typeof cap !== 'string' || /^0*(\.0*)?$/.test(cap)) return undefined
   const start_timestamp = (row.submitted_at?.getTime() ?? 0) - HISTORY_SKEW_MS
@@ -286,8 +297,12 @@ export async function creationFeeOf(
   const feeAmount = toBaseUnits(fee, decimals, 'up')
   const onTop = sentUnits(row, decimals) - BigInt(row.amount)
   if (feeAmount > onTop)
-    deps.log.warn({ transferId: row.id, fee, onTop: onTop.toString() }, 'creation fee above what was sent for it')
-  return { feeAmount, feeExcess: onTop > feeAmount ? onTop - feeAmount : 0n }
+    deps.log.info({ transferId: row.id, fee, onTop: onTop.toString() }, 'creation fee above what was sent: topped up')
+  return {
+    feeAmount,
+    feeExcess: onTop > feeAmount ? onTop - feeAmount : 0n,
+    shortfall: feeAmount > onTop ? feeAmount - onTop : 0n,
+  }
 }
 
 /** Derive's transaction statuses as three outcomes. */
