@@ -407,7 +407,9 @@ describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) =
       const before = new Set((await exchange.getSubaccounts()).subaccount_ids)
       const tx = await exchange.createSubaccount({ asset_name: 'USDC', amount: '10' })
       const created = (await exchange.getSubaccounts()).subaccount_ids.find((id) => !before.has(id))
-      expect(await createdSubaccountId({ ...deps, exchange: noting }, tx.transaction_id, null)).toBe(created)
+      expect(await createdSubaccountId({ ...deps, exchange: noting, log: silent }, tx.transaction_id, null)).toBe(
+        created,
+      )
       expect(read).toContain(created)
       expect(read).not.toContain(stack.platform.fundingSubaccountId)
     },
