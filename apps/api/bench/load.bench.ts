@@ -2,7 +2,7 @@
  * `pnpm bench` (api): the combined load run. One real API process, `src/main.ts` as it is
  * deployed (NODE_ENV=production, its own logger at info, written to /dev/null), on real Postgres
  * (fsync on) and Redis; every chain's RPC is a real anvil (the network-fee estimates of
- * GET /:asset/fees), and prices come from the worker's feed (@wh/market) on the Derive simulator,
+ * GET /:asset/fees), and prices come from the worker's feed (@wh/market) on the Derive simulator's v3 API,
  * the ETH price moving every 500 ms. For LOAD_SECONDS, all at once:
  *
  * - sign-ins: GET /auth/nonce, then POST /auth/verify of a SIWE message (built by the `siwe`
@@ -24,7 +24,7 @@ import { createRequire } from 'node:module'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { runMigrations } from '@wh/db'
-import { DeriveClient, startDeriveSimulator } from '@wh/exchange'
+import { DeriveV3Client, startDeriveSimulator } from '@wh/exchange'
 import { bucketStartMs, type Candle, startPriceFeed, upsertCandles } from '@wh/market'
 import { apiProcessEnv, freePort, startChain, startPostgres, startRedis, testEnv } from '@wh/testkit'
 import autocannon from 'autocannon'
@@ -205,8 +205,9 @@ async function main() {
     AUTH_RATE_LIMIT_PER_MINUTE: '100000000',
     ADMIN_PASSWORD,
     API_PROCESSES: String(API_PROCESSES),
-    EXCHANGE_HTTP_URL: sim.httpUrl,
-    EXCHANGE_WS_URL: sim.wsUrl,
+    EXCHANGE_PROTOCOL: 'v3',
+    EXCHANGE_HTTP_URL: sim.v3HttpUrl,
+    EXCHANGE_WS_URL: sim.v3WsUrl,
     EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
     RPC_URL_ETHEREUM: publicChains[0]?.rpcUrl,
     RPC_URL_OPTIMISM: publicChains[1]?.rpcUrl,
@@ -215,9 +216,9 @@ async function main() {
   })
   const feedRedis = new Redis(redisServer.url)
   const feed = startPriceFeed({
-    exchange: new DeriveClient({
-      httpUrl: sim.httpUrl,
-      wsUrl: sim.wsUrl,
+    exchange: new DeriveV3Client({
+      httpUrl: sim.v3HttpUrl,
+      wsUrl: sim.v3WsUrl,
       wallet: env.EXCHANGE_WALLET_ADDRESS as `0x${string}`,
       sessionKey: env.SESSION_PRIVATE_KEY as `0x${string}`,
       chainId: 901,

@@ -1,6 +1,6 @@
 /**
  * `pnpm bench` (api): 5,000 concurrent /ws/prices clients against the real API in its own process,
- * fed by the real price feed (@wh/market, the worker's code) subscribed to the Derive simulator's
+ * fed by the real price feed (@wh/market, the worker's code) subscribed to the Derive simulator's v3
  * ticker channels, through real Redis pub/sub; real Postgres for candles and GET /assets.
  * Reports delivery latency p50/p90/p99 of every price message, from the feed's publish (the
  * update's `publishedAt`) to the client's receipt, on one machine's clock: Redis pub/sub → the API's
@@ -18,7 +18,7 @@ import { connect, type Socket } from 'node:net'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { runMigrations } from '@wh/db'
-import { DeriveClient, startDeriveSimulator } from '@wh/exchange'
+import { DeriveV3Client, startDeriveSimulator } from '@wh/exchange'
 import { startPriceFeed } from '@wh/market'
 import { freePort, startPostgres, startRedis, testEnv } from '@wh/testkit'
 import autocannon from 'autocannon'
@@ -119,14 +119,15 @@ async function main() {
     CACHE_URL: redisServer.url,
     PORT: String(await freePort()),
     NODE_ENV: 'production',
-    EXCHANGE_HTTP_URL: sim.httpUrl,
-    EXCHANGE_WS_URL: sim.wsUrl,
+    EXCHANGE_PROTOCOL: 'v3',
+    EXCHANGE_HTTP_URL: sim.v3HttpUrl,
+    EXCHANGE_WS_URL: sim.v3WsUrl,
   })
   const feedRedis = new Redis(redisServer.url)
   const feedSql = postgres(dbUrl, { max: 4, onnotice: () => {} })
-  const exchange = new DeriveClient({
-    httpUrl: sim.httpUrl,
-    wsUrl: sim.wsUrl,
+  const exchange = new DeriveV3Client({
+    httpUrl: sim.v3HttpUrl,
+    wsUrl: sim.v3WsUrl,
     wallet: env.EXCHANGE_WALLET_ADDRESS as `0x${string}`,
     sessionKey: env.SESSION_PRIVATE_KEY as `0x${string}`,
     chainId: 901,

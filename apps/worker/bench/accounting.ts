@@ -13,16 +13,16 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { loadConfig } from '@wh/config'
 import { type Clock, toBaseUnits } from '@wh/core'
 import { createDatabase, runMigrations } from '@wh/db'
-import { DeriveClient, type ExchangeLogger, fromE18, startDeriveSimulator, toE18 } from '@wh/exchange'
+import { createDeriveClient, type ExchangeLogger, fromE18, startDeriveSimulator, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 import { Redis } from 'ioredis'
-import { privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
 import { ACCOUNTING_CONCURRENCY } from '../src/jobs/exchange/accounting-subaccounts'
 import { ACCRUAL_SETTLE_MS, runAccruals } from '../src/jobs/exchange/accruals'
 import { RECONCILE_CURSOR_KEY, runReconcile } from '../src/jobs/exchange/reconcile'
 import type { WorkerDeps } from '../src/ticks'
+import { platformFunds } from '../test/fixtures/platform-funds'
 
 const SUBACCOUNTS = Number(process.argv[2] ?? 500)
 const RTT_MS = Number(process.argv[3] ?? 50)
@@ -43,19 +43,10 @@ try {
   const database = createDatabase(pg.url, { max: 12, appName: 'accounting-bench' })
   const sql = database.sql
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
-  const config = loadConfig(
-    localStackEnv({
-      DATABASE_URL: pg.url,
-      CACHE_URL: redisServer.url,
-      LOG_LEVEL: 'silent',
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
-      EXCHANGE_CHAIN_ID: '901',
-    }),
-  )
-  const wallet = config.exchange.walletAddress
-  sim.control.registerWallet({ wallet, sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address] })
-  sim.control.fundWallet(wallet, 'USDC', String(SUBACCOUNTS * 10_000))
+  const env = { DATABASE_URL: pg.url, CACHE_URL: redisServer.url, LOG_LEVEL: 'silent', EXCHANGE_CHAIN_ID: '901' }
+  // v3: the platform's USDC in its funding subaccount, each subaccount opened by a transfer out of it
+  const platform = platformFunds(sim, 'v3', { USDC: String(SUBACCOUNTS * 10_000) }, env)
+  const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   const calls = new Map<string, number>()
   const exchangeLogger: ExchangeLogger = {
     info: (o) => void calls.set(o.method, (calls.get(o.method) ?? 0) + 1),
@@ -66,11 +57,15 @@ try {
   /** the same client with a round trip added to every request, as a remote exchange has */
   const remote: WorkerDeps = {
     ...deps,
-    exchange: new DeriveClient({
+    exchange: createDeriveClient(config.exchange.protocol, {
       httpUrl: config.exchange.httpUrl,
-      wallet,
+      wallet: config.exchange.walletAddress,
       sessionKey: config.keys.sessionPrivateKey,
       chainId: config.exchange.chainId,
+      ...(config.exchange.fundingSubaccountId !== undefined && {
+        fundingSubaccountId: config.exchange.fundingSubaccountId,
+      }),
+      subaccountCreationFeeCapUsd: config.exchange.subaccountCreationFeeCapUsd,
       clock,
       logger: exchangeLogger,
       fetch: async (input, init) => {

@@ -37,12 +37,12 @@ import { startWheel, tradingProfile } from '@wh/trading'
 import { buildChainClients, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { createPublicClient, createWalletClient, http } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
 import { buildSwapStack, CHAIN, POOL_USDC, POOL_WETH } from '../../../packages/swap/test/stack'
 import { buildWorkerDeps } from '../src/deps'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { CONVERT_BATCH, CONVERT_CONCURRENCY, type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
 import { runPlacing } from '../src/jobs/trading/place'
+import { platformFunds } from '../test/fixtures/platform-funds'
 
 const N = Number(process.argv[2] ?? 100)
 const E18 = 10n ** 18n
@@ -85,18 +85,18 @@ try {
   sim.control.setPrice('ETH', '3000')
   await runMigrations(pg.url)
   const sql = database.sql
-  const config = loadConfig(
-    localStackEnv({
-      DATABASE_URL: pg.url,
-      CACHE_URL: redisServer.url,
-      LOG_LEVEL: 'silent',
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
-      TRADING_PROFILE: 'balanced',
-      WHEEL_ENABLED: 'true',
-      RPC_URL_BASE: chain.rpcUrl,
-    }),
-  )
+  const env = {
+    DATABASE_URL: pg.url,
+    CACHE_URL: redisServer.url,
+    LOG_LEVEL: 'silent',
+    TRADING_PROFILE: 'balanced',
+    WHEEL_ENABLED: 'true',
+    RPC_URL_BASE: chain.rpcUrl,
+  }
+  // v3: the platform's funding subaccount holds the USDC the subaccounts are funded from and the
+  // ETH the rounds deposit
+  const platform = platformFunds(sim, 'v3', { USDC: String(N * 10_000), ETH: String(N * 10) }, env)
+  const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   const exchangeCalls = new Map<string, number>()
   const countCall = (o: { method: string }) => void exchangeCalls.set(o.method, (exchangeCalls.get(o.method) ?? 0) + 1)
   const clock = { now: () => new Date(sim.control.nowMs()) }
@@ -105,14 +105,6 @@ try {
     { sql, redis, log: silent },
     { clock, exchangeLogger: { info: countCall, warn: countCall } },
   )
-  const exchangeWallet = config.exchange.walletAddress
-  sim.control.registerWallet({
-    wallet: exchangeWallet,
-    sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address],
-  })
-  // the USDC the subaccounts are funded from, and the ETH the rounds deposit
-  sim.control.fundWallet(exchangeWallet, 'USDC', String(N * 10_000))
-  sim.control.fundWallet(exchangeWallet, 'ETH', String(N * 10))
 
   const swap = await buildSwapStack({ config, sql, rpcUrl: chain.rpcUrl, chainId: 8453 })
   await deepenPool(POOL_ETH)
@@ -316,7 +308,7 @@ try {
   const totalExchange = [...exchangeTimed.values()].reduce((a, b) => a + b, 0)
   const totalRpc = [...rpcTimed.values()].reduce((a, b) => a + b, 0)
   console.log(
-    `\nconversion rounds: runConversions (batch ${CONVERT_BATCH} per run) against the Derive simulator over HTTP, the local pool on anvil ` +
+    `\nconversion rounds: runConversions (batch ${CONVERT_BATCH} per run) against the Derive simulator's v3 API over HTTP, the local pool on anvil ` +
       `(${fmt(Number(POOL_ETH))} ETH deep, 30 bps fee), durable Postgres; setup ${fmt(setupMs / 1000, 1)} s; load average ${fmt(loadBefore, 2)} → ${fmt(loadAfter, 2)} ` +
       `on ${availableParallelism()} cores; ${new Date().toISOString()}\n`,
   )

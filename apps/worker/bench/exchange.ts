@@ -1,12 +1,15 @@
 /**
  * Exchange funding benchmark: fundings per second through the funding
- * tick (runFunding, as the worker runs it, cycle lock included) against the Derive simulator over
- * real HTTP, on a durable throwaway Postgres and Redis.
+ * tick (runFunding, as the worker runs it, cycle lock included) against the Derive simulator's v3
+ * API over real HTTP, on a durable throwaway Postgres and Redis; the platform's USDC sits in its
+ * funding subaccount (test/fixtures/platform-funds.ts), each funding a transfer_spot out of it.
  *   1. first fundings: N users, each a create_subaccount (sign, store, send, get_transaction,
  *      journal), run to completion;
  *   2. second fundings: a deposit into each existing subaccount.
- * Every row costs three commits (submitted, accepted, funded + subaccount_funded) and three
- * exchange calls (the action, get_transaction, plus get_currency once).
+ * Every row costs three commits (submitted, accepted, funded + subaccount_funded). A deposit costs
+ * two exchange calls (transfer_spot, get_transaction); a creation also reads the spot price for its
+ * fee cap (get_currency), the wallet's subaccounts and transfer histories (the fee taken, the new
+ * subaccount's id: apps/worker/src/jobs/exchange/transfers.ts).
  *
  *   pnpm --filter @wh/worker exec tsx bench/exchange.ts          200 users
  *   pnpm --filter @wh/worker exec tsx bench/exchange.ts 1000     more users
@@ -18,9 +21,9 @@ import { startDeriveSimulator } from '@wh/exchange'
 import { appendBatch, type EventInput, reserveFunding } from '@wh/ledger'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 import { Redis } from 'ioredis'
-import { privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
 import { FUND_CONCURRENCY, runFunding } from '../src/jobs/exchange/fund'
+import { platformFunds } from '../test/fixtures/platform-funds'
 
 const USERS = Number(process.argv[2] ?? 200)
 const USDC = (n: number) => BigInt(n) * 1_000_000n
@@ -33,26 +36,16 @@ try {
   await runMigrations(pg.url)
   const database = createDatabase(pg.url, { max: 24, appName: 'exchange-bench' })
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
-  const config = loadConfig(
-    localStackEnv({
-      DATABASE_URL: pg.url,
-      CACHE_URL: redisServer.url,
-      LOG_LEVEL: 'silent',
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
-    }),
-  )
+  const env = { DATABASE_URL: pg.url, CACHE_URL: redisServer.url, LOG_LEVEL: 'silent' }
+  // v3: the platform's USDC in its funding subaccount, each funding a transfer out of it
+  const platform = platformFunds(sim, 'v3', { USDC: String(USERS * 1_000) }, env)
+  const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   let exchangeCalls = 0
   const deps = buildWorkerDeps(
     config,
     { sql: database.sql, redis, log: silent },
     { exchangeLogger: { info: () => void exchangeCalls++, warn: () => void exchangeCalls++ } },
   )
-  sim.control.registerWallet({
-    wallet: config.exchange.walletAddress,
-    sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address],
-  })
-  sim.control.fundWallet(config.exchange.walletAddress, 'USDC', String(USERS * 1_000))
 
   const users = Array.from({ length: USERS }, () => randomUUID())
   const deposits: EventInput[] = users.map((userId) => ({
@@ -103,7 +96,7 @@ try {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
   const line = (cells: string[]) =>
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`
-  console.log(`\nfunding tick against the Derive simulator over HTTP, ${FUND_CONCURRENCY} subaccounts at once`)
+  console.log(`\nfunding tick against the Derive simulator's v3 API over HTTP, ${FUND_CONCURRENCY} subaccounts at once`)
   console.log(line(header))
   console.log(`| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`)
   for (const r of rows) console.log(line(r))

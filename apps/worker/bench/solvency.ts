@@ -22,6 +22,7 @@ import { createPublicClient, createWalletClient, encodeFunctionData, http, numbe
 import { privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
 import { solvencyDeps } from '../src/jobs/solvency/solvency'
+import { platformFunds } from '../test/fixtures/platform-funds'
 
 const USERS = Number(process.argv[2] ?? 100_000)
 const ACTIVE = Math.min(Number(process.argv[3] ?? 1_000), USERS)
@@ -43,21 +44,20 @@ try {
   )
   const database = createDatabase(pg.url, { max: 12, appName: 'solvency-bench' })
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
-  const config = loadConfig(
-    localStackEnv({
-      DATABASE_URL: pg.url,
-      CACHE_URL: redisServer.url,
-      LOG_LEVEL: 'silent',
-      RPC_URL_ETHEREUM: chain.rpcUrl,
-      RPC_URL_OPTIMISM: chain.rpcUrl,
-      RPC_URL_BASE: chain.rpcUrl,
-      RPC_URL_ARBITRUM: chain.rpcUrl,
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
-      EXCHANGE_CHAIN_ID: '901',
-      USDC_ADDRESS_LOCAL: usdc,
-    }),
-  )
+  const env = {
+    DATABASE_URL: pg.url,
+    CACHE_URL: redisServer.url,
+    LOG_LEVEL: 'silent',
+    RPC_URL_ETHEREUM: chain.rpcUrl,
+    RPC_URL_OPTIMISM: chain.rpcUrl,
+    RPC_URL_BASE: chain.rpcUrl,
+    RPC_URL_ARBITRUM: chain.rpcUrl,
+    EXCHANGE_CHAIN_ID: '901',
+    USDC_ADDRESS_LOCAL: usdc,
+  }
+  // v3: the platform's USDC in its funding subaccount (one more portfolio in get_all_portfolios)
+  const platform = platformFunds(sim, 'v3', { USDC: '1000000' }, env)
+  const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   let httpRequests = 0
   let rpcCalls = 0
   const deps = buildWorkerDeps(
@@ -75,8 +75,6 @@ try {
   )
   const sql = database.sql
   const wallet = config.exchange.walletAddress
-  sim.control.registerWallet({ wallet, sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address] })
-  sim.control.fundWallet(wallet, 'USDC', '1000000')
 
   // --- 100,000 users, each owed a deposit in the journal
   const t = performance.now()

@@ -4,7 +4,7 @@
  *   1. choose: N funded positions get their expiry, strike (delta from the tickers) and size;
  *   2. place: each gets its post-only order (open orders read, order signed and sent);
  *   3. cross: the window ends, each rest is sold at the bid and its fills recorded (option_sold);
- *   4. fees: each subaccount's platform fees withdrawn to the exchange wallet (the fees tick);
+ *   4. fees: each subaccount's platform fees moved to the platform's funding subaccount (the fees tick);
  *   5. buy-back: each leg quoted (DELETE of an open leg) and bought back with one IOC order.
  * Figures: positions per second per phase, exchange calls, tick runs.
  *
@@ -19,11 +19,11 @@ import { appendBatch, type EventInput } from '@wh/ledger'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 import { closePosition, type PriceReader, requestPosition, tradingProfile } from '@wh/trading'
 import { Redis } from 'ioredis'
-import { privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
 import { runFeeCollection } from '../src/jobs/exchange/fees'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { PLACE_BATCH, runPlacing } from '../src/jobs/trading/place'
+import { platformFunds } from '../test/fixtures/platform-funds'
 
 const N = Number(process.argv[2] ?? 200)
 const USDC = (n: number) => BigInt(n) * 1_000_000n
@@ -39,16 +39,10 @@ try {
   const database = createDatabase(pg.url, { max: 16, appName: 'trading-bench' })
   const sql = database.sql
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
-  const config = loadConfig(
-    localStackEnv({
-      DATABASE_URL: pg.url,
-      CACHE_URL: redisServer.url,
-      LOG_LEVEL: 'silent',
-      EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
-      TRADING_PROFILE: 'balanced',
-    }),
-  )
+  const env = { DATABASE_URL: pg.url, CACHE_URL: redisServer.url, LOG_LEVEL: 'silent', TRADING_PROFILE: 'balanced' }
+  // v3: the platform's USDC in its funding subaccount, which the funding tick draws on
+  const platform = platformFunds(sim, 'v3', { USDC: String(N * 10_000) }, env)
+  const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   let exchangeCalls = 0
   const clock = { now: () => new Date(sim.control.nowMs()) }
   const deps = buildWorkerDeps(
@@ -56,11 +50,6 @@ try {
     { sql, redis, log: silent },
     { clock, exchangeLogger: { info: () => void exchangeCalls++, warn: () => void exchangeCalls++ } },
   )
-  sim.control.registerWallet({
-    wallet: config.exchange.walletAddress,
-    sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address],
-  })
-  sim.control.fundWallet(config.exchange.walletAddress, 'USDC', String(N * 10_000))
   const profile = tradingProfile('balanced')
   const place = { sql, exchange: deps.exchange, redis, clock, platformFeeRate: config.platformFeeRate, profile }
 
@@ -119,7 +108,7 @@ try {
   const [sold] = await sql<{ n: number }[]>`select count(*)::int as n from ledger_events where type = 'option_sold'`
   if ((sold?.n ?? 0) < N) throw new Error(`expected at least ${N} option_sold, found ${sold?.n}`)
 
-  // fee collection: each subaccount's uncollected platform fees withdrawn to the exchange wallet
+  // fee collection: each subaccount's uncollected platform fees moved to the funding subaccount
   {
     exchangeCalls = 0
     let runs = 0
@@ -135,7 +124,7 @@ try {
     }
     const ms = performance.now() - t0
     rows.push([
-      'fee collection (withdraw per subaccount)',
+      'fee collection (transfer per subaccount)',
       String(N),
       String(runs),
       String(exchangeCalls),
@@ -170,7 +159,7 @@ try {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
   const line = (cells: string[]) =>
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ')} |`
-  console.log(`\nplacing tick against the Derive simulator over HTTP (batch ${PLACE_BATCH} per run)`)
+  console.log(`\nplacing tick against the Derive simulator's v3 API over HTTP (batch ${PLACE_BATCH} per run)`)
   console.log(line(header))
   console.log(`| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`)
   for (const r of rows) console.log(line(r))

@@ -28,7 +28,7 @@ import { type SubaccountDbRow, toExchangeSubaccount } from '../src/jobs/exchange
 import { EXCHANGE_CYCLE_LOCK } from '../src/jobs/exchange/cycle-lock'
 import { type FundSummary, fundTick, runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
-import { LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
+import { createdSubaccountId, LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, PROTOCOLS, silent, startExchangeStack } from './fixtures/exchange-stack'
@@ -502,6 +502,33 @@ describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) =
       const held = (await exchange.getSubaccount(Number(sub))).collaterals.find((c) => c.asset_name === 'ETH')?.amount
       expect(await balanceOf(sql(), userSub(userId, sub, 'ETH'), 'ETH')).toBe(toE18(held ?? '0'))
       expect(toE18(held ?? '0')).toBeGreaterThanOrEqual(ETH(1))
+    },
+  )
+
+  it.runIf(protocol === 'v3')(
+    "v3: a creation's new subaccount is searched for among the unrecorded ones, never in the funding subaccount's history",
+    async () => {
+      // the real client, its deposit-history reads noted (the funding subaccount's holds every movement)
+      const read: number[] = []
+      const noting = new Proxy(exchange, {
+        get(target, prop) {
+          if (prop === 'getDepositHistory')
+            return (p: { subaccount_id: number }) => {
+              read.push(p.subaccount_id)
+              return target.getDepositHistory(p)
+            }
+          const v = Reflect.get(target, prop, target)
+          return typeof v === 'function' ? v.bind(target) : v
+        },
+      })
+      const before = new Set((await exchange.getSubaccounts()).subaccount_ids)
+      const tx = await exchange.createSubaccount({ asset_name: 'USDC', amount: '10' })
+      const created = (await exchange.getSubaccounts()).subaccount_ids.find((id) => !before.has(id))
+      expect(await createdSubaccountId({ ...deps, exchange: noting, log: silent }, tx.transaction_id, null)).toBe(
+        created,
+      )
+      expect(read).toContain(created)
+      expect(read).not.toContain(stack.platform.fundingSubaccountId)
     },
   )
 

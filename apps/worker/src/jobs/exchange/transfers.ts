@@ -11,6 +11,7 @@ import { errorMessage, fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   type DeriveClient,
+  DeriveV3Client,
   ExchangeError,
   ExchangeInsufficientMarginError,
   RPC,
@@ -206,6 +207,20 @@ export async function findLanded(
     return hit ? { transactionId: hit.id, settled: hit.settled } : null
   }
   // create_subaccount: the new subaccount is one of the wallet's that no subaccounts row holds
+  const unknown = (await unrecordedSubaccounts(deps)).sort((a, b) => b - a).slice(0, CREATE_SEARCH_MAX_SUBACCOUNTS)
+  for (const sub of unknown) {
+    const hit = await inSubaccount(sub)
+    if (hit) return { transactionId: hit.id, settled: hit.settled, exchangeSubaccountId: sub }
+  }
+  return null
+}
+
+/**
+ * The wallet's subaccounts that no subaccounts row holds, where a creation's new subaccount is looked
+ * for. Never v3's funding subaccount (the platform's own, the sender of every funding): its transfer
+ * history grows with every movement, and a search would read all of it for each creation.
+ */
+async function unrecordedSubaccounts(deps: TransferDeps): Promise<number[]> {
   const { subaccount_ids } = await deps.exchange.getSubaccounts()
   const known = new Set(
     (
@@ -214,15 +229,8 @@ export async function findLanded(
         where exchange_id = any(${subaccount_ids.map(String)}::bigint[])`
     ).map((r) => Number(r.exchange_id)),
   )
-  const unknown = subaccount_ids
-    .filter((id) => !known.has(id))
-    .sort((a, b) => b - a)
-    .slice(0, CREATE_SEARCH_MAX_SUBACCOUNTS)
-  for (const sub of unknown) {
-    const hit = await inSubaccount(sub)
-    if (hit) return { transactionId: hit.id, settled: hit.settled, exchangeSubaccountId: sub }
-  }
-  return null
+  const funding = deps.exchange instanceof DeriveV3Client ? deps.exchange.fundingSubaccountId : undefined
+  return subaccount_ids.filter((id) => !known.has(id) && id !== funding)
 }
 
 async function firstUnclaimed<T extends { id: string }>(sql: Sql, candidates: T[]): Promise<T | null> {
@@ -243,15 +251,7 @@ async function firstUnclaimed<T extends { id: string }>(sql: Sql, candidates: T[
 export async function createdSubaccountId(deps: TransferDeps, transactionId: string, data: unknown): Promise<number> {
   const fromData = (data as { subaccount_id?: unknown } | null)?.subaccount_id
   if (typeof fromData === 'number' && Number.isSafeInteger(fromData)) return fromData
-  const { subaccount_ids } = await deps.exchange.getSubaccounts()
-  const known = new Set(
-    (
-      await deps.sql<{ exchange_id: string }[]>`
-        select exchange_id::text as exchange_id from subaccounts
-        where exchange_id = any(${subaccount_ids.map(String)}::bigint[])`
-    ).map((r) => Number(r.exchange_id)),
-  )
-  for (const sub of subaccount_ids.filter((id) => !known.has(id)).slice(-CREATE_SEARCH_MAX_SUBACCOUNTS)) {
+  for (const sub of (await unrecordedSubaccounts(deps)).slice(-CREATE_SEARCH_MAX_SUBACCOUNTS)) {
     const { events } = await deps.exchange.getDepositHistory({ subaccount_id: sub })
     if (events.some((e) => e.transaction_id === transactionId)) return sub
   }
