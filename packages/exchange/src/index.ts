@@ -25,6 +25,14 @@ export {
   PUBLIC_ACTION_QUEUED,
   watchL1Deposits,
 } from './simulator/l1-deposits'
+export {
+  attachL1Payer,
+  type L1Payer,
+  type L1PayerOptions,
+  outboxIdOf,
+  WITHDRAWAL_OUTBOX_ABI,
+  whitelistRecipient,
+} from './simulator/l1-withdrawals'
 export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } from './simulator/server'
 export {
   DeriveV3Client,
