@@ -85,6 +85,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
       fundingSubaccountId: v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
       depositManager: v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
+      withdrawalOutbox: v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS
+        ? getAddress(v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS)
+        : undefined,
       subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
     },
     keys: {
@@ -121,6 +124,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       .filter(Boolean),
     workerClock: s('WORKER_CLOCK') as Config['workerClock'],
     bridgeRetainUsdcBaseUnits: usdcBaseUnits(s('BRIDGE_RETAIN_USDC')),
+    treasury: {
+      floorUsdcBaseUnits: usdcBaseUnits(s('TREASURY_FLOOR_USDC')),
+      maxWithdrawUsdcBaseUnits: usdcBaseUnits(s('TREASURY_MAX_WITHDRAW_USDC')),
+      withdrawMaxFeeUsd: s('TREASURY_WITHDRAW_MAX_FEE_USD'),
+    },
     swapLocal:
       v.SWAP_POOL_ADDRESS_LOCAL !== undefined && v.WETH_ADDRESS_LOCAL !== undefined
         ? { pool: getAddress(v.SWAP_POOL_ADDRESS_LOCAL), weth: getAddress(v.WETH_ADDRESS_LOCAL) }
