@@ -37,6 +37,7 @@ export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } fr
 export {
   DeriveV3Client,
   type DeriveV3ClientOptions,
+  type SignedL1Withdrawal,
   type TransferSpotRequest,
   V3UnsupportedError,
   type WithdrawL1Request,
