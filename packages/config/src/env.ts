@@ -76,20 +76,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const hex = (n: EnvName) => s(n) as `0x${string}`
   return deepFreeze({
     ...apiPart(v, ownXpub as string),
-    exchange: {
-      httpUrl: s('EXCHANGE_HTTP_URL'),
-      wsUrl: s('EXCHANGE_WS_URL'),
-      chainRpcUrl: s('EXCHANGE_CHAIN_RPC_URL'),
-      chainId: Number(s('EXCHANGE_CHAIN_ID')),
-      walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
-      protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
-      fundingSubaccountId: v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
-      depositManager: v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
-      withdrawalOutbox: v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS
-        ? getAddress(v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS)
-        : undefined,
-      subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
-    },
+    exchange: exchangePart(v),
     keys: {
       masterPrivateKey: hex('MASTER_PRIVATE_KEY'),
       sessionPrivateKey: hex('SESSION_PRIVATE_KEY'),
@@ -241,6 +228,25 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[]): v
 }
 
 /** The part of the configuration the API reads, from checked variables. */
+/** EXCHANGE_*: the exchange client's and the v3 money path's settings. */
+function exchangePart(v: Partial<Record<EnvName, string>>): Config['exchange'] {
+  const s = (n: EnvName) => v[n] as string
+  return {
+    httpUrl: s('EXCHANGE_HTTP_URL'),
+    wsUrl: s('EXCHANGE_WS_URL'),
+    chainRpcUrl: s('EXCHANGE_CHAIN_RPC_URL'),
+    chainId: Number(s('EXCHANGE_CHAIN_ID')),
+    walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
+    protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
+    fundingSubaccountId: v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
+    depositManager: v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
+    withdrawalOutbox: v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS
+      ? getAddress(v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS)
+      : undefined,
+    subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
+  }
+}
+
 function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiConfig {
   const s = (n: EnvName) => v[n] as string
   return {
