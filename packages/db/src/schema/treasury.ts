@@ -30,12 +30,8 @@ export const treasuryWithdrawals = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('treasury_withdrawals_op_uuid_key')
-      .on(t.opUuid)
-      .where(sql`${t.opUuid} IS NOT NULL`),
-    uniqueIndex('treasury_withdrawals_open_key')
-      .on(t.chain)
-      .where(sql`${t.state} IN ('signed', 'sent')`),
+    uniqueIndex('treasury_withdrawals_op_uuid_key').on(t.opUuid).where(sql`${t.opUuid} IS NOT NULL`),
+    uniqueIndex('treasury_withdrawals_open_key').on(t.chain).where(sql`${t.state} IN ('signed', 'sent')`),
     check('treasury_withdrawals_state_check', sql`${t.state} IN ('signed', 'sent', 'paid', 'failed')`),
     check('treasury_withdrawals_amount_check', sql`${t.amount} > 0`),
   ],
