@@ -27,6 +27,7 @@ import {
   testUsdcAbi,
 } from '@wh/wallet'
 import { sendWithdrawals } from '@wh/withdrawals'
+import type { Job } from 'bullmq'
 import { Redis } from 'ioredis'
 import {
   type Address,
@@ -41,9 +42,9 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { ticks } from '../src/jobs/index'
-import { runTreasury, TREASURY_TICK_NAME, treasuryTick } from '../src/jobs/treasury/treasury'
+import { runTreasury, shortfallOf, TREASURY_TICK_NAME, treasuryTick } from '../src/jobs/treasury/treasury'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
-import type { WorkerDeps } from '../src/ticks'
+import type { TickContext, WorkerDeps } from '../src/ticks'
 
 const silent = { info() {}, warn() {} }
 const USDC = (n: number) => BigInt(Math.round(n * 1_000_000))
@@ -55,6 +56,21 @@ const DEST: Address = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
 const crash = (where: string) => () => {
   throw new Error(`killed ${where}`)
 }
+
+describe('shortfallOf: the bridge surplus rule in reverse', () => {
+  const rule = { floor: USDC(500), retain: USDC(1_000) }
+  it('refills to the retained amount only under the floor, counting requested withdrawals as gone', () => {
+    expect(shortfallOf({ ...rule, balance: USDC(1_200), requested: 0n })).toBe(0n)
+    expect(shortfallOf({ ...rule, balance: USDC(1_200), requested: USDC(700) })).toBe(0n) // 500 free: at the floor
+    expect(shortfallOf({ ...rule, balance: USDC(1_200), requested: USDC(700) + 1n })).toBe(USDC(500) + 1n)
+    expect(shortfallOf({ ...rule, balance: USDC(100), requested: USDC(400) })).toBe(USDC(1_300))
+  })
+  it('a floor above the retained amount acts as it: never refills what the bridge would send back', () => {
+    const high = { floor: USDC(2_000), retain: USDC(1_000) }
+    expect(shortfallOf({ ...high, balance: USDC(1_000), requested: 0n })).toBe(0n)
+    expect(shortfallOf({ ...high, balance: USDC(999), requested: 0n })).toBe(USDC(1))
+  })
+})
 
 describe('v3 money out: the treasury tick refills the Ethereum hot wallet from the funding subaccount, paid on L1', () => {
   let chain: RunningChain
@@ -209,6 +225,9 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
   it('does nothing while the hot wallet covers its requested withdrawals above the floor', async () => {
     await write(usdc, testUsdcAbi, 'mint', [hot(), USDC(1_200)])
     expect(await runTreasury(deps)).toEqual({ status: 'idle', shortfallBaseUnits: 0n })
+    // the registered tick, under the exchange cycle lock: the same, as JSON
+    const tickCtx = { log: silent, deps, queues: new Map() } as unknown as TickContext
+    expect(await treasuryTick.process({} as Job, tickCtx)).toEqual({ status: 'idle', shortfallBaseUnits: '0' })
     expect(await rows()).toEqual([])
     expect(fundingUsdc()).toBe(USDC(10_000) * E12)
   })

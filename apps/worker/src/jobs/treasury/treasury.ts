@@ -1,5 +1,6 @@
 /**
- * The treasury tick (queue `treasury`, every TREASURY_EVERY_MS; Derive v3 only): money out on L1, the
+ * The treasury tick (queue `treasury`, every TREASURY_EVERY_MS, under the exchange cycle lock; Derive v3
+ * only): money out on L1, the
  * bridge in reverse (docs/chains.md "Treasury"). When the Ethereum hot wallet's USDC, less its
  * `requested` USDC withdrawals, is under TREASURY_FLOOR_USDC (at most BRIDGE_RETAIN_USDC), it withdraws
  * the shortfall up to BRIDGE_RETAIN_USDC (at most TREASURY_MAX_WITHDRAW_USDC, and at most what the
@@ -15,15 +16,14 @@
  * finds none open signs another. The journal's key makes `bridged` land once, in the transaction
  * that closes the row.
  */
-import { LOCK_TTL_MS } from '@wh/config'
 import { fromBaseUnits, minBigint, toBaseUnits } from '@wh/core'
 import { DeriveV3Client, ExchangeError, RPC } from '@wh/exchange'
-import { withLock } from '@wh/jobs'
 import { appendBatch } from '@wh/ledger'
 import { type ChainName, EXCHANGE_CHAIN_NAME } from '@wh/wallet'
 import { type Address, getAddress, type Hex } from 'viem'
 import type { TickContext, TickDefinition } from '../../ticks'
 import { BRIDGE_MIN_BASE_UNITS, type BridgeDeps, hotWalletUsdc, requestedUsdc } from '../bridge/bridge'
+import { withCycleLock } from '../exchange/cycle-lock'
 import { HISTORY_SKEW_MS, LANDED_GRACE_SEC } from '../exchange/transfers'
 import { l1PayoutOf } from './payout'
 import { insertSigned, markFailed, markPaid, markSent, openWithdrawal, type TreasuryRow } from './store'
@@ -248,7 +248,7 @@ async function settle(
   }
 }
 
-/** One run: resume the open withdrawal, or start one for the shortfall. Call it under the treasury lock (the tick does). */
+/** One run: resume the open withdrawal, or start one for the shortfall. Call it under the exchange cycle lock (the tick does). */
 export async function runTreasury(deps: TreasuryDeps, opts: TreasuryRunOptions = {}): Promise<TreasuryRunResult> {
   const s = v3Setup(deps)
   if ('reason' in s) return { status: 'off', reason: s.reason }
@@ -269,8 +269,11 @@ export async function runTreasury(deps: TreasuryDeps, opts: TreasuryRunOptions =
 }
 
 async function runTreasuryTick(ctx: TickContext) {
-  const result = await withLock(ctx.deps.redis, `lock:${TREASURY_TICK_NAME}`, LOCK_TTL_MS, () => runTreasury(ctx.deps))
-  if (!result) return { status: 'locked' }
+  // the exchange cycle lock: the funding subaccount signs fundings and this withdrawal in one nonce
+  // order across processes, and what it holds free is read with no funding in between
+  const r = await withCycleLock(ctx.deps.redis, () => runTreasury(ctx.deps))
+  if (!r.ran) return { status: 'locked' }
+  const result = r.value
   // bigints as decimal strings: BullMQ stores the return value as JSON
   const summary = Object.fromEntries(
     Object.entries(result).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
