@@ -32,6 +32,7 @@ import {
   getAddress,
   type Hex,
   http,
+  type PublicClient,
   parseEventLogs,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -56,7 +57,7 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
   const owner = privateKeyToAccount(generatePrivateKey()).address
   const friend = privateKeyToAccount(generatePrivateKey()).address
   const stranger = privateKeyToAccount(generatePrivateKey()).address
-  let publicClient: ReturnType<typeof createPublicClient>
+  let publicClient: PublicClient
 
   const usdcOf = (a: Address) =>
     publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'balanceOf', args: [a] })
