@@ -149,14 +149,20 @@ export function attachL1Payer(engine: SimEngine, o: L1PayerOptions): L1Payer {
     if (state.queue.length === 0) return
     const batch = state.queue
     state.queue = []
-    const hash = await walletClient.writeContract({
-      address: outbox,
-      abi: WITHDRAWAL_OUTBOX_ABI,
-      functionName: 'executeWithdrawals',
-      args: [batch.map((w) => payoutArgs(w))],
-      chain: null,
-      gas: 100_000n + 80_000n * BigInt(batch.length),
-    })
+    // a call that never left (the node down, a timeout) puts its batch back: the next poll pays it
+    const hash = await walletClient
+      .writeContract({
+        address: outbox,
+        abi: WITHDRAWAL_OUTBOX_ABI,
+        functionName: 'executeWithdrawals',
+        args: [batch.map((w) => payoutArgs(w))],
+        chain: null,
+        gas: 100_000n + 80_000n * BigInt(batch.length),
+      })
+      .catch((err: unknown) => {
+        state.queue = [...batch, ...state.queue]
+        throw err
+      })
     submitted = { hash, batch }
   }
   const settleSubmitted = async (): Promise<number> => {
