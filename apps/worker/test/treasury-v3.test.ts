@@ -16,6 +16,7 @@ import {
   whitelistRecipient,
 } from '@wh/exchange'
 import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
+import { inFlightLegs } from '@wh/solvency'
 import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
 import {
   type Alerter,
@@ -242,6 +243,14 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     await expect(runTreasury(deps, { afterSend: crash('after sending') })).rejects.toThrow('killed after sending')
     expect((await rows())[0]?.state).toBe('signed') // the acceptance was never recorded
     expect(fundingUsdc()).toBe(USDC(9_200) * E12)
+    // left the funding subaccount, not on L1 yet: solvency counts it in flight, never nowhere
+    const treasuryLegs = async () =>
+      (await inFlightLegs(ctx.database.sql, CHAIN, await clients.publicClient.getBlockNumber())).filter(
+        (l) => l.kind === 'treasury_in_flight',
+      )
+    expect(await treasuryLegs()).toEqual([
+      { side: 'asset', currency: 'USDC', kind: 'treasury_in_flight', place: `${CHAIN}:treasury`, amount: USDC(800) },
+    ])
 
     // the replay is refused for its nonce and the withdrawal is not settled yet: wait, never a second signature
     expect(await runTreasury(deps)).toMatchObject({ status: 'pending' })
@@ -274,6 +283,7 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     expect(await balanceOf(ctx.database.sql, platformHot(CHAIN), 'USDC')).toBe(hotBefore + USDC(799.5))
     expect(await balanceOf(ctx.database.sql, PLATFORM_EXPENSE_OVERHEAD, 'USDC')).toBe(overheadBefore + USDC(0.5))
     expect((await rows()).map((x) => [x.state, x.op_uuid !== null, x.fee])).toEqual([['paid', true, '500000']])
+    expect(await treasuryLegs()).toEqual([])
 
     // again: covered now (1,999.5 − 1,000 requested ≥ 500): nothing signed, nothing journaled twice
     expect(await runTreasury(deps)).toMatchObject({ status: 'idle' })
