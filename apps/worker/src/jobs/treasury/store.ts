@@ -70,3 +70,12 @@ export async function markFailed(sql: Queryable, id: string, reason: string): Pr
     update treasury_withdrawals set state = 'failed', reason = ${reason}, updated_at = now()
     where id = ${id} and state in ('signed', 'sent')`
 }
+
+/** Notes why an open row waits; true when the reason is new (so an operator is told once, not every run). */
+export async function noteProblem(sql: Queryable, id: string, reason: string): Promise<boolean> {
+  const changed = await sql`
+    update treasury_withdrawals set reason = ${reason}, updated_at = now()
+    where id = ${id} and state in ('signed', 'sent') and reason is distinct from ${reason}
+    returning id`
+  return changed.length > 0
+}

@@ -26,7 +26,7 @@ import { BRIDGE_MIN_BASE_UNITS, type BridgeDeps, hotWalletUsdc, requestedUsdc } 
 import { withCycleLock } from '../exchange/cycle-lock'
 import { HISTORY_SKEW_MS, LANDED_GRACE_SEC } from '../exchange/transfers'
 import { l1PayoutOf } from './payout'
-import { insertSigned, markFailed, markPaid, markSent, openWithdrawal, type TreasuryRow } from './store'
+import { insertSigned, markFailed, markPaid, markSent, noteProblem, openWithdrawal, type TreasuryRow } from './store'
 
 export const TREASURY_EVERY_MS = 60_000
 /** Derive v3 pays out on its L1 only: the other chains' hot wallets are not refilled (docs/chains.md "Treasury"). */
@@ -210,13 +210,15 @@ async function settle(
           ? `paid ${payout.paid}, more than the ${amount} withdrawn`
           : undefined
   if (problem || payout.state !== 'paid') {
-    // money left the subaccount and did not arrive whole: a person looks; the row stays open
-    await deps.alerter.alert('treasury withdrawal settled but not paid as expected', {
-      withdrawalId: row.id,
-      txHash,
-      problem,
-    })
-    return pending(problem ?? 'not paid')
+    // money left the subaccount and did not arrive whole: a person looks (told once per reason); the row stays open
+    const reason = problem ?? 'not paid'
+    if (await noteProblem(deps.sql, row.id, reason))
+      await deps.alerter.alert('treasury withdrawal settled but not paid as expected', {
+        withdrawalId: row.id,
+        txHash,
+        problem: reason,
+      })
+    return pending(reason)
   }
   const fee = amount - payout.paid
   await opts.beforeRecord?.()
