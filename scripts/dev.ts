@@ -141,7 +141,7 @@ function localStack(
   usdcAddress: string
   deployed: boolean
   exchangeWallet: string
-  v3?: { depositManager: string; fundingSubaccountId: number }
+  v3?: { depositManager: string; withdrawalOutbox: string; fundingSubaccountId: number }
 }> {
   return runSetupScript('packages/wallet', 'scripts/local-stack.ts', env, v3 ? ['--v3'] : [])
 }
@@ -371,11 +371,12 @@ async function main() {
       setEnvLocal(key, value)
     }
   }
-  // the simulator keeps no state: each start deploys a manager and opens a funding subaccount, which
-  // .env.local then names, so the ops CLI and scripts/demo.ts read the same configuration as the apps
+  // the simulator keeps no state: each start deploys the manager and the outbox and opens a funding
+  // subaccount, which .env.local then names, so the ops CLI and scripts/demo.ts read the apps' configuration
   if (local.v3)
     for (const [key, value] of [
       ['EXCHANGE_DEPOSIT_MANAGER_ADDRESS', local.v3.depositManager],
+      ['EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS', local.v3.withdrawalOutbox],
       ['EXCHANGE_FUNDING_SUBACCOUNT_ID', String(local.v3.fundingSubaccountId)],
     ] as const)
       if (env[key] !== value) setEnvLocal(key, (env[key] = value))
@@ -398,7 +399,7 @@ async function main() {
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)
     Test USDC      ${local.usdcAddress} (${local.deployed ? 'deployed now; dev account 0 holds 1,000,000' : 'already deployed'})
     Swap venue     pool ${venue.poolAddress}, TestWETH ${venue.wethAddress} (${venue.deployed ? 'deployed now' : 'already deployed'})
-${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}${local.v3 ? `    Derive v3      L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}\n` : '    Derive v2      the legacy protocol (--v2)\n'}
+${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}${local.v3 ? `    Derive v3      L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}, paid out through ${local.v3.withdrawalOutbox}\n` : '    Derive v2      the legacy protocol (--v2)\n'}
   Try it:
     curl ${base}/auth/nonce
     open the web console, or sign a SIWE message for domain ${config.siweDomain} with that nonce, POST it to /auth/verify,

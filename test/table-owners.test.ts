@@ -53,6 +53,7 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
         "the reserve inserts the request (ledger_reserve_withdrawal: the transit lock and the free-balance check are the ledger's); only the owner calls reserveWithdrawal",
     },
   },
+  treasury_withdrawals: { owner: ['apps/worker/src/jobs/treasury/store.ts'] },
   platform_stops: { owner: ['packages/ops/src/platform-stop.ts'] },
   signal_state: { owner: ['packages/trading/src/signal-state.ts'] },
   operator_actions: { owner: ['packages/ops/src/actions.ts'] },

@@ -18,7 +18,7 @@ import { balanceOf, userTransit } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
 import { buildChainRegistry, DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
-import { type Address, createPublicClient, createWalletClient, getAddress, http } from 'viem'
+import { type Address, createPublicClient, createWalletClient, getAddress, type Hex, http } from 'viem'
 import { english, generateMnemonic, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { setUpLocalV3 } from '../../../packages/wallet/scripts/local-v3'
@@ -142,12 +142,14 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
       simulatorUrl: sim.httpUrl,
       usdc: token,
       owner: getAddress(testEnv().EXCHANGE_WALLET_ADDRESS as string),
+      hotWallet: privateKeyToAccount(testEnv().MASTER_PRIVATE_KEY as Hex).address,
     })
     return {
       EXCHANGE_PROTOCOL: 'v3' satisfies ExchangeProtocol,
       EXCHANGE_HTTP_URL: sim.v3HttpUrl,
       EXCHANGE_WS_URL: sim.v3WsUrl,
       EXCHANGE_DEPOSIT_MANAGER_ADDRESS: v3.depositManager,
+      EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS: v3.withdrawalOutbox,
       EXCHANGE_FUNDING_SUBACCOUNT_ID: String(v3.fundingSubaccountId),
     }
   }

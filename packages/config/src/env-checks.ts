@@ -70,6 +70,8 @@ export const trustProxy: Check = (v) =>
 export const MAX_API_PROCESSES = 256
 export const positiveInt: Check = (v) =>
   /^[0-9]+$/.test(v) && Number(v) > 0 ? undefined : 'must be a positive integer'
+export const usdcDecimals: Check = (v) =>
+  (v.split('.')[1] ?? '').length <= 6 ? undefined : 'must have at most 6 decimals (USDC)'
 export const rate: Check = (v) => (Number(v) <= 1 ? undefined : 'must be between 0 and 1')
 
 /** Compares two plain decimal strings exactly. */

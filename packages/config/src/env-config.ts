@@ -130,6 +130,8 @@ export interface Config extends ApiConfig {
     readonly fundingSubaccountId: number | undefined
     /** EXCHANGE_DEPOSIT_MANAGER_ADDRESS (v3) */
     readonly depositManager: `0x${string}` | undefined
+    /** EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS (v3): the L1 contract that pays withdrawals out */
+    readonly withdrawalOutbox: `0x${string}` | undefined
     /** EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD (v3): a decimal in USD */
     readonly subaccountCreationFeeCapUsd: string
   }
@@ -156,6 +158,15 @@ export interface Config extends ApiConfig {
   readonly workerClock: 'system' | 'exchange'
   /** BRIDGE_RETAIN_USDC: USDC kept in each hot wallet, in base units (6 decimals) */
   readonly bridgeRetainUsdcBaseUnits: bigint
+  /** the treasury tick (v3: the Ethereum hot wallet refilled from the funding subaccount), amounts in USDC base units */
+  readonly treasury: {
+    /** TREASURY_FLOOR_USDC */
+    readonly floorUsdcBaseUnits: bigint
+    /** TREASURY_MAX_WITHDRAW_USDC */
+    readonly maxWithdrawUsdcBaseUnits: bigint
+    /** TREASURY_WITHDRAW_MAX_FEE_USD: a decimal in USD */
+    readonly withdrawMaxFeeUsd: string
+  }
   /** the local swap venue (SWAP_POOL_ADDRESS_LOCAL, WETH_ADDRESS_LOCAL); refused in production */
   readonly swapLocal: { readonly pool: `0x${string}`; readonly weth: `0x${string}` } | undefined
   readonly swapChain: 'ethereum' | 'optimism' | 'base' | 'arbitrum'

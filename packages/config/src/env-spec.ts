@@ -19,6 +19,7 @@ import {
   str,
   trustProxy,
   url,
+  usdcDecimals,
 } from './env-checks'
 import { depositXpubProblem } from './xpub'
 
@@ -156,6 +157,12 @@ export const ENV_SPEC = {
    */
   EXCHANGE_DEPOSIT_MANAGER_ADDRESS: { schema: str(), optional: true, check: address },
   /**
+   * v3 only: Derive's WithdrawalOutbox on the L1 (EXCHANGE_CHAIN_ID), whose `WithdrawalPaid` event the treasury
+   * tick reads as the payout of its withdrawal; without it the treasury tick does nothing but say so
+   * (docs/exchange-v3.md "Money out")
+   */
+  EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS: { schema: str(), optional: true, check: address },
+  /**
    * v3 only: the most a user's first funding may pay Derive for creating the user's subaccount, in USD (derive-ts:
    * "1 USD standard"). The creation is signed with it as `max_fee_usd` and sends it on top of the amount, the fee
    * taken is journalled as the platform's; a higher fee fails the funding safely; 0 signs no fee, which Derive
@@ -235,11 +242,19 @@ export const ENV_SPEC = {
    * USDC (a decimal amount) the bridge tick leaves in each chain's hot wallet, above the requested
    * withdrawals there; only the surplus crosses to the exchange chain (docs/chains.md "Bridge")
    */
-  BRIDGE_RETAIN_USDC: {
-    schema: str({ pattern: DECIMAL }),
-    default: '1000',
-    check: (v) => ((v.split('.')[1] ?? '').length <= 6 ? undefined : 'must have at most 6 decimals (USDC)'),
-  },
+  BRIDGE_RETAIN_USDC: { schema: str({ pattern: DECIMAL }), default: '1000', check: usdcDecimals },
+  /**
+   * v3: USDC (a decimal amount) under which the Ethereum hot wallet, less its requested USDC withdrawals, is refilled
+   * from the funding subaccount, up to BRIDGE_RETAIN_USDC; a floor above BRIDGE_RETAIN_USDC acts as it (docs/chains.md "Treasury")
+   */
+  TREASURY_FLOOR_USDC: { schema: str({ pattern: DECIMAL }), default: '500', check: usdcDecimals },
+  /** v3: the most one treasury withdrawal moves, in USDC (a decimal amount) (docs/chains.md "Treasury") */
+  TREASURY_MAX_WITHDRAW_USDC: { schema: str({ pattern: DECIMAL }), default: '50000', check: usdcDecimals },
+  /**
+   * v3: the `max_fee_usd` a treasury withdrawal signs (derive-ts: 1 USD standard); a higher fee fails the
+   * withdrawal at the exchange, nothing moved (docs/exchange-v3.md "Money out")
+   */
+  TREASURY_WITHDRAW_MAX_FEE_USD: { schema: str({ pattern: DECIMAL }), default: '1' },
   /** seconds between solvency runs (docs/solvency.md "Continuous solvency") */
   SOLVENCY_EVERY_SECONDS: { schema: str({ pattern: INT }), default: '300', check: positiveInt },
   /**

@@ -229,6 +229,35 @@ describe('BRIDGE_RETAIN_USDC (the bridge tick)', () => {
   })
 })
 
+describe('the treasury tick (TREASURY_*, EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS)', () => {
+  it('defaults: refill under 500 USDC, at most 50,000 a withdrawal, a 1 USD fee cap, no outbox', () => {
+    const c = loadConfig(VALID)
+    expect(c.treasury).toEqual({
+      floorUsdcBaseUnits: 500_000_000n,
+      maxWithdrawUsdcBaseUnits: 50_000_000_000n,
+      withdrawMaxFeeUsd: '1',
+    })
+    expect(c.exchange.withdrawalOutbox).toBeUndefined()
+  })
+  it('reads amounts exactly in base units and the outbox checksummed; refuses finer than USDC and non-addresses', () => {
+    const outbox = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
+    const c = loadConfig({
+      ...VALID,
+      TREASURY_FLOOR_USDC: '0.000001',
+      TREASURY_MAX_WITHDRAW_USDC: '12.5',
+      EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS: outbox.toLowerCase(),
+    })
+    expect(c.treasury.floorUsdcBaseUnits).toBe(1n)
+    expect(c.treasury.maxWithdrawUsdcBaseUnits).toBe(12_500_000n)
+    expect(c.exchange.withdrawalOutbox).toBe(outbox)
+    expect(() => loadConfig({ ...VALID, TREASURY_FLOOR_USDC: '1.0000001' })).toThrow(/TREASURY_FLOOR_USDC/)
+    expect(() => loadConfig({ ...VALID, TREASURY_MAX_WITHDRAW_USDC: 'x' })).toThrow(/TREASURY_MAX_WITHDRAW_USDC/)
+    expect(() => loadConfig({ ...VALID, EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS: '0x12' })).toThrow(
+      /EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS/,
+    )
+  })
+})
+
 describe('WORKER_CLOCK (the local run and tests)', () => {
   it('is the system clock by default; exchange follows the exchange time (scripts/dev.sh --demo)', () => {
     expect(loadConfig(VALID).workerClock).toBe('system')
@@ -286,10 +315,11 @@ describe('EXCHANGE_PROTOCOL (docs/exchange.md)', () => {
         EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x12',
       }),
     ).toThrow(/EXCHANGE_DEPOSIT_MANAGER_ADDRESS/)
-    expect(loadConfig({ ...WITHOUT_V3, EXCHANGE_PROTOCOL: 'v2' }).exchange).toMatchObject({
-      fundingSubaccountId: undefined,
-      depositManager: undefined,
-    })
+    for (const env of [WITHOUT_V3, VALID])
+      expect(loadConfig({ ...env, EXCHANGE_PROTOCOL: 'v2' }).exchange).toMatchObject({
+        fundingSubaccountId: undefined,
+        depositManager: undefined,
+      })
   })
 })
 

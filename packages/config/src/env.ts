@@ -85,17 +85,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, o:
   const hex = (n: EnvName) => s(n) as `0x${string}`
   return deepFreeze({
     ...apiPart(v, ownXpub as string),
-    exchange: {
-      httpUrl: s('EXCHANGE_HTTP_URL'),
-      wsUrl: s('EXCHANGE_WS_URL'),
-      chainRpcUrl: s('EXCHANGE_CHAIN_RPC_URL'),
-      chainId: Number(s('EXCHANGE_CHAIN_ID')),
-      walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
-      protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
-      fundingSubaccountId: v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
-      depositManager: v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
-      subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
-    },
+    exchange: exchangePart(v),
     keys: {
       masterPrivateKey: hex('MASTER_PRIVATE_KEY'),
       sessionPrivateKey: hex('SESSION_PRIVATE_KEY'),
@@ -130,6 +120,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, o:
       .filter(Boolean),
     workerClock: s('WORKER_CLOCK') as Config['workerClock'],
     bridgeRetainUsdcBaseUnits: usdcBaseUnits(s('BRIDGE_RETAIN_USDC')),
+    treasury: {
+      floorUsdcBaseUnits: usdcBaseUnits(s('TREASURY_FLOOR_USDC')),
+      maxWithdrawUsdcBaseUnits: usdcBaseUnits(s('TREASURY_MAX_WITHDRAW_USDC')),
+      withdrawMaxFeeUsd: s('TREASURY_WITHDRAW_MAX_FEE_USD'),
+    },
     swapLocal:
       v.SWAP_POOL_ADDRESS_LOCAL !== undefined && v.WETH_ADDRESS_LOCAL !== undefined
         ? { pool: getAddress(v.SWAP_POOL_ADDRESS_LOCAL), weth: getAddress(v.WETH_ADDRESS_LOCAL) }
@@ -239,6 +234,26 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
   if (v.WORKER_CLOCK === 'exchange' && v.NODE_ENV === 'production') {
     // the simulator's clock is for moving time in development; a deployment runs on its own
     problems.push({ name: 'WORKER_CLOCK', reason: 'must not be exchange when NODE_ENV=production' })
+  }
+}
+
+/** EXCHANGE_*: the exchange client's and the v3 money path's settings (v2 reads none of v3's own). */
+function exchangePart(v: Partial<Record<EnvName, string>>): Config['exchange'] {
+  const s = (n: EnvName) => v[n] as string
+  const v3 = v.EXCHANGE_PROTOCOL === 'v3'
+  return {
+    httpUrl: s('EXCHANGE_HTTP_URL'),
+    wsUrl: s('EXCHANGE_WS_URL'),
+    chainRpcUrl: s('EXCHANGE_CHAIN_RPC_URL'),
+    chainId: Number(s('EXCHANGE_CHAIN_ID')),
+    walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
+    protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
+    fundingSubaccountId: v3 && v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
+    depositManager:
+      v3 && v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
+    withdrawalOutbox:
+      v3 && v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS ? getAddress(v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS) : undefined,
+    subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
   }
 }
 

@@ -25,10 +25,19 @@ export {
   PUBLIC_ACTION_QUEUED,
   watchL1Deposits,
 } from './simulator/l1-deposits'
+export {
+  attachL1Payer,
+  type L1Payer,
+  type L1PayerOptions,
+  outboxIdOf,
+  WITHDRAWAL_OUTBOX_ABI,
+  whitelistRecipient,
+} from './simulator/l1-withdrawals'
 export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } from './simulator/server'
 export {
   DeriveV3Client,
   type DeriveV3ClientOptions,
+  type SignedL1Withdrawal,
   type TransferSpotRequest,
   V3UnsupportedError,
   type WithdrawL1Request,

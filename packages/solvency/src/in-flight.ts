@@ -7,7 +7,11 @@
  *   it until `withdrawal_sent` is recorded;
  * - the newest bridge transfer of the chain, mined at the source, whose `bridged` is not journaled
  *   yet: it left the hot wallet and is on its way to the exchange wallet (at most one is open per
- *   chain; the journal records it once delivered).
+ *   chain; the journal records it once delivered);
+ * - v3: the chain's open treasury withdrawal (signed or sent, docs/chains.md "Treasury"): it may have
+ *   left the funding subaccount and not reached the hot wallet yet. Counted until its `bridged` is
+ *   journaled, so a run never sees it nowhere; while the exchange still holds it, or once it is paid
+ *   and not yet journaled, it is counted twice: a surplus for a moment, never a deficit.
  */
 import type { Sql } from '@wh/db'
 import { ownTxKey, recordedKeys } from '@wh/ledger'
@@ -16,7 +20,7 @@ import type { Leg } from './legs'
 
 export async function inFlightLegs(sql: Sql, chain: ChainName, atBlock: bigint): Promise<Leg[]> {
   const block = atBlock.toString()
-  const [withdrawals, bridges] = await Promise.all([
+  const [withdrawals, bridges, treasury] = await Promise.all([
     sql<{ currency: string; v: string }[]>`
       select w.currency, sum(w.amount)::text as v from withdrawals w
       join outbound_txs o on o.purpose = 'withdrawal' and o.ref_id = w.id::text
@@ -28,6 +32,10 @@ export async function inFlightLegs(sql: Sql, chain: ChainName, atBlock: bigint):
       where purpose = 'bridge' and chain = ${chain} and state <> 'failed'
         and block_number is not null and block_number <= ${block}
       order by created_at desc limit 1`,
+    sql<{ currency: string; v: string }[]>`
+      select currency, sum(amount)::text as v from treasury_withdrawals
+      where chain = ${chain} and state in ('signed', 'sent')
+      group by currency`,
   ])
   const legs: Leg[] = withdrawals.map((w) => ({
     side: 'asset',
@@ -36,6 +44,14 @@ export async function inFlightLegs(sql: Sql, chain: ChainName, atBlock: bigint):
     place: `${chain}:withdrawals`,
     amount: BigInt(w.v),
   }))
+  for (const t of treasury)
+    legs.push({
+      side: 'asset',
+      currency: t.currency,
+      kind: 'treasury_in_flight',
+      place: `${chain}:treasury`,
+      amount: BigInt(t.v),
+    })
   const [bridge] = bridges
   if (bridge) {
     const key = ownTxKey({ chain, txHash: bridge.tx_hash, slot: 0 })

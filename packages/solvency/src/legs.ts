@@ -19,6 +19,8 @@ export const ASSET_KINDS = [
   'bridge_in_flight',
   /** a withdrawal mined on chain whose `withdrawal_sent` is not journaled yet: still owed in the journal */
   'withdrawal_in_flight',
+  /** v3: a treasury withdrawal out of the funding subaccount whose `bridged` to the hot wallet is not journaled yet */
+  'treasury_in_flight',
 ] as const
 export const LIABILITY_KINDS = ['user_transit', 'user_subaccounts', 'fee_revenue'] as const
 export type LegKind = (typeof ASSET_KINDS)[number] | (typeof LIABILITY_KINDS)[number]

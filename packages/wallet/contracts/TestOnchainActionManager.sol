@@ -3,6 +3,7 @@ pragma solidity 0.8.37;
 
 interface IERC20Pull {
     function transferFrom(address from, address to, uint256 value) external returns (bool);
+    function approve(address spender, uint256 value) external returns (bool);
 }
 
 /// @title Test OnchainActionManager
@@ -16,7 +17,10 @@ interface IERC20Pull {
 /// ERC-20 it pulls with transferFrom; `amount` is in the token's own decimals. The action's `data`
 /// is the call's arguments ABI-encoded in order: the published sources do not show the real
 /// contract's encoding, so the Derive simulator (which watches this contract) and this file are
-/// the only readers of it. Test-only: nothing is relayed anywhere.
+/// the only readers of it. The deposits stay here: this contract also stands in for Derive's spot
+/// vault, which the WithdrawalOutbox pays withdrawals out of (`approveToken`: the owner lets the
+/// outbox stand-in, contracts/TestWithdrawalOutbox.sol, move a token). Test-only: nothing is
+/// relayed anywhere.
 contract TestOnchainActionManager {
     uint256 public constant DEPOSIT_TYPE = 1;
     uint256 public constant DEPOSIT_TO_NEW_SUBACCOUNT_TYPE = 2;
@@ -48,6 +52,12 @@ contract TestOnchainActionManager {
     function setAsset(address asset, address token) external {
         if (msg.sender != owner) revert NotOwner(msg.sender);
         tokenOf[asset] = token;
+    }
+
+    /// lets the withdrawal outbox pay out of the deposits held here (Derive's SpotVault approves its OUTBOX)
+    function approveToken(address token, address outbox) external {
+        if (msg.sender != owner) revert NotOwner(msg.sender);
+        if (!IERC20Pull(token).approve(outbox, type(uint256).max)) revert TransferFailed();
     }
 
     function deposit(address asset, uint256 amount, uint64 subaccountId, address fallbackRecipient)

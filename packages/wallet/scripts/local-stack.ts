@@ -9,7 +9,7 @@
  *    key, so the worker's Derive client is accepted (the simulator keeps no state across restarts,
  *    so this runs on every start).
  *
- * 3. with `--v3` (every run but a --v2 one), Derive v3's money in (local-v3.ts): the OnchainActionManager stand-in, the
+ * 3. with `--v3` (every run but a --v2 one), Derive v3's money in and out (local-v3.ts): the OnchainActionManager stand-in, the
  *    simulator watching it, and the platform's funding subaccount opened by a first deposit.
  *
  * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey, v3? } (addresses and
@@ -68,6 +68,8 @@ const v3 = process.argv.includes('--v3')
       simulatorUrl: config.exchange.httpUrl,
       usdc: usdcAddress,
       owner: config.exchange.walletAddress,
+      // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
+      hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
     })
   : undefined
 

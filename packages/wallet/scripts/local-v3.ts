@@ -1,9 +1,13 @@
 /**
- * The local run's Derive v3 money in (`bash scripts/dev.sh`, the default protocol; docs/exchange-v3.md "Money in"): on the
- * local node, the OnchainActionManager stand-in mapping USDC's protocol asset to TestUSDC; the
- * simulator told to watch it (POST /_sim/watch_l1); and the platform's funding subaccount opened by
- * a first `depositToNewSubaccount` of 1 USDC from dev account 0 for EXCHANGE_WALLET_ADDRESS. The
- * simulator keeps no state across restarts, so this runs on every start, with a fresh manager.
+ * The local run's Derive v3 money in and out (`bash scripts/dev.sh`, the default protocol; docs/exchange-v3.md "Money in",
+ * "Money out"): on the local node, the OnchainActionManager stand-in mapping USDC's protocol asset to
+ * TestUSDC; the simulator told to watch it (POST /_sim/watch_l1); the platform's funding subaccount
+ * opened by a first `depositToNewSubaccount` of 1 USDC from dev account 0 for EXCHANGE_WALLET_ADDRESS;
+ * the WithdrawalOutbox stand-in paying out of the manager, with a fresh operator key (funded with
+ * ETH by dev account 0) handed to the simulator alone, which pays withdrawals through it
+ * (POST /_sim/pay_l1); and the hot wallet on the owner's recipient list (POST /_sim/whitelist_recipient),
+ * so the treasury tick may withdraw to it. The simulator keeps no state across restarts, so this runs
+ * on every start, with fresh contracts.
  */
 import {
   type Account,
@@ -14,17 +18,23 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem'
-import { deployTestOnchainActionManager } from '../src/contracts/deploy'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { deployTestOnchainActionManager, deployTestWithdrawalOutbox } from '../src/contracts/deploy'
 import { testOnchainActionManagerAbi } from '../src/contracts/test-onchain-action-manager'
 import { testUsdcAbi } from '../src/contracts/test-usdc'
 
 /** USDC (6 decimals) the first deposit moves: what opens the funding subaccount. */
 const OPENING_DEPOSIT = 1_000_000n
+/** ETH the simulator's operator key gets for the payout calls' gas. */
+const OPERATOR_GAS_WEI = 10n ** 18n
+/** The withdrawal fee the local simulator takes (Derive's standard, derive-ts: 1 USD). */
+const LOCAL_WITHDRAWAL_FEE_USD = '1'
 /** The manager on Ethereum USDC's protocol asset id 1: the simulator's standard manager (SIM_SM_MANAGER_ID). */
 const MANAGER_ID = 1
 
 export interface LocalV3 {
   readonly depositManager: Address
+  readonly withdrawalOutbox: Address
   readonly fundingSubaccountId: number
 }
 
@@ -46,6 +56,8 @@ export async function setUpLocalV3(p: {
   readonly simulatorUrl: string
   readonly usdc: Address
   readonly owner: Address
+  /** the Ethereum hot wallet, which the treasury tick withdraws to */
+  readonly hotWallet: Address
 }): Promise<LocalV3> {
   const { walletClient, publicClient } = p
   const res = await fetch(new URL('/v3/public/get_currency', p.simulatorUrl), {
@@ -81,8 +93,37 @@ export async function setUpLocalV3(p: {
       { owner: p.owner },
     )
     const funding = s.subaccounts.find((x) => x.id !== s.fallbackSubaccountId)
-    if (funding) return { depositManager: manager, fundingSubaccountId: funding.id }
+    if (funding) {
+      const withdrawalOutbox = await setUpPayouts(p, { manager, asset })
+      return { depositManager: manager, withdrawalOutbox, fundingSubaccountId: funding.id }
+    }
     await new Promise((r) => setTimeout(r, 100))
   }
   throw new Error('the simulator did not credit the opening deposit within 10 s')
+}
+
+/** Money out: the outbox stand-in, the simulator paying through it with its own key, the hot wallet whitelisted. */
+async function setUpPayouts(
+  p: Parameters<typeof setUpLocalV3>[0],
+  o: { manager: Address; asset: Address },
+): Promise<Address> {
+  const operatorKey = generatePrivateKey()
+  const operator = privateKeyToAccount(operatorKey).address
+  const gas = await p.walletClient.sendTransaction({ to: operator, value: OPERATOR_GAS_WEI, chain: null } as never)
+  await p.publicClient.waitForTransactionReceipt({ hash: gas, pollingInterval: 50 })
+  const outbox = await deployTestWithdrawalOutbox(p.walletClient, p.publicClient, {
+    verifiableApp: operator,
+    manager: o.manager,
+    assets: [{ asset: o.asset, token: p.usdc, decimals: 6 }],
+  })
+  await control(p.simulatorUrl, 'pay_l1', {
+    rpc_url: p.rpcUrl,
+    outbox,
+    operator_key: operatorKey,
+    confirmations: 0,
+    poll_ms: 1_000,
+    fee_usd: LOCAL_WITHDRAWAL_FEE_USD,
+  })
+  await control(p.simulatorUrl, 'whitelist_recipient', { owner: p.owner, recipient: p.hotWallet })
+  return outbox
 }

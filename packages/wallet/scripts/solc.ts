@@ -74,6 +74,14 @@ export const TEST_ONCHAIN_ACTION_MANAGER: ContractSpec = {
   exportPrefix: 'testOnchainActionManager',
 }
 
+/** The L1 payout side of Derive v3, which the simulator pays withdrawals through (docs/exchange-v3.md "Money out"). */
+export const TEST_WITHDRAWAL_OUTBOX: ContractSpec = {
+  contract: 'TestWithdrawalOutbox',
+  sourcePath: join(here, '..', 'contracts', 'TestWithdrawalOutbox.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-withdrawal-outbox.ts'),
+  exportPrefix: 'testWithdrawalOutbox',
+}
+
 export const CONTRACTS: readonly ContractSpec[] = [
   TEST_USDC,
   TEST_SOCKET_VAULT,
@@ -82,6 +90,7 @@ export const CONTRACTS: readonly ContractSpec[] = [
   TEST_ERC1271_WALLET,
   TEST_ERC1271_WALLET_FACTORY,
   TEST_ONCHAIN_ACTION_MANAGER,
+  TEST_WITHDRAWAL_OUTBOX,
 ]
 
 /** Kept for callers of the single-contract pipeline. */
@@ -170,4 +179,8 @@ export const ${p}Abi = ${JSON.stringify(c.abi, null, 2)} as const
 export const ${p}Bytecode =
   '${c.bytecode}' as const
 `
+}
+
+export function compileTestWithdrawalOutbox(): CompiledContract {
+  return compileContract(TEST_WITHDRAWAL_OUTBOX)
 }

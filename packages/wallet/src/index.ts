@@ -12,6 +12,7 @@ export { testOnchainActionManagerAbi, testOnchainActionManagerBytecode } from '.
 export { testSmartWalletAbi, testSmartWalletBytecode } from './contracts/test-smart-wallet'
 export { testSocketVaultAbi, testSocketVaultBytecode } from './contracts/test-socket-vault'
 export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc'
+export { testWithdrawalOutboxAbi } from './contracts/test-withdrawal-outbox'
 export * from './deposit-addresses'
 export * from './expected-balance'
 export * from './hd'

@@ -14,6 +14,7 @@ import { solvencyTick } from './solvency/solvency'
 import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
 import { wheelTick } from './trading/wheel'
+import { treasuryTick } from './treasury/treasury'
 import { withdrawalSendTick } from './withdrawals/send-tick'
 
 /**
@@ -31,6 +32,8 @@ export const ticks: readonly TickDefinition[] = [
   withdrawalSendTick,
   // one bridge per chain: the hot wallet's surplus to the exchange chain (every 60 s)
   ...bridgeTicks,
+  // v3: the Ethereum hot wallet refilled from the funding subaccount when withdrawals would drain it (every 60 s)
+  treasuryTick,
   // subaccount funding (every 5 s) and releases (every 10 s), both under the exchange cycle lock
   fundTick,
   releaseTick,

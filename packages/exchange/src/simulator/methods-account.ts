@@ -35,7 +35,7 @@ export function txRecord(
   engine: SimEngine,
   kind: 'deposit' | 'withdrawal' | 'transfer' | 'create_subaccount',
   data: Record<string, unknown>,
-  status: 'settled' | 'reverted' = 'settled',
+  status: 'settled' | 'reverted' | 'pending' = 'settled',
 ) {
   const id = randomUUID()
   engine.transactions.set(id, { id, status, kind, data })

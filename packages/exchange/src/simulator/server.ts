@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type Address, getAddress } from 'viem'
+import { type Address, getAddress, type Hex } from 'viem'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { RPC } from '../protocol/rpc-codes'
 import { LoginParams } from '../protocol/schemas'
@@ -15,6 +15,7 @@ import { createControl, type SimControl } from './control'
 import { type EngineConfig, SimEngine } from './engine'
 import { check } from './handler'
 import { startOwnedL1Watcher, stopL1Watchers } from './l1-deposits'
+import { startOwnedL1Payer, stopOwnedL1Payer, whitelistRecipient } from './l1-withdrawals'
 import { priceWalk } from './market'
 import { dispatch, isPrivate, type RpcOutcome, takeFailure } from './router'
 import { SimRpcError } from './rpc-error'
@@ -108,6 +109,7 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
       clearInterval(heartbeat)
       clearInterval(walker)
       await stopL1Watchers(engine)
+      await stopOwnedL1Payer(engine)
       await sockets.close()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
@@ -297,6 +299,22 @@ async function handleControl(
         })
         return send(res, 200, { applied: await w.poll() })
       }
+      case 'pay_l1': {
+        // the local run's v3 money out: pay withdrawals through a WithdrawalOutbox on the L1 (l1-withdrawals.ts)
+        const payer = await startOwnedL1Payer(engine, {
+          rpcUrl: String(body.rpc_url),
+          outbox: getAddress(String(body.outbox)),
+          operatorKey: String(body.operator_key) as Hex,
+          confirmations: Number(body.confirmations ?? 0),
+          pollMs: Number(body.poll_ms ?? 1_000),
+          ...(body.fee_usd !== undefined && { feeUsd: String(body.fee_usd) }),
+        })
+        return send(res, 200, { pending: payer.pending() })
+      }
+      case 'whitelist_recipient':
+        // an owner's private/update_whitelisted_recipients, without the signed action
+        whitelistRecipient(engine, getAddress(String(body.owner)), getAddress(String(body.recipient)))
+        return send(res, 200, { ok: true })
       case 'subaccounts':
         // an owner's subaccounts and which is its fallback (what the local run reads its funding subaccount from)
         return send(res, 200, control.subaccountsOf(getAddress(String(body.owner))))

@@ -121,6 +121,8 @@ export interface WithdrawalRecord extends CashEvent {
   transactionId: string
   /** v3: the L1 payout address; v2 pays the wallet */
   recipient?: Address
+  /** v3: the fee taken in kind (e18 of the asset); the recipient is paid the amount less it */
+  feeE18?: bigint
 }
 
 /** One side of a transfer: the sender's row holds the gross amount and the fee, the receiver's the net. */

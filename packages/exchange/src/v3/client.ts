@@ -38,7 +38,7 @@ import type { SignedV3, V3Port } from './port'
 import * as P from './public'
 import type * as W from './wire.gen'
 
-export type { TransferSpotRequest, WithdrawL1Request } from './movements'
+export type { SignedL1Withdrawal, TransferSpotRequest, WithdrawL1Request } from './movements'
 export { V3UnsupportedError } from './port'
 
 export interface DeriveV3ClientOptions extends DeriveClientOptions {
@@ -348,6 +348,16 @@ export class DeriveV3Client extends DeriveClient {
   /** `private/withdraw`: an L1 payout out of a subaccount, with the sequencer fee cap v3 requires. */
   withdrawToL1(p: M.WithdrawL1Request): Promise<W.PrivateWithdrawResponse> {
     return M.withdrawToL1(this.#port, p)
+  }
+
+  /** An L1 payout out of the funding subaccount, signed in its nonce order, not sent (the treasury stores it first). */
+  signFundingWithdrawal(p: Omit<M.WithdrawL1Request, 'subaccount_id'>): Promise<M.SignedL1Withdrawal> {
+    return M.signFundingWithdrawal(this.#port, this.#sendOrder, p)
+  }
+
+  /** Sends a stored funding-subaccount withdrawal as it was signed; the exchange's operation uuid. */
+  sendFundingWithdrawal(signed: M.SignedL1Withdrawal): Promise<W.PrivateWithdrawResponse> {
+    return M.sendFundingWithdrawal(this.#port, this.#sendOrder, signed)
   }
 
   // ---- histories (./histories.ts) --------------------------------------------------------

@@ -215,8 +215,15 @@ export interface WithdrawL1Request {
   force_batch?: boolean
 }
 
-/** `private/withdraw`: pays out of a subaccount on L1. Not a worker movement (those stay between subaccounts). */
-export async function withdrawToL1(port: V3Port, p: WithdrawL1Request): Promise<W.PrivateWithdrawResponse> {
+/** The signed `private/withdraw` params, the nonce as a decimal string (stored as JSON before sending). */
+export type SignedL1Withdrawal = Omit<W.PrivateWithdrawRequest, 'nonce'> & { nonce: string }
+
+/** Signs a withdrawal's data with `sign` (the subaccount's one signature) and returns the request, not sent. */
+async function signWithdrawal(
+  port: V3Port,
+  p: WithdrawL1Request,
+  sign: V3Port['sign'] = port.sign.bind(port),
+): Promise<SignedL1Withdrawal> {
   const { address, decimals } = await spotAssetOf(port, p.asset_name)
   const recipient = p.recipient ?? port.wallet
   const force_batch = p.force_batch ?? false
@@ -227,17 +234,51 @@ export async function withdrawToL1(port: V3Port, p: WithdrawL1Request): Promise<
     amountUnits: toUnits(p.amount, decimals),
     forceBatch: force_batch,
   })
-  const s = await port.sign(p.subaccount_id, V3_MODULES.withdrawal, data)
-  return port.call('private/withdraw', {
+  const s = await sign(p.subaccount_id, V3_MODULES.withdrawal, data)
+  return {
     subaccount_id: p.subaccount_id,
     asset_name: p.asset_name,
     amount_in_underlying: p.amount,
     max_fee_usd: p.max_fee_usd,
     force_batch,
     recipient,
-    nonce: exactInteger(s.nonce),
+    nonce: s.nonce.toString(),
     signer: s.signer,
     signature: s.signature,
     signature_expiry_sec: s.signature_expiry_sec,
-  })
+  }
+}
+
+/** `private/withdraw`: pays out of a subaccount on L1, signed and sent at once. */
+export async function withdrawToL1(port: V3Port, p: WithdrawL1Request): Promise<W.PrivateWithdrawResponse> {
+  const signed = await signWithdrawal(port, p)
+  return port.call('private/withdraw', { ...signed, nonce: exactInteger(BigInt(signed.nonce)) })
+}
+
+/**
+ * A withdrawal out of the funding subaccount (the treasury's, docs/exchange-v3.md "Money out"), signed in
+ * the funding subaccount's nonce order and not sent: the caller stores it first.
+ */
+export function signFundingWithdrawal(
+  port: V3Port,
+  order: SendOrder,
+  p: Omit<WithdrawL1Request, 'subaccount_id'>,
+): Promise<SignedL1Withdrawal> {
+  const funding = fundingSubaccountOf(port)
+  return signWithdrawal(port, { ...p, subaccount_id: funding }, (sub, module, data, expiry) =>
+    order.inTurn(funding, () => port.sign(sub, module, data, expiry)),
+  )
+}
+
+/** Sends a stored withdrawal exactly as signed (never retried: it may have landed); its operation uuid. */
+export async function sendFundingWithdrawal(
+  port: V3Port,
+  order: SendOrder,
+  signed: SignedL1Withdrawal,
+): Promise<W.PrivateWithdrawResponse> {
+  try {
+    return await port.call('private/withdraw', { ...signed, nonce: exactInteger(BigInt(signed.nonce)) })
+  } finally {
+    order.sent(signed.nonce)
+  }
 }

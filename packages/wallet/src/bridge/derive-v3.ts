@@ -45,6 +45,23 @@ const MANAGER_DEPOSIT_ABI = [
   },
 ] as const
 
+/**
+ * Money out on v3 (docs/exchange-v3.md "Money out"): the event Derive's L1 WithdrawalOutbox emits for each
+ * withdrawal it pays (published Sepolia ABI, packages/exchange/test/spec/v3/withdrawal-outbox.sepolia.abi.json);
+ * `paid` is in the token's own decimals, `remaining` what its throttle queued for later.
+ */
+export const WITHDRAWAL_PAID_EVENT = {
+  type: 'event',
+  name: 'WithdrawalPaid',
+  inputs: [
+    { name: 'id', type: 'bytes32', indexed: true },
+    { name: 'asset', type: 'address', indexed: true },
+    { name: 'recipient', type: 'address', indexed: true },
+    { name: 'paid', type: 'uint128', indexed: false },
+    { name: 'remaining', type: 'uint128', indexed: false },
+  ],
+} as const
+
 /** The approve covers at least this much (100,000 USDC), so most transfers reuse one allowance. */
 export const V3_APPROVE_AT_LEAST_BASE_UNITS = 100_000_000_000n
 

@@ -11,6 +11,7 @@ import {
 } from 'viem'
 import { testOnchainActionManagerAbi, testOnchainActionManagerBytecode } from './test-onchain-action-manager'
 import { testUsdcAbi, testUsdcBytecode } from './test-usdc'
+import { testWithdrawalOutboxAbi, testWithdrawalOutboxBytecode } from './test-withdrawal-outbox'
 
 /** A deployment did not produce a contract (reverted, or no address in the receipt). */
 export class ContractDeployError extends Error {
@@ -46,15 +47,17 @@ export async function deployTestUsdc(
   return deployed(walletClient, publicClient, { abi: testUsdcAbi, bytecode: testUsdcBytecode })
 }
 
-/** Deploys a contract without constructor arguments and waits for it; its address as the receipt gives it. */
+/** Deploys a contract (with its constructor arguments, if any) and waits for it; its address as the receipt gives it. */
 async function deployed(
   walletClient: WalletClient<Transport, Chain | undefined, Account>,
   publicClient: PublicClient,
   artifact: { readonly abi: Abi; readonly bytecode: Hex },
+  args: readonly unknown[] = [],
 ): Promise<Address> {
   const hash = await walletClient.deployContract({
     abi: artifact.abi,
     bytecode: artifact.bytecode,
+    args,
     account: walletClient.account,
     chain: walletClient.chain,
   })
@@ -91,4 +94,45 @@ export async function deployTestOnchainActionManager(
     if (r.status !== 'success') throw new ContractDeployError(set, r.status)
   }
   return manager
+}
+
+/** One write of the deployer, waited for; a revert is a failed deployment. */
+async function setUp(
+  walletClient: WalletClient<Transport, Chain | undefined, Account>,
+  publicClient: PublicClient,
+  call: { address: Address; abi: Abi; functionName: string; args: readonly unknown[] },
+): Promise<void> {
+  const hash = await walletClient.writeContract({ ...call, account: walletClient.account, chain: walletClient.chain })
+  const r = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+  if (r.status !== 'success') throw new ContractDeployError(hash, r.status)
+}
+
+/**
+ * Deploys the stand-in of Derive v3's L1 WithdrawalOutbox (contracts/TestWithdrawalOutbox.sol) with
+ * `verifiableApp` as its one payer (the simulator's operator key), registers each asset with the
+ * manager stand-in as its vault, and has the manager approve the outbox for the token, so
+ * withdrawals are paid out of the deposits. The wallet client must be the manager's owner (its deployer).
+ */
+export async function deployTestWithdrawalOutbox(
+  walletClient: WalletClient<Transport, Chain | undefined, Account>,
+  publicClient: PublicClient,
+  o: {
+    readonly verifiableApp: Address
+    readonly manager: Address
+    readonly assets: readonly { readonly asset: Address; readonly token: Address; readonly decimals: number }[]
+  },
+): Promise<Address> {
+  const artifact = { abi: testWithdrawalOutboxAbi, bytecode: testWithdrawalOutboxBytecode }
+  const outbox = getAddress(await deployed(walletClient, publicClient, artifact, [getAddress(o.verifiableApp)]))
+  for (const { asset, token, decimals } of o.assets) {
+    const args = [asset, token, o.manager, decimals, 1_000_000n]
+    await setUp(walletClient, publicClient, { address: outbox, abi: artifact.abi, functionName: 'registerAsset', args })
+    await setUp(walletClient, publicClient, {
+      address: o.manager,
+      abi: testOnchainActionManagerAbi,
+      functionName: 'approveToken',
+      args: [token, outbox],
+    })
+  }
+  return outbox
 }

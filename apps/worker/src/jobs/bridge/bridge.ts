@@ -105,21 +105,34 @@ async function journaled(deps: BridgeDeps, chain: ChainName, row: BridgeRow): Pr
   return (hit?.n ?? 0) > 0
 }
 
-/** The USDC the chain's hot wallet may send to the exchange chain now, in base units. */
-export async function bridgeSurplus(deps: BridgeDeps, chain: ChainName): Promise<bigint> {
+/** The chain's hot wallet's USDC on chain, in base units. */
+export async function hotWalletUsdc(
+  deps: Pick<BridgeDeps, 'clients' | 'hotWallet'>,
+  chain: ChainName,
+): Promise<bigint> {
   const c = deps.clients.get(chain)
   const usdc = c?.info.tokens.find((t) => t.symbol === 'USDC')?.contract
   if (!c || !usdc) throw new Error(`no USDC on ${chain} in the registry`)
-  const balance = await c.publicClient.readContract({
+  return c.publicClient.readContract({
     address: usdc,
     abi: testUsdcAbi, // the ERC-20 balanceOf; any ERC-20 answers it
     functionName: 'balanceOf',
     args: [deps.hotWallet(chain).address as Address],
   })
+}
+
+/** The chain's `requested` USDC withdrawals (they leave from its hot wallet), in base units. */
+export async function requestedUsdc(deps: Pick<BridgeDeps, 'sql'>, chain: ChainName): Promise<bigint> {
   const [reserved] = await deps.sql<{ v: string }[]>`
     select coalesce(sum(amount), 0)::text as v from withdrawals
     where state = 'requested' and chain = ${chain} and currency = 'USDC'`
-  return balance - deps.config.bridgeRetainUsdcBaseUnits - BigInt(reserved?.v ?? '0')
+  return BigInt(reserved?.v ?? '0')
+}
+
+/** The USDC the chain's hot wallet may send to the exchange chain now, in base units. */
+export async function bridgeSurplus(deps: BridgeDeps, chain: ChainName): Promise<bigint> {
+  const [balance, requested] = await Promise.all([hotWalletUsdc(deps, chain), requestedUsdc(deps, chain)])
+  return balance - deps.config.bridgeRetainUsdcBaseUnits - requested
 }
 
 /** The open transfer when its outcome is not journaled yet (sent again if unmined), else a new one for the surplus. */

@@ -14,6 +14,7 @@ import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../../protocol/v3/mo
 import { COLLATERALS, type CollateralName, isCollateralName } from '../../simulator/assets'
 import type { SimEngine } from '../../simulator/engine'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
+import { isWhitelisted, l1WithdrawalFee, queueL1Payout } from '../../simulator/l1-withdrawals'
 import { debitFreeCollateral, moveCollateral, newSubaccount, txRecord } from '../../simulator/methods-account'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimSubaccount } from '../../simulator/sim-types'
@@ -120,10 +121,11 @@ const withdraw: Handler = async (ctx, raw): Promise<W.PrivateWithdrawResponse> =
     throw new SimRpcError(RPC.INVALID_AMOUNT, 'Invalid amount', `more than ${c.decimals} decimals`)
   }
   const recipient = (p.recipient ?? w.owner) as Address
+  const maxFeeUsdE18 = e18(p.max_fee_usd, 'max_fee_usd')
   const data = encoded(() =>
     encodeWithdrawalDataV3({
       asset: c.address,
-      maxFeeUsdE18: e18(p.max_fee_usd, 'max_fee_usd'),
+      maxFeeUsdE18,
       recipient,
       amountUnits: units,
       forceBatch: p.force_batch,
@@ -132,13 +134,16 @@ const withdraw: Handler = async (ctx, raw): Promise<W.PrivateWithdrawResponse> =
   const a = { subaccountId: BigInt(sub.id), nonce: BigInt(p.nonce), module: V3_MODULES.withdrawal, data }
   const signed = { expirySec: BigInt(p.signature_expiry_sec), signer: p.signer, signature: p.signature }
   await verifyV3Action(ctx.engine, w, sub, { ...a, ...signed, kind: 'withdraw' })
-  // the simulator keeps no whitelist: a session key may pay the owner only
-  if (recipient.toLowerCase() !== w.owner.toLowerCase() && p.signer.toLowerCase() !== w.owner.toLowerCase())
+  // a session key may pay the owner, or a recipient the owner whitelisted
+  const isOwner = (x: string) => x.toLowerCase() === w.owner.toLowerCase()
+  if (!isOwner(recipient) && !isOwner(p.signer) && !isWhitelisted(ctx.engine, w.owner, recipient))
     throw new SimRpcError(V3_RECIPIENT_NOT_WHITELISTED, 'Withdrawal recipient not whitelisted', recipient)
   const amountE18 = toE18(p.amount_in_underlying)
+  const fee = l1WithdrawalFee(ctx.engine, c.name)
+  if (fee !== undefined)
+    return queuedWithdrawal(ctx.engine, { sub, c: c.name, recipient, amountE18, fee, maxFeeUsdE18 })
   debitFreeCollateral(ctx.engine, sub, c.name, amountE18, 'withdrawal')
-  if (recipient.toLowerCase() === w.owner.toLowerCase())
-    w.walletBalances.set(c.name, (w.walletBalances.get(c.name) ?? 0n) + amountE18)
+  if (isOwner(recipient)) w.walletBalances.set(c.name, (w.walletBalances.get(c.name) ?? 0n) + amountE18)
   const tx = txRecord(ctx.engine, 'withdrawal', { subaccount: sub.id, asset_name: c.name, recipient })
   ctx.engine.history.withdrawals.push({
     subaccountId: sub.id,
@@ -150,6 +155,45 @@ const withdraw: Handler = async (ctx, raw): Promise<W.PrivateWithdrawResponse> =
     recipient,
   })
   return { operation_id: ctx.engine.transactions.size, op_uuid: tx.id }
+}
+
+/**
+ * With an L1 payer attached (simulator/l1-withdrawals.ts): debited now, paid on L1 with the next
+ * batch. A fee above `max_fee_usd` is accepted and fails in its batch, nothing debited.
+ */
+function queuedWithdrawal(
+  engine: SimEngine,
+  q: {
+    sub: SimSubaccount
+    c: CollateralName
+    recipient: Address
+    amountE18: bigint
+    fee: { usdE18: bigint; e18: bigint }
+    maxFeeUsdE18: bigint
+  },
+): W.PrivateWithdrawResponse {
+  const data = { subaccount: q.sub.id, asset_name: q.c, recipient: q.recipient }
+  if (q.fee.usdE18 > q.maxFeeUsdE18 || q.fee.e18 >= q.amountE18) {
+    const failed = txRecord(
+      engine,
+      'withdrawal',
+      { ...data, error: 'max_fee_usd below the withdrawal fee' },
+      'reverted',
+    )
+    return { operation_id: engine.transactions.size, op_uuid: failed.id }
+  }
+  debitFreeCollateral(engine, q.sub, q.c, q.amountE18, 'withdrawal')
+  const tx = txRecord(engine, 'withdrawal', data, 'pending')
+  queueL1Payout(engine, {
+    opUuid: tx.id,
+    subaccountId: q.sub.id,
+    asset: q.c,
+    recipient: q.recipient,
+    amountE18: q.amountE18,
+    feeE18: q.fee.e18,
+    timestampMs: engine.now(),
+  })
+  return { operation_id: engine.transactions.size, op_uuid: tx.id }
 }
 
 export const fundsV3: Record<string, Handler> = {

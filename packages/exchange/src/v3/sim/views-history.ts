@@ -76,7 +76,7 @@ export function withdrawalEntry(engine: SimEngine, w: WithdrawalRecord): W.Withd
     asset: COLLATERALS[w.asset].address,
     batch_uuid: w.transactionId,
     erc20_address: COLLATERALS[w.asset].underlyingErc20,
-    fee: '0',
+    fee: fromE18(w.feeE18 ?? 0n),
     operation_id: w.transactionId,
     recipient: w.recipient ?? owner,
     subaccount_id: w.subaccountId,
@@ -143,7 +143,9 @@ export function transactionResult(engine: SimEngine, opUuid: string): W.GetTrans
   return {
     data: JSON.stringify({ kind: tx.kind, ...tx.data }),
     status: tx.status === 'settled' ? 'Settled' : failed ? 'ExecutingError' : 'Batching',
-    transaction_hash: tx.status === 'settled' ? (keccak256(toHex(tx.id)) as Hex) : null,
+    // an L1 payout's batch names the L1 transaction that paid it (simulator/l1-withdrawals.ts)
+    transaction_hash:
+      tx.status === 'settled' ? ((tx.data.l1TxHash as Hex | undefined) ?? keccak256(toHex(tx.id))) : null,
     error_log: failed ? String(tx.data.error ?? 'the operation failed in its batch') : null,
   }
 }

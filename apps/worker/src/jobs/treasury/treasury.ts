@@ -1,0 +1,293 @@
+/**
+ * The treasury tick (queue `treasury`, every TREASURY_EVERY_MS, under the exchange cycle lock; Derive v3
+ * only): money out on L1, the
+ * bridge in reverse (docs/chains.md "Treasury"). When the Ethereum hot wallet's USDC, less its
+ * `requested` USDC withdrawals, is under TREASURY_FLOOR_USDC (at most BRIDGE_RETAIN_USDC), it withdraws
+ * the shortfall up to BRIDGE_RETAIN_USDC (at most TREASURY_MAX_WITHDRAW_USDC, and at most what the
+ * funding subaccount holds free) from the funding subaccount with a signed `private/withdraw` whose
+ * recipient is the hot wallet. Derive pays it out on L1 when its batch settles (docs/exchange-v3.md
+ * "Money out"); once that payout is final the journal records `bridged` derive → ethereum (ownTxKey
+ * slot 0 of the L1 transaction under the chain `derive`; what the exchange kept, amount − paid, as overhead).
+ *
+ * Crash safety: the signed action is stored (treasury_withdrawals, jobs/treasury/store.ts) before it is
+ * sent, and at most one is open per chain (a unique index). A run first resumes the open one: sends
+ * the stored action again, or finds it in the exchange's withdrawal history when an earlier run's send
+ * may have landed (a replay is refused for its nonce), then waits for its payout; only a run that
+ * finds none open signs another. The journal's key makes `bridged` land once, in the transaction
+ * that closes the row.
+ */
+import { fromBaseUnits, minBigint, toBaseUnits } from '@wh/core'
+import { DeriveV3Client, ExchangeError, RPC } from '@wh/exchange'
+import { appendBatch } from '@wh/ledger'
+import { type ChainName, EXCHANGE_CHAIN_NAME } from '@wh/wallet'
+import { type Address, getAddress, type Hex } from 'viem'
+import type { TickContext, TickDefinition } from '../../ticks'
+import { BRIDGE_MIN_BASE_UNITS, type BridgeDeps, hotWalletUsdc, requestedUsdc } from '../bridge/bridge'
+import { withCycleLock } from '../exchange/cycle-lock'
+import { HISTORY_SKEW_MS, LANDED_GRACE_SEC } from '../exchange/transfers'
+import { l1PayoutOf } from './payout'
+import { insertSigned, markFailed, markPaid, markSent, noteProblem, openWithdrawal, type TreasuryRow } from './store'
+
+export const TREASURY_EVERY_MS = 60_000
+/** Derive v3 pays out on its L1 only: the other chains' hot wallets are not refilled (docs/chains.md "Treasury"). */
+export const TREASURY_CHAIN: ChainName = 'ethereum'
+/** Below this shortfall (1 USDC) a withdrawal is not worth its fee. */
+export const TREASURY_MIN_BASE_UNITS = BRIDGE_MIN_BASE_UNITS
+export const TREASURY_TICK_NAME = `treasury-${TREASURY_CHAIN}`
+const USDC_DECIMALS = 6
+
+export type TreasuryDeps = BridgeDeps
+
+/** Test hooks: a throw stands for a crash at that point. */
+export interface TreasuryRunOptions {
+  /** after the signed action is stored, before it is sent */
+  readonly afterStore?: () => Promise<void> | void
+  /** after the exchange accepted it, before the row records that */
+  readonly afterSend?: () => Promise<void> | void
+  /** after the payout is seen final, before the journal's commit */
+  readonly beforeRecord?: () => Promise<void> | void
+}
+
+export type TreasuryRunResult =
+  | { readonly status: 'off'; readonly reason: string }
+  | { readonly status: 'idle'; readonly shortfallBaseUnits: bigint }
+  /** short, but the funding subaccount cannot give TREASURY_MIN_BASE_UNITS */
+  | { readonly status: 'short'; readonly shortfallBaseUnits: bigint; readonly fundingFreeBaseUnits: bigint }
+  | { readonly status: 'pending'; readonly withdrawalId: string; readonly reason: string }
+  | { readonly status: 'failed'; readonly withdrawalId: string; readonly reason: string }
+  | {
+      readonly status: 'refilled'
+      readonly withdrawalId: string
+      readonly opUuid: string
+      readonly l1TxHash: Hex
+      readonly amountBaseUnits: bigint
+      readonly feeBaseUnits: bigint
+    }
+
+interface V3Setup {
+  readonly client: DeriveV3Client
+  readonly outbox: Address
+  readonly funding: number
+  readonly hot: Address
+}
+
+function v3Setup(deps: TreasuryDeps): V3Setup | { reason: string } {
+  const x = deps.config.exchange
+  if (x.protocol !== 'v3') return { reason: 'EXCHANGE_PROTOCOL is not v3: funds come back through the Derive Wallet' }
+  if (!(deps.exchange instanceof DeriveV3Client)) return { reason: 'the exchange client is not the v3 client' }
+  if (!x.withdrawalOutbox) return { reason: 'EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS is not set' }
+  if (!x.fundingSubaccountId) return { reason: 'EXCHANGE_FUNDING_SUBACCOUNT_ID is not set' }
+  return {
+    client: deps.exchange,
+    outbox: x.withdrawalOutbox,
+    funding: x.fundingSubaccountId,
+    hot: getAddress(deps.hotWallet(TREASURY_CHAIN).address),
+  }
+}
+
+/**
+ * What the hot wallet lacks, in base units: when its USDC less the requested withdrawals is under the floor
+ * (at most BRIDGE_RETAIN_USDC, so the bridge never sends back what this brought), up to BRIDGE_RETAIN_USDC; else ≤ 0.
+ */
+export function shortfallOf(p: { balance: bigint; requested: bigint; floor: bigint; retain: bigint }): bigint {
+  const free = p.balance - p.requested
+  const floor = minBigint(p.floor, p.retain)
+  return free >= floor ? 0n : p.retain - free
+}
+
+/** The funding subaccount's USDC that no funding in flight has claimed, in base units. */
+async function fundingFree(deps: TreasuryDeps, s: V3Setup): Promise<bigint> {
+  const sub = await s.client.getSubaccount(s.funding)
+  const usdc = sub.collaterals.find((c) => c.asset_name === 'USDC')?.amount ?? '0'
+  const held = toBaseUnits(usdc, USDC_DECIMALS, 'down')
+  const [claimed] = await deps.sql<{ v: string }[]>`
+    select coalesce(sum(amount), 0)::text as v from subaccount_transfers
+    where kind = 'fund' and currency = 'USDC' and state in ('reserved', 'submitted')`
+  return held - BigInt(claimed?.v ?? '0')
+}
+
+/** Decides and, when short, signs and stores a new withdrawal (not sent yet). */
+async function startNew(deps: TreasuryDeps, s: V3Setup): Promise<TreasuryRow | TreasuryRunResult> {
+  const [balance, requested] = await Promise.all([
+    hotWalletUsdc(deps, TREASURY_CHAIN),
+    requestedUsdc(deps, TREASURY_CHAIN),
+  ])
+  const t = deps.config.treasury
+  const retain = deps.config.bridgeRetainUsdcBaseUnits
+  const shortfall = shortfallOf({ balance, requested, floor: t.floorUsdcBaseUnits, retain })
+  if (shortfall < TREASURY_MIN_BASE_UNITS) return { status: 'idle', shortfallBaseUnits: shortfall }
+  const free = await fundingFree(deps, s)
+  const amount = minBigint(minBigint(shortfall, t.maxWithdrawUsdcBaseUnits), free)
+  if (amount < TREASURY_MIN_BASE_UNITS)
+    return { status: 'short', shortfallBaseUnits: shortfall, fundingFreeBaseUnits: free }
+  const params = await s.client.signFundingWithdrawal({
+    asset_name: 'USDC',
+    amount: fromBaseUnits(amount, USDC_DECIMALS),
+    max_fee_usd: t.withdrawMaxFeeUsd,
+    recipient: s.hot,
+  })
+  return insertSigned(deps.sql, { chain: TREASURY_CHAIN, currency: 'USDC', amount, params })
+}
+
+/** The row's withdrawal in the exchange's history (an earlier run's send that landed): its operation uuid. */
+async function findLanded(deps: TreasuryDeps, s: V3Setup, row: TreasuryRow): Promise<string | undefined> {
+  const { events } = await s.client.getL1WithdrawalHistory({
+    subaccount_id: s.funding,
+    start_timestamp: row.created_at.getTime() - HISTORY_SKEW_MS,
+  })
+  const amount = BigInt(row.amount)
+  for (const e of events) {
+    if (e.asset !== row.currency || getAddress(e.recipient) !== s.hot) continue
+    if (toBaseUnits(e.amount, USDC_DECIMALS, 'down') !== amount) continue
+    const [claimed] = await deps.sql<{ id: string }[]>`
+      select id from treasury_withdrawals where op_uuid = ${e.tx_hash} and id <> ${row.id}`
+    if (!claimed) return e.tx_hash
+  }
+  return undefined
+}
+
+async function fail(deps: TreasuryDeps, row: TreasuryRow, reason: string): Promise<TreasuryRunResult> {
+  await markFailed(deps.sql, row.id, reason)
+  await deps.alerter.alert('treasury withdrawal failed; nothing moved, the funds stay at the exchange', {
+    chain: row.chain,
+    withdrawalId: row.id,
+    amount: row.amount,
+    reason,
+  })
+  return { status: 'failed', withdrawalId: row.id, reason }
+}
+
+/**
+ * Sends the stored action. `firstSend`: this run signed it a moment ago, so a refusal proves nothing
+ * landed; a row found `signed` may have been sent by a run that died, so it is looked for first, and a
+ * replay refused for its nonce waits for the history until the signature's expiry and a grace have passed.
+ */
+async function send(
+  deps: TreasuryDeps,
+  s: V3Setup,
+  row: TreasuryRow,
+  firstSend: boolean,
+): Promise<{ opUuid: string } | TreasuryRunResult> {
+  if (!firstSend) {
+    const landed = await findLanded(deps, s, row)
+    if (landed) return { opUuid: landed }
+  }
+  try {
+    return { opUuid: (await s.client.sendFundingWithdrawal(row.params)).op_uuid }
+  } catch (err) {
+    if (!(err instanceof ExchangeError) || err.retryable) throw err // unknown outcome: the next run resumes
+    const replay = err.rpcCode === RPC.NONCE_NOT_UNIQUE || err.rpcCode === RPC.INVALID_SIGNATURE_EXPIRY
+    const pastGrace = deps.clock.now().getTime() / 1000 > row.params.signature_expiry_sec + LANDED_GRACE_SEC
+    if (replay && !pastGrace)
+      return { status: 'pending', withdrawalId: row.id, reason: `${err.message}; not in the history yet` }
+    return fail(deps, row, replay ? `${err.message}; not found in the history past the signature` : err.message)
+  }
+}
+
+/** A sent withdrawal: its batch, then its L1 payout; journaled and closed once paid and final. */
+async function settle(
+  deps: TreasuryDeps,
+  s: V3Setup,
+  row: TreasuryRow & { op_uuid: string },
+  opts: TreasuryRunOptions,
+): Promise<TreasuryRunResult> {
+  const tx = await s.client.getTransaction(row.op_uuid)
+  const pending = (reason: string) => ({ status: 'pending' as const, withdrawalId: row.id, reason })
+  if (tx.status === 'reverted') return fail(deps, row, `its batch failed: ${JSON.stringify(tx.data)}`)
+  if (tx.status !== 'settled') return pending('its batch has not settled')
+  const txHash = (tx.data as { transaction_hash?: Hex | null }).transaction_hash
+  if (!txHash) return pending('the settled batch names no L1 transaction')
+  const asset = getAddress((await s.client.getCurrency(row.currency)).protocol_asset_addresses.spot as string)
+  const payout = await l1PayoutOf(deps, TREASURY_CHAIN, { txHash, outbox: s.outbox, recipient: s.hot, asset })
+  if (payout.state === 'pending') return pending(payout.reason)
+  const amount = BigInt(row.amount)
+  const problem =
+    payout.state === 'reverted'
+      ? 'the settling L1 transaction reverted'
+      : payout.remaining > 0n
+        ? `the outbox queued ${payout.remaining} of it (its throttle)`
+        : payout.paid > amount
+          ? `paid ${payout.paid}, more than the ${amount} withdrawn`
+          : undefined
+  if (problem || payout.state !== 'paid') {
+    // money left the subaccount and did not arrive whole: a person looks (told once per reason); the row stays open
+    const reason = problem ?? 'not paid'
+    if (await noteProblem(deps.sql, row.id, reason))
+      await deps.alerter.alert('treasury withdrawal settled but not paid as expected', {
+        withdrawalId: row.id,
+        txHash,
+        problem: reason,
+      })
+    return pending(reason)
+  }
+  const fee = amount - payout.paid
+  await opts.beforeRecord?.()
+  await deps.sql.begin(async (t) => {
+    await appendBatch(t, [
+      {
+        type: 'bridged',
+        // key tx:derive:{txHash}:0 (ownTxKey of the L1 transaction that paid it, under the exchange's chain name)
+        payload: {
+          fromChain: EXCHANGE_CHAIN_NAME,
+          toChain: TREASURY_CHAIN,
+          txHash,
+          currency: row.currency,
+          amount,
+          feeAmount: fee,
+        },
+        occurredAt: deps.clock.now(),
+      },
+    ])
+    await markPaid(t, row.id, { l1TxHash: txHash, fee })
+  })
+  return {
+    status: 'refilled',
+    withdrawalId: row.id,
+    opUuid: row.op_uuid,
+    l1TxHash: txHash,
+    amountBaseUnits: amount,
+    feeBaseUnits: fee,
+  }
+}
+
+/** One run: resume the open withdrawal, or start one for the shortfall. Call it under the exchange cycle lock (the tick does). */
+export async function runTreasury(deps: TreasuryDeps, opts: TreasuryRunOptions = {}): Promise<TreasuryRunResult> {
+  const s = v3Setup(deps)
+  if ('reason' in s) return { status: 'off', reason: s.reason }
+  const open = await openWithdrawal(deps.sql, TREASURY_CHAIN)
+  const started = open ?? (await startNew(deps, s))
+  if ('status' in started) return started
+  let row = started
+  if (row.state === 'signed') {
+    if (!open) await opts.afterStore?.()
+    const sent = await send(deps, s, row, !open)
+    if ('status' in sent) return sent
+    await opts.afterSend?.()
+    await markSent(deps.sql, row.id, sent.opUuid)
+    row = { ...row, state: 'sent', op_uuid: sent.opUuid }
+  }
+  if (row.op_uuid === null) throw new Error(`treasury withdrawal ${row.id} is sent but has no operation uuid`)
+  return settle(deps, s, { ...row, op_uuid: row.op_uuid }, opts)
+}
+
+async function runTreasuryTick(ctx: TickContext) {
+  // the exchange cycle lock: the funding subaccount signs fundings and this withdrawal in one nonce
+  // order across processes, and what it holds free is read with no funding in between
+  const r = await withCycleLock(ctx.deps.redis, () => runTreasury(ctx.deps))
+  if (!r.ran) return { status: 'locked' }
+  const result = r.value
+  // bigints as decimal strings: BullMQ stores the return value as JSON
+  const summary = Object.fromEntries(
+    Object.entries(result).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
+  )
+  if (result.status !== 'idle' && result.status !== 'off') ctx.log.info(summary, 'treasury tick')
+  return summary
+}
+
+/** The Ethereum hot wallet refilled from the funding subaccount (v3; `off` otherwise). */
+export const treasuryTick: TickDefinition = {
+  name: TREASURY_TICK_NAME,
+  queue: 'treasury',
+  everyMs: TREASURY_EVERY_MS,
+  process: (_job, ctx) => runTreasuryTick(ctx),
+}

@@ -1,0 +1,212 @@
+/**
+ * The simulator's v3 money out (packages/exchange/src/simulator/l1-withdrawals.ts) and the outbox
+ * stand-in (packages/wallet/contracts/TestWithdrawalOutbox.sol) on a real anvil node: a batch paid
+ * in one executeWithdrawals call, net of the fee and in the token's decimals, settled once
+ * confirmations deep; refusals (recipient not whitelisted, a fee above max_fee_usd); a payout the
+ * vault cannot cover fails its withdrawals and returns the amounts; the outbox pays an id once and
+ * only to its verifiable app's call. docs/exchange-v3.md "Money out".
+ */
+import {
+  attachL1Payer,
+  DeriveV3Client,
+  ExchangeError,
+  type L1Payer,
+  outboxIdOf,
+  type RunningSimulator,
+  startDeriveSimulator,
+  whitelistRecipient,
+} from '@wh/exchange'
+import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
+import {
+  deployTestOnchainActionManager,
+  deployTestUsdc,
+  deployTestWithdrawalOutbox,
+  testUsdcAbi,
+  testWithdrawalOutboxAbi,
+} from '@wh/wallet'
+import {
+  type Address,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  getAddress,
+  type Hex,
+  http,
+  type PublicClient,
+  parseEventLogs,
+} from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const L1 = 11_155_111
+const USDC = (n: number) => BigInt(Math.round(n * 1_000_000))
+const E12 = 10n ** 12n
+
+describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', () => {
+  let chain: RunningChain
+  let sim: RunningSimulator
+  let payer: L1Payer
+  let v3: DeriveV3Client
+  let usdc: Address
+  let outbox: Address
+  let funding: number
+  let mine: () => Promise<void>
+  const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
+  const operatorKey = generatePrivateKey()
+  const sessionKey = generatePrivateKey()
+  const owner = privateKeyToAccount(generatePrivateKey()).address
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const stranger = privateKeyToAccount(generatePrivateKey()).address
+  let publicClient: PublicClient
+
+  const usdcOf = (a: Address) =>
+    publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'balanceOf', args: [a] })
+  const held = () => sim.engine.subaccounts.get(funding)?.balances.get('USDC') ?? 0n
+  const withdraw = (amount: string, recipient: Address, max_fee_usd = '1') =>
+    v3.withdrawToL1({ subaccount_id: funding, asset_name: 'USDC', amount, max_fee_usd, recipient })
+
+  beforeAll(async () => {
+    chain = await startChain({ chainId: L1 })
+    sim = await startDeriveSimulator({ chainId: L1 })
+    const transport = http(chain.rpcUrl)
+    const walletClient = createWalletClient({ account: deployer, transport })
+    publicClient = createPublicClient({ transport })
+    const anvil = createTestClient({ mode: 'anvil', transport })
+    mine = () => anvil.mine({ blocks: 1 })
+    usdc = getAddress(await deployTestUsdc(walletClient, publicClient))
+    const res = await fetch(`${sim.v3HttpUrl}/public/get_currency`, { method: 'POST', body: '{"currency":"USDC"}' })
+    const asset = getAddress(
+      ((await res.json()) as { result: { spot: { address: Address }[] } }).result.spot[0]?.address ?? '0x',
+    )
+    const manager = await deployTestOnchainActionManager(walletClient, publicClient, [{ asset, token: usdc }])
+    await anvil.setBalance({ address: privateKeyToAccount(operatorKey).address, value: 10n ** 20n })
+    outbox = await deployTestWithdrawalOutbox(walletClient, publicClient, {
+      verifiableApp: privateKeyToAccount(operatorKey).address,
+      manager,
+      assets: [{ asset, token: usdc, decimals: 6 }],
+    })
+    // the vault holds 1,000 USDC of deposits; the account's subaccount is credited 10,000 (more than the vault)
+    const mint = await walletClient.writeContract({
+      address: usdc,
+      abi: testUsdcAbi,
+      functionName: 'mint',
+      args: [manager, USDC(1_000)],
+      chain: null,
+    })
+    await publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
+    sim.control.registerWallet({ wallet: owner, sessionKeys: [privateKeyToAccount(sessionKey).address] })
+    funding = sim.control.depositL1({ owner, asset: 'USDC', amount: '10000' })
+    whitelistRecipient(sim.engine, owner, friend)
+    payer = attachL1Payer(sim.engine, {
+      rpcUrl: chain.rpcUrl,
+      outbox,
+      operatorKey,
+      confirmations: 1,
+      pollMs: 0,
+      feeUsd: '1',
+    })
+    v3 = new DeriveV3Client({
+      wallet: owner,
+      sessionKey,
+      chainId: L1,
+      httpUrl: sim.v3HttpUrl,
+      wsUrl: sim.v3WsUrl,
+      fundingSubaccountId: funding,
+      clock: { now: () => new Date(sim.control.nowMs()) },
+      retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+    })
+  }, 60_000)
+  afterAll(async () => {
+    await payer?.stop()
+    await sim?.close()
+    await chain?.stop()
+  })
+
+  it('a batch of two in one call, net of the fee in native decimals; Settled with that transaction once 1 block deep', async () => {
+    const a = await withdraw('100', owner)
+    const b = await withdraw('50.5', friend)
+    expect(held()).toBe(USDC(9_849.5) * E12)
+    expect(await v3.getTransaction(a.op_uuid)).toMatchObject({ status: 'pending', data: { batch_status: 'Batching' } })
+    expect((await v3.getL1WithdrawalHistory({ subaccount_id: funding })).events).toEqual([])
+
+    expect(await payer.poll()).toBe(0) // paid in a mined call, not yet 1 block deep
+    expect([await usdcOf(owner), await usdcOf(friend)]).toEqual([USDC(99), USDC(49.5)])
+    expect(await v3.getTransaction(b.op_uuid)).toMatchObject({ status: 'pending' })
+    await mine()
+    expect(await payer.poll()).toBe(2)
+    const settled = await v3.getTransaction(a.op_uuid)
+    expect(settled.status).toBe('settled')
+    const txHash = (settled.data as { transaction_hash: Hex }).transaction_hash
+    expect((await v3.getTransaction(b.op_uuid)).data).toMatchObject({ transaction_hash: txHash })
+    const paid = parseEventLogs({
+      abi: testWithdrawalOutboxAbi,
+      eventName: 'WithdrawalPaid',
+      logs: (await publicClient.getTransactionReceipt({ hash: txHash })).logs,
+    })
+    expect(paid.map((l) => [l.args.id, l.args.recipient, l.args.paid, l.args.remaining])).toEqual([
+      [outboxIdOf(a.op_uuid), owner, USDC(99), 0n],
+      [outboxIdOf(b.op_uuid), friend, USDC(49.5), 0n],
+    ])
+    expect((await v3.getL1WithdrawalHistory({ subaccount_id: funding })).events).toEqual([
+      expect.objectContaining({ amount: '100', fee: '1', recipient: owner, tx_hash: a.op_uuid, tx_status: 'settled' }),
+      expect.objectContaining({
+        amount: '50.5',
+        fee: '1',
+        recipient: friend,
+        tx_hash: b.op_uuid,
+        tx_status: 'settled',
+      }),
+    ])
+    expect(await payer.poll()).toBe(0) // nothing left: nothing paid twice
+    expect(await usdcOf(owner)).toBe(USDC(99))
+  })
+
+  it('refusals: a recipient the owner did not whitelist (11033); a fee above max_fee_usd fails in its batch, nothing debited', async () => {
+    const refused = await withdraw('10', stranger).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(ExchangeError)
+    expect((refused as ExchangeError).rpcCode).toBe(11033)
+    const before = held()
+    const capped = await withdraw('10', owner, '0.5')
+    expect(await v3.getTransaction(capped.op_uuid)).toMatchObject({ status: 'reverted' })
+    expect(held()).toBe(before)
+    expect(payer.pending()).toBe(0)
+  })
+
+  it('a payout the vault cannot cover reverts: its withdrawals fail and the amounts return to the subaccount', async () => {
+    const before = held()
+    const big = await withdraw('2000', owner) // the vault holds 850.5 after the first batch
+    expect(held()).toBe(before - USDC(2_000) * E12)
+    expect(await payer.poll()).toBe(0)
+    await mine()
+    expect(await payer.poll()).toBe(0)
+    expect(await v3.getTransaction(big.op_uuid)).toMatchObject({ status: 'reverted' })
+    expect(held()).toBe(before)
+    expect(await usdcOf(owner)).toBe(USDC(99))
+  })
+
+  it('the outbox: only its verifiable app pays, and an id is paid once (a second time it is skipped)', async () => {
+    const transport = http(chain.rpcUrl)
+    const operator = createWalletClient({ account: privateKeyToAccount(operatorKey), transport })
+    const outsider = createWalletClient({ account: deployer, transport })
+    const res = await fetch(`${sim.v3HttpUrl}/public/get_currency`, { method: 'POST', body: '{"currency":"USDC"}' })
+    const asset = getAddress(
+      ((await res.json()) as { result: { spot: { address: Address }[] } }).result.spot[0]?.address ?? '0x',
+    )
+    const w = { id: outboxIdOf('manual'), accountId: 1n, asset, recipient: stranger, amount: USDC(1) }
+    const call = {
+      address: outbox,
+      abi: testWithdrawalOutboxAbi,
+      functionName: 'executeWithdrawals',
+      args: [[w]],
+      chain: null,
+    } as const
+    await expect(outsider.writeContract(call)).rejects.toThrow(/NotVerifiableApp/)
+    for (let i = 0; i < 2; i++) {
+      const hash = await operator.writeContract(call)
+      const r = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
+      const names = parseEventLogs({ abi: testWithdrawalOutboxAbi, logs: r.logs }).map((l) => l.eventName)
+      expect(names).toEqual(i === 0 ? ['WithdrawalPaid'] : ['WithdrawalSkipped'])
+    }
+    expect(await usdcOf(stranger)).toBe(USDC(1))
+  })
+})

@@ -1,0 +1,317 @@
+/**
+ * Money out on Derive v3, whole: the treasury tick (runTreasury) withdraws from the platform's funding
+ * subaccount to the Ethereum hot wallet when a requested withdrawal would drain it; the simulator's
+ * L1 payer pays it out through the WithdrawalOutbox stand-in on anvil from the deposits the manager
+ * stand-in holds; the journal records `bridged` derive → ethereum once, with the fee the exchange
+ * kept; the user's withdrawal is then sent from the refilled wallet. Crashes between signing,
+ * sending and recording resume the same withdrawal. Real anvil, Postgres, Redis and simulator.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import {
+  attachL1Payer,
+  type L1Payer,
+  type RunningSimulator,
+  startDeriveSimulator,
+  watchL1Deposits,
+  whitelistRecipient,
+} from '@wh/exchange'
+import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
+import { inFlightLegs } from '@wh/solvency'
+import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
+import {
+  type Alerter,
+  type ChainClients,
+  deployTestOnchainActionManager,
+  deployTestUsdc,
+  deployTestWithdrawalOutbox,
+  testOnchainActionManagerAbi,
+  testUsdcAbi,
+} from '@wh/wallet'
+import { sendWithdrawals } from '@wh/withdrawals'
+import type { Job } from 'bullmq'
+import { Redis } from 'ioredis'
+import {
+  type Address,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  getAddress,
+  type Hex,
+  http,
+} from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { buildWorkerDeps } from '../src/deps'
+import { ticks } from '../src/jobs/index'
+import { runTreasury, shortfallOf, TREASURY_TICK_NAME, treasuryTick } from '../src/jobs/treasury/treasury'
+import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
+import type { TickContext, WorkerDeps } from '../src/ticks'
+
+const silent = { info() {}, warn() {} }
+const USDC = (n: number) => BigInt(Math.round(n * 1_000_000))
+const E12 = 10n ** 12n
+const CHAIN = 'ethereum'
+/** the L1 and the v3 signing domain share this id, as Ethereum (1) or Sepolia do */
+const L1_CHAIN_ID = 11_155_111
+const DEST: Address = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
+const crash = (where: string) => () => {
+  throw new Error(`killed ${where}`)
+}
+
+describe('shortfallOf: the bridge surplus rule in reverse', () => {
+  const rule = { floor: USDC(500), retain: USDC(1_000) }
+  it('refills to the retained amount only under the floor, counting requested withdrawals as gone', () => {
+    expect(shortfallOf({ ...rule, balance: USDC(1_200), requested: 0n })).toBe(0n)
+    expect(shortfallOf({ ...rule, balance: USDC(1_200), requested: USDC(700) })).toBe(0n) // 500 free: at the floor
+    expect(shortfallOf({ ...rule, balance: USDC(1_200), requested: USDC(700) + 1n })).toBe(USDC(500) + 1n)
+    expect(shortfallOf({ ...rule, balance: USDC(100), requested: USDC(400) })).toBe(USDC(1_300))
+  })
+  it('a floor above the retained amount acts as it: never refills what the bridge would send back', () => {
+    const high = { floor: USDC(2_000), retain: USDC(1_000) }
+    expect(shortfallOf({ ...high, balance: USDC(1_000), requested: 0n })).toBe(0n)
+    expect(shortfallOf({ ...high, balance: USDC(999), requested: 0n })).toBe(USDC(1))
+  })
+})
+
+describe('v3 money out: the treasury tick refills the Ethereum hot wallet from the funding subaccount, paid on L1', () => {
+  let chain: RunningChain
+  let sim: RunningSimulator
+  let ctx: Awaited<ReturnType<typeof integrationContext>>
+  let redis: Redis
+  let deps: WorkerDeps
+  let clients: ChainClients
+  let usdc: Address
+  let funding: number
+  let payer: L1Payer
+  let mine: () => Promise<void>
+  const alerts: { text: string; fields: unknown }[] = []
+  const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
+
+  const hot = () => getAddress(deps.hotWallet(CHAIN).address)
+  const usdcOf = (a: Address) =>
+    clients.publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'balanceOf', args: [a] })
+  const fundingUsdc = () => sim.engine.subaccounts.get(funding)?.balances.get('USDC') ?? 0n
+  const rows = () =>
+    ctx.database.sql<{ id: string; state: string; amount: string; op_uuid: string | null; fee: string | null }[]>`
+      select id, state, amount, op_uuid, fee from treasury_withdrawals order by created_at`
+  const bridgedOut = () =>
+    ctx.database.sql<{ idempotency_key: string; payload: Record<string, string> }[]>`
+      select idempotency_key, payload from ledger_events
+      where type = 'bridged' and payload->>'fromChain' = 'derive' order by idempotency_key`
+  async function write(address: Address, abi: unknown, fn: string, args: unknown[]) {
+    const hash = await clients.walletClient.writeContract({
+      account: deployer,
+      address,
+      abi,
+      functionName: fn,
+      args,
+    } as never)
+    expect((await clients.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })).status).toBe('success')
+  }
+  /** a user's USDC withdrawal requested on Ethereum (it leaves from the hot wallet there) */
+  async function requested(amount: bigint): Promise<string> {
+    const userId = randomUUID()
+    await append(ctx.database.sql, {
+      type: 'deposit_detected',
+      payload: {
+        userId,
+        chain: CHAIN,
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        logIndex: 0,
+        currency: 'USDC',
+        amount,
+      },
+      occurredAt: new Date(),
+    })
+    return ctx.database.sql.begin(async (tx) => {
+      const r = await reserveWithdrawal(tx, { userId, currency: 'USDC', amount })
+      await tx`update withdrawals set chain = ${CHAIN}, destination = ${DEST} where id = ${r.withdrawalId}`
+      return r.withdrawalId
+    })
+  }
+
+  beforeAll(async () => {
+    chain = await startChain({ chainId: L1_CHAIN_ID })
+    sim = await startDeriveSimulator({ chainId: L1_CHAIN_ID })
+    const transport = http(chain.rpcUrl)
+    const walletClient = createWalletClient({ account: deployer, transport })
+    const publicClient = createPublicClient({ transport })
+    const anvil = createTestClient({ mode: 'anvil', transport })
+    mine = () => anvil.mine({ blocks: 1 })
+    usdc = getAddress(await deployTestUsdc(walletClient, publicClient))
+    const res = await fetch(`${sim.v3HttpUrl}/public/get_currency`, { method: 'POST', body: '{"currency":"USDC"}' })
+    const usdcAsset = getAddress(
+      ((await res.json()) as { result: { spot: { address: Address }[] } }).result.spot[0]?.address ?? '0x',
+    )
+    const manager = await deployTestOnchainActionManager(walletClient, publicClient, [
+      { asset: usdcAsset, token: usdc },
+    ])
+    // the simulator's operator key: the outbox's one payer (Derive's verifiable app)
+    const operatorKey = generatePrivateKey()
+    await anvil.setBalance({ address: privateKeyToAccount(operatorKey).address, value: 10n ** 20n })
+    const outbox = await deployTestWithdrawalOutbox(walletClient, publicClient, {
+      verifiableApp: privateKeyToAccount(operatorKey).address,
+      manager,
+      assets: [{ asset: usdcAsset, token: usdc, decimals: 6 }],
+    })
+
+    // the platform's account (its session key signs) and its funding subaccount, opened by a 10,000 USDC L1 deposit
+    const env = testEnv()
+    const owner = getAddress(env.EXCHANGE_WALLET_ADDRESS as string)
+    sim.control.registerWallet({
+      wallet: owner,
+      sessionKeys: [privateKeyToAccount(env.SESSION_PRIVATE_KEY as Hex).address],
+    })
+    const watcher = watchL1Deposits(sim.engine, { rpcUrl: chain.rpcUrl, manager, confirmations: 0, pollMs: 0 })
+    clients = { walletClient, publicClient } as unknown as ChainClients
+    await write(usdc, testUsdcAbi, 'mint', [deployer.address, USDC(10_000)])
+    await write(usdc, testUsdcAbi, 'approve', [manager, USDC(10_000)])
+    await write(manager, testOnchainActionManagerAbi, 'depositToNewSubaccount', [usdcAsset, USDC(10_000), 1, owner])
+    expect(await watcher.poll()).toBe(1)
+    await watcher.stop()
+    funding = [...sim.engine.subaccounts.values()].find((s) => s.wallet === owner && s.label !== 'fallback')?.id ?? 0
+    payer = attachL1Payer(sim.engine, {
+      rpcUrl: chain.rpcUrl,
+      outbox,
+      operatorKey,
+      confirmations: 1,
+      pollMs: 0,
+      feeUsd: '0.5',
+    })
+
+    ctx = await integrationContext({
+      RPC_URL_ETHEREUM: chain.rpcUrl,
+      EXCHANGE_CHAIN_ID: String(L1_CHAIN_ID),
+      EXCHANGE_PROTOCOL: 'v3',
+      EXCHANGE_HTTP_URL: sim.v3HttpUrl,
+      EXCHANGE_WS_URL: sim.v3WsUrl,
+      EXCHANGE_FUNDING_SUBACCOUNT_ID: String(funding),
+      EXCHANGE_DEPOSIT_MANAGER_ADDRESS: manager,
+      EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS: outbox,
+      BRIDGE_RETAIN_USDC: '1000',
+      TREASURY_FLOOR_USDC: '500',
+      TREASURY_MAX_WITHDRAW_USDC: '5000',
+    })
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
+    const built = buildWorkerDeps(
+      ctx.config,
+      { sql: ctx.database.sql, redis, log: silent },
+      { chains: { [CHAIN]: { chainId: L1_CHAIN_ID, usdc, confirmations: 1 } } },
+    )
+    const alerter: Alerter = {
+      channel: 'log',
+      alert: async (text, fields) => {
+        alerts.push({ text, fields })
+      },
+    }
+    deps = { ...built, alerter }
+    clients = deps.clients.get(CHAIN) as ChainClients
+    await anvil.setBalance({ address: hot(), value: 10n ** 19n }) // gas for the user's withdrawal
+    // the hot wallet is on the owner's list of recipients (Derive: private/update_whitelisted_recipients)
+    whitelistRecipient(sim.engine, owner, hot())
+  }, 90_000)
+  afterAll(async () => {
+    await payer?.stop()
+    redis?.disconnect()
+    await ctx?.database.close()
+    await sim?.close()
+    await chain?.stop()
+  })
+
+  it('is registered on the treasury queue', () => {
+    expect(ticks).toContain(treasuryTick)
+    expect([treasuryTick.name, treasuryTick.queue]).toEqual([TREASURY_TICK_NAME, 'treasury'])
+  })
+
+  it('does nothing while the hot wallet covers its requested withdrawals above the floor', async () => {
+    await write(usdc, testUsdcAbi, 'mint', [hot(), USDC(1_200)])
+    expect(await runTreasury(deps)).toEqual({ status: 'idle', shortfallBaseUnits: 0n })
+    // the registered tick, under the exchange cycle lock: the same, as JSON
+    const tickCtx = { log: silent, deps, queues: new Map() } as unknown as TickContext
+    expect(await treasuryTick.process({} as Job, tickCtx)).toEqual({ status: 'idle', shortfallBaseUnits: '0' })
+    expect(await rows()).toEqual([])
+    expect(fundingUsdc()).toBe(USDC(10_000) * E12)
+  })
+
+  it('a withdrawal the hot wallet cannot cover: withdrawn once across crashes, paid on L1, bridged derive → ethereum once, then sent', async () => {
+    const withdrawalId = await requested(USDC(1_000))
+    // 1,200 − 1,000 requested is under the 500 floor: 800 back up to the 1,000 retained
+    await expect(runTreasury(deps, { afterStore: crash('after storing') })).rejects.toThrow('killed after storing')
+    expect((await rows()).map((r) => [r.state, r.amount])).toEqual([['signed', USDC(800).toString()]])
+    expect(fundingUsdc()).toBe(USDC(10_000) * E12) // nothing sent
+
+    await expect(runTreasury(deps, { afterSend: crash('after sending') })).rejects.toThrow('killed after sending')
+    expect((await rows())[0]?.state).toBe('signed') // the acceptance was never recorded
+    expect(fundingUsdc()).toBe(USDC(9_200) * E12)
+    // left the funding subaccount, not on L1 yet: solvency counts it in flight, never nowhere
+    const treasuryLegs = async () =>
+      (await inFlightLegs(ctx.database.sql, CHAIN, await clients.publicClient.getBlockNumber())).filter(
+        (l) => l.kind === 'treasury_in_flight',
+      )
+    expect(await treasuryLegs()).toEqual([
+      { side: 'asset', currency: 'USDC', kind: 'treasury_in_flight', place: `${CHAIN}:treasury`, amount: USDC(800) },
+    ])
+
+    // the replay is refused for its nonce and the withdrawal is not settled yet: wait, never a second signature
+    expect(await runTreasury(deps)).toMatchObject({ status: 'pending' })
+    expect(fundingUsdc()).toBe(USDC(9_200) * E12)
+    expect(payer.pending()).toBe(1)
+    expect(await rows()).toHaveLength(1)
+
+    // the batch: paid on L1 in one call, settled once 1 block deep
+    const before = await usdcOf(hot())
+    expect(await payer.poll()).toBe(0)
+    expect(await usdcOf(hot())).toBe(before + USDC(799.5))
+    await mine()
+    expect(await payer.poll()).toBe(1)
+
+    await expect(runTreasury(deps, { beforeRecord: crash('before the journal') })).rejects.toThrow('before the journal')
+    expect(await bridgedOut()).toEqual([])
+    const hotBefore = await balanceOf(ctx.database.sql, platformHot(CHAIN), 'USDC')
+    const overheadBefore = await balanceOf(ctx.database.sql, PLATFORM_EXPENSE_OVERHEAD, 'USDC')
+    const r = await runTreasury(deps)
+    expect(r).toMatchObject({ status: 'refilled', amountBaseUnits: USDC(800), feeBaseUnits: USDC(0.5) })
+    if (r.status !== 'refilled') return
+    const events = await bridgedOut()
+    expect(events.map((e) => e.idempotency_key)).toEqual([ownTxKey({ chain: 'derive', txHash: r.l1TxHash, slot: 0 })])
+    expect(events[0]?.payload).toMatchObject({
+      toChain: CHAIN,
+      currency: 'USDC',
+      amount: '800000000',
+      feeAmount: '500000',
+    })
+    expect(await balanceOf(ctx.database.sql, platformHot(CHAIN), 'USDC')).toBe(hotBefore + USDC(799.5))
+    expect(await balanceOf(ctx.database.sql, PLATFORM_EXPENSE_OVERHEAD, 'USDC')).toBe(overheadBefore + USDC(0.5))
+    expect((await rows()).map((x) => [x.state, x.op_uuid !== null, x.fee])).toEqual([['paid', true, '500000']])
+    expect(await treasuryLegs()).toEqual([])
+
+    // again: covered now (1,999.5 − 1,000 requested ≥ 500): nothing signed, nothing journaled twice
+    expect(await runTreasury(deps)).toMatchObject({ status: 'idle' })
+    expect(await rows()).toHaveLength(1)
+    expect(await bridgedOut()).toHaveLength(1)
+    expect(fundingUsdc()).toBe(USDC(9_200) * E12)
+
+    // the user's withdrawal leaves the refilled wallet
+    const send = withdrawalSendDeps(deps, silent)
+    await sendWithdrawals(send)
+    await mine()
+    await sendWithdrawals(send)
+    const [w] = await ctx.database.sql<{ state: string }[]>`select state from withdrawals where id = ${withdrawalId}`
+    expect(w?.state).toBe('sent')
+    expect(await usdcOf(DEST)).toBe(USDC(1_000))
+  }, 60_000)
+
+  it('a withdrawal the exchange refuses fails cleanly: an alert, nothing journaled, nothing moved', async () => {
+    await requested(USDC(900)) // 999.5 − 900 is under the floor
+    sim.control.failNext({ method: 'private/withdraw', code: 11033 })
+    const r = await runTreasury(deps)
+    expect(r).toMatchObject({ status: 'failed' })
+    expect((await rows()).map((x) => x.state)).toEqual(['paid', 'failed'])
+    expect(alerts.map((a) => a.text)).toEqual([
+      'treasury withdrawal failed; nothing moved, the funds stay at the exchange',
+    ])
+    expect(await bridgedOut()).toHaveLength(1)
+    expect(fundingUsdc()).toBe(USDC(9_200) * E12)
+    expect(payer.pending()).toBe(0)
+  }, 30_000)
+})
