@@ -115,6 +115,13 @@ function setEnvLocal(key: string, value: string): void {
   writeFileSync(ENV_LOCAL_PATH, lines.join('\n'), { mode: 0o600 })
 }
 
+/** Sets `key` in this run's settings and in .env.local, when it changed. */
+function keepSetting(env: Record<string, string>, key: string, value: string): void {
+  if (env[key] === value) return
+  env[key] = value
+  setEnvLocal(key, value)
+}
+
 /** The simulator's v3 base and socket, on the host of EXCHANGE_HTTP_URL / EXCHANGE_WS_URL. */
 function v3Urls(env: Record<string, string>): Record<'EXCHANGE_HTTP_URL' | 'EXCHANGE_WS_URL', string> {
   const ws = new URL(env.EXCHANGE_WS_URL ?? 'ws://127.0.0.1:7070')
@@ -240,8 +247,7 @@ async function main() {
     setEnvLocal('SIWE_DOMAIN', WEB_HOST)
   }
   // .env.local files from before v3 was the default: the simulator's v3 base and socket
-  if (v3)
-    for (const [key, value] of Object.entries(v3Urls(env))) if (env[key] !== value) setEnvLocal(key, (env[key] = value))
+  if (v3) for (const [key, value] of Object.entries(v3Urls(env))) keepSetting(env, key, value)
   // the funding subaccount and the deposit manager are the setup's to create (below)
   const config = loadConfig(env, { setup: true })
   const started: RunningServer[] = []
@@ -379,7 +385,7 @@ async function main() {
       ['EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS', local.v3.withdrawalOutbox],
       ['EXCHANGE_FUNDING_SUBACCOUNT_ID', String(local.v3.fundingSubaccountId)],
     ] as const)
-      if (env[key] !== value) setEnvLocal(key, (env[key] = value))
+      keepSetting(env, key, value)
   run('api', 'apps/api')
   run('worker', 'apps/worker')
   const base = `http://${config.host}:${config.port}`

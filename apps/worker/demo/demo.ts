@@ -36,6 +36,8 @@ export const NEXT_PUT_DELTA_BPS = 2500
 const POLL_MS = 150
 /** the default bound of each step (the in-process test passes a smaller one) */
 const STEP_TIMEOUT_MS = 90_000
+/** The longest a nudge waits for its run to be done before the next one (see TickNudger). */
+const NUDGE_WAIT_MS = 5_000
 
 export interface DemoAmounts {
   /** TestUSDC sent to the deposit address */
@@ -494,9 +496,21 @@ class TickNudger {
           q = new Queue(QUEUES[d.queue], { connection: this.connection, prefix: this.prefix })
           this.#queues.set(d.queue, q)
         }
-        await q.add(d.name, {}, { jobId: `demo-now.${d.name}`, removeOnComplete: true, removeOnFail: true })
+        const jobId = `demo-now.${d.name}`
+        await q.add(d.name, {}, { jobId, removeOnComplete: true, removeOnFail: true })
+        await this.#finished(q, jobId)
       }
     }
+  }
+  /**
+   * Waits (a few seconds at most) until the nudged run is done, so the next nudge starts after it: two
+   * exchange ticks nudged at once would meet at the exchange cycle lock every time, and the one that
+   * finds it taken skips its run (as a scheduled tick does when it meets another: docs/architecture.md).
+   */
+  async #finished(q: Queue, jobId: string): Promise<void> {
+    const deadline = performance.now() + NUDGE_WAIT_MS
+    while (performance.now() < deadline && (await q.getJob(jobId)) !== undefined)
+      await new Promise((r) => setTimeout(r, 10))
   }
   async close(): Promise<void> {
     await Promise.all([...this.#queues.values()].map((q) => q.close()))
