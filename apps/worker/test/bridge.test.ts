@@ -225,14 +225,14 @@ describe('bridge: hot wallet surplus to the exchange chain (docs/chains.md, spec
     expect(await balanceOf(ctx.database.sql, platformHot(EXCHANGE_CHAIN_NAME), 'USDC')).toBe(USDC(402))
   })
 
-  it("outside the local run the live adapter (Derive's bridge) refuses with a clear error instead of guessing", async () => {
+  it('outside the local run, v2 (retired by Derive, its Socket route with it) refuses with a clear error and sends nothing', async () => {
     await mintToHot(USDC(10))
     const live: WorkerDeps = { ...deps, config: { ...deps.config, usdcAddressLocal: undefined } }
     const adapter = bridgeAdapterFor(live)
-    expect(adapter.name).toBe('derive-socket')
+    expect(adapter.name).toBe('derive-v2-retired')
     const run = runBridge(live, adapter, CHAIN)
     await expect(run).rejects.toBeInstanceOf(BridgeUnavailableError)
-    await expect(runBridge(live, adapter, CHAIN)).rejects.toThrow(/not verified/)
+    await expect(runBridge(live, adapter, CHAIN)).rejects.toThrow(/no live bridge: the exchange moved to v3/)
     await expect(
       bridgeTicks[0]?.process({} as Job, { ...tickCtx, deps: live }) as Promise<unknown>,
     ).rejects.toMatchObject({ code: 'BRIDGE_UNAVAILABLE' })

@@ -26,14 +26,6 @@ export const TEST_USDC: ContractSpec = {
   exportPrefix: 'testUsdc',
 }
 
-/** The Socket vault stand-in of the Derive bridge adapter's tests (docs/chains.md "Bridge"). */
-export const TEST_SOCKET_VAULT: ContractSpec = {
-  contract: 'TestSocketVault',
-  sourcePath: join(here, '..', 'contracts', 'TestSocketVault.sol'),
-  artifactPath: join(here, '..', 'src', 'contracts', 'test-socket-vault.ts'),
-  exportPrefix: 'testSocketVault',
-}
-
 /** The deployless balance read of the deposit audit (docs/chains.md "Every deposit is accounted for"). */
 export const BALANCE_READER: ContractSpec = {
   contract: 'BalanceReader',
@@ -84,7 +76,6 @@ export const TEST_WITHDRAWAL_OUTBOX: ContractSpec = {
 
 export const CONTRACTS: readonly ContractSpec[] = [
   TEST_USDC,
-  TEST_SOCKET_VAULT,
   BALANCE_READER,
   TEST_SMART_WALLET,
   TEST_ERC1271_WALLET,
@@ -136,10 +127,6 @@ export function compileContract(spec: ContractSpec): CompiledContract {
 
 export function compileTestUsdc(): CompiledContract {
   return compileContract(TEST_USDC)
-}
-
-export function compileTestSocketVault(): CompiledContract {
-  return compileContract(TEST_SOCKET_VAULT)
 }
 
 export function compileBalanceReader(): CompiledContract {

@@ -10,7 +10,6 @@ export { testErc1271WalletAbi, testErc1271WalletBytecode } from './contracts/tes
 export { testErc1271WalletFactoryAbi, testErc1271WalletFactoryBytecode } from './contracts/test-erc1271-wallet-factory'
 export { testOnchainActionManagerAbi, testOnchainActionManagerBytecode } from './contracts/test-onchain-action-manager'
 export { testSmartWalletAbi, testSmartWalletBytecode } from './contracts/test-smart-wallet'
-export { testSocketVaultAbi, testSocketVaultBytecode } from './contracts/test-socket-vault'
 export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc'
 export { testWithdrawalOutboxAbi } from './contracts/test-withdrawal-outbox'
 export * from './deposit-addresses'

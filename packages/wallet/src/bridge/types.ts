@@ -54,7 +54,7 @@ export type BridgeStatus =
     }
 
 export interface BridgeAdapter {
-  /** for logs and alerts: 'local', 'derive-socket', … */
+  /** for logs and alerts: 'local', 'derive-v3-l1', … */
   readonly name: string
   /** the destination in the journal: EXCHANGE_CHAIN_NAME */
   readonly toChain: string

@@ -21,10 +21,11 @@ import { appendBatch, type EventInput, ownTxKey } from '@wh/ledger'
 import {
   type BridgeAdapter,
   type BridgeTransfer,
+  BridgeUnavailableError,
   CHAIN_NAMES,
   type ChainName,
-  DeriveBridgeAdapter,
   DeriveV3DepositAdapter,
+  EXCHANGE_CHAIN_NAME,
   isWatchedChain,
   LocalBridgeAdapter,
   type OutboundRecord,
@@ -248,7 +249,7 @@ export async function runBridge(
     },
   ]
   // a second event about the same transaction: slot 1 (spec 6.1). A native message fee the bridge
-  // took with it (the live adapter's Socket fee, msg.value) is the same kind of platform cost in
+  // took with it (msg.value; none of today's adapters pays one) is the same kind of platform cost in
   // the same currency, from the same wallet: booked with the gas (docs/chains.md "Bridge")
   const nativeCost = gas + (status.messageFeeWei ?? 0n)
   if (nativeCost > 0n)
@@ -271,11 +272,31 @@ export async function runBridge(
 const adapters = new WeakMap<object, BridgeAdapter>()
 
 /**
+ * Derive v2 outside the local run: Derive retired v2, and its route (Socket vaults to the Derive Chain)
+ * went with it (docs/chains.md "Bridge"), so nothing is sent: every run refuses, naming why.
+ */
+const RETIRED_V2: BridgeAdapter = {
+  name: 'derive-v2-retired',
+  toChain: EXCHANGE_CHAIN_NAME,
+  assertReady(fromChain) {
+    throw new BridgeUnavailableError(
+      'Derive v2 has no live bridge: the exchange moved to v3 (EXCHANGE_PROTOCOL=v3, docs/chains.md "Bridge")',
+      { fromChain },
+    )
+  },
+  send: async () => {
+    throw new BridgeUnavailableError('Derive v2 has no live bridge')
+  },
+  status: async () => {
+    throw new BridgeUnavailableError('Derive v2 has no live bridge')
+  },
+}
+
+/**
  * The adapter of this deployment, built once per process: on Derive v3 (EXCHANGE_PROTOCOL=v3) the
  * L1 deposit through the OnchainActionManager into the funding subaccount, locally against its
- * stand-in; on v2 the local one when the config names a local USDC deployment (USDC_ADDRESS_LOCAL:
- * the local run and tests, where the simulator is the exchange), else Derive's live bridge (Socket
- * vaults), which refuses any source chain or exchange chain its route table does not cover.
+ * stand-in; on the legacy v2 the local one when the config names a local USDC deployment
+ * (USDC_ADDRESS_LOCAL: the local run and tests, where the simulator is the exchange), else none.
  */
 export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']): BridgeAdapter {
   const cached = hooks ? undefined : adapters.get(deps)
@@ -315,7 +336,7 @@ function newAdapter(deps: BridgeDeps, outbox: OutboxDeps): BridgeAdapter {
       simulatorUrl: x.httpUrl,
       claimCredit: async (key) => (await deps.redis.set(key, '1', 'NX')) === 'OK',
     })
-  return new DeriveBridgeAdapter({ outbox, receiver: x.walletAddress, exchangeChainId: x.chainId })
+  return RETIRED_V2
 }
 
 async function bridgeTick(chain: ChainName, ctx: TickContext) {
