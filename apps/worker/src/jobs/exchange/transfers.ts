@@ -207,8 +207,7 @@ export async function findLanded(
     return hit ? { transactionId: hit.id, settled: hit.settled } : null
   }
   // create_subaccount: the new subaccount is one of the wallet's that no subaccounts row holds
-  const unknown = (await unrecordedSubaccounts(deps)).sort((a, b) => b - a).slice(0, CREATE_SEARCH_MAX_SUBACCOUNTS)
-  for (const sub of unknown) {
+  for (const sub of await newestUnrecorded(deps)) {
     const hit = await inSubaccount(sub)
     if (hit) return { transactionId: hit.id, settled: hit.settled, exchangeSubaccountId: sub }
   }
@@ -244,6 +243,11 @@ async function firstUnclaimed<T extends { id: string }>(sql: Sql, candidates: T[
   return candidates.find((c) => !claimed.has(c.id)) ?? null
 }
 
+/** Where a creation's subaccount is searched for: the newest CREATE_SEARCH_MAX_SUBACCOUNTS unrecorded ones, newest first. */
+async function newestUnrecorded(deps: TransferDeps): Promise<number[]> {
+  return (await unrecordedSubaccounts(deps)).sort((a, b) => b - a).slice(0, CREATE_SEARCH_MAX_SUBACCOUNTS)
+}
+
 /**
  * The subaccount a settled create_subaccount made: from get_transaction's data where the exchange
  * reports it, else the unknown subaccount whose deposit history holds the transaction.
@@ -251,7 +255,7 @@ async function firstUnclaimed<T extends { id: string }>(sql: Sql, candidates: T[
 export async function createdSubaccountId(deps: TransferDeps, transactionId: string, data: unknown): Promise<number> {
   const fromData = (data as { subaccount_id?: unknown } | null)?.subaccount_id
   if (typeof fromData === 'number' && Number.isSafeInteger(fromData)) return fromData
-  for (const sub of (await unrecordedSubaccounts(deps)).slice(-CREATE_SEARCH_MAX_SUBACCOUNTS)) {
+  for (const sub of await newestUnrecorded(deps)) {
     const { events } = await deps.exchange.getDepositHistory({ subaccount_id: sub })
     if (events.some((e) => e.transaction_id === transactionId)) return sub
   }
