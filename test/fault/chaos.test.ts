@@ -72,8 +72,8 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     await world.scan()
     baseline = await snapshotBaseline(world)
     runner = await chaosRunner(world)
-    // the swap wallet's approvals of the pool, before the chaos: a crash after an approval's
-    // broadcast leaves it unrecorded for good (a bug of @wh/swap, swap-approval.test.ts)
+    // the swap wallet's approvals of the pool, before the chaos, so every life swaps on the same
+    // allowance (a crash after an approval's broadcast has its own test: swap-approval.test.ts)
     for (const spec of [swapSpec(users[0] as WorldUser, true), swapSpec(users[1] as WorldUser, false)]) {
       const r = await executeSwap(world.w.swapDeps(), fromSpec(spec))
       if (r.outcome !== 'executed') throw new Error(`warm-up swap: ${r.outcome}`)
