@@ -42,10 +42,12 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
+import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'
 import { runTreasury, shortfallOf, TREASURY_TICK_NAME, treasuryTick } from '../src/jobs/treasury/treasury'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { TickContext, WorkerDeps } from '../src/ticks'
+import { journalPlatformDeposits } from './fixtures/exchange-stack'
 
 const silent = { info() {}, warn() {} }
 const USDC = (n: number) => BigInt(Math.round(n * 1_000_000))
@@ -209,6 +211,8 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     await anvil.setBalance({ address: hot(), value: 10n ** 19n }) // gas for the user's withdrawal
     // the hot wallet is on the owner's list of recipients (Derive: private/update_whitelisted_recipients)
     whitelistRecipient(sim.engine, owner, hot())
+    // the opening deposit journaled, as the bridge journals its own: the funding subaccount reconciles exactly
+    await journalPlatformDeposits(ctx.database.sql, { USDC: '10000' }, new Date(sim.control.nowMs()))
   }, 90_000)
   afterAll(async () => {
     await payer?.stop()
@@ -234,6 +238,9 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
   })
 
   it('a withdrawal the hot wallet cannot cover: withdrawn once across crashes, paid on L1, bridged derive → ethereum once, then sent', async () => {
+    const fundingDivergences = async () =>
+      findFundingDivergences(deps, funding, { epsilon: '0.01', nowMs: sim.control.nowMs() }, silent)
+    expect(await fundingDivergences()).toEqual([])
     const withdrawalId = await requested(USDC(1_000))
     // 1,200 − 1,000 requested is under the 500 floor: 800 back up to the 1,000 retained
     await expect(runTreasury(deps, { afterStore: crash('after storing') })).rejects.toThrow('killed after storing')
@@ -243,6 +250,8 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     await expect(runTreasury(deps, { afterSend: crash('after sending') })).rejects.toThrow('killed after sending')
     expect((await rows())[0]?.state).toBe('signed') // the acceptance was never recorded
     expect(fundingUsdc()).toBe(USDC(9_200) * E12)
+    // left the funding subaccount, not journaled yet: its reconciliation counts it in flight, not as a loss
+    expect(await fundingDivergences()).toEqual([])
     // left the funding subaccount, not on L1 yet: solvency counts it in flight, never nowhere
     const treasuryLegs = async () =>
       (await inFlightLegs(ctx.database.sql, CHAIN, await clients.publicClient.getBlockNumber())).filter(

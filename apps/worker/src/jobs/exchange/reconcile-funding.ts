@@ -2,18 +2,18 @@
  * Reconciliation of the platform's funding subaccount on Derive v3 (docs/exchange-v3.md "Accruals
  * and reconciliation on v3"), a step of every reconciliation run, under the exchange cycle lock.
  *
- * The funding subaccount holds the platform's exchange funds (`platform:hot:derive`: what was
- * bridged in, its interest, less the creation fees it paid) and, physically, the users' money on
+ * The funding subaccount holds the platform's exchange funds (`platformHot(EXCHANGE_CHAIN)`: what was
+ * bridged in, its interest, less the creation fees it paid and the treasury's withdrawals) and, physically, the users' money on
  * its way: fundings left it for users' subaccounts, release legs, fee collections and conversions
  * came back into it, while the journal moved those between users' transit and subaccounts (their
  * `subaccount_transfers` rows name each one). So per currency, in base units:
  *
- *   expected = platform:hot:derive + interest of the running hours + settled movements
+ *   expected = platformHot(EXCHANGE_CHAIN) + interest of the running hours + settled movements
  *              (− funded, + released, + fees collected, − converted in, + converted out)
  *
  * What is in flight may or may not show at the exchange yet, in either direction, and widens the
  * band the exchange may lie in: `low` (the exchange may hold less: a funding or conversion deposit
- * sent and not settled, a bridge deposit of the last hour journaled and not credited yet) and `high`
+ * sent and not settled, a treasury withdrawal to L1 not journaled yet, a bridge deposit of the last hour journaled and not credited yet) and `high`
  * (it may hold more: a release leg, fee collection or conversion withdraw not settled, a bridge
  * deposit of the last hour credited before it was journaled, a creation top-up owed and not landed).
  * A currency diverges when exchange − expected lies more than RECONCILE_EPSILON outside
@@ -21,7 +21,7 @@
  *
  * A divergence alerts (observe: once an hour per diverging currencies) and counts in the run's
  * drift metric. In `enforce` mode it also books a `reconciliation_adjustment` without a user
- * (`platform:expense:reconciliation → platform:hot:derive`, key per minute and delta), so the
+ * (from PLATFORM_EXPENSE_RECONCILIATION into `platformHot(EXCHANGE_CHAIN)`, key per minute and delta), so the
  * journal mirrors the exchange again and the loss (or unexplained gain) is the platform's, in the
  * open. No stop: the funds are the platform's and no user's subaccount is wrong, and holding every
  * user's funding would not bring the money back; whether the platform as a whole still covers what
@@ -31,6 +31,7 @@ import type { ReconcileMode } from '@wh/config'
 import { fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { accountBalances, appendBatch, type EventInput, EXCHANGE_CHAIN, minuteBucket, platformHot } from '@wh/ledger'
+import { openWithdrawalTotals } from '../treasury/store'
 import { currencyDecimals } from './accounting-subaccounts'
 import { type AccountingDeps, type AccountingLog, ingestFundingSubaccountAccruals } from './accruals'
 import { unitsOf } from './transfers'
@@ -51,7 +52,7 @@ export interface FundingDivergence {
   /** the band of movements in flight: the exchange may hold expected + low … expected + high */
   readonly low: bigint
   readonly high: bigint
-  /** the part of exchange − expected outside the band: what an adjustment posts to platform:hot:derive */
+  /** the part of exchange − expected outside the band: what an adjustment posts to the platform's exchange funds */
   readonly delta: bigint
 }
 
@@ -105,7 +106,7 @@ async function movementFlows(deps: Pick<AccountingDeps, 'sql' | 'exchange'>, flo
       const sent = r.sent === null ? null : unitsOf(r.sent, await currencyDecimals(deps.exchange, r.currency))
       f.low -= sent !== null && sent > amount ? sent : amount
     } else if (r.kind === 'convert_in') f.low -= amount
-    // release, fee, convert_out come back into it; a top-up owed is already out of platform:hot:derive
+    // release, fee, convert_out come back into it; a top-up owed is already out of the platform's exchange funds
     else f.high += amount
   }
 }
@@ -128,6 +129,14 @@ async function bridgeFlows(sql: Sql, flows: Map<string, Flows>) {
   }
 }
 
+/**
+ * The treasury's open withdrawals to L1 (jobs/treasury): once sent the exchange has debited them, and the journal
+ * books them (`bridged` derive → ethereum) only when the payout is final on L1.
+ */
+async function treasuryFlows(sql: Sql, flows: Map<string, Flows>) {
+  for (const [currency, total] of await openWithdrawalTotals(sql)) flowOf(flows, currency).low -= total
+}
+
 /** Compares the funding subaccount with what the journal explains; records nothing. */
 export async function findFundingDivergences(
   deps: AccountingDeps,
@@ -138,7 +147,7 @@ export async function findFundingDivergences(
   // its complete hours of interest recorded first; the running hours' are in the exchange's balance
   const accruals = await ingestFundingSubaccountAccruals(deps, fundingId, { nowMs: opts.nowMs, needPending: true }, log)
   const flows = new Map<string, Flows>()
-  await Promise.all([movementFlows(deps, flows), bridgeFlows(deps.sql, flows)])
+  await Promise.all([movementFlows(deps, flows), bridgeFlows(deps.sql, flows), treasuryFlows(deps.sql, flows)])
   // the exchange after the movements' rows: under the cycle lock none of them moves in between
   const exchange = new Map<string, string>()
   for (const c of (await deps.exchange.getSubaccount(fundingId)).collaterals) exchange.set(c.asset_name, c.amount)

@@ -26,6 +26,15 @@ export interface TreasuryRow {
 
 const COLUMNS = 'id, chain, currency, amount, state, params, op_uuid, l1_tx_hash, fee, reason, created_at'
 
+/** Per currency, what the open withdrawals (signed or sent) take out of the funding subaccount, in base units. */
+export async function openWithdrawalTotals(sql: Queryable): Promise<Map<string, bigint>> {
+  const rows = await sql.unsafe<{ currency: string; total: string }[]>(
+    `select currency, sum(amount)::text as total from treasury_withdrawals
+     where state in ('signed', 'sent') group by currency`,
+  )
+  return new Map(rows.map((r) => [r.currency, BigInt(r.total)]))
+}
+
 /** The chain's open withdrawal (signed or sent), if any. */
 export async function openWithdrawal(sql: Queryable, chain: string): Promise<TreasuryRow | undefined> {
   const [row] = await sql.unsafe<TreasuryRow[]>(
