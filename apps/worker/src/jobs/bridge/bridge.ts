@@ -2,7 +2,7 @@
  * The bridge tick (queue `treasury`, one per source chain, every BRIDGE_EVERY_MS): moves the
  * surplus of a chain's hot wallet to the platform's wallet on the exchange chain through a
  * BridgeAdapter (@wh/wallet), and journals it: `bridged` (ownTxKey slot 0 of the source
- * transaction: platform:hot:{chain} → platform:hot:derive, the bridge's fee as overhead) and the
+ * transaction: from platformHot(chain) into platformHot(EXCHANGE_CHAIN), the bridge's fee as overhead) and the
  * source transaction's `gas_spent` (slot 1, platform overhead: no user). docs/chains.md "Bridge".
  *
  * Surplus = the hot wallet's USDC − BRIDGE_RETAIN_USDC − the chain's `requested` USDC withdrawals
