@@ -1,5 +1,4 @@
 /** @wh/exchange: the Derive client and the Derive simulator. */
-export * from './client/action-signer'
 export * from './client/derive-client'
 export * from './client/errors'
 export * from './client/http-transport'
@@ -7,6 +6,7 @@ export * from './client/logger'
 export * from './client/retry'
 export * from './client/ws-client'
 export * from './protocol/action'
+export * from './protocol/auth'
 export * from './protocol/auth-message'
 export * from './protocol/constants'
 export * from './protocol/decimal'
@@ -16,7 +16,6 @@ export * from './protocol/module-data'
 export * from './protocol/nonce'
 export * from './protocol/rpc-codes'
 export type * from './protocol/types'
-export * as deriveV3 from './protocol/v3/index'
 export type { SimControl } from './simulator/control'
 export {
   L1_ACTION,
@@ -34,13 +33,4 @@ export {
   whitelistRecipient,
 } from './simulator/l1-withdrawals'
 export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } from './simulator/server'
-export {
-  DeriveV3Client,
-  type DeriveV3ClientOptions,
-  type SignedL1Withdrawal,
-  type TransferSpotRequest,
-  V3UnsupportedError,
-  type WithdrawL1Request,
-} from './v3/client'
-export { createDeriveClient, type ExchangeProtocol } from './v3/factory'
 export { type PublicReader, publicReader } from './v3/public'

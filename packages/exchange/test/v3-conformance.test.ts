@@ -16,7 +16,7 @@ import addFormats from 'ajv-formats'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { DeriveV3Client, optionName, type RunningSimulator, startDeriveSimulator } from '../src/index'
+import { DeriveClient, optionName, type RunningSimulator, startDeriveSimulator } from '../src/index'
 import { V3_METHODS } from '../src/v3/codegen'
 
 const load = (name: string) => JSON.parse(readFileSync(new URL(`./spec/v3/${name}`, import.meta.url), 'utf8'))
@@ -55,7 +55,7 @@ interface Exchange {
 const ptr = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
 
 let sim: RunningSimulator
-let client: DeriveV3Client
+let client: DeriveClient
 const seen: Exchange[] = []
 const frames: Array<Record<string, unknown>> = []
 const realSend = WebSocket.prototype.send
@@ -85,7 +85,7 @@ beforeAll(async () => {
     seen.push({ method, request: JSON.parse(String(init?.body)), response: JSON.parse(text) })
     return res
   }
-  client = new DeriveV3Client({
+  client = new DeriveClient({
     httpUrl: sim.v3HttpUrl,
     wsUrl: sim.v3WsUrl,
     wallet: owner,

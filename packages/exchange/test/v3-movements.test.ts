@@ -3,16 +3,15 @@
  * on v3"), the v3 client against the simulator's v3 layer: create_subaccount, deposit and withdraw
  * as transfer_spot with the funding subaccount, signed and stored before they are sent; concurrent
  * fundings from the one funding subaccount in nonce order; a creation the exchange would charge
- * for refused rather than credited short; interest, funding and settlements as v2 reads them off
- * the same engine; capped histories read whole; L1 withdrawals; order_debug; the slim ticker feed.
+ * for refused rather than credited short; interest, funding and settlements as the engine booked
+ * them; capped histories read whole; L1 withdrawals; order_debug; the slim ticker feed.
  */
 import { concat, keccak256 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   DeriveClient,
-  DeriveV3Client,
-  deriveV3,
+  encodeTradeDataV3,
   optionName,
   RPC,
   type RunningSimulator,
@@ -21,6 +20,7 @@ import {
   type TickerUpdate,
   toE18,
   tradeDataOf,
+  v3DomainSeparator,
 } from '../src/index'
 
 const START = Date.UTC(2026, 0, 5, 0, 0)
@@ -30,8 +30,7 @@ const session = privateKeyToAccount(sessionKey).address
 const owner = privateKeyToAccount(generatePrivateKey()).address
 
 let sim: RunningSimulator
-let v3: DeriveV3Client
-let v2: DeriveClient
+let v3: DeriveClient
 let funding = 0
 
 const usdcOf = async (sub: number) => (await v3.getCollaterals(sub)).find((c) => c.asset_name === 'USDC')?.amount ?? '0'
@@ -50,8 +49,7 @@ beforeAll(async () => {
     clock: { now: () => new Date(sim.control.nowMs()) },
     retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
   }
-  v3 = new DeriveV3Client({ ...common, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl, fundingSubaccountId: funding })
-  v2 = new DeriveClient({ ...common, httpUrl: sim.httpUrl, wsUrl: sim.wsUrl })
+  v3 = new DeriveClient({ ...common, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl, fundingSubaccountId: funding })
 })
 afterAll(async () => sim?.close())
 
@@ -111,7 +109,6 @@ describe('the worker movements on v3: transfer_spot with the funding subaccount'
       [false, funding, '150'],
       [true, funding, '100'],
     ])
-    expect((await v2.getErc20TransferHistory({ subaccount_id: sub })).events).toHaveLength(3)
   })
 
   it('concurrent fundings out of the one funding subaccount all land: each signs once the one before was sent', async () => {
@@ -147,7 +144,7 @@ describe('the worker movements on v3: transfer_spot with the funding subaccount'
 
 describe('a creation charged by the exchange, with a fee cap (EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD)', () => {
   it('sends amount + cap: the new subaccount receives the amount whole; the fee is read back; above the cap it fails', async () => {
-    const capped = new DeriveV3Client({
+    const capped = new DeriveClient({
       wallet: owner,
       sessionKey,
       chainId: 901,
@@ -177,7 +174,6 @@ describe('a creation charged by the exchange, with a fee cap (EXCHANGE_SUBACCOUN
       expect((await capped.getDepositHistory({ subaccount_id: created as number })).events).toEqual([
         expect.objectContaining({ amount: '50', transaction_id: tx.transaction_id }),
       ])
-      expect(await v2.movementFee({ transaction_id: tx.transaction_id, start_timestamp: since })).toBeNull()
 
       sim.engine.subaccountCreationFeeE18 = toE18('2') // above the cap: refused in its batch, nothing moves
       const ids = (await v3.getSubaccounts()).subaccount_ids
@@ -193,7 +189,7 @@ describe('a creation charged by the exchange, with a fee cap (EXCHANGE_SUBACCOUN
 })
 
 describe('histories on v3 in the shapes the service reads', () => {
-  it('interest, perp funding and option settlements: the entries v2 reads off the same engine', async () => {
+  it('interest, perp funding and option settlements: the entries the engine booked', async () => {
     const sub = sim.control.openSubaccount(owner, { USDC: '20000' })
     const perp = await v3.getTicker('ETH-PERP')
     const order = { subaccount_id: sub, amount: '1', max_fee: '10', time_in_force: 'ioc' as const }
@@ -205,13 +201,18 @@ describe('histories on v3 in the shapes the service reads', () => {
 
     const interest = await v3.getInterestHistory({ subaccount_id: sub })
     expect(interest.events.length).toBeGreaterThanOrEqual(9)
-    expect(interest).toEqual(await v2.getInterestHistory({ subaccount_id: sub }))
+    const booked = sim.engine.history
+    const mine = <E extends { subaccountId: number }>(rows: E[]) => rows.filter((r) => r.subaccountId === sub)
+    expect(interest.events.map((e) => [e.timestamp, toE18(e.interest)])).toEqual(
+      mine(booked.interest).map((r) => [r.timestampMs, r.interestE18]),
+    )
     const fundingPage = await v3.getFundingHistory({ subaccount_id: sub, page: 1, page_size: 1000 })
     expect(fundingPage.events.length).toBeGreaterThanOrEqual(9)
-    expect(fundingPage).toEqual(await v2.getFundingHistory({ subaccount_id: sub, page: 1, page_size: 1000 }))
+    expect(fundingPage.events.map((e) => [e.timestamp, e.instrument_name, toE18(e.funding)])).toEqual(
+      mine(booked.funding).map((r) => [r.timestampMs, r.instrument, r.fundingE18]),
+    )
     const [settled] = (await v3.getOptionSettlementHistory(sub)).settlements
-    const [settledV2] = (await v2.getOptionSettlementHistory(sub)).settlements
-    expect(settled).toEqual(settledV2)
+    expect(mine(booked.settlements)).toHaveLength(1)
     expect(settled).toMatchObject({ instrument_name: PUT, amount: '-1', settlement_price: '2800' })
     expect(settled?.option_settlement_pnl).toBe('-100')
   })
@@ -251,14 +252,14 @@ describe('histories on v3 in the shapes the service reads', () => {
       max_fee: '10',
     }
     const d = await v3.orderDebug(p)
-    expect(d.encoded_data).toBe(deriveV3.encodeTradeDataV3(tradeDataOf(await v3.getInstrument(PUT), p)))
+    expect(d.encoded_data).toBe(encodeTradeDataV3(tradeDataOf(await v3.getInstrument(PUT), p)))
     expect(d.encoded_data_hashed).toBe(keccak256(d.encoded_data as `0x${string}`))
-    const separator = deriveV3.v3DomainSeparator(901)
+    const separator = v3DomainSeparator(901)
     expect(d.raw_data).toMatchObject({ domain_separator: separator, expected_signer: session, owner })
     expect(d.typed_data_hash).toBe(keccak256(concat(['0x1901', separator, d.action_hash as `0x${string}`])))
   })
 
-  it('the ticker feed on v3: ticker_slim snapshots arrive in the v2 ticker shape', async () => {
+  it('the ticker feed: ticker_slim snapshots arrive in the service ticker shape', async () => {
     const ws = await v3.connectWs({ login: false })
     const got: TickerUpdate[] = []
     try {

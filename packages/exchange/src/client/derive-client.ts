@@ -1,59 +1,69 @@
 /**
- * The typed Derive client: public reads, authenticated private reads, and signed actions
- * (deposit, withdrawal, transfer between subaccounts, orders) for one smart-contract wallet
- * acting through its session key.
+ * The Derive client (docs/exchange.md): public reads, authenticated private reads, and signed
+ * actions (orders, transfers between the platform's subaccounts, L1 withdrawals) for one owner
+ * acting through its session key, on Derive's v3 protocol (docs/exchange-v3.md).
+ *
+ * `wallet` is the owner's own L1 address (EOA or multisig) and signs nothing itself: the session
+ * key signs each action under the v3 domain with a nanosecond nonce. Requests are typed by the
+ * published spec (../v3/wire.gen.ts); answers are translated into the shapes the service reads
+ * (../protocol/types.ts, via ../v3/adapt.ts and ../v3/adapt-history.ts). The worker's movements
+ * are transfer_spot with the platform's funding subaccount (../v3/movements.ts); their histories
+ * read v3's (../v3/histories.ts).
  */
-import type { Clock } from '@wh/core'
-import { systemClock } from '@wh/core'
 import type { Address, Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import type { Clock } from '@wh/core'
 import { AUTH_HEADERS, type AuthProof, signAuthProof } from '../protocol/auth-message'
-import { contractsForChain, type DeriveContracts } from '../protocol/constants'
-import { toE18, toUnits } from '../protocol/decimal'
-import {
-  EMPTY_MODULE_DATA,
-  encodeDepositData,
-  encodeTradeData,
-  encodeTransferData,
-  encodeWithdrawalData,
-  type TradeData,
-} from '../protocol/module-data'
-import type {
-  Currency,
-  DepositEvent,
-  Erc20TransferEvent,
-  FundingEvent,
-  Instrument,
-  InstrumentType,
-  InterestEvent,
-  OptionSettlement,
-  Order,
-  OrderDebugResult,
-  Pagination,
-  Subaccount,
-  Ticker,
-  Trade,
-  TxResult,
-  WithdrawalEvent,
-} from '../protocol/types'
-import { ActionSigner, type SignedFields } from './action-signer'
+import { signV3Action } from '../protocol/action'
+import { V3_MODULES } from '../protocol/constants'
+import { fromE18, toE18 } from '../protocol/decimal'
+import { ceilToE12, encodeTradeDataV3, type TradeData } from '../protocol/module-data'
+import { NanosecondNonceGenerator } from '../protocol/nonce'
+import type * as T from '../protocol/types'
+import * as A from '../v3/adapt'
+import { orderDebugOf } from '../v3/adapt-history'
+import type { V3MethodName } from '../v3/codegen'
+import * as H from '../v3/histories'
+import * as M from '../v3/movements'
+import type { SignedV3, V3Port } from '../v3/port'
+import * as P from '../v3/public'
+import type * as W from '../v3/wire.gen'
 import { HttpTransport } from './http-transport'
 import type { ExchangeLogger } from './logger'
 import type { RetryPolicy, Sleep } from './retry'
 import { DeriveWsClient } from './ws-client'
 
+export type { SignedL1Withdrawal, TransferSpotRequest, WithdrawL1Request } from '../v3/movements'
+export { V3UnsupportedError } from '../v3/port'
+
+/** Derive wants an expiry more than five minutes out; one hour leaves room for slow queues. */
+export const DEFAULT_SIGNATURE_TTL_SEC = 3_600
+
+/** The finest amount v3 takes: 12 decimal places. */
+export const V3_AMOUNT_DECIMALS = 12
+
 export interface DeriveClientOptions {
-  /** EXCHANGE_HTTP_URL */
+  /** EXCHANGE_HTTP_URL: the v3 base (…/v3) */
   httpUrl: string
-  /** EXCHANGE_WS_URL */
+  /** EXCHANGE_WS_URL: the v3 socket (…/v3/ws) */
   wsUrl?: string
-  /** EXCHANGE_WALLET_ADDRESS: the smart-contract wallet on the Derive chain. */
+  /** EXCHANGE_WALLET_ADDRESS: the owner, the platform's own L1 address */
   wallet: Address
   /** SESSION_PRIVATE_KEY */
   sessionKey: Hex
-  /** EXCHANGE_CHAIN_ID */
+  /** EXCHANGE_CHAIN_ID: the v3 domain's chain (1 or 11155111) */
   chainId: number
-  /** Defaults to the published contracts of the chain. */
-  contracts?: DeriveContracts
+  /**
+   * The platform's own subaccount that holds its funds at the exchange (EXCHANGE_FUNDING_SUBACCOUNT_ID):
+   * fundings are transfers out of it, releases and fee collections transfers into it. Without it
+   * the movements and their histories are refused.
+   */
+  fundingSubaccountId?: number
+  /**
+   * The most a subaccount's creation may cost, in USD (EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD); `0` (the default)
+   * signs creations with no fee, which Derive refuses (docs/exchange-v3.md "Movements on v3").
+   */
+  subaccountCreationFeeCapUsd?: string
   clock?: Clock
   logger?: ExchangeLogger
   retry?: RetryPolicy
@@ -79,9 +89,9 @@ export interface OrderRequest {
   signature_expiry_sec?: number
 }
 
-/** What an order signs, from the request and its instrument (v2 and v3 encode the same fields). */
+/** What an order signs, from the request and its instrument. */
 export function tradeDataOf(
-  inst: Pick<Instrument, 'base_asset_address' | 'base_asset_sub_id'>,
+  inst: Pick<T.Instrument, 'base_asset_address' | 'base_asset_sub_id'>,
   p: Pick<OrderRequest, 'limit_price' | 'amount' | 'max_fee' | 'subaccount_id' | 'direction'>,
 ): TradeData {
   return {
@@ -110,18 +120,24 @@ export type TransferRequest = (
 
 /**
  * The method and signed params of a movement, as sent: plain JSON, safe to store (never to log).
- * `method` names the movement (v2's method; v3 sends every one as transfer_spot), and v3's
- * nanosecond nonce is a decimal string, which JSON and Postgres keep exact.
+ * `method` names the movement (every one is sent as transfer_spot); the nanosecond nonce is a
+ * decimal string, which JSON and Postgres keep exact. Rows stored by the retired v2 protocol carry
+ * a number and are refused on sending (V3UnsupportedError).
  */
 export interface SignedTransfer {
   method: 'create_subaccount' | 'deposit' | 'withdraw'
-  params: Record<string, unknown> & Omit<SignedFields, 'nonce'> & { nonce: number | string }
+  params: Record<string, unknown> & {
+    nonce: number | string
+    signer: Address
+    signature_expiry_sec: number
+    signature: Hex
+  }
 }
 
-/** One ticker notification of `subscribeTicker`: the exchange's time and the ticker in the v2 shape. */
+/** One ticker notification of `subscribeTicker`: the exchange's time and the ticker in the service's shape. */
 export interface TickerUpdate {
   timestamp: number
-  ticker: Ticker
+  ticker: T.Ticker
 }
 
 export interface HistoryWindow {
@@ -132,26 +148,27 @@ export interface HistoryWindow {
 
 export class DeriveClient {
   readonly wallet: Address
-  readonly signer: ActionSigner
+  readonly fundingSubaccountId: number | undefined
   readonly #http: HttpTransport
   readonly #opts: DeriveClientOptions
-  readonly #clock: Clock
-  readonly #instruments = new Map<string, Instrument>()
-  readonly #currencies = new Map<string, Currency>()
+  readonly #nowMs: () => number
+  readonly #nonces: NanosecondNonceGenerator
+  readonly #signer: Address
+  readonly #instruments = new Map<string, T.Instrument>()
+  readonly #currencies = new Map<string, { wire: W.Currency; ours: T.Currency }>()
+  readonly #sendOrder = new M.SendOrder()
+  readonly #port: V3Port
+  readonly #publicCall: P.PublicCall = (name, params) => this.publicCall(name, params)
 
+  /** `httpUrl` is the v3 base (…/v3), `wsUrl` its socket (…/v3/ws), `wallet` the owner, `chainId` the v3 domain's. */
   constructor(opts: DeriveClientOptions) {
-    this.#opts = opts
     this.wallet = opts.wallet
-    this.#clock = opts.clock ?? systemClock
-    const contracts = opts.contracts ?? contractsForChain(opts.chainId)
-    this.signer = new ActionSigner(
-      opts.wallet,
-      opts.sessionKey,
-      opts.chainId,
-      contracts,
-      () => this.#clock.now().getTime(),
-      opts.signatureTtlSec,
-    )
+    this.#opts = opts
+    this.fundingSubaccountId = opts.fundingSubaccountId
+    const clock = opts.clock
+    this.#nowMs = () => (clock ? clock.now().getTime() : Date.now())
+    this.#nonces = new NanosecondNonceGenerator(this.#nowMs)
+    this.#signer = privateKeyToAccount(opts.sessionKey).address
     this.#http = new HttpTransport({
       baseUrl: opts.httpUrl,
       ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
@@ -160,6 +177,20 @@ export class DeriveClient {
       ...(opts.fetch && { fetch: opts.fetch }),
       ...(opts.sleep && { sleep: opts.sleep }),
     })
+    this.#port = {
+      wallet: this.wallet,
+      fundingSubaccountId: opts.fundingSubaccountId,
+      creationFeeCapUsd: opts.subaccountCreationFeeCapUsd ?? '0',
+      call: (method, params) => this.#wire(method, params),
+      sign: (sub, module, data, expirySec) => this.#sign(sub, module, data, expirySec),
+      wireCurrency: async (currency) => (await this.#currency(currency)).wire,
+      assetName: (asset) => {
+        if (!/^0x[0-9a-fA-F]{40}$/.test(asset)) return asset
+        for (const [name, c] of this.#currencies)
+          if (c.wire.spot.some((s) => s.address.toLowerCase() === asset.toLowerCase())) return name
+        return asset
+      },
+    }
   }
 
   // ---- transport -------------------------------------------------------------------------
@@ -188,10 +219,34 @@ export class DeriveClient {
   }
 
   authProof(): Promise<AuthProof> {
-    return signAuthProof(this.wallet, this.#opts.sessionKey, this.#clock.now().getTime())
+    return signAuthProof(this.wallet, this.#opts.sessionKey, this.#nowMs())
   }
 
-  /** Opens a WebSocket and logs it in; the caller closes it. */
+  /** One v3 method, typed by the generated wire types. */
+  #wire<M extends V3MethodName>(method: M, params: W.V3Wire[M]['params']): Promise<W.V3Wire[M]['result']> {
+    const [scope, name] = method.split('/') as ['public' | 'private', string]
+    const body = (params ?? null) as object
+    return scope === 'public' ? this.publicCall(name, body) : this.privateCall(name, body)
+  }
+
+  async #sign(subaccountId: number, module: Address, data: Hex, expirySec?: number): Promise<SignedV3> {
+    const nonce = this.#nonces.next()
+    const ttl = this.#opts.signatureTtlSec ?? DEFAULT_SIGNATURE_TTL_SEC
+    const signature_expiry_sec = expirySec ?? Math.floor(this.#nowMs() / 1000) + ttl
+    const action = {
+      subaccountId: BigInt(subaccountId),
+      nonce,
+      module,
+      data,
+      expirySec: BigInt(signature_expiry_sec),
+      owner: this.wallet,
+      signer: this.#signer,
+    }
+    const signature = await signV3Action(action, { chainId: this.#opts.chainId }, this.#opts.sessionKey)
+    return { nonce, signer: this.#signer, signature, signature_expiry_sec }
+  }
+
+  /** Opens the v3 WebSocket and logs in with the owner as wallet; the caller closes it. */
   async connectWs(opts: { login?: boolean } = {}): Promise<DeriveWsClient> {
     if (!this.#opts.wsUrl) throw new Error('wsUrl not configured')
     const ws = await DeriveWsClient.connect(this.#opts.wsUrl, {
@@ -201,280 +256,257 @@ export class DeriveClient {
     return ws
   }
 
-  /**
-   * Follows one instrument's ticker on a socket from `connectWs` (channel `ticker.{name}.{ms}`),
-   * each notification handed over in the v2 ticker shape; resolves the unsubscribe. The v3 client
-   * subscribes v3's `ticker_slim` channel instead, so a feed holding either client is the same code.
-   */
-  subscribeTicker(
+  /** v3's `ticker_slim.{name}.{ms}` channel, each snapshot spread over the (cached) instrument into the service's ticker. */
+  async subscribeTicker(
     ws: DeriveWsClient,
     instrument_name: string,
     intervalMs: 100 | 1000,
     onTicker: (u: TickerUpdate) => void,
   ): Promise<() => Promise<void>> {
-    return ws.subscribe([`ticker.${instrument_name}.${intervalMs}`], (_channel, data) => {
-      const d = data as { timestamp?: unknown; instrument_ticker?: Ticker } | null
-      const t = d?.instrument_ticker
-      if (t) onTicker({ timestamp: typeof d.timestamp === 'number' ? d.timestamp : t.timestamp, ticker: t })
+    const inst = await this.getInstrument(instrument_name)
+    return ws.subscribe([`ticker_slim.${instrument_name}.${intervalMs}`], (_channel, data) => {
+      const d = data as { timestamp?: number; instrument_ticker?: W.TickerSlimSnapshot } | null
+      if (d?.instrument_ticker)
+        onTicker({ timestamp: d.timestamp ?? d.instrument_ticker.t, ticker: A.tickerFromV3(inst, d.instrument_ticker) })
     })
   }
 
   // ---- public reads ----------------------------------------------------------------------
 
   getTime(): Promise<number> {
-    return this.publicCall<number>('get_time')
+    return this.#wire('public/get_time', null)
   }
 
-  getInstruments(p: { currency: string; instrument_type: InstrumentType; expired?: boolean }): Promise<Instrument[]> {
-    return this.publicCall('get_instruments', { expired: false, ...p })
+  /** Every page of `public/get_all_instruments` (v3 dropped `public/get_instruments`). */
+  getInstruments(p: {
+    currency: string
+    instrument_type: T.InstrumentType
+    expired?: boolean
+  }): Promise<T.Instrument[]> {
+    return P.v3Instruments(this.#publicCall, p)
   }
 
-  /** One instrument; cached, since what is signed (asset address, sub id) never changes. */
-  async getInstrument(instrument_name: string): Promise<Instrument> {
+  async getInstrument(instrument_name: string): Promise<T.Instrument> {
     const hit = this.#instruments.get(instrument_name)
     if (hit) return hit
-    const inst = await this.publicCall<Instrument>('get_instrument', { instrument_name })
+    const inst = await P.v3Instrument(this.#publicCall, instrument_name)
     this.#instruments.set(instrument_name, inst)
     return inst
   }
 
-  getTicker(instrument_name: string): Promise<Ticker> {
-    return this.publicCall('get_ticker', { instrument_name })
+  /** The slim v3 ticker with its (cached) instrument's fields, in the service's ticker shape. */
+  async getTicker(instrument_name: string): Promise<T.Ticker> {
+    return P.v3Ticker(this.#publicCall, await this.getInstrument(instrument_name))
   }
 
-  /**
-   * The smallest step of an amount the exchange holds, in base units of a token with `decimals`:
-   * v2 takes any amount the token can express (1).
-   */
-  amountStepUnits(_decimals: number): bigint {
-    return 1n
+  /** v3 refuses amounts finer than 12 decimals (docs/exchange-v3.md "Nonces, expiries and number formats"). */
+  amountStepUnits(decimals: number): bigint {
+    return decimals > V3_AMOUNT_DECIMALS ? 10n ** BigInt(decimals - V3_AMOUNT_DECIMALS) : 1n
   }
 
-  /** A currency with its protocol asset addresses and ERC20 decimals; cached. */
-  async getCurrency(currency: string): Promise<Currency> {
+  async getCurrency(currency: string): Promise<T.Currency> {
+    return (await this.#currency(currency)).ours
+  }
+
+  async #currency(currency: string): Promise<{ wire: W.Currency; ours: T.Currency }> {
     const hit = this.#currencies.get(currency)
     if (hit) return hit
-    const c = await this.publicCall<Currency>('get_currency', { currency })
+    const wire = await this.#wire('public/get_currency', { currency })
+    const c = { wire, ours: A.currencyFromV3(wire) }
     this.#currencies.set(currency, c)
     return c
   }
 
-  getTransaction(transaction_id: string): Promise<{ status: string; data: unknown }> {
-    return this.publicCall('get_transaction', { transaction_id })
+  /** A movement's settlement by the operation uuid sendSigned answered (its batch's status). */
+  getTransaction(op_uuid: string): Promise<{ status: string; data: unknown }> {
+    return H.transaction(this.#port, op_uuid)
   }
 
   // ---- private reads ---------------------------------------------------------------------
 
   getSubaccounts(): Promise<{ wallet: string; subaccount_ids: number[] }> {
-    return this.privateCall('get_subaccounts', { wallet: this.wallet })
+    return this.#wire('private/get_subaccounts', { wallet: this.wallet })
   }
 
-  getSubaccount(subaccount_id: number): Promise<Subaccount> {
-    return this.privateCall('get_subaccount', { subaccount_id })
+  async getSubaccount(subaccount_id: number): Promise<T.Subaccount> {
+    return A.subaccountFromV3(await this.#wire('private/get_subaccount', { subaccount_id }))
   }
 
-  /**
-   * Every subaccount of the wallet in one call, each shaped as `getSubaccount`'s answer. The
-   * exchange answers an entry it could not build with `failed_to_fetch: true` instead of failing
-   * the whole call: callers must treat such an entry as not read.
-   */
-  getAllPortfolios(): Promise<Array<Subaccount & { failed_to_fetch?: boolean }>> {
-    return this.privateCall('get_all_portfolios', { wallet: this.wallet })
+  async getAllPortfolios(): Promise<Array<T.Subaccount & { failed_to_fetch?: boolean }>> {
+    return (await this.#wire('private/get_all_portfolios', { wallet: this.wallet })).map(A.subaccountFromV3)
   }
 
-  getOpenOrders(subaccount_id: number): Promise<{ subaccount_id: number; orders: Order[] }> {
-    return this.privateCall('get_open_orders', { subaccount_id })
+  async getCollaterals(subaccount_id: number): Promise<T.Collateral[]> {
+    return (await this.#wire('private/get_collaterals', { subaccount_id })).collaterals.map(A.collateralFromV3)
   }
 
-  getOrder(subaccount_id: number, order_id: string): Promise<Order> {
-    return this.privateCall('get_order', { subaccount_id, order_id })
+  async getPositions(subaccount_id: number): Promise<T.Position[]> {
+    return (await this.#wire('private/get_positions', { subaccount_id })).positions.map(A.positionFromV3)
   }
 
-  getTradeHistory(p: {
+  async getOpenOrders(subaccount_id: number): Promise<{ subaccount_id: number; orders: T.Order[] }> {
+    const r = await this.#wire('private/get_open_orders', { subaccount_id })
+    return { subaccount_id: r.subaccount_id, orders: r.orders.map(A.orderFromV3) }
+  }
+
+  async getOrder(subaccount_id: number, order_id: string): Promise<T.Order> {
+    return A.orderFromV3(await this.#wire('private/get_order', { subaccount_id, order_id }))
+  }
+
+  async getTradeHistory(p: {
     subaccount_id: number
     from_timestamp?: number
     to_timestamp?: number
     page?: number
     page_size?: number
-  }): Promise<{ subaccount_id: number; trades: Trade[]; pagination: Pagination }> {
-    return this.privateCall('get_trade_history', p)
-  }
-
-  getDepositHistory(p: HistoryWindow): Promise<{ events: DepositEvent[] }> {
-    return this.privateCall('get_deposit_history', p)
-  }
-
-  getWithdrawalHistory(p: HistoryWindow): Promise<{ events: WithdrawalEvent[] }> {
-    return this.privateCall('get_withdrawal_history', p)
-  }
-
-  getErc20TransferHistory(p: HistoryWindow): Promise<{ events: Erc20TransferEvent[] }> {
-    return this.privateCall('get_erc20_transfer_history', p)
-  }
-
-  /**
-   * What the exchange took in kind from a movement the worker sent (its transaction id), as a
-   * decimal in the moved asset; null when the protocol charges none. v2 takes no fee on the
-   * worker's movements; v3 charges for creating a subaccount (docs/exchange-v3.md "Movements on v3").
-   */
-  async movementFee(_p: { transaction_id: string; start_timestamp: number }): Promise<string | null> {
-    return null
-  }
-
-  getInterestHistory(p: HistoryWindow): Promise<{ events: InterestEvent[] }> {
-    return this.privateCall('get_interest_history', p)
-  }
-
-  /** One page of the perp funding history (`page` from 1, `page_size` up to 1000). */
-  getFundingHistory(
-    p: HistoryWindow & { instrument_name?: string; page?: number; page_size?: number },
-  ): Promise<{ events: FundingEvent[]; pagination: Pagination }> {
-    return this.privateCall('get_funding_history', p)
-  }
-
-  getOptionSettlementHistory(
-    subaccount_id: number,
-  ): Promise<{ subaccount_id: number; settlements: OptionSettlement[] }> {
-    return this.privateCall('get_option_settlement_history', { subaccount_id })
+  }): Promise<{ subaccount_id: number; trades: T.Trade[]; pagination: T.Pagination }> {
+    const r = await this.#wire('private/get_trade_history', p)
+    return { subaccount_id: r.subaccount_id, trades: r.trades.map(A.tradeFromV3), pagination: r.pagination }
   }
 
   // ---- signed actions --------------------------------------------------------------------
 
-  /** Creates a subaccount funded from the wallet with a first deposit (subaccount id 0 in the action). */
+  /**
+   * Signs an order under the v3 domain (nanosecond nonce, sent as the string the spec types). Its
+   * max fee, a ceiling the worker computes in e18, is rounded up to v3's 12 places.
+   */
+  async #signedOrder(o: OrderRequest): Promise<W.CreateOrderRequest> {
+    const p = { ...o, max_fee: fromE18(ceilToE12(toE18(o.max_fee))) }
+    const inst = await this.getInstrument(p.instrument_name)
+    const data = encodeTradeDataV3(tradeDataOf(inst, p))
+    const { signature_expiry_sec, ...order } = p
+    const s = await this.#sign(p.subaccount_id, V3_MODULES.trade, data, signature_expiry_sec)
+    return {
+      order_type: 'limit',
+      time_in_force: 'gtc',
+      ...order,
+      nonce: s.nonce.toString(),
+      signer: s.signer,
+      signature: s.signature,
+      signature_expiry_sec: s.signature_expiry_sec,
+    }
+  }
+
+  /** The signed params of an order, exposed so a test can tamper with them. */
+  async signedOrderParams(p: OrderRequest): Promise<Record<string, unknown>> {
+    return { ...(await this.#signedOrder(p)) }
+  }
+
+  async order(p: OrderRequest): Promise<{ order: T.Order; trades: T.Trade[] }> {
+    const r = await this.#wire('private/order', await this.#signedOrder(p))
+    return { order: A.orderFromV3(r.order), trades: r.trades.map(A.tradeFromV3) }
+  }
+
+  async cancel(p: { subaccount_id: number; instrument_name: string; order_id: string }): Promise<T.Order> {
+    return A.orderFromV3(await this.#wire('private/cancel', p))
+  }
+
+  cancelAll(subaccount_id: number): Promise<string> {
+    return this.#wire('private/cancel_all', { subaccount_id })
+  }
+
+  /** What the exchange rebuilds from an order's params: encoded data, action hash, typed-data hash (v3 extras in raw_data). */
+  async orderDebug(p: OrderRequest): Promise<T.OrderDebugResult> {
+    return orderDebugOf(await this.#wire('private/order_debug', await this.#signedOrder(p)))
+  }
+
+  // ---- movements (./movements.ts) --------------------------------------------------------
+
+  /** The worker's movement signed as a transfer_spot with the funding subaccount, not sent (store it first). */
+  signTransfer(r: TransferRequest): Promise<SignedTransfer> {
+    return M.signMovement(this.#port, this.#sendOrder, r)
+  }
+
+  /** Sends a stored movement as it was signed; the operation uuid stands for the transaction id. */
+  sendSigned(action: SignedTransfer): Promise<T.TxResult> {
+    return M.sendMovement(this.#port, this.#sendOrder, action)
+  }
+
+  /** v3 has no private/create_subaccount: a transfer_spot out of the funding subaccount under a manager creates one. */
   async createSubaccount(p: {
     asset_name: string
     amount: string
     margin_type?: 'SM' | 'PM' | 'PM2'
     currency?: string
-  }): Promise<TxResult> {
+  }): Promise<T.TxResult> {
     return this.sendSigned(await this.signTransfer({ method: 'create_subaccount', ...p }))
   }
 
-  /** Moves `amount` of an asset from the wallet into a subaccount. */
-  async deposit(p: { subaccount_id: number; asset_name: string; amount: string }): Promise<TxResult> {
+  /** Funds a subaccount from the funding subaccount. */
+  async deposit(p: { subaccount_id: number; asset_name: string; amount: string }): Promise<T.TxResult> {
     return this.sendSigned(await this.signTransfer({ method: 'deposit', ...p }))
   }
 
-  /** Moves `amount` of an asset from a subaccount back to the wallet. */
-  async withdraw(p: { subaccount_id: number; asset_name: string; amount: string }): Promise<TxResult> {
+  /** Moves collateral back to the funding subaccount. L1 payouts are `withdrawToL1`. */
+  async withdraw(p: { subaccount_id: number; asset_name: string; amount: string }): Promise<T.TxResult> {
     return this.sendSigned(await this.signTransfer({ method: 'withdraw', ...p }))
   }
 
-  /**
-   * Builds and signs the params of a collateral movement (create_subaccount, deposit, withdraw)
-   * WITHOUT sending them, so a caller can store the signed action (nonce, expiry, signature)
-   * before it leaves: a restarted process then re-sends that same action (`sendSigned`), which
-   * the exchange accepts once at most (the nonce is single-use), never a second, different one.
-   * The result is plain JSON; it holds a signature and must never be logged or shown.
-   *
-   * @example
-   *   const action = await client.signTransfer({ method: 'deposit', subaccount_id: 7, asset_name: 'USDC', amount: '250' })
-   *   await store(action) // commit first
-   *   const tx = await client.sendSigned(action)
-   */
-  async signTransfer(r: TransferRequest): Promise<SignedTransfer> {
-    const { asset, decimals } = await this.#asset(r.asset_name)
-    const contracts = this.signer.contracts
-    const units = toUnits(r.amount, decimals)
-    if (r.method === 'withdraw') {
-      const data = encodeWithdrawalData(asset, units)
-      const signed = await this.signer.sign(r.subaccount_id, contracts.withdrawalModule, data, r.signature_expiry_sec)
-      const params = { subaccount_id: r.subaccount_id, asset_name: r.asset_name, amount: r.amount, ...signed }
-      return { method: 'withdraw', params }
-    }
-    const data = encodeDepositData(units, asset, contracts.standardManager)
-    if (r.method === 'deposit') {
-      const signed = await this.signer.sign(r.subaccount_id, contracts.depositModule, data, r.signature_expiry_sec)
-      const params = { subaccount_id: r.subaccount_id, asset_name: r.asset_name, amount: r.amount, ...signed }
-      return { method: 'deposit', params }
-    }
-    const signed = await this.signer.sign(0, contracts.depositModule, data, r.signature_expiry_sec)
-    const params = {
-      wallet: this.wallet,
-      asset_name: r.asset_name,
-      amount: r.amount,
-      margin_type: r.margin_type ?? 'SM',
-      ...(r.currency && { currency: r.currency }),
-      ...signed,
-    }
-    return { method: 'create_subaccount', params }
+  /** Moves collateral between two subaccounts of the owner: one signature, the sender's (v3's transfer_spot). */
+  transferSpot(p: M.TransferSpotRequest): Promise<W.PrivateTransferSpotResponse> {
+    return M.transferSpot(this.#port, p)
   }
 
-  /**
-   * Sends a signed movement exactly as it was built (and stored). Never retried here: it may have
-   * landed; a caller that lost the answer re-sends the same params and reads the histories.
-   */
-  sendSigned(action: SignedTransfer): Promise<TxResult> {
-    return this.privateCall<TxResult>(action.method, action.params)
+  /** `private/withdraw`: an L1 payout out of a subaccount, with the sequencer fee cap v3 requires. */
+  withdrawToL1(p: M.WithdrawL1Request): Promise<W.PrivateWithdrawResponse> {
+    return M.withdrawToL1(this.#port, p)
   }
 
-  /** Transfers collateral between two subaccounts of the wallet; both sides sign. */
-  async transferErc20(p: {
-    subaccount_id: number
-    recipient_subaccount_id: number
-    asset_name: string
-    amount: string
-  }): Promise<TxResult> {
-    const { asset } = await this.#asset(p.asset_name)
-    const contracts = this.signer.contracts
-    const line = { asset, subId: 0n, amountE18: toE18(p.amount) }
-    const senderData = encodeTransferData(BigInt(p.recipient_subaccount_id), contracts.standardManager, [line])
-    const sender_details = await this.signer.sign(p.subaccount_id, contracts.transferModule, senderData)
-    const recipient_details = await this.signer.sign(
-      p.recipient_subaccount_id,
-      contracts.transferModule,
-      EMPTY_MODULE_DATA,
-    )
-    return this.privateCall('transfer_erc20', {
-      subaccount_id: p.subaccount_id,
-      recipient_subaccount_id: p.recipient_subaccount_id,
-      sender_details,
-      recipient_details,
-      transfer: { address: asset, amount: p.amount, sub_id: 0 },
-    })
+  /** An L1 payout out of the funding subaccount, signed in its nonce order, not sent (the treasury stores it first). */
+  signFundingWithdrawal(p: Omit<M.WithdrawL1Request, 'subaccount_id'>): Promise<M.SignedL1Withdrawal> {
+    return M.signFundingWithdrawal(this.#port, this.#sendOrder, p)
   }
 
-  /** Places a signed limit order; resolves with the order and any immediate fills. */
-  async order(p: OrderRequest): Promise<{ order: Order; trades: Trade[] }> {
-    return this.privateCall('order', await this.#signedOrder(p))
+  /** Sends a stored funding-subaccount withdrawal as it was signed; the exchange's operation uuid. */
+  sendFundingWithdrawal(signed: M.SignedL1Withdrawal): Promise<W.PrivateWithdrawResponse> {
+    return M.sendFundingWithdrawal(this.#port, this.#sendOrder, signed)
   }
 
-  /** What the exchange computes for an order's signature: encoded data, action hash, typed-data hash. */
-  async orderDebug(p: OrderRequest): Promise<OrderDebugResult> {
-    return this.privateCall('order_debug', await this.#signedOrder(p))
+  // ---- histories (./histories.ts) --------------------------------------------------------
+
+  /** Transfers into the subaccount from the funding subaccount (the worker's fundings), as deposit events. */
+  getDepositHistory(p: HistoryWindow): Promise<{ events: T.DepositEvent[] }> {
+    return H.depositHistory(this.#port, p)
   }
 
-  /** The signed params of an order, exposed so a test can tamper with them. */
-  async signedOrderParams(p: OrderRequest): Promise<Record<string, unknown>> {
-    return this.#signedOrder(p)
+  /** Transfers from the subaccount to the funding subaccount (releases, fee collections), as withdrawal events. */
+  getWithdrawalHistory(p: HistoryWindow): Promise<{ events: T.WithdrawalEvent[] }> {
+    return H.withdrawalHistory(this.#port, p)
   }
 
-  cancel(p: { subaccount_id: number; instrument_name: string; order_id: string }): Promise<Order> {
-    return this.privateCall('cancel', p)
+  /** The in-kind fee of a movement out of the funding subaccount: its row in the sender's transfer history. */
+  movementFee(p: { transaction_id: string; start_timestamp: number }): Promise<string | null> {
+    return H.movementFee(this.#port, p)
   }
 
-  cancelAll(subaccount_id: number): Promise<string> {
-    return this.privateCall('cancel_all', { subaccount_id })
+  getErc20TransferHistory(p: HistoryWindow): Promise<{ events: T.Erc20TransferEvent[] }> {
+    return H.transferHistory(this.#port, p)
   }
 
-  async #signedOrder(p: OrderRequest): Promise<Record<string, unknown>> {
-    const inst = await this.getInstrument(p.instrument_name)
-    const data = encodeTradeData(tradeDataOf(inst, p))
-    const { signature_expiry_sec, ...order } = p
-    const signed = await this.signer.sign(
-      p.subaccount_id,
-      this.signer.contracts.tradeModule,
-      data,
-      signature_expiry_sec,
-    )
-    return { order_type: 'limit', time_in_force: 'gtc', ...order, ...signed }
+  /** L1 deposits (`private/get_deposit_history`): how the funding subaccount is topped up. */
+  getL1DepositHistory(p: HistoryWindow): ReturnType<typeof H.l1DepositHistory> {
+    return H.l1DepositHistory(this.#port, p)
   }
 
-  async #asset(asset_name: string): Promise<{ asset: Address; decimals: number }> {
-    const c = await this.getCurrency(asset_name)
-    const asset = c.protocol_asset_addresses.spot
-    if (!asset || !c.erc20_details) throw new Error(`${asset_name} is not an ERC20 collateral`)
-    return { asset: asset as Address, decimals: c.erc20_details.decimals }
+  /** L1 withdrawals (`private/get_withdrawal_history`). */
+  getL1WithdrawalHistory(p: HistoryWindow): ReturnType<typeof H.l1WithdrawalHistory> {
+    return H.l1WithdrawalHistory(this.#port, p)
+  }
+
+  getInterestHistory(p: HistoryWindow): Promise<{ events: T.InterestEvent[] }> {
+    return H.interestHistory(this.#port, p)
+  }
+
+  getFundingHistory(
+    p: HistoryWindow & { instrument_name?: string; page?: number; page_size?: number },
+  ): Promise<{ events: T.FundingEvent[]; pagination: T.Pagination }> {
+    return H.fundingHistory(this.#port, p)
+  }
+
+  getOptionSettlementHistory(
+    subaccount_id: number,
+  ): Promise<{ subaccount_id: number; settlements: T.OptionSettlement[] }> {
+    return H.optionSettlementHistory(this.#port, subaccount_id)
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import WebSocket from 'ws'
 import type { AuthProof } from '../protocol/auth-message'
+import { v3WsLoginParams } from '../protocol/auth'
 import type { RpcErrorBody } from '../protocol/rpc-codes'
 import { ExchangeUnavailableError, errorFromRpc } from './errors'
 import { type ExchangeLogger, silentLogger } from './logger'
@@ -70,12 +71,12 @@ export class DeriveWsClient {
     })
   }
 
-  /** Authenticates the connection; resolves with the subaccount ids it may act for. */
+  /** Authenticates the connection (the timestamp travels as a number); resolves with the subaccount ids it may act for. */
   login(proof: AuthProof): Promise<number[]> {
-    return this.call<number[]>('public/login', proof)
+    return this.call<number[]>('public/login', v3WsLoginParams(proof))
   }
 
-  /** Subscribes to channels (e.g. `ticker.ETH-PERP.100`); returns the unsubscribe function. */
+  /** Subscribes to channels (e.g. `ticker_slim.ETH-PERP.100`); returns the unsubscribe function. */
   async subscribe(channels: string[], onData: Handler): Promise<() => Promise<void>> {
     for (const c of channels) {
       const set = this.#handlers.get(c) ?? new Set()

@@ -1,8 +1,12 @@
 /**
- * Derive's signed action: the EIP-712 struct every state-changing request carries.
+ * Derive's signed action (docs/exchange-v3.md, "Signed actions"): the EIP-712 struct every
+ * state-changing request carries.
  *   action_hash     = keccak256(abi.encode(ACTION_TYPEHASH, subaccount_id, nonce, module, keccak256(data), expiry, owner, signer))
  *   typed_data_hash = keccak256(0x1901 ‖ DOMAIN_SEPARATOR ‖ action_hash)
- * The signature is over typed_data_hash by the signer (owner or session key).
+ * The domain is the Matching domain on Ethereum (chain 1) or Sepolia (11155111) with a constant
+ * verifying contract; the owner is the L1 EOA or multisig itself; the nonce is UTC nanoseconds.
+ * The signature is over typed_data_hash by the signer (owner or session key), 65-byte r‖s‖v with
+ * `v` 27/28.
  */
 import {
   type Address,
@@ -11,11 +15,13 @@ import {
   getAddress,
   type Hex,
   hashTypedData,
+  isHex,
   keccak256,
   recoverAddress,
+  size,
 } from 'viem'
 import { sign } from 'viem/accounts'
-import { ACTION_TYPEHASH, domainSeparator, matchingDomain } from './constants'
+import { ACTION_TYPEHASH, v3Domain, v3DomainSeparator } from './constants'
 
 export interface ActionFields {
   subaccountId: bigint
@@ -25,21 +31,13 @@ export interface ActionFields {
   data: Hex
   /** signature_expiry_sec */
   expirySec: bigint
-  /** The wallet owning the subaccount (our smart-contract wallet). */
+  /** The owner of the subaccount: the platform's own L1 address (no Derive Wallet). */
   owner: Address
   /** Who signs: the owner or a registered session key. */
   signer: Address
 }
 
-/** The intermediate hashes `*_debug` methods return, to make signature bugs visible. */
-export interface ActionDebug {
-  encoded_data: Hex
-  encoded_data_hashed: Hex
-  action_hash: Hex
-  typed_data_hash: Hex
-}
-
-/** The Action struct as EIP-712 types (v2 and v3 alike). */
+/** The Action struct as EIP-712 types. */
 export const ACTION_TYPES = {
   Action: [
     { name: 'subaccountId', type: 'uint256' },
@@ -80,10 +78,28 @@ export function actionHash(a: ActionFields): Hex {
   )
 }
 
-/** The digest the signer signs (EIP-712 typed data hash under the Matching domain). */
-export function typedDataHash(a: ActionFields, chainId: number, matching: Address): Hex {
+/** Where an action is verified: a chain id (and the verifying contract, constant in v3) or a published separator. */
+export type V3DomainRef = { chainId: number; verifyingContract?: Address } | { domainSeparator: Hex }
+
+function separatorOf(domain: V3DomainRef): Hex {
+  if ('domainSeparator' in domain) {
+    if (!isHex(domain.domainSeparator) || size(domain.domainSeparator) !== 32) {
+      throw new Error('domainSeparator must be 32 bytes of hex')
+    }
+    return domain.domainSeparator
+  }
+  return v3DomainSeparator(domain.chainId, domain.verifyingContract)
+}
+
+/** The digest the signer signs, assembled as Derive documents it: keccak(0x1901 ‖ separator ‖ action hash). */
+export function v3TypedDataHash(a: ActionFields, domain: V3DomainRef): Hex {
+  return keccak256(concat(['0x1901', separatorOf(domain), actionHash(a)]))
+}
+
+/** The same digest through viem's generic EIP-712 hashing (what a wallet's eth_signTypedData_v4 signs). */
+export function v3TypedDataHashViaEip712(a: ActionFields, chainId: number, verifyingContract?: Address): Hex {
   return hashTypedData({
-    domain: matchingDomain(chainId, matching),
+    domain: v3Domain(chainId, verifyingContract),
     types: ACTION_TYPES,
     primaryType: 'Action',
     message: {
@@ -98,31 +114,23 @@ export function typedDataHash(a: ActionFields, chainId: number, matching: Addres
   })
 }
 
-/** The same digest assembled by hand from the domain separator, as Derive documents it. */
-export function typedDataHashFromParts(a: ActionFields, chainId: number, matching: Address): Hex {
-  return keccak256(concat(['0x1901', domainSeparator(chainId, matching), actionHash(a)]))
+/** Signs with the signer's private key; returns 0x-prefixed r‖s‖v (strip the 0x where a route wants it bare). */
+export async function signV3Action(a: ActionFields, domain: V3DomainRef, privateKey: Hex): Promise<Hex> {
+  return sign({ hash: v3TypedDataHash(a, domain), privateKey, to: 'hex' })
 }
 
-export function actionDebug(a: ActionFields, chainId: number, matching: Address): ActionDebug {
+/** Who signed an action; throws on a malformed signature. */
+export async function recoverV3ActionSigner(a: ActionFields, domain: V3DomainRef, signature: Hex): Promise<Address> {
+  return recoverAddress({ hash: v3TypedDataHash(a, domain), signature })
+}
+
+/** What the `*_debug` routes return, for byte comparison with the server. */
+export function v3ActionDebug(a: ActionFields, domain: V3DomainRef) {
   return {
     encoded_data: a.data,
     encoded_data_hashed: keccak256(a.data),
     action_hash: actionHash(a),
-    typed_data_hash: typedDataHash(a, chainId, matching),
+    typed_data_hash: v3TypedDataHash(a, domain),
+    domain_separator: separatorOf(domain),
   }
-}
-
-/** Signs an action with a private key; returns the 65-byte signature as hex. */
-export async function signAction(a: ActionFields, chainId: number, matching: Address, privateKey: Hex): Promise<Hex> {
-  return sign({ hash: typedDataHash(a, chainId, matching), privateKey, to: 'hex' })
-}
-
-/** Recovers who signed an action; throws on a malformed signature. */
-export async function recoverActionSigner(
-  a: ActionFields,
-  chainId: number,
-  matching: Address,
-  signature: Hex,
-): Promise<Address> {
-  return recoverAddress({ hash: typedDataHash(a, chainId, matching), signature })
 }

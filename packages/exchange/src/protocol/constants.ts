@@ -1,71 +1,85 @@
 /**
- * Protocol constants of Derive's action signing (docs.derive.xyz, "Protocol constants").
- * The EIP-712 domain is the Matching contract's: name "Matching", version "1.0", the Derive
- * chain id and the Matching address (v2-matching ActionVerifier: `EIP712("Matching", "1.0")`).
- * With these inputs the domain separators equal the published ones (checked in constants.test.ts).
+ * Derive v3 protocol constants (docs/exchange-v3.md, "EIP-712 domain and type hashes").
+ * v3 kept the Action struct of Derive's retired v2 and the EIP-712 domain name/version ("Matching", "1.0") and
+ * anchors every deployment to the same verifying contract (the v2 mainnet Matching address);
+ * only the chain id differs: Ethereum mainnet (1) or Sepolia (11155111). Module addresses are
+ * one set for every deployment.
  */
 import { type Address, encodeAbiParameters, type Hex, keccak256, toHex } from 'viem'
 
 /** keccak256("Action(uint256 subaccountId,uint256 nonce,address module,bytes data,uint256 expiry,address owner,address signer)") */
 export const ACTION_TYPEHASH: Hex = '0x4d7a9f27c403ff9c0f19bce61d76d82f9aa29f8d6d4b0c5474607d9770d1af17'
 
-/** The contracts an action names: the verifying Matching contract and one module per action kind. */
-export interface DeriveContracts {
-  matching: Address
-  tradeModule: Address
-  depositModule: Address
-  withdrawalModule: Address
-  transferModule: Address
-  /** The standard (SRM) risk manager a new subaccount is created under. */
-  standardManager: Address
-}
+export const V3_MAINNET_CHAIN_ID = 1
+export const V3_TESTNET_CHAIN_ID = 11_155_111
 
-/** Derive mainnet (chain 957), as published in the protocol constants table. */
-export const DERIVE_MAINNET: DeriveContracts = {
-  matching: '0xeB8d770ec18DB98Db922E9D83260A585b9F0DeAD',
-  tradeModule: '0xB8D20c2B7a1Ad2EE33Bc50eF10876eD3035b5e7b',
-  depositModule: '0x9B3FE5E5a3bcEa5df4E08c41Ce89C4e3Ff01Ace3',
-  withdrawalModule: '0x9d0E8f5b25384C7310CB8C6aE32C8fbeb645d083',
-  transferModule: '0x01259207A40925b794C8ac320456F7F6c8FE2636',
-  standardManager: '0x28c9ddF9A3B29c2E6a561c1BC520954e5A33de5D',
-}
+/** The constant EIP-712 verifying contract of every v3 deployment. */
+export const V3_MATCHING_VERIFYING_CONTRACT: Address = '0xeB8d770ec18DB98Db922E9D83260A585b9F0DeAD'
 
-/** Derive testnet (chain 901). */
-export const DERIVE_TESTNET: DeriveContracts = {
-  matching: '0x3cc154e220c2197c5337b7Bd13363DD127Bc0C6E',
-  tradeModule: '0x87F2863866D85E3192a35A73b388BD625D83f2be',
-  depositModule: '0x43223Db33AdA0575D2E100829543f8B04A37a1ec',
-  withdrawalModule: '0xe850641C5207dc5E9423fB15f89ae6031A05fd92',
-  transferModule: '0x0CFC1a4a90741aB242cAfaCD798b409E12e68926',
-  standardManager: '0x28bE681F7bEa6f465cbcA1D25A2125fe7533391C',
-}
+/** The module each signed action names (`module` in the Action struct); one set for every deployment. */
+export const V3_MODULES = {
+  trade: '0xB8D20c2B7a1Ad2EE33Bc50eF10876eD3035b5e7b',
+  transfer: '0x01259207A40925b794C8ac320456F7F6c8FE2636',
+  withdrawal: '0x9d0E8f5b25384C7310CB8C6aE32C8fbeb645d083',
+  rfq: '0x9371352CCef6f5b36EfDFE90942fFE622Ab77F1D',
+  externalTransfer: '0x8F9B8f12ddA05FB1F0DDDDe8f5af8cECF54f8aC9',
+  whitelistedRecipient: '0xB86D6DE1b76c9839e4BA860848CD98A1dABd6B54',
+  vault: '0x2885c174ebf5524aED9c721d60c12b1537685186',
+  liquidation: '0x66d23e59DaEEF13904eFA2D4B8658aeD05f59a92',
+  setSessionKey: '0xe330CF64ff6EbF41699aad344Cb21d78db1D2bb6',
+} as const satisfies Record<string, Address>
 
-export const DERIVE_MAINNET_CHAIN_ID = 957
-export const DERIVE_TESTNET_CHAIN_ID = 901
-
-/**
- * The contracts for a chain id: the published sets for Derive's own chains, the mainnet
- * addresses for any other id (a local simulator); the chain id still separates the domains.
- */
-export function contractsForChain(chainId: number): DeriveContracts {
-  return chainId === DERIVE_TESTNET_CHAIN_ID ? DERIVE_TESTNET : DERIVE_MAINNET
-}
-
-/** EIP-712 domain of the Matching contract. */
-export function matchingDomain(chainId: number, matching: Address) {
-  return { name: 'Matching', version: '1.0', chainId, verifyingContract: matching } as const
-}
+/** OnchainActionManager (L1 deposits and on-chain actions) on Sepolia; the mainnet address is not published. */
+export const V3_TESTNET_ACTION_MANAGER: Address = '0x1b4f369b585D40a27F66775844FC265151f278A4'
 
 const DOMAIN_TYPEHASH = keccak256(
   toHex('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
 )
 
-/** DOMAIN_SEPARATOR = hashStruct(EIP712Domain) of the Matching contract. */
-export function domainSeparator(chainId: number, matching: Address): Hex {
+/** EIP-712 domain (typed-data form) for viem's hashTypedData. */
+export function v3Domain(chainId: number, verifyingContract: Address = V3_MATCHING_VERIFYING_CONTRACT) {
+  return { name: 'Matching', version: '1.0', chainId, verifyingContract } as const
+}
+
+/** DOMAIN_SEPARATOR = hashStruct(EIP712Domain("Matching", "1.0", chainId, verifyingContract)). */
+export function v3DomainSeparator(chainId: number, verifyingContract: Address = V3_MATCHING_VERIFYING_CONTRACT): Hex {
   return keccak256(
     encodeAbiParameters(
       [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }],
-      [DOMAIN_TYPEHASH, keccak256(toHex('Matching')), keccak256(toHex('1.0')), BigInt(chainId), matching],
+      [DOMAIN_TYPEHASH, keccak256(toHex('Matching')), keccak256(toHex('1.0')), BigInt(chainId), verifyingContract],
     ),
   )
 }
+
+/**
+ * Protocol scope codes a session key is granted: the numbers go into the signed
+ * set-session-key data, the strings travel in `protocol_scopes`.
+ */
+export const PROTOCOL_SCOPES = {
+  admin: 0,
+  withdraw: 1,
+  'trade:all': 2,
+  'trade:orderbook:all': 3,
+  'trade:orderbook:spot': 4,
+  'trade:orderbook:perp': 5,
+  'trade:orderbook:option': 6,
+  'trade:rfq:all': 7,
+  'trade:rfq:spot': 8,
+  'trade:rfq:perp': 9,
+  'trade:rfq:option': 10,
+  'transfer:all': 11,
+  'transfer:existing_subaccount': 12,
+  'transfer:new_subaccount': 13,
+  'transfer:different_owner_subaccount': 14,
+  /** derive-py and derive-rs spell it so; derive-ts sends 'set_session_key' (docs/exchange-v3.md). */
+  create_session_key: 15,
+  liquidate: 16,
+  'vault:all': 17,
+  'vault:curator_create': 18,
+  'vault:curator_mint_and_burn': 19,
+  'vault:user_deposit': 20,
+  'vault:user_withdraw': 21,
+  'vault:user_cancel': 22,
+} as const
+
+export type ProtocolScope = keyof typeof PROTOCOL_SCOPES

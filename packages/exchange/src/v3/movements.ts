@@ -18,8 +18,8 @@ import type { Address, Hex } from 'viem'
 import type { SignedTransfer, TransferRequest } from '../client/derive-client'
 import { fromE18, toE18, toUnits } from '../protocol/decimal'
 import type * as T from '../protocol/types'
-import { V3_MODULES } from '../protocol/v3/constants'
-import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../protocol/v3/module-data'
+import { V3_MODULES } from '../protocol/constants'
+import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../protocol/module-data'
 import { exactInteger, fundingSubaccountOf, type SignedV3, spotAssetOf, type V3Port, V3UnsupportedError } from './port'
 import type * as W from './wire.gen'
 
@@ -175,8 +175,8 @@ export async function sendMovement(port: V3Port, order: SendOrder, action: Signe
   const p = action.params as unknown as Omit<W.PrivateTransferSpotRequest, 'nonce'> & { nonce: string | number }
   if (typeof p.new_subaccount_manager !== 'number' || typeof p.to_subaccount_id !== 'number')
     throw new V3UnsupportedError(
-      `a stored v2 ${action.method}`,
-      'switch EXCHANGE_PROTOCOL only with no movement in flight',
+      `a ${action.method} stored under v2`,
+      'Derive retired v2; settle or fail it by hand after checking the exchange',
     )
   const nonce = String(p.nonce)
   try {

@@ -7,7 +7,7 @@ import type { Address, Hex } from 'viem'
 import type { V3MethodName } from './codegen'
 import type * as W from './wire.gen'
 
-/** An operation v2 had that v3 does not offer over this API (it moved to L1 or changed shape). */
+/** An operation the retired v2 protocol had that v3 does not offer over this API (e.g. a movement stored under v2). */
 export class V3UnsupportedError extends Error {
   constructor(what: string, instead: string) {
     super(`${what} is not available on Derive v3: ${instead} (docs/exchange-v3.md)`)
@@ -23,11 +23,11 @@ export interface SignedV3 {
 }
 
 export interface V3Port {
-  /** the owner (EXCHANGE_WALLET_ADDRESS on v3) */
+  /** the owner (EXCHANGE_WALLET_ADDRESS) */
   readonly wallet: Address
   /**
    * The platform's own subaccount holding its funds at the exchange: where fundings come from and
-   * releases and fee collections go (v2's Derive Wallet balance). Undefined: movements are refused.
+   * releases and fee collections go. Undefined: movements are refused.
    */
   readonly fundingSubaccountId: number | undefined
   /**

@@ -1,14 +1,12 @@
 /**
- * The exchange's public market reads without keys, on either protocol, in the service's shapes
- * (docs/exchange.md "Public reads"): what the API reads (option chains, a leg's ticker, the clock
- * probe) and what the v3 client's own public reads are made of. v3 dropped
- * `public/get_instruments` (`public/get_all_instruments` pages) and answers slim tickers, which are
- * spread over their instrument (./adapt.ts) into the shape v2 answered.
+ * The exchange's public market reads without keys, in the service's shapes (docs/exchange.md
+ * "Public reads"): what the API reads (option chains, a leg's ticker, the clock probe) and what
+ * the client's own public reads are made of. Instruments come in pages
+ * (`public/get_all_instruments`), and slim tickers are spread over their instrument (./adapt.ts).
  */
 import type { HttpTransport } from '../client/http-transport'
 import type * as T from '../protocol/types'
 import * as A from './adapt'
-import type { ExchangeProtocol } from './factory'
 import type * as W from './wire.gen'
 
 /** Page size for `public/get_all_instruments` (the spec's maximum). */
@@ -57,23 +55,18 @@ export async function v3Ticker(call: PublicCall, inst: T.Instrument): Promise<T.
 }
 
 /**
- * The public reads of the exchange behind `transport` (its base is the protocol's: …/v3 on v3).
+ * The public reads of the exchange behind `transport` (its base is …/v3).
  * Instruments read one by one are kept (what a ticker is spread over never changes); at most
  * `maxInstruments` of them, the oldest dropped first.
  */
-export function publicReader(
-  protocol: ExchangeProtocol,
-  transport: HttpTransport,
-  o: { maxInstruments?: number } = {},
-): PublicReader {
+export function publicReader(transport: HttpTransport, o: { maxInstruments?: number } = {}): PublicReader {
   const call: PublicCall = (name, params) => transport.call(`public/${name}`, params, { idempotent: true })
   const kept = new Map<string, Promise<T.Instrument>>()
   const max = o.maxInstruments ?? 10_000
   const instrument = (name: string): Promise<T.Instrument> => {
     const hit = kept.get(name)
     if (hit) return hit
-    const read =
-      protocol === 'v3' ? v3Instrument(call, name) : call<T.Instrument>('get_instrument', { instrument_name: name })
+    const read = v3Instrument(call, name)
     read.catch(() => kept.delete(name))
     kept.set(name, read)
     if (kept.size > max) kept.delete(kept.keys().next().value as string)
@@ -81,12 +74,8 @@ export function publicReader(
   }
   return {
     getTime: () => call<number>('get_time', {}),
-    getInstruments: (p) =>
-      protocol === 'v3' ? v3Instruments(call, p) : call<T.Instrument[]>('get_instruments', { expired: false, ...p }),
+    getInstruments: (p) => v3Instruments(call, p),
     getInstrument: instrument,
-    getTicker: async (name) =>
-      protocol === 'v3'
-        ? v3Ticker(call, await instrument(name))
-        : call<T.Ticker>('get_ticker', { instrument_name: name }),
+    getTicker: async (name) => v3Ticker(call, await instrument(name)),
   }
 }

@@ -5,9 +5,9 @@
  * precedence); deposits, withdrawals, transfers and interest answer at most 1000 rows, newest first.
  */
 import { getAddress } from 'viem'
-import { v3ActionDebug } from '../../protocol/v3/action'
-import { ACTION_TYPEHASH, V3_MODULES } from '../../protocol/v3/constants'
-import { encodeTradeDataV3 } from '../../protocol/v3/module-data'
+import { v3ActionDebug } from '../../protocol/action'
+import { ACTION_TYPEHASH, V3_MODULES } from '../../protocol/constants'
+import { encodeTradeDataV3 } from '../../protocol/module-data'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
 import { rpcErr } from '../../simulator/rpc-error'
 import type { CashEvent } from '../../simulator/sim-types'

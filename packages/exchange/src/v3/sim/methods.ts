@@ -6,8 +6,8 @@
  */
 import type { Address, Hex } from 'viem'
 import { RPC } from '../../protocol/rpc-codes'
-import { V3_MODULES } from '../../protocol/v3/constants'
-import { encodeTradeDataV3 } from '../../protocol/v3/module-data'
+import { V3_MODULES } from '../../protocol/constants'
+import { encodeTradeDataV3 } from '../../protocol/module-data'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimInstrument } from '../../simulator/sim-types'

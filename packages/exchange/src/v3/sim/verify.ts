@@ -9,8 +9,8 @@
  */
 import { type Address, type Hex, isAddressEqual } from 'viem'
 import { RPC } from '../../protocol/rpc-codes'
-import { recoverV3ActionSigner } from '../../protocol/v3/action'
-import { checkNonce, checkSignatureExpiry, type V3ActionKind } from '../../protocol/v3/nonce'
+import { recoverV3ActionSigner } from '../../protocol/action'
+import { checkNonce, checkSignatureExpiry, type V3ActionKind } from '../../protocol/nonce'
 import type { SimEngine } from '../../simulator/engine'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimSubaccount, SimWallet } from '../../simulator/sim-types'

@@ -7,7 +7,7 @@
  * The algorithm and headers are v2's (`../auth-message`); v3 only names the L1 owner as the wallet.
  */
 import { type Address, getAddress, type Hex } from 'viem'
-import { AUTH_HEADERS, type AuthProof, recoverAuthSigner, signAuthProof } from '../auth-message'
+import { AUTH_HEADERS, type AuthProof, recoverAuthSigner, signAuthProof } from './auth-message'
 
 export const V3_AUTH_HEADERS = AUTH_HEADERS
 export type V3LoginProof = AuthProof

@@ -3,8 +3,8 @@
  * (sources in test/spec/v3/SOURCE.md).
  */
 import type { Address, Hex } from 'viem'
-import derivePy from '../../../test/spec/v3/vectors/derive-py-expected.json' with { type: 'json' }
-import deriveTs from '../../../test/spec/v3/vectors/derive-ts-golden-vectors.json' with { type: 'json' }
+import derivePy from '../../test/spec/v3/vectors/derive-py-expected.json' with { type: 'json' }
+import deriveTs from '../../test/spec/v3/vectors/derive-ts-golden-vectors.json' with { type: 'json' }
 
 /** derivexyz/derive-py@92fa887b25f0657f881ad2c354a4a94ce7ed969f:tests/test_action_signing/expected.py as JSON. */
 export const PY = {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 
 /** The published v3 specs kept as test data (test/spec/v3/SOURCE.md): what our v3 work relies on must be in them. */
 function load(name: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(new URL(`../../../test/spec/v3/${name}`, import.meta.url), 'utf8'))
+  return JSON.parse(readFileSync(new URL(`../../test/spec/v3/${name}`, import.meta.url), 'utf8'))
 }
 
 const openapi = load('openapi.json') as {

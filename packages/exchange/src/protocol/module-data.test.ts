@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs'
 import { type Abi, decodeFunctionData, type Hex, toFunctionSelector } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { toE18, toUnits } from '../decimal'
-import { encodeTradeData } from '../module-data'
+import { toE18, toUnits } from './decimal'
 import { PROTOCOL_SCOPES } from './constants'
 import {
   ceilToE12,
   encodeDepositCall,
   encodeDepositToNewSubaccountCall,
   encodeSessionKeyData,
+  encodeTradeData,
   encodeTradeDataV3,
   encodeTransferSpot,
   encodeTransferSpotExternal,
@@ -74,7 +74,7 @@ describe('module data the v3 testnet returned from its *_debug routes (derive-py
     expect(encodeWhitelistedRecipients([], [one])).not.toBe(c.EXPECTED_WHITELISTED_RECIPIENTS)
   })
 
-  it('private/order: the v3 trade data equals the v2 encoder byte for byte (the layout did not change)', () => {
+  it('private/order: the checked encoder and the raw ABI layout both give the data the server computed', () => {
     const t = {
       asset: c.OPTION_A_ADDRESS as Hex,
       subId: BigInt(c.OPTION_A_SUB_ID),
@@ -202,7 +202,7 @@ describe('limits the exchange enforces on signed words', () => {
 
 describe('L1 deposit calls (OnchainActionManager)', () => {
   const published = JSON.parse(
-    readFileSync(new URL('../../../test/spec/v3/onchain-action-manager.sepolia.abi.json', import.meta.url), 'utf8'),
+    readFileSync(new URL('../../test/spec/v3/onchain-action-manager.sepolia.abi.json', import.meta.url), 'utf8'),
   ) as Abi
 
   it('our ABI entries have the selectors of the published Sepolia implementation ABI', () => {
