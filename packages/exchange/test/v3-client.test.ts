@@ -55,7 +55,11 @@ describe('DeriveClient against the simulator', () => {
     expect(listed.length).toBeGreaterThan(0)
     expect(puts.map((i) => i.instrument_name).sort()).toEqual(listed.sort())
     const t = await v3.getTicker(PUT)
-    expect(t).toMatchObject({ instrument_name: PUT, tick_size: (await v3.getInstrument(PUT)).tick_size, index_price: '3000' })
+    expect(t).toMatchObject({
+      instrument_name: PUT,
+      tick_size: (await v3.getInstrument(PUT)).tick_size,
+      index_price: '3000',
+    })
     expect(Number(t.best_bid_price)).toBeLessThan(Number(t.mark_price))
     expect(Number(t.mark_price)).toBeLessThan(Number(t.best_ask_price))
     const delta = Number(t.option_pricing?.delta)

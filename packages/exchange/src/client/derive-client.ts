@@ -10,11 +10,12 @@
  * are transfer_spot with the platform's funding subaccount (../v3/movements.ts); their histories
  * read v3's (../v3/histories.ts).
  */
+
+import type { Clock } from '@wh/core'
 import type { Address, Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import type { Clock } from '@wh/core'
-import { AUTH_HEADERS, type AuthProof, signAuthProof } from '../protocol/auth-message'
 import { signV3Action } from '../protocol/action'
+import { AUTH_HEADERS, type AuthProof, signAuthProof } from '../protocol/auth-message'
 import { V3_MODULES } from '../protocol/constants'
 import { fromE18, toE18 } from '../protocol/decimal'
 import { ceilToE12, encodeTradeDataV3, type TradeData } from '../protocol/module-data'

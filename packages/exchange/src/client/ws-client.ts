@@ -4,8 +4,8 @@
  * Login (`public/login`) authenticates the connection for private calls.
  */
 import WebSocket from 'ws'
-import type { AuthProof } from '../protocol/auth-message'
 import { v3WsLoginParams } from '../protocol/auth'
+import type { AuthProof } from '../protocol/auth-message'
 import type { RpcErrorBody } from '../protocol/rpc-codes'
 import { ExchangeUnavailableError, errorFromRpc } from './errors'
 import { type ExchangeLogger, silentLogger } from './logger'

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { type Abi, decodeFunctionData, type Hex, toFunctionSelector } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { toE18, toUnits } from './decimal'
 import { PROTOCOL_SCOPES } from './constants'
+import { toE18, toUnits } from './decimal'
 import {
   ceilToE12,
   encodeDepositCall,

@@ -16,10 +16,10 @@
  */
 import type { Address, Hex } from 'viem'
 import type { SignedTransfer, TransferRequest } from '../client/derive-client'
-import { fromE18, toE18, toUnits } from '../protocol/decimal'
-import type * as T from '../protocol/types'
 import { V3_MODULES } from '../protocol/constants'
+import { fromE18, toE18, toUnits } from '../protocol/decimal'
 import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../protocol/module-data'
+import type * as T from '../protocol/types'
 import { exactInteger, fundingSubaccountOf, type SignedV3, spotAssetOf, type V3Port, V3UnsupportedError } from './port'
 import type * as W from './wire.gen'
 

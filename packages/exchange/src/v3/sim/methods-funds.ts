@@ -7,10 +7,10 @@
  * its batch, as derive-ts describes ("ACKed then rejected asynchronously").
  */
 import type { Address } from 'viem'
-import { divE18, toE18, toUnits } from '../../protocol/decimal'
-import { RPC } from '../../protocol/rpc-codes'
 import { V3_MODULES } from '../../protocol/constants'
+import { divE18, toE18, toUnits } from '../../protocol/decimal'
 import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../../protocol/module-data'
+import { RPC } from '../../protocol/rpc-codes'
 import { COLLATERALS, type CollateralName, isCollateralName } from '../../simulator/assets'
 import type { SimEngine } from '../../simulator/engine'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'

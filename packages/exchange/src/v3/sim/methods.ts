@@ -5,9 +5,9 @@
  * (./methods-history.ts); requests and answers take v3's shapes.
  */
 import type { Address, Hex } from 'viem'
-import { RPC } from '../../protocol/rpc-codes'
 import { V3_MODULES } from '../../protocol/constants'
 import { encodeTradeDataV3 } from '../../protocol/module-data'
+import { RPC } from '../../protocol/rpc-codes'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimInstrument } from '../../simulator/sim-types'

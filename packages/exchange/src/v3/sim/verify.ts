@@ -8,9 +8,9 @@
  * withdrawals, above the subaccount's last one.
  */
 import { type Address, type Hex, isAddressEqual } from 'viem'
-import { RPC } from '../../protocol/rpc-codes'
 import { recoverV3ActionSigner } from '../../protocol/action'
 import { checkNonce, checkSignatureExpiry, type V3ActionKind } from '../../protocol/nonce'
+import { RPC } from '../../protocol/rpc-codes'
 import type { SimEngine } from '../../simulator/engine'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimSubaccount, SimWallet } from '../../simulator/sim-types'
