@@ -1,5 +1,7 @@
 /**
- * Result shapes of the Derive methods we use, with Derive's field names. Amounts and
+ * The result shapes the service reads. They carry the field names of Derive's v2 API, which the
+ * service was built on and which Derive retired; the client translates each v3 answer into them
+ * (../v3/adapt.ts, ../v3/adapt-history.ts), so comments there speak of "v2's" shapes. Amounts and
  * prices are decimal strings; timestamps are milliseconds unless the name says `_sec`.
  */
 export type InstrumentType = 'erc20' | 'option' | 'perp'
