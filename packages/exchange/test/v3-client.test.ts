@@ -2,21 +2,23 @@
  * The v3 client against the simulator's v3 layer over real HTTP and WebSocket: the owner as
  * wallet, reads in the v2 shapes the service uses, an order placed, filled and cancelled under
  * v3 signing, a transfer_spot, and a stored v2 movement refused by name (docs/exchange-v3.md
- * "What the client does on v3"). The v2 client on the same simulator sees the same state. The
- * worker's movements and the histories on v3: test/v3-movements.test.ts.
+ * "What the client does on v3"). Reads are checked against the engine's own state. The worker's
+ * movements and the histories on v3: test/v3-movements.test.ts.
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   createDeriveClient,
-  type DeriveClient,
   DeriveV3Client,
   ExchangeOrderRejectedError,
   optionName,
   type RunningSimulator,
+  type SignedTransfer,
   startDeriveSimulator,
   V3UnsupportedError,
 } from '../src/index'
+import { COLLATERALS } from '../src/simulator/assets'
+import { tickerView } from '../src/simulator/views'
 
 const START = Date.UTC(2026, 0, 5, 0, 0)
 const EXPIRY_SEC = Date.UTC(2026, 0, 5, 8) / 1000
@@ -26,7 +28,6 @@ const owner = privateKeyToAccount(generatePrivateKey()).address
 
 let sim: RunningSimulator
 let v3: DeriveV3Client
-let v2: DeriveClient
 let sub = 0
 let other = 0
 
@@ -46,7 +47,6 @@ beforeAll(async () => {
   const made = createDeriveClient('v3', { ...opts, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl })
   if (!(made instanceof DeriveV3Client)) throw new Error('the factory did not make a v3 client')
   v3 = made
-  v2 = createDeriveClient('v2', { ...opts, httpUrl: sim.httpUrl, wsUrl: sim.wsUrl })
 })
 afterAll(async () => sim?.close())
 
@@ -54,10 +54,12 @@ describe('DeriveV3Client against the simulator', () => {
   it('reads time, every page of instruments, a ticker and a currency in the shapes the service uses', async () => {
     expect(await v3.getTime()).toBe(START)
     const puts = await v3.getInstruments({ currency: 'ETH', instrument_type: 'option' })
-    const v2puts = await v2.getInstruments({ currency: 'ETH', instrument_type: 'option' })
-    expect(puts.map((i) => i.instrument_name).sort()).toEqual(v2puts.map((i) => i.instrument_name).sort())
+    const listed = [...sim.engine.catalog.byName.values()].filter((i) => i.currency === 'ETH' && i.option !== null)
+    expect(puts.map((i) => i.instrument_name).sort()).toEqual(listed.map((i) => i.name).sort())
     const t = await v3.getTicker(PUT)
-    const t2 = await v2.getTicker(PUT)
+    const put = sim.engine.catalog.get(PUT)
+    if (!put) throw new Error(`${PUT} is not listed`)
+    const t2 = tickerView(sim.engine, put)
     expect(t).toMatchObject({
       instrument_name: PUT,
       tick_size: t2.tick_size,
@@ -68,7 +70,7 @@ describe('DeriveV3Client against the simulator', () => {
     expect(t.option_pricing?.delta).toBe(t2.option_pricing?.delta)
     const usdc = await v3.getCurrency('USDC')
     expect(usdc.erc20_details?.decimals).toBe(6)
-    expect(usdc.protocol_asset_addresses.spot).toBe((await v2.getCurrency('USDC')).protocol_asset_addresses.spot)
+    expect(usdc.protocol_asset_addresses.spot).toBe(COLLATERALS.USDC.address)
   })
 
   it('reads the owner account: subaccounts, portfolio, collaterals, positions', async () => {
@@ -81,7 +83,7 @@ describe('DeriveV3Client against the simulator', () => {
     expect(await v3.getPositions(sub)).toEqual([])
   })
 
-  it('places a resting sell, sees it on both protocols, cancels it; a crossing sell fills and is in the trade history', async () => {
+  it('places a resting sell, sees it in the engine book, cancels it; a crossing sell fills and is in the trade history', async () => {
     const t = await v3.getTicker(PUT)
     const ask = (Number(t.best_ask_price) + 50).toFixed(1)
     const { order } = await v3.order({
@@ -95,7 +97,8 @@ describe('DeriveV3Client against the simulator', () => {
       label: 'v3-resting',
     })
     expect(order).toMatchObject({ order_status: 'open', direction: 'sell', label: 'v3-resting' })
-    expect((await v2.getOpenOrders(sub)).orders.map((o) => o.order_id)).toEqual([order.order_id])
+    expect(sim.engine.orders.get(order.order_id)).toMatchObject({ subaccountId: sub, status: 'open' })
+    expect((await v3.getOpenOrders(sub)).orders.map((o) => o.order_id)).toEqual([order.order_id])
     expect((await v3.getOrder(sub, order.order_id)).limit_price).toBe(order.limit_price)
     const cancelled = await v3.cancel({ subaccount_id: sub, instrument_name: PUT, order_id: order.order_id })
     expect(cancelled.order_status).toBe('cancelled')
@@ -158,7 +161,19 @@ describe('DeriveV3Client against the simulator', () => {
   })
 
   it('refuses by name what v3 has no equivalent for (a stored v2 movement), and movements without a funding subaccount', async () => {
-    const stored = await v2.signTransfer({ method: 'deposit', subaccount_id: sub, asset_name: 'USDC', amount: '1' })
+    // a v2 deposit as its row's jsonb column gives it back (v2 millisecond-based nonce, a Derive Wallet's signature)
+    const stored: SignedTransfer = {
+      method: 'deposit',
+      params: {
+        subaccount_id: sub,
+        asset_name: 'USDC',
+        amount: '1',
+        nonce: sim.control.nowMs() * 1000 + 1,
+        signer: privateKeyToAccount(sessionKey).address,
+        signature: `0x${'11'.repeat(65)}`,
+        signature_expiry_sec: Math.floor(sim.control.nowMs() / 1000) + 3600,
+      },
+    }
     await expect(v3.sendSigned(stored)).rejects.toBeInstanceOf(V3UnsupportedError)
     await expect(v3.sendSigned(stored)).rejects.toThrow(/stored v2 deposit is not available on Derive v3/)
     await expect(v3.createSubaccount({ asset_name: 'USDC', amount: '1' })).rejects.toThrow(

@@ -3,16 +3,16 @@
  * on v3"), the v3 client against the simulator's v3 layer: create_subaccount, deposit and withdraw
  * as transfer_spot with the funding subaccount, signed and stored before they are sent; concurrent
  * fundings from the one funding subaccount in nonce order; a creation the exchange would charge
- * for refused rather than credited short; interest, funding and settlements as v2 reads them off
- * the same engine; capped histories read whole; L1 withdrawals; order_debug; the slim ticker feed.
+ * for refused rather than credited short; interest, funding and settlements as the engine
+ * records them; capped histories read whole; L1 withdrawals; order_debug; the slim ticker feed.
  */
 import { concat, keccak256 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
-  DeriveClient,
   DeriveV3Client,
   deriveV3,
+  fromE18,
   optionName,
   RPC,
   type RunningSimulator,
@@ -31,7 +31,6 @@ const owner = privateKeyToAccount(generatePrivateKey()).address
 
 let sim: RunningSimulator
 let v3: DeriveV3Client
-let v2: DeriveClient
 let funding = 0
 
 const usdcOf = async (sub: number) => (await v3.getCollaterals(sub)).find((c) => c.asset_name === 'USDC')?.amount ?? '0'
@@ -51,7 +50,6 @@ beforeAll(async () => {
     retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
   }
   v3 = new DeriveV3Client({ ...common, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl, fundingSubaccountId: funding })
-  v2 = new DeriveClient({ ...common, httpUrl: sim.httpUrl, wsUrl: sim.wsUrl })
 })
 afterAll(async () => sim?.close())
 
@@ -111,7 +109,7 @@ describe('the worker movements on v3: transfer_spot with the funding subaccount'
       [false, funding, '150'],
       [true, funding, '100'],
     ])
-    expect((await v2.getErc20TransferHistory({ subaccount_id: sub })).events).toHaveLength(3)
+    expect(sim.engine.history.transfers.filter((t) => t.subaccountId === sub)).toHaveLength(3)
   })
 
   it('concurrent fundings out of the one funding subaccount all land: each signs once the one before was sent', async () => {
@@ -177,7 +175,6 @@ describe('a creation charged by the exchange, with a fee cap (EXCHANGE_SUBACCOUN
       expect((await capped.getDepositHistory({ subaccount_id: created as number })).events).toEqual([
         expect.objectContaining({ amount: '50', transaction_id: tx.transaction_id }),
       ])
-      expect(await v2.movementFee({ transaction_id: tx.transaction_id, start_timestamp: since })).toBeNull()
 
       sim.engine.subaccountCreationFeeE18 = toE18('2') // above the cap: refused in its batch, nothing moves
       const ids = (await v3.getSubaccounts()).subaccount_ids
@@ -193,7 +190,7 @@ describe('a creation charged by the exchange, with a fee cap (EXCHANGE_SUBACCOUN
 })
 
 describe('histories on v3 in the shapes the service reads', () => {
-  it('interest, perp funding and option settlements: the entries v2 reads off the same engine', async () => {
+  it('interest, perp funding and option settlements: the entries the engine recorded', async () => {
     const sub = sim.control.openSubaccount(owner, { USDC: '20000' })
     const perp = await v3.getTicker('ETH-PERP')
     const order = { subaccount_id: sub, amount: '1', max_fee: '10', time_in_force: 'ioc' as const }
@@ -205,13 +202,18 @@ describe('histories on v3 in the shapes the service reads', () => {
 
     const interest = await v3.getInterestHistory({ subaccount_id: sub })
     expect(interest.events.length).toBeGreaterThanOrEqual(9)
-    expect(interest).toEqual(await v2.getInterestHistory({ subaccount_id: sub }))
+    const recorded = <T extends { subaccountId: number; timestampMs: number }>(rows: T[]) =>
+      rows.filter((r) => r.subaccountId === sub).sort((a, b) => a.timestampMs - b.timestampMs)
+    const byTime = <T extends { timestamp: number }>(rows: T[]) => [...rows].sort((a, b) => a.timestamp - b.timestamp)
+    expect(byTime(interest.events).map((e) => [e.timestamp, e.interest])).toEqual(
+      recorded(sim.engine.history.interest).map((i) => [i.timestampMs, fromE18(i.interestE18)]),
+    )
     const fundingPage = await v3.getFundingHistory({ subaccount_id: sub, page: 1, page_size: 1000 })
     expect(fundingPage.events.length).toBeGreaterThanOrEqual(9)
-    expect(fundingPage).toEqual(await v2.getFundingHistory({ subaccount_id: sub, page: 1, page_size: 1000 }))
+    expect(byTime(fundingPage.events).map((e) => [e.timestamp, e.instrument_name, e.funding])).toEqual(
+      recorded(sim.engine.history.funding).map((f) => [f.timestampMs, f.instrument, fromE18(f.fundingE18)]),
+    )
     const [settled] = (await v3.getOptionSettlementHistory(sub)).settlements
-    const [settledV2] = (await v2.getOptionSettlementHistory(sub)).settlements
-    expect(settled).toEqual(settledV2)
     expect(settled).toMatchObject({ instrument_name: PUT, amount: '-1', settlement_price: '2800' })
     expect(settled?.option_settlement_pnl).toBe('-100')
   })
