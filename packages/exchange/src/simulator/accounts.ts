@@ -69,7 +69,6 @@ export function newSubaccount(
     wallet,
     label: '',
     marginType,
-    manager: engine.contracts.standardManager,
     balances: new Map(),
     cumulativeInterestE18: 0n,
     positions: new Map(),

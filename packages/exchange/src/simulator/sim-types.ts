@@ -44,7 +44,6 @@ export interface SimSubaccount {
   wallet: Address
   label: string
   marginType: 'SM' | 'PM' | 'PM2'
-  manager: Address
   balances: Map<CollateralName, bigint>
   cumulativeInterestE18: bigint
   positions: Map<string, SimPosition>
