@@ -50,7 +50,7 @@ describe('bridge: hot wallet surplus to the exchange chain (docs/chains.md, spec
       EXCHANGE_CHAIN_ID: String(EXCHANGE_CHAIN_ID),
       EXCHANGE_PROTOCOL: 'v2',
       EXCHANGE_HTTP_URL: sim.httpUrl,
-      EXCHANGE_WS_URL: sim.wsUrl,
+      EXCHANGE_WS_URL: sim.v3WsUrl,
       USDC_ADDRESS_LOCAL: usdc,
       BRIDGE_RETAIN_USDC: '100',
     })

@@ -73,7 +73,7 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
     })
     const v3 = protocol === 'v3' ? await openFundingSubaccount(deployer, publicClient, usdc) : undefined
     ctx = await integrationContext({
-      ...(v3 ?? { EXCHANGE_PROTOCOL: 'v2', EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.wsUrl }),
+      ...(v3 ?? { EXCHANGE_PROTOCOL: 'v2', EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.v3WsUrl }),
       EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
       RPC_URL_ETHEREUM: chain.rpcUrl,
       RPC_URL_OPTIMISM: chain.rpcUrl,

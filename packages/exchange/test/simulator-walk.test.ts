@@ -1,22 +1,44 @@
 /**
  * Prices move in the local run: a wall-clock simulator with a walk steps every index on a seeded
- * random walk, seen over its real wire (public/get_ticker); without one, prices stay where they are.
+ * random walk, seen over its v3 wire (public/get_ticker's index `I`); without one, prices stay
+ * where they are. A wall-clock simulator also re-sends every subscribed ticker once a second
+ * (TICKER_HEARTBEAT_MS), moved or not, with the time of the push; a manual clock pushes only when
+ * the control API moves something.
  */
 import { describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
 import { priceWalk } from '../src/simulator/market'
-import { startDeriveSimulator } from '../src/simulator/server'
+import { type RunningSimulator, startDeriveSimulator, TICKER_HEARTBEAT_MS } from '../src/simulator/server'
 
-async function indexOf(httpUrl: string, instrument: string): Promise<string> {
-  const res = await fetch(`${httpUrl}/public/get_ticker`, {
+async function indexOf(sim: RunningSimulator, instrument: string): Promise<string> {
+  const res = await fetch(`${sim.v3HttpUrl}/public/get_ticker`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ instrument_name: instrument }),
   })
-  const body = (await res.json()) as { result: { index_price: string } }
-  return body.result.index_price
+  const body = (await res.json()) as { result: { I: string } }
+  return body.result.I
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** The slim tickers a fresh v3 socket subscribed to `channel` receives: index `I` and time `t` of each push. */
+async function subscribed(sim: RunningSimulator, channel: string) {
+  const ws = new WebSocket(sim.v3WsUrl)
+  await new Promise((r, j) => {
+    ws.once('open', r)
+    ws.once('error', j)
+  })
+  const pushes: { I: string; t: number }[] = []
+  ws.on('message', (m) => {
+    const f = JSON.parse(String(m)) as {
+      params?: { channel: string; data: { instrument_ticker: { I: string; t: number } } }
+    }
+    if (f.params?.channel === channel) pushes.push(f.params.data.instrument_ticker)
+  })
+  ws.send(JSON.stringify({ id: 1, method: 'subscribe', params: { channels: [channel] } }))
+  return { pushes, close: () => ws.close() }
+}
 
 describe('the price walk', () => {
   it('is a function of its seed: the same seed replays the same path, another does not', () => {
@@ -49,14 +71,38 @@ describe('the price walk', () => {
       const seen = new Set<string>()
       const stillSeen = new Set<string>()
       for (let i = 0; i < 10; i++) {
-        seen.add(await indexOf(walking.httpUrl, 'ETH-PERP'))
-        stillSeen.add(await indexOf(still.httpUrl, 'ETH-PERP'))
+        seen.add(await indexOf(walking, 'ETH-PERP'))
+        stillSeen.add(await indexOf(still, 'ETH-PERP'))
         await sleep(30)
       }
       expect(seen.size).toBeGreaterThan(3)
       expect([...stillSeen]).toEqual(['3000'])
     } finally {
       await Promise.all([walking.close(), still.close()])
+    }
+  })
+})
+
+describe('the ticker heartbeat', () => {
+  it('a wall-clock simulator re-sends an unmoved ticker every second with the time of the push; a manual clock does not', async () => {
+    const wall = await startDeriveSimulator({ chainId: 901, clock: 'wall' })
+    const manual = await startDeriveSimulator({ chainId: 901 })
+    const channel = 'ticker_slim.ETH-PERP.1000'
+    const beating = await subscribed(wall, channel)
+    const quiet = await subscribed(manual, channel)
+    try {
+      await expect.poll(() => beating.pushes.length, { timeout: 4 * TICKER_HEARTBEAT_MS }).toBeGreaterThanOrEqual(3)
+      expect(new Set(beating.pushes.map((p) => p.I))).toEqual(new Set(['3000']))
+      const times = beating.pushes.map((p) => p.t)
+      for (let i = 1; i < times.length; i++) expect(times[i]!).toBeGreaterThan(times[i - 1]!)
+      // the manual clock: the subscription's own snapshot only, until the control API moves a price
+      expect(quiet.pushes).toHaveLength(1)
+      manual.control.setPrice('ETH', '3010')
+      await expect.poll(() => quiet.pushes.map((p) => p.I)).toEqual(['3000', '3010'])
+    } finally {
+      beating.close()
+      quiet.close()
+      await Promise.all([wall.close(), manual.close()])
     }
   })
 })

@@ -9,10 +9,8 @@ import type { Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { signAction } from '../src/protocol/action'
-import { contractsForChain } from '../src/protocol/constants'
+import { signV3Action, signV3Login, V3_MODULES, v3AuthHeaders, v3WsLoginParams } from '../src/index'
 import { toE18 } from '../src/protocol/decimal'
-import { signV3Action, signV3Login, V3_MODULES, v3AuthHeaders, v3WsLoginParams } from '../src/protocol/index'
 import { optionName } from '../src/protocol/instrument-name'
 import { encodeTradeDataV3, encodeTransferSpot } from '../src/protocol/module-data'
 import { COLLATERALS } from '../src/simulator/assets'
@@ -41,6 +39,9 @@ async function rpc(method: string, params: unknown, auth = method.startsWith('pr
   return (await res.json()) as { result?: any; error?: { code: number; message: string; data: string | null } }
 }
 
+/** The Matching contract of Derive's retired v2 testnet: the domain a v2 signature named. */
+const RETIRED_V2_TESTNET_MATCHING = '0x3cc154e220c2197c5337b7Bd13363DD127Bc0C6E' as const
+
 const nowNs = () => BigInt(sim.control.nowMs()) * 1_000_000n + ++seq
 const expiry = () => BigInt(Math.floor(sim.control.nowMs() / 1000) + 3600)
 
@@ -59,7 +60,7 @@ async function orderParams(o: { nonce?: bigint; expirySec?: bigint; v2?: boolean
   const expirySec = o.expirySec ?? expiry()
   const action = { subaccountId: BigInt(sub), nonce, module: V3_MODULES.trade, data, expirySec, owner, signer }
   let signature: Hex = o.v2
-    ? await signAction(action, CHAIN, contractsForChain(CHAIN).matching, sessionKey)
+    ? await signV3Action(action, { chainId: CHAIN, verifyingContract: RETIRED_V2_TESTNET_MATCHING }, sessionKey)
     : await signV3Action(action, { chainId: CHAIN }, sessionKey)
   if (o.bare) signature = signature.slice(2) as Hex
   return {

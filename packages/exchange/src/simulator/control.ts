@@ -1,14 +1,15 @@
 /**
  * The simulator's control surface, for tests and the local run: move the clock, set prices,
- * register wallets and session keys, fund wallets, force a balance (a divergence for
- * reconciliation tests), and inject failures. Also served over HTTP under /_sim/.
+ * register accounts and session keys, land L1 deposits, credit or read an account's on-chain
+ * balance, force a balance (a divergence for reconciliation tests), and inject failures into the
+ * v3 wire. Also served over HTTP under /_sim/.
  */
 import type { Address } from 'viem'
 import { fromE18, toE18 } from '../protocol/decimal'
 import { accountOfOwner } from '../v3/sim/verify'
+import { creditDeposit, fallbackSubaccount, newSubaccount, txRecord } from './accounts'
 import { isCollateralName, type Underlying } from './assets'
 import type { SimEngine } from './engine'
-import { creditDeposit, fallbackSubaccount, newSubaccount, txRecord } from './methods-account'
 
 export interface SimControl {
   nowMs(): number
@@ -17,7 +18,10 @@ export interface SimControl {
   advanceTo(ms: number): number
   setPrice(currency: Underlying, price: string): void
   registerWallet(p: { wallet: Address; owner?: Address; sessionKeys?: Address[] }): void
-  /** Credits the wallet's on-chain balance that deposits draw from. */
+  /**
+   * Credits the account's on-chain balance: what a v3 withdrawal to the owner pays into, and what
+   * the local bridge (packages/wallet/src/bridge/local.ts) and the solvency job read as the exchange wallet.
+   */
   fundWallet(wallet: Address, asset: string, amount: string): void
   walletBalance(wallet: Address, asset: string): string
   /** Overwrites a subaccount balance (simulates a divergence the journal does not know about). */
@@ -36,7 +40,7 @@ export interface SimControl {
   depositL1(p: { owner: Address; asset: string; amount: string; subaccountId?: number }): number
   /** The subaccounts of the account `owner` owns (v3: the owner is the account), and which is its fallback. */
   subaccountsOf(owner: Address): { subaccounts: { id: number; label: string }[]; fallbackSubaccountId: number | null }
-  /** The next `count` calls (of `method`, or any) fail with a JSON-RPC `code` or an HTTP status. */
+  /** The next `count` v3 calls (of `method`, e.g. `private/transfer_spot`, or any) fail with a JSON-RPC `code` or an HTTP status. */
   failNext(p: { method?: string; code?: number; httpStatus?: number; count?: number }): void
 }
 

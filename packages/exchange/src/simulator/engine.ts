@@ -5,7 +5,6 @@
  * lets the market maker take resting orders the mark has crossed.
  */
 import { type Address, getAddress } from 'viem'
-import { contractsForChain, type DeriveContracts } from '../protocol/constants'
 import { E18, mulE18, toE18 } from '../protocol/decimal'
 import { UNDERLYINGS, type Underlying } from './assets'
 import { Catalog } from './catalog'
@@ -18,7 +17,6 @@ const HOURS_PER_YEAR = 8_760n
 
 export interface EngineConfig {
   chainId: number
-  contracts?: DeriveContracts
   /** Start of simulated time (ms). */
   startMs: number
   market?: Partial<MarketConfig>
@@ -46,7 +44,6 @@ export interface InjectedFailure {
 
 export class SimEngine {
   readonly chainId: number
-  readonly contracts: DeriveContracts
   readonly market: Market
   readonly catalog = new Catalog()
   readonly wallets = new Map<string, SimWallet>()
@@ -75,7 +72,6 @@ export class SimEngine {
 
   constructor(cfg: EngineConfig) {
     this.chainId = cfg.chainId
-    this.contracts = cfg.contracts ?? contractsForChain(cfg.chainId)
     this.market = new Market({ ...DEFAULT_MARKET, ...cfg.market })
     this.supplyApyE18 = toE18(cfg.supplyApy ?? '0.05')
     this.borrowApyE18 = toE18(cfg.borrowApy ?? '0.08')

@@ -1,4 +1,4 @@
-/** What a simulated JSON-RPC method gets: the engine, the authenticated wallet (private methods) and params. */
+/** What a simulated JSON-RPC method (src/v3/sim) gets: the engine, the authenticated account (private methods) and params. */
 import type { TSchema } from 'typebox'
 import Value from 'typebox/value'
 import type { SimEngine } from './engine'
@@ -32,11 +32,4 @@ export function ownSubaccount(ctx: Ctx, id: unknown): SimSubaccount {
 export function requireWallet(ctx: Ctx): SimWallet {
   if (!ctx.wallet) throw rpcErr.auth('authentication required')
   return ctx.wallet
-}
-
-/** A [start, end] window in ms from Derive's optional start/end (or from/to) timestamps. */
-export function window(params: Record<string, unknown>): [number, number] {
-  const start = Number(params.start_timestamp ?? params.from_timestamp ?? 0)
-  const end = Number(params.end_timestamp ?? params.to_timestamp ?? Number.MAX_SAFE_INTEGER)
-  return [start, end]
 }

@@ -17,9 +17,9 @@
  */
 import { type Address, createPublicClient, decodeAbiParameters, getAddress, type Hex, http, parseAbiItem } from 'viem'
 import { accountOfOwner } from '../v3/sim/verify'
+import { creditDeposit, fallbackSubaccount, newSubaccount } from './accounts'
 import { type CollateralAsset, collateralByAddress } from './assets'
 import type { SimEngine } from './engine'
-import { creditDeposit, fallbackSubaccount, newSubaccount } from './methods-account'
 import type { SimSubaccount, SimWallet } from './sim-types'
 
 export const PUBLIC_ACTION_QUEUED = parseAbiItem(

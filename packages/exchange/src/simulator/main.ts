@@ -1,9 +1,9 @@
 /**
  * Runs the simulator for the local stack: `tsx src/simulator/main.ts [port] [chainId] [host]
  * [--still]` (host 127.0.0.1 by default; the Compose stack passes 0.0.0.0 so other containers
- * reach it). Time follows the wall clock (POST /_sim/advance jumps ahead), and prices move: every
- * WALK.intervalMs each index takes a step of a seeded random walk (`--still` keeps them where
- * POST /_sim/price puts them). Reads only argv: configuration from the environment belongs to
+ * reach it). It serves Derive v3 at /v3 and /v3/ws, the control API under /_sim/. Time follows
+ * the wall clock (POST /_sim/advance jumps ahead), and prices move: every WALK.intervalMs each
+ * index takes a step of a seeded random walk (`--still` keeps them where POST /_sim/set_price puts them). Reads only argv: configuration from the environment belongs to
  * packages/config.
  */
 import { startDeriveSimulator } from './server'
@@ -30,7 +30,14 @@ const sim = await startDeriveSimulator({
   ...(!still && { walk: WALK }),
 })
 console.log(
-  JSON.stringify({ msg: 'derive simulator listening', httpUrl: sim.httpUrl, wsUrl: sim.wsUrl, chainId, walk: !still }),
+  JSON.stringify({
+    msg: 'derive simulator listening',
+    v3HttpUrl: sim.v3HttpUrl,
+    v3WsUrl: sim.v3WsUrl,
+    controlUrl: `${sim.httpUrl}/_sim/`,
+    chainId,
+    walk: !still,
+  }),
 )
 const stop = () => {
   sim.close().then(() => process.exit(0))

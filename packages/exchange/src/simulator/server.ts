@@ -1,28 +1,18 @@
 /**
- * The Derive simulator's server: JSON-RPC over HTTP (POST /public/*, /private/*), JSON-RPC over
- * a WebSocket at /ws (login, subscriptions, any method), and the control API under /_sim/.
- * Derive v3 is served beside it on the same engine: POST /v3/* and the WebSocket /v3/ws (src/v3/sim).
+ * The Derive simulator's server: Derive v3's JSON-RPC over HTTP (POST /v3/*) and over the
+ * WebSocket /v3/ws (src/v3/sim), and the control API under /_sim/, on one engine.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type Address, getAddress, type Hex } from 'viem'
-import { type WebSocket, WebSocketServer } from 'ws'
-import { RPC } from '../protocol/rpc-codes'
-import { LoginParams } from '../protocol/schemas'
+import { WebSocketServer } from 'ws'
 import { handleV3Http, handleV3Ws, pushV3Tickers, V3_HTTP_PREFIX, V3_WS_PATH, type V3WsConn } from '../v3/sim/server'
 import type { Underlying } from './assets'
 import { createControl, type SimControl } from './control'
 import { type EngineConfig, SimEngine } from './engine'
-import { check } from './handler'
 import { startOwnedL1Watcher, stopL1Watchers } from './l1-deposits'
 import { startOwnedL1Payer, stopOwnedL1Payer, whitelistRecipient } from './l1-withdrawals'
 import { priceWalk } from './market'
-import { dispatch, isPrivate, type RpcOutcome, takeFailure } from './router'
-import { SimRpcError } from './rpc-error'
-import type { SimWallet } from './sim-types'
-import { readAuthHeaders, verifyAuth } from './verify'
-import { tickerView } from './views'
-import { applySubscription, subaccountIdsOf } from './ws-session'
 
 const MAX_BODY_BYTES = 1_000_000
 
@@ -44,9 +34,9 @@ export interface SimulatorOptions extends Partial<Omit<EngineConfig, 'chainId'>>
 export const TICKER_HEARTBEAT_MS = 1_000
 
 export interface RunningSimulator {
+  /** the server's root: the control API lives under /_sim/ */
   httpUrl: string
-  wsUrl: string
-  /** Derive v3's base URL and WebSocket on the same engine (docs/exchange-v3.md) */
+  /** Derive v3's base URL (…/v3) and WebSocket (…/v3/ws) (docs/exchange-v3.md) */
   v3HttpUrl: string
   v3WsUrl: string
   control: SimControl
@@ -100,7 +90,6 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
   const host = opts.host ?? '127.0.0.1'
   return {
     httpUrl: `http://${host}:${port}`,
-    wsUrl: `ws://${host}:${port}/ws`,
     v3HttpUrl: `http://${host}:${port}/v3`,
     v3WsUrl: `ws://${host}:${port}${V3_WS_PATH}`,
     control,
@@ -116,31 +105,19 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
   }
 }
 
-/** The v2 (`/ws`) and v3 WebSockets on one HTTP server, routed by path (two servers would clash). */
+/** The v3 WebSocket at /v3/ws on the HTTP server; any other upgrade path is refused. */
 function attachSockets(server: Server, engine: SimEngine, sync: () => void) {
   const wss = new WebSocketServer({ noServer: true })
-  const wss3 = new WebSocketServer({ noServer: true })
   server.on('upgrade', (req, socket, head) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname
-    const target = path === '/ws' ? wss : path === V3_WS_PATH ? wss3 : undefined
-    if (!target) return socket.destroy()
-    target.handleUpgrade(req, socket, head, (ws) => target.emit('connection', ws, req))
+    if (path !== V3_WS_PATH) return socket.destroy()
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req))
   })
-  const clients = new Set<WsConn>()
-  const clients3 = new Set<V3WsConn>()
+  const clients = new Set<V3WsConn>()
   wss.on('connection', (ws) => {
-    const conn: WsConn = { ws, wallet: null, channels: new Set() }
+    const conn: V3WsConn = { ws, wallet: null, channels: new Set() }
     clients.add(conn)
     ws.on('close', () => clients.delete(conn))
-    ws.on('message', (raw) => {
-      sync()
-      handleWs(engine, conn, String(raw)).catch(() => {})
-    })
-  })
-  wss3.on('connection', (ws) => {
-    const conn: V3WsConn = { ws, wallet: null, channels: new Set() }
-    clients3.add(conn)
-    ws.on('close', () => clients3.delete(conn))
     ws.on('message', (raw) => {
       sync()
       handleV3Ws(engine, conn, String(raw)).catch(() => {})
@@ -148,21 +125,13 @@ function attachSockets(server: Server, engine: SimEngine, sync: () => void) {
   })
   return {
     pushAll: () => {
-      for (const c of clients) pushTickers(engine, c)
-      for (const c of clients3) pushV3Tickers(engine, c)
+      for (const c of clients) pushV3Tickers(engine, c)
     },
     close: async () => {
-      for (const c of [...clients, ...clients3]) c.ws.terminate()
+      for (const c of clients) c.ws.terminate()
       await new Promise<void>((resolve) => wss.close(() => resolve()))
-      await new Promise<void>((resolve) => wss3.close(() => resolve()))
     },
   }
-}
-
-interface WsConn {
-  ws: WebSocket
-  wallet: SimWallet | null
-  channels: Set<string>
 }
 
 async function handleHttp(
@@ -179,79 +148,7 @@ async function handleHttp(
     sync()
     return handleV3Http(engine, req, body, res)
   }
-  if (req.method !== 'POST') return send(res, 405, { error: 'POST only' })
-  const method = path.replace(/^\/+/, '')
-  let params: unknown
-  try {
-    params = JSON.parse((await readBody(req)) || '{}')
-  } catch {
-    return send(res, 400, { id: null, error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } })
-  }
-  sync()
-  const injected = takeFailure(engine, method)
-  if (injected?.httpStatus) return send(res, injected.httpStatus, { message: 'injected transport failure' })
-  if (injected?.code !== undefined)
-    return reply(res, { error: { code: injected.code, message: 'Injected failure', data: null } })
-  let wallet: SimWallet | null = null
-  if (isPrivate(method)) {
-    try {
-      wallet = await verifyAuth(engine, readAuthHeaders(req.headers))
-    } catch (err) {
-      if (err instanceof SimRpcError)
-        return reply(res, { error: { code: err.code, message: err.message, data: err.data } })
-      throw err
-    }
-  }
-  reply(res, await dispatch(engine, method, params, wallet))
-}
-
-async function handleWs(engine: SimEngine, conn: WsConn, text: string): Promise<void> {
-  let msg: { id?: unknown; method?: string; params?: Record<string, unknown> }
-  try {
-    msg = JSON.parse(text)
-  } catch {
-    conn.ws.send(JSON.stringify({ id: null, error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } }))
-    return
-  }
-  const id = msg.id ?? null
-  const method = String(msg.method ?? '')
-  const params = msg.params ?? {}
-  const out = (o: RpcOutcome) => conn.ws.send(JSON.stringify({ id, ...o }))
-  try {
-    if (method === 'public/login') {
-      const p = check<{ wallet: string; timestamp: string | number; signature: string }>(LoginParams, params)
-      conn.wallet = await verifyAuth(engine, p)
-      return out({ result: subaccountIdsOf(engine, conn.wallet.wallet) })
-    }
-    if (method === 'subscribe' || method === 'unsubscribe') {
-      out({
-        result: applySubscription(method, params, conn.channels, (c) => tickerInstrument(engine, c) !== undefined),
-      })
-      if (method === 'subscribe') pushTickers(engine, conn)
-      return
-    }
-    if (isPrivate(method) && !conn.wallet)
-      throw new SimRpcError(RPC.NOT_AUTHORIZED, 'Authentication failed', 'login first')
-    out(await dispatch(engine, method, params, conn.wallet))
-  } catch (err) {
-    if (err instanceof SimRpcError) out({ error: { code: err.code, message: err.message, data: err.data } })
-    else out({ error: { code: RPC.INTERNAL, message: 'Internal error', data: String(err) } })
-  }
-}
-
-/** `ticker.{instrument_name}.{interval_ms}`, interval 100 or 1000 as on Derive. */
-function tickerInstrument(engine: SimEngine, channel: string) {
-  const m = /^ticker\.(.+)\.(100|1000)$/.exec(channel)
-  return m ? engine.catalog.get(m[1] ?? '') : undefined
-}
-
-function pushTickers(engine: SimEngine, conn: WsConn): void {
-  for (const channel of conn.channels) {
-    const inst = tickerInstrument(engine, channel)
-    if (!inst) continue
-    const data = { timestamp: engine.now(), instrument_ticker: tickerView(engine, inst) }
-    conn.ws.send(JSON.stringify({ method: 'subscription', params: { channel, data } }))
-  }
+  return send(res, 404, { error: `no route ${path}: the simulator serves ${V3_HTTP_PREFIX}* and /_sim/*` })
 }
 
 async function handleControl(
@@ -327,10 +224,6 @@ async function handleControl(
   } catch (err) {
     return send(res, 400, { error: String(err) })
   }
-}
-
-function reply(res: ServerResponse, o: RpcOutcome): void {
-  send(res, 200, { id: null, ...o })
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {

@@ -25,9 +25,9 @@ export interface SimWallet {
   wallet: Address
   owner: Address
   sessionKeys: Set<string>
-  /** On-chain balances of the wallet, what deposits draw from and withdrawals pay to. */
+  /** On-chain balances of the account (control.fundWallet); an L1 withdrawal to the owner pays into them. */
   walletBalances: Map<CollateralName, bigint>
-  /** v3: the subaccount that catches deposits that cannot be applied (opened by the account's first L1 deposit) */
+  /** the subaccount that catches deposits that cannot be applied (opened by the account's first L1 deposit) */
   fallbackSubaccountId?: number
 }
 
@@ -44,7 +44,6 @@ export interface SimSubaccount {
   wallet: Address
   label: string
   marginType: 'SM' | 'PM' | 'PM2'
-  manager: Address
   balances: Map<CollateralName, bigint>
   cumulativeInterestE18: bigint
   positions: Map<string, SimPosition>
@@ -95,7 +94,7 @@ export interface SimTrade {
 export interface SimTransaction {
   id: string
   status: TxStatus
-  kind: 'deposit' | 'withdrawal' | 'transfer' | 'create_subaccount'
+  kind: 'deposit' | 'withdrawal' | 'transfer'
   data: Record<string, unknown>
 }
 
@@ -109,7 +108,7 @@ export interface DepositRecord extends CashEvent {
   amountE18: bigint
   transactionId: string
   txHash: Hex
-  /** v3: the deposit created the subaccount (an L1 `depositToNewSubaccount`, or v2's create_subaccount) */
+  /** the deposit created the subaccount (an L1 `depositToNewSubaccount`) */
   newSubaccount?: boolean
 }
 
@@ -119,9 +118,9 @@ export interface WithdrawalRecord extends CashEvent {
   txHash: Hex
   /** the operation (v3's op_uuid) */
   transactionId: string
-  /** v3: the L1 payout address; v2 pays the wallet */
+  /** the L1 payout address */
   recipient?: Address
-  /** v3: the fee taken in kind (e18 of the asset); the recipient is paid the amount less it */
+  /** the fee taken in kind (e18 of the asset); the recipient is paid the amount less it */
   feeE18?: bigint
 }
 

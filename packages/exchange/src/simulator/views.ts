@@ -1,7 +1,10 @@
-/** Wire shapes (Derive field names, decimal strings) of the simulator's state. */
+/**
+ * The simulator's state in the base wire shapes of protocol/types.ts (Derive field names, decimal
+ * strings); src/v3/sim/views.ts builds v3's answers on them.
+ */
 import { E18, fromE18, mulE18 } from '../protocol/decimal'
 import type { Collateral, Instrument, Order, Position, Subaccount, Ticker, Trade } from '../protocol/types'
-import { COLLATERALS, type CollateralName } from './assets'
+import { COLLATERALS } from './assets'
 import type { SimEngine } from './engine'
 import { marginView } from './margin'
 import type { SimInstrument, SimOrder, SimSubaccount, SimTrade } from './sim-types'
@@ -206,5 +209,3 @@ export function subaccountView(engine: SimEngine, sub: SimSubaccount): Subaccoun
     maintenance_margin: f((m.initialMarginE18 * 7n) / 10n),
   }
 }
-
-export const collateralNames = Object.keys(COLLATERALS) as CollateralName[]

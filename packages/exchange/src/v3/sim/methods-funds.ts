@@ -1,7 +1,7 @@
 /**
  * v3 money movements on the simulator's engine: `private/transfer_spot` (between the owner's
- * subaccounts, or into a new one under a manager) through the same collateral move as v2's
- * transfer_erc20, and `private/withdraw` (an L1 payout; the account's on-chain balance stands in
+ * subaccounts, or into a new one under a manager) through the engine's collateral move
+ * (simulator/accounts.ts), and `private/withdraw` (an L1 payout; the account's on-chain balance stands in
  * for the recipient). Creating a subaccount costs `engine.subaccountCreationFeeE18` (USD, 0 by
  * default), taken in kind; a `max_fee_usd` below it is accepted and the operation then fails in
  * its batch, as derive-ts describes ("ACKed then rejected asynchronously").
@@ -11,11 +11,11 @@ import { V3_MODULES } from '../../protocol/constants'
 import { divE18, toE18, toUnits } from '../../protocol/decimal'
 import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../../protocol/module-data'
 import { RPC } from '../../protocol/rpc-codes'
+import { debitFreeCollateral, moveCollateral, newSubaccount, txRecord } from '../../simulator/accounts'
 import { COLLATERALS, type CollateralName, isCollateralName } from '../../simulator/assets'
 import type { SimEngine } from '../../simulator/engine'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
 import { isWhitelisted, l1WithdrawalFee, queueL1Payout } from '../../simulator/l1-withdrawals'
-import { debitFreeCollateral, moveCollateral, newSubaccount, txRecord } from '../../simulator/methods-account'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimSubaccount } from '../../simulator/sim-types'
 import type * as W from '../wire.gen'

@@ -1,7 +1,7 @@
 /**
- * The v3 methods the simulator serves (the set in ../codegen.ts V3_METHODS), on the same engine
- * as v2: orders go through the same matching (simulator/trading.ts), transfers and withdrawals
- * through the same collateral moves (./methods-funds.ts), histories read the same records
+ * The v3 methods the simulator serves (the set in ../codegen.ts V3_METHODS) on its engine: orders
+ * go through its matching (simulator/trading.ts), transfers and withdrawals through its collateral
+ * moves (./methods-funds.ts, simulator/accounts.ts), histories read its records
  * (./methods-history.ts); requests and answers take v3's shapes.
  */
 import type { Address, Hex } from 'viem'

@@ -2,21 +2,18 @@
  * The v3 wire layer of the simulator: JSON-RPC over HTTP at `POST /v3/{public|private}/{method}`
  * (auth headers on private calls, wallet = the owner) and over a WebSocket at `/v3/ws`
  * (`public/login`, `subscribe` to `ticker_slim.{instrument}.{interval}`, any method). Integer
- * literals past 2^53 (v3's nanosecond nonces) are parsed exactly, as bigints. The engine is the
- * v2 simulator's (simulator/server.ts mounts this beside v2); docs/exchange-v3.md.
+ * literals past 2^53 (v3's nanosecond nonces) are parsed exactly, as bigints. The simulator's only
+ * wire: simulator/server.ts mounts it on the engine beside the control API; docs/exchange-v3.md.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { WebSocket } from 'ws'
 import { RPC, type RpcErrorBody } from '../../protocol/rpc-codes'
 import type { SimEngine } from '../../simulator/engine'
 import type { Handler } from '../../simulator/handler'
-import { takeFailure } from '../../simulator/router'
 import { SimRpcError } from '../../simulator/rpc-error'
 import type { SimWallet } from '../../simulator/sim-types'
-import { readAuthHeaders } from '../../simulator/verify'
-import { applySubscription, subaccountIdsOf } from '../../simulator/ws-session'
 import { V3_SIM_METHODS } from './methods'
-import { verifyV3Auth } from './verify'
+import { readAuthHeaders, verifyV3Auth } from './verify'
 import { tickerSlim } from './views'
 
 export const V3_HTTP_PREFIX = '/v3/'
@@ -38,6 +35,38 @@ export function parseExact(text: string): unknown {
       ? BigInt(context.source)
       : value
   return JSON.parse(text, reviver as (key: string, value: unknown) => unknown)
+}
+
+/** Consumes one injected failure matching the method, if any (control.failNext sets them). */
+export function takeFailure(engine: SimEngine, method: string) {
+  const i = engine.failures.findIndex((f) => f.remaining > 0 && (f.method === undefined || f.method === method))
+  if (i < 0) return undefined
+  const f = engine.failures[i]!
+  f.remaining--
+  if (f.remaining === 0) engine.failures.splice(i, 1)
+  return f
+}
+
+/** The ids of the account's subaccounts: what `public/login` answers. */
+export function subaccountIdsOf(engine: SimEngine, wallet: string): number[] {
+  return [...engine.subaccounts.values()].filter((s) => s.wallet === wallet).map((s) => s.id)
+}
+
+/** Applies `subscribe` or `unsubscribe` to a connection's `channels`; the answer's `result`. */
+export function applySubscription(
+  method: 'subscribe' | 'unsubscribe',
+  params: { channels?: unknown },
+  channels: Set<string>,
+  served: (channel: string) => boolean,
+): { status: Record<string, string>; current_subscriptions: string[] } {
+  const asked = Array.isArray(params.channels) ? params.channels.map(String) : []
+  const status: Record<string, string> = {}
+  for (const c of asked) {
+    if (method === 'unsubscribe') channels.delete(c)
+    else if (served(c)) channels.add(c)
+    status[c] = method === 'unsubscribe' || channels.has(c) ? 'ok' : 'invalid channel'
+  }
+  return { status, current_subscriptions: [...channels] }
 }
 
 const errorOf = (err: unknown): Outcome =>
@@ -83,7 +112,7 @@ export async function handleV3Http(
   } catch {
     return send({ error: { code: RPC.PARSE_ERROR, message: 'Parse error', data: null } })
   }
-  // control.failNext, by v3 method name (`private/transfer_spot`), as on v2
+  // control.failNext, by method name (`private/transfer_spot`)
   const injected = takeFailure(engine, method)
   if (injected?.httpStatus) {
     res.writeHead(injected.httpStatus, { 'content-type': 'application/json' })

@@ -9,14 +9,34 @@
  */
 import { type Address, type Hex, isAddressEqual } from 'viem'
 import { recoverV3ActionSigner } from '../../protocol/action'
+import { recoverV3LoginSigner } from '../../protocol/auth'
 import { checkNonce, checkSignatureExpiry, type V3ActionKind } from '../../protocol/nonce'
 import { RPC } from '../../protocol/rpc-codes'
 import type { SimEngine } from '../../simulator/engine'
 import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
 import type { SimSubaccount, SimWallet } from '../../simulator/sim-types'
-import { isPermittedSigner, verifyAuth } from '../../simulator/verify'
 
 export const V3_INVALID_NONCE_DATE = 11018
+/** How far ahead of the simulator's clock a login timestamp may be. */
+const FUTURE_SKEW_MS = 60_000
+
+/** The login headers; names arrive lower-cased from node:http, and both Derive and legacy Lyra spellings work. */
+export function readAuthHeaders(headers: Record<string, string | string[] | undefined>) {
+  const get = (a: string, b: string) => {
+    const v = headers[a] ?? headers[b]
+    return Array.isArray(v) ? v[0] : v
+  }
+  const wallet = get('x-derivewallet', 'x-lyrawallet')
+  const timestamp = get('x-derivetimestamp', 'x-lyratimestamp')
+  const signature = get('x-derivesignature', 'x-lyrasignature')
+  if (!wallet || !timestamp || !signature) return null
+  return { wallet, timestamp: String(timestamp), signature }
+}
+
+export function isPermittedSigner(w: SimWallet, signer: string): boolean {
+  const s = signer.toLowerCase()
+  return s === w.owner.toLowerCase() || w.sessionKeys.has(s)
+}
 
 /** The account whose owner (L1 EOA or multisig) is `address`. */
 export function accountOfOwner(engine: SimEngine, address: string): SimWallet | undefined {
@@ -25,7 +45,11 @@ export function accountOfOwner(engine: SimEngine, address: string): SimWallet | 
   return undefined
 }
 
-/** Login (headers or `public/login`): the wallet named is the owner; the signer its owner key or a session key. */
+/**
+ * Login (headers or `public/login`): the wallet named is the owner; the timestamp is fresh (within
+ * the engine's `authMaxAgeMs`, at most a minute ahead) and its EIP-191 signature recovers to the
+ * owner key or one of the account's session keys. The authenticated account, or Derive's auth error.
+ */
 export async function verifyV3Auth(
   engine: SimEngine,
   proof: { wallet: string; timestamp: string | number; signature: string } | null,
@@ -33,7 +57,18 @@ export async function verifyV3Auth(
   if (!proof) throw rpcErr.auth('missing authentication headers')
   const w = accountOfOwner(engine, proof.wallet)
   if (!w) throw rpcErr.account(proof.wallet)
-  return verifyAuth(engine, { ...proof, wallet: w.wallet })
+  const ts = Number(proof.timestamp)
+  const now = engine.now()
+  if (!Number.isFinite(ts) || ts < now - engine.authMaxAgeMs || ts > now + FUTURE_SKEW_MS)
+    throw rpcErr.auth('stale or future timestamp')
+  let signer: Address
+  try {
+    signer = await recoverV3LoginSigner(String(proof.timestamp), proof.signature as Hex)
+  } catch {
+    throw rpcErr.auth('malformed signature')
+  }
+  if (!isPermittedSigner(w, signer)) throw rpcErr.auth('signer is not the owner or a session key of the wallet')
+  return w
 }
 
 export interface V3ActionInput {

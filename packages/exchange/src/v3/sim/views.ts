@@ -1,10 +1,10 @@
 /**
- * The simulator's state in v3's wire shapes (src/v3/wire.gen.ts, from the published spec). They
- * are built from the v2 views of the same engine state, so both protocols show one market and
- * one set of balances; only field names and the extra v3 fields differ (docs/exchange-v3.md).
+ * The simulator's state in v3's wire shapes (src/v3/wire.gen.ts, from the published spec), built
+ * on the engine's base views (simulator/views.ts, in the shapes of protocol/types.ts) with v3's
+ * field names and extra fields (docs/exchange-v3.md).
  */
 import { fromE18 } from '../../protocol/decimal'
-import type * as V2 from '../../protocol/types'
+import type * as T from '../../protocol/types'
 import { COLLATERALS, isCollateralName, OPTION_ASSETS, PERP_ASSETS } from '../../simulator/assets'
 import type { SimEngine } from '../../simulator/engine'
 import type { SimInstrument, SimOrder, SimSubaccount, SimTrade } from '../../simulator/sim-types'
@@ -74,7 +74,7 @@ export function orderV3(o: SimOrder): W.Order {
   }
 }
 
-function batchOf(tx: V2.TxStatus): W.BatchStatus {
+function batchOf(tx: T.TxStatus): W.BatchStatus {
   return tx === 'settled' ? 'Settled' : tx === 'reverted' ? 'ExecutingError' : 'Batching'
 }
 
@@ -92,7 +92,7 @@ export function tradeV3(t: SimTrade): W.TradeHistoryResponse {
   }
 }
 
-function collateralV3(c: V2.Collateral): W.Collateral {
+function collateralV3(c: T.Collateral): W.Collateral {
   return {
     ...c,
     amount_step: '0.000001',
@@ -110,7 +110,7 @@ function collateralV3(c: V2.Collateral): W.Collateral {
   }
 }
 
-function positionV3(engine: SimEngine, p: V2.Position): W.Position {
+function positionV3(engine: SimEngine, p: T.Position): W.Position {
   const inst = engine.catalog.get(p.instrument_name)
   return {
     ...p,
