@@ -73,7 +73,6 @@ interface V3Setup {
 
 function v3Setup(deps: TreasuryDeps): V3Setup | { reason: string } {
   const x = deps.config.exchange
-  if (x.protocol !== 'v3') return { reason: 'EXCHANGE_PROTOCOL is not v3: the legacy v2 has no way back to L1 here' }
   if (!(deps.exchange instanceof DeriveV3Client)) return { reason: 'the exchange client is not the v3 client' }
   if (!x.withdrawalOutbox) return { reason: 'EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS is not set' }
   if (!x.fundingSubaccountId) return { reason: 'EXCHANGE_FUNDING_SUBACCOUNT_ID is not set' }
