@@ -60,18 +60,16 @@ const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl
 })
 if (!res.ok) throw new Error(`the simulator refused register_wallet (${res.status})`)
 
-const v3 = process.argv.includes('--v3')
-  ? await setUpLocalV3({
-      walletClient,
-      publicClient,
-      rpcUrl: config.rpcUrls.ethereum,
-      simulatorUrl: config.exchange.httpUrl,
-      usdc: usdcAddress,
-      owner: config.exchange.walletAddress,
-      // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
-      hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
-    })
-  : undefined
+const v3 = await setUpLocalV3({
+  walletClient,
+  publicClient,
+  rpcUrl: config.rpcUrls.ethereum,
+  simulatorUrl: config.exchange.httpUrl,
+  usdc: usdcAddress,
+  owner: config.exchange.walletAddress,
+  // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
+  hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
+})
 
 process.stdout.write(
   `${JSON.stringify({ usdcAddress, deployed, exchangeWallet: config.exchange.walletAddress, sessionKey, v3 })}\n`,
