@@ -205,7 +205,6 @@ async function main() {
     AUTH_RATE_LIMIT_PER_MINUTE: '100000000',
     ADMIN_PASSWORD,
     API_PROCESSES: String(API_PROCESSES),
-    EXCHANGE_PROTOCOL: 'v3',
     EXCHANGE_HTTP_URL: sim.v3HttpUrl,
     EXCHANGE_WS_URL: sim.v3WsUrl,
     EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,

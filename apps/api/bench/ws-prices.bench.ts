@@ -119,7 +119,6 @@ async function main() {
     CACHE_URL: redisServer.url,
     PORT: String(await freePort()),
     NODE_ENV: 'production',
-    EXCHANGE_PROTOCOL: 'v3',
     EXCHANGE_HTTP_URL: sim.v3HttpUrl,
     EXCHANGE_WS_URL: sim.v3WsUrl,
   })
