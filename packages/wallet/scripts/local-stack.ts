@@ -7,12 +7,11 @@
  *    LOCAL_MINT_USDC to play deposits with;
  * 2. the simulator learns EXCHANGE_WALLET_ADDRESS with SESSION_PRIVATE_KEY's address as a session
  *    key, so the worker's Derive client is accepted (the simulator keeps no state across restarts,
- *    so this runs on every start).
+ *    so this runs on every start);
+ * 3. Derive v3's money in and out (local-v3.ts): the OnchainActionManager and WithdrawalOutbox stand-ins,
+ *    the simulator watching them, and the platform's funding subaccount opened by a first deposit.
  *
- * 3. with `--v3` (every run but a --v2 one), Derive v3's money in and out (local-v3.ts): the OnchainActionManager stand-in, the
- *    simulator watching it, and the platform's funding subaccount opened by a first deposit.
- *
- * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey, v3? } (addresses and
+ * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey, v3 } (addresses and
  * ids only, never a key).
  */
 import { loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'

@@ -284,7 +284,7 @@ export interface CreationFee {
  * cap (`max_fee_usd`) and sends the cap on top of the row's amount. `feeAmount` is what the exchange took (the
  * sender's transfer row, read back), `feeExcess` the rest of what was sent on top, left in the user's subaccount,
  * `shortfall` what it took beyond that (a non-USD asset whose price fell between signing and settling).
- * Undefined for a movement signed without a cap (v2, deposits). Throws while the fee cannot be read (retried).
+ * Undefined for a movement signed without a cap (a row from the v2 days, deposits). Throws while the fee cannot be read (retried).
  */
 export async function creationFeeOf(
   deps: TransferDeps,
