@@ -131,26 +131,14 @@ function v3Urls(env: Record<string, string>): Record<'EXCHANGE_HTTP_URL' | 'EXCH
   }
 }
 
-/** The simulator's v2 base and socket (a --v2 run). */
-function v2Urls(env: Record<string, string>): Record<'EXCHANGE_HTTP_URL' | 'EXCHANGE_WS_URL', string> {
-  const ws = new URL(env.EXCHANGE_WS_URL ?? 'ws://127.0.0.1:7070')
-  return {
-    EXCHANGE_HTTP_URL: new URL(env.EXCHANGE_HTTP_URL ?? 'http://127.0.0.1:7070').origin,
-    EXCHANGE_WS_URL: `${ws.protocol}//${ws.host}/ws`,
-  }
-}
-
 /** Runs packages/wallet/scripts/local-stack.ts with the services' environment; its one JSON line. */
-function localStack(
-  env: Record<string, string>,
-  v3: boolean,
-): Promise<{
+function localStack(env: Record<string, string>): Promise<{
   usdcAddress: string
   deployed: boolean
   exchangeWallet: string
-  v3?: { depositManager: string; withdrawalOutbox: string; fundingSubaccountId: number }
+  v3: { depositManager: string; withdrawalOutbox: string; fundingSubaccountId: number }
 }> {
-  return runSetupScript('packages/wallet', 'scripts/local-stack.ts', env, v3 ? ['--v3'] : [])
+  return runSetupScript('packages/wallet', 'scripts/local-stack.ts', env)
 }
 
 /**
@@ -204,15 +192,16 @@ function pgDataDir(): string {
 }
 
 async function main() {
+  if (process.argv.includes('--v2')) {
+    // Derive retired its v2 protocol: a run that asks for it must not quietly get v3
+    console.error('--v2 is no longer offered: Derive retired its v2 protocol, and the local run speaks v3 only')
+    process.exit(2)
+  }
   const env = ensureEnvLocal()
   // --demo (scripts/demo.sh): the wheel runner on, the worker's clock following the simulator's (so
   // moving the exchange's time, POST /_sim/advance, moves the ticks' too) and a database of its own,
   // which scripts/demo.ts reads too; none of it is written to .env.local
   const demo = process.argv.includes('--demo')
-  // Derive v3 (the default): the API and the worker speak v3 to the simulator, and money enters it on
-  // L1 through the OnchainActionManager stand-in (docs/exchange-v3.md "Money in"). --v2: the legacy
-  // protocol, for this run only (not written to .env.local)
-  const v3 = !process.argv.includes('--v2')
   // .env.local files from before the application role: the owner's URL becomes DATABASE_OWNER_URL
   // and the apps log in as APP_LOGIN
   if (!env.DATABASE_OWNER_URL && env.DATABASE_URL) {
@@ -246,8 +235,10 @@ async function main() {
     env.SIWE_DOMAIN = WEB_HOST
     setEnvLocal('SIWE_DOMAIN', WEB_HOST)
   }
-  // .env.local files from before v3 was the default: the simulator's v3 base and socket
-  if (v3) for (const [key, value] of Object.entries(v3Urls(env))) keepSetting(env, key, value)
+  // Derive v3 (the only protocol; v2 was retired): the API and the worker speak v3 to the simulator, and
+  // money enters it on L1 through the OnchainActionManager stand-in (docs/exchange-v3.md "Money in").
+  // .env.local files from before v3: the simulator's v3 base and socket
+  for (const [key, value] of Object.entries(v3Urls(env))) keepSetting(env, key, value)
   // the funding subaccount and the deposit manager are the setup's to create (below)
   const config = loadConfig(env, { setup: true })
   const started: RunningServer[] = []
@@ -312,12 +303,10 @@ async function main() {
   const shell = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !(k in ENV_SPEC) && k !== 'DATABASE_OWNER_URL'),
   )
-  // a --v2 run's exchange settings, for every process (not written to .env.local)
-  const v2Only: Record<string, string> = v3 ? {} : { EXCHANGE_PROTOCOL: 'v2', ...v2Urls(env) }
   const envOf = (name: string): Record<string, string | undefined> => {
-    if (name === 'api') return { ...shell, WH_ENV_FILE: 'none', ...apiProcessEnv({ ...env, ...v2Only }) }
+    if (name === 'api') return { ...shell, WH_ENV_FILE: 'none', ...apiProcessEnv(env) }
     const { DATABASE_OWNER_URL: _owner, ...rest } = env
-    return { ...shell, WH_ENV_FILE: 'none', ...rest, ...v2Only }
+    return { ...shell, WH_ENV_FILE: 'none', ...rest }
   }
   const run = (name: string, cwd: string, args = ['src/main.ts']) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
@@ -350,7 +339,7 @@ async function main() {
   // its session key (so the worker's Derive client is accepted): packages/wallet/scripts/local-stack.ts
   let local: Awaited<ReturnType<typeof localStack>>
   try {
-    local = await localStack(env, v3)
+    local = await localStack(env)
   } catch (e) {
     console.error(`local chain and simulator setup failed: ${(e as Error).message}`)
     return stop(1)
@@ -379,13 +368,12 @@ async function main() {
   }
   // the simulator keeps no state: each start deploys the manager and the outbox and opens a funding
   // subaccount, which .env.local then names, so the ops CLI and scripts/demo.ts read the apps' configuration
-  if (local.v3)
-    for (const [key, value] of [
-      ['EXCHANGE_DEPOSIT_MANAGER_ADDRESS', local.v3.depositManager],
-      ['EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS', local.v3.withdrawalOutbox],
-      ['EXCHANGE_FUNDING_SUBACCOUNT_ID', String(local.v3.fundingSubaccountId)],
-    ] as const)
-      keepSetting(env, key, value)
+  for (const [key, value] of [
+    ['EXCHANGE_DEPOSIT_MANAGER_ADDRESS', local.v3.depositManager],
+    ['EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS', local.v3.withdrawalOutbox],
+    ['EXCHANGE_FUNDING_SUBACCOUNT_ID', String(local.v3.fundingSubaccountId)],
+  ] as const)
+    keepSetting(env, key, value)
   run('api', 'apps/api')
   run('worker', 'apps/worker')
   const base = `http://${config.host}:${config.port}`
@@ -405,7 +393,8 @@ async function main() {
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)
     Test USDC      ${local.usdcAddress} (${local.deployed ? 'deployed now; dev account 0 holds 1,000,000' : 'already deployed'})
     Swap venue     pool ${venue.poolAddress}, TestWETH ${venue.wethAddress} (${venue.deployed ? 'deployed now' : 'already deployed'})
-${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}${local.v3 ? `    Derive v3      L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}, paid out through ${local.v3.withdrawalOutbox}\n` : '    Derive v2      the legacy protocol (--v2)\n'}
+${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}    Derive v3      L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}, paid out through ${local.v3.withdrawalOutbox}
+
   Try it:
     curl ${base}/auth/nonce
     open the web console, or sign a SIWE message for domain ${config.siweDomain} with that nonce, POST it to /auth/verify,

@@ -1,13 +1,13 @@
 #!/bin/sh
 # The Compose stack's one-shot setup (what scripts/dev.ts does before it starts the apps):
-# migrations, then packages/wallet/scripts/local-stack.ts --v3 (TestUSDC on the local chain, the
+# migrations, then packages/wallet/scripts/local-stack.ts (TestUSDC on the local chain, the
 # exchange wallet registered with the simulator, Derive v3's manager and outbox stand-ins and the
 # platform's funding subaccount) and packages/swap/scripts/local-venue.ts (TestWETH,
 # the pool, the swap wallet's and the exchange wallet's inventory). Reads the services' environment.
 set -eu
 cd "$(dirname "$0")/wallet"
 node --import tsx node_modules/@wh/db/src/migrate-cli.ts
-out=$(node --import tsx scripts/local-stack.ts --v3)
+out=$(node --import tsx scripts/local-stack.ts)
 echo "$out"
 # The apps take USDC_ADDRESS_LOCAL from their environment (docker-compose.yml): TestUSDC must be
 # there. On a fresh chain it is, as the first deployment of dev account 0 (its address follows from

@@ -24,7 +24,7 @@ import { createRequire } from 'node:module'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { runMigrations } from '@wh/db'
-import { DeriveV3Client, startDeriveSimulator } from '@wh/exchange'
+import { DeriveClient, startDeriveSimulator } from '@wh/exchange'
 import { bucketStartMs, type Candle, startPriceFeed, upsertCandles } from '@wh/market'
 import { apiProcessEnv, freePort, startChain, startPostgres, startRedis, testEnv } from '@wh/testkit'
 import autocannon from 'autocannon'
@@ -205,7 +205,6 @@ async function main() {
     AUTH_RATE_LIMIT_PER_MINUTE: '100000000',
     ADMIN_PASSWORD,
     API_PROCESSES: String(API_PROCESSES),
-    EXCHANGE_PROTOCOL: 'v3',
     EXCHANGE_HTTP_URL: sim.v3HttpUrl,
     EXCHANGE_WS_URL: sim.v3WsUrl,
     EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
@@ -216,7 +215,7 @@ async function main() {
   })
   const feedRedis = new Redis(redisServer.url)
   const feed = startPriceFeed({
-    exchange: new DeriveV3Client({
+    exchange: new DeriveClient({
       httpUrl: sim.v3HttpUrl,
       wsUrl: sim.v3WsUrl,
       wallet: env.EXCHANGE_WALLET_ADDRESS as `0x${string}`,

@@ -18,7 +18,7 @@ import { connect, type Socket } from 'node:net'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { runMigrations } from '@wh/db'
-import { DeriveV3Client, startDeriveSimulator } from '@wh/exchange'
+import { DeriveClient, startDeriveSimulator } from '@wh/exchange'
 import { startPriceFeed } from '@wh/market'
 import { freePort, startPostgres, startRedis, testEnv } from '@wh/testkit'
 import autocannon from 'autocannon'
@@ -119,13 +119,12 @@ async function main() {
     CACHE_URL: redisServer.url,
     PORT: String(await freePort()),
     NODE_ENV: 'production',
-    EXCHANGE_PROTOCOL: 'v3',
     EXCHANGE_HTTP_URL: sim.v3HttpUrl,
     EXCHANGE_WS_URL: sim.v3WsUrl,
   })
   const feedRedis = new Redis(redisServer.url)
   const feedSql = postgres(dbUrl, { max: 4, onnotice: () => {} })
-  const exchange = new DeriveV3Client({
+  const exchange = new DeriveClient({
     httpUrl: sim.v3HttpUrl,
     wsUrl: sim.v3WsUrl,
     wallet: env.EXCHANGE_WALLET_ADDRESS as `0x${string}`,

@@ -233,7 +233,7 @@ async function registerTradingRoutes(app: FastifyInstance, deps: ServerDeps, clo
     maxFeeShareBps: config.feeShare.maxBps,
     policy: config.feeShare.policy,
   }
-  const exchange = { httpUrl: config.exchange.httpUrl, protocol: config.exchange.protocol }
+  const exchange = { httpUrl: config.exchange.httpUrl }
   const chain = exchangeOptionChain(exchange, profile)
   await app.register(positionRoutes, {
     sql,

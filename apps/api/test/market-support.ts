@@ -4,7 +4,7 @@
  * built by buildServer over one database and one Redis, under a Redis namespace of their own.
  */
 import { randomUUID } from 'node:crypto'
-import { type DeriveClient, DeriveV3Client, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { DeriveClient, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
 import {
   type FeeEstimator,
   type MarketNames,
@@ -47,7 +47,7 @@ export async function startMarketStack(tuning: Partial<PriceFeedTuning> = {}): P
   const names = marketNames(`t-${randomUUID()}:`)
   const redis = new Redis(ctx.config.cacheUrl, { maxRetriesPerRequest: 1 })
   const clock = { now: () => new Date(sim.control.nowMs()) }
-  const exchange = new DeriveV3Client({
+  const exchange = new DeriveClient({
     httpUrl: sim.v3HttpUrl,
     wsUrl: sim.v3WsUrl,
     wallet: ctx.config.exchange.walletAddress,

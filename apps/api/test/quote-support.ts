@@ -14,7 +14,7 @@ export async function simulatorWithThreshold(
 ): Promise<{ sim: RunningSimulator; threshold: number; small: number; large: number }> {
   const sim = await startDeriveSimulator({ chainId: 901 })
   const profile = tradingProfile('balanced')
-  const chain = exchangeOptionChain({ httpUrl: sim.v3HttpUrl, protocol: 'v3' }, profile)
+  const chain = exchangeOptionChain({ httpUrl: sim.v3HttpUrl }, profile)
   const s = { profile, platformFeeRate: '0.1', maxFeeShareBps: 10_000, policy: 'warn' as const }
   const share = async (usdc: bigint) => {
     const q = await quotePosition(

@@ -91,6 +91,14 @@ describe('start-up with a bad environment', () => {
     expect(missing.stderr).toContain('MASTER_MNEMONIC: is required but missing')
   })
 
+  it('the worker and the API refuse EXCHANGE_PROTOCOL=v2 at start-up, saying Derive retired it', async () => {
+    for (const main of [WORKER_MAIN, MAIN]) {
+      const { code, stderr } = await start(main, testEnv({ EXCHANGE_PROTOCOL: 'v2' }))
+      expect(code, main).not.toBe(0)
+      expect(stderr, main).toMatch(/EXCHANGE_PROTOCOL: Derive retired its v2 protocol and the service speaks v3 only/)
+    }
+  })
+
   it('the worker exits non-zero naming every bad variable at once', async () => {
     const env = testEnv({ JWT_SECRET: 'short', RECONCILE_MODE: 'yolo' })
     delete env.CACHE_URL

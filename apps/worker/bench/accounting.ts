@@ -13,7 +13,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { loadConfig } from '@wh/config'
 import { type Clock, toBaseUnits } from '@wh/core'
 import { createDatabase, runMigrations } from '@wh/db'
-import { createDeriveClient, type ExchangeLogger, fromE18, startDeriveSimulator, toE18 } from '@wh/exchange'
+import { DeriveClient, type ExchangeLogger, fromE18, startDeriveSimulator, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 import { Redis } from 'ioredis'
@@ -44,8 +44,8 @@ try {
   const sql = database.sql
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
   const env = { DATABASE_URL: pg.url, CACHE_URL: redisServer.url, LOG_LEVEL: 'silent', EXCHANGE_CHAIN_ID: '901' }
-  // v3: the platform's USDC in its funding subaccount, each subaccount opened by a transfer out of it
-  const platform = platformFunds(sim, 'v3', { USDC: String(SUBACCOUNTS * 10_000) }, env)
+  // the platform's USDC in its funding subaccount, each subaccount opened by a transfer out of it
+  const platform = platformFunds(sim, { USDC: String(SUBACCOUNTS * 10_000) }, env)
   const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   const calls = new Map<string, number>()
   const exchangeLogger: ExchangeLogger = {
@@ -57,7 +57,7 @@ try {
   /** the same client with a round trip added to every request, as a remote exchange has */
   const remote: WorkerDeps = {
     ...deps,
-    exchange: createDeriveClient(config.exchange.protocol, {
+    exchange: new DeriveClient({
       httpUrl: config.exchange.httpUrl,
       wallet: config.exchange.walletAddress,
       sessionKey: config.keys.sessionPrivateKey,

@@ -93,9 +93,9 @@ try {
     WHEEL_ENABLED: 'true',
     RPC_URL_BASE: chain.rpcUrl,
   }
-  // v3: the platform's funding subaccount holds the USDC the subaccounts are funded from and the
+  // the platform's funding subaccount holds the USDC the subaccounts are funded from and the
   // ETH the rounds deposit
-  const platform = platformFunds(sim, 'v3', { USDC: String(N * 10_000), ETH: String(N * 10) }, env)
+  const platform = platformFunds(sim, { USDC: String(N * 10_000), ETH: String(N * 10) }, env)
   const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   const exchangeCalls = new Map<string, number>()
   const countCall = (o: { method: string }) => void exchangeCalls.set(o.method, (exchangeCalls.get(o.method) ?? 0) + 1)

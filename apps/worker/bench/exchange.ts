@@ -37,8 +37,8 @@ try {
   const database = createDatabase(pg.url, { max: 24, appName: 'exchange-bench' })
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
   const env = { DATABASE_URL: pg.url, CACHE_URL: redisServer.url, LOG_LEVEL: 'silent' }
-  // v3: the platform's USDC in its funding subaccount, each funding a transfer out of it
-  const platform = platformFunds(sim, 'v3', { USDC: String(USERS * 1_000) }, env)
+  // the platform's USDC in its funding subaccount, each funding a transfer out of it
+  const platform = platformFunds(sim, { USDC: String(USERS * 1_000) }, env)
   const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   let exchangeCalls = 0
   const deps = buildWorkerDeps(

@@ -55,8 +55,8 @@ try {
     EXCHANGE_CHAIN_ID: '901',
     USDC_ADDRESS_LOCAL: usdc,
   }
-  // v3: the platform's USDC in its funding subaccount (one more portfolio in get_all_portfolios)
-  const platform = platformFunds(sim, 'v3', { USDC: '1000000' }, env)
+  // the platform's USDC in its funding subaccount (one more portfolio in get_all_portfolios)
+  const platform = platformFunds(sim, { USDC: '1000000' }, env)
   const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   let httpRequests = 0
   let rpcCalls = 0

@@ -40,8 +40,8 @@ try {
   const sql = database.sql
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
   const env = { DATABASE_URL: pg.url, CACHE_URL: redisServer.url, LOG_LEVEL: 'silent', TRADING_PROFILE: 'balanced' }
-  // v3: the platform's USDC in its funding subaccount, which the funding tick draws on
-  const platform = platformFunds(sim, 'v3', { USDC: String(N * 10_000) }, env)
+  // the platform's USDC in its funding subaccount, which the funding tick draws on
+  const platform = platformFunds(sim, { USDC: String(N * 10_000) }, env)
   const config = loadConfig(localStackEnv({ ...env, ...platform.env }))
   let exchangeCalls = 0
   const clock = { now: () => new Date(sim.control.nowMs()) }

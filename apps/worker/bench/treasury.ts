@@ -101,7 +101,6 @@ try {
       LOG_LEVEL: 'silent',
       RPC_URL_ETHEREUM: chain.rpcUrl,
       EXCHANGE_CHAIN_ID: String(L1),
-      EXCHANGE_PROTOCOL: 'v3',
       EXCHANGE_HTTP_URL: sim.v3HttpUrl,
       EXCHANGE_WS_URL: sim.v3WsUrl,
       EXCHANGE_FUNDING_SUBACCOUNT_ID: String(funding),

@@ -519,7 +519,7 @@ class TickNudger {
 
 /**
  * The simulator's clock: read through Derive's `public/get_time`, moved through the control API. `url`
- * is the exchange's base in either protocol (…/v3 too); the control API sits at the server's root.
+ * is the exchange's v3 base (…/v3); the control API sits at the server's root.
  */
 class SimulatorControl {
   constructor(private readonly url: string) {}

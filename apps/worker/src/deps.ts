@@ -6,7 +6,7 @@
 import type { Config } from '@wh/config'
 import { type Clock, FollowedClock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { createDeriveClient, type ExchangeLogger } from '@wh/exchange'
+import { DeriveClient, type ExchangeLogger } from '@wh/exchange'
 import { localPoolAdapter, notConfiguredSwapAdapter, type SwapAdapter } from '@wh/swap'
 import {
   buildChainClients,
@@ -78,9 +78,9 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
         select hd_index from deposit_addresses where address = ${getAddress(from)}`
     return row ? keyring.signer(row.hd_index).account : undefined
   }
-  // EXCHANGE_PROTOCOL picks the Derive API (docs/exchange.md); both clients share one surface. On
-  // v3 the movements go through the platform's funding subaccount (docs/exchange-v3.md)
-  const exchange = createDeriveClient(config.exchange.protocol, {
+  // Derive v3, the only protocol (docs/exchange-v3.md): the movements go through the platform's
+  // funding subaccount
+  const exchange = new DeriveClient({
     httpUrl: config.exchange.httpUrl,
     wsUrl: config.exchange.wsUrl,
     wallet: config.exchange.walletAddress,

@@ -2,14 +2,18 @@
  * Money in on Derive v3, whole: the bridge tick (runBridge) with the v3 adapter deposits the hot
  * wallet's USDC on L1 through the OnchainActionManager stand-in into the platform's funding
  * subaccount, the journal records `bridged` and the gas once, and the Derive simulator's L1 watcher
- * credits the subaccount once the deposit is final. Real anvil, Postgres, Redis and simulator.
+ * credits the subaccount once the deposit is final. Only the surplus above BRIDGE_RETAIN_USDC and the chain's
+ * requested withdrawals moves; a worker killed after signing resumes the very same transaction; a chain the
+ * exchange does not sign for is refused, nothing signed. Real anvil, Postgres, Redis and simulator.
  */
+import { randomBytes, randomUUID } from 'node:crypto'
 import { type RunningSimulator, startDeriveSimulator, watchL1Deposits } from '@wh/exchange'
-import { balanceOf, ownTxKey, platformHot } from '@wh/ledger'
+import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
 import {
   type BridgeAdapter,
   BridgeUnavailableError,
+  CHAIN_NAMES,
   type ChainClients,
   DeriveV3DepositAdapter,
   deployTestOnchainActionManager,
@@ -18,12 +22,14 @@ import {
   testOnchainActionManagerAbi,
   testUsdcAbi,
 } from '@wh/wallet'
+import type { Job } from 'bullmq'
 import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createWalletClient, getAddress, type Hex, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { bridgeAdapterFor, runBridge } from '../src/jobs/bridge/bridge'
+import { bridgeAdapterFor, bridgeTicks, runBridge } from '../src/jobs/bridge/bridge'
+import { ticks } from '../src/jobs/index'
 import type { WorkerDeps } from '../src/ticks'
 
 const silent = { info() {}, warn() {} }
@@ -72,6 +78,25 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
     ctx.database.sql<{ type: string; idempotency_key: string; payload: Record<string, string> }[]>`
       select type, idempotency_key, payload from ledger_events
       where idempotency_key like ${`tx:${CHAIN}:${txHash.toLowerCase()}:%`} order by idempotency_key`
+  const bridgeRows = () =>
+    ctx.database.sql<{ ref_id: string; step: number; state: string; tx_hash: Hex }[]>`
+      select ref_id, step, state, tx_hash from outbound_txs where purpose = 'bridge' order by created_at, id`
+  const gasOf = async (hash: Hex) => {
+    const r = await clients.publicClient.getTransactionReceipt({ hash })
+    return r.gasUsed * r.effectiveGasPrice
+  }
+  const overheadEth = () => balanceOf(ctx.database.sql, PLATFORM_EXPENSE_OVERHEAD, 'ETH')
+  /** mines a block and lets the watcher credit what is final */
+  async function settleOnExchange() {
+    await clients.publicClient.request({ method: 'anvil_mine' as never, params: ['0x1'] as never })
+    await watcher.poll()
+  }
+  /** The tick as the worker runs it (its lock, the deployment's adapter), on `on` (the test's deps by default). */
+  const tick = (name: string, on: WorkerDeps = deps) => {
+    const t = bridgeTicks.find((x) => x.name === name)
+    if (!t) throw new Error(`no tick ${name}`)
+    return t.process({} as Job, { log: silent, deps: on, queues: new Map() }) as Promise<Record<string, unknown>>
+  }
 
   beforeAll(async () => {
     chain = await startChain({ chainId: L1_CHAIN_ID })
@@ -106,7 +131,6 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
     ctx = await integrationContext({
       RPC_URL_ETHEREUM: chain.rpcUrl,
       EXCHANGE_CHAIN_ID: String(L1_CHAIN_ID),
-      EXCHANGE_PROTOCOL: 'v3',
       EXCHANGE_HTTP_URL: sim.v3HttpUrl,
       EXCHANGE_WS_URL: sim.v3WsUrl,
       EXCHANGE_FUNDING_SUBACCOUNT_ID: String(fundingSubaccount),
@@ -145,6 +169,7 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
   })
 
   it('approve then deposit into the funding subaccount; bridged and the gas once, across a crash before the journal; the exchange credits it once final, once', async () => {
+    const overheadBefore = await overheadEth()
     await write(usdc, testUsdcAbi, 'mint', [hot(), USDC(500)])
     await expect(
       runBridge(deps, adapter, CHAIN, {
@@ -169,6 +194,13 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
       ['gas_spent', ownTxKey({ chain: CHAIN, txHash: deposit, slot: 1 })],
     ])
     expect(await balanceOf(ctx.database.sql, platformHot(EXCHANGE_CHAIN_NAME), 'USDC')).toBe(USDC(400))
+    // the approve's gas is the platform's too, its transaction's only event (slot 0); each gas booked once
+    // although the run crashed before the journal once
+    const approve = rows[0]?.tx_hash as Hex
+    expect((await eventsAbout(approve)).map((e) => [e.type, e.idempotency_key])).toEqual([
+      ['gas_spent', ownTxKey({ chain: CHAIN, txHash: approve, slot: 0 })],
+    ])
+    expect((await overheadEth()) - overheadBefore).toBe((await gasOf(approve)) + (await gasOf(deposit)))
 
     // the exchange: not yet (the deposit's block is the head), then once, into the funding subaccount
     expect(await watcher.poll()).toBe(0)
@@ -182,5 +214,127 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
     expect(await runBridge(deps, adapter, CHAIN)).toEqual({ status: 'idle', surplusBaseUnits: 0n })
     expect(await watcher.poll()).toBe(0)
     expect(creditedUsdc()).toBe(USDC(401) * E12)
+  })
+
+  it('is registered on the treasury queue, one tick per chain; a node standing in for several chains is bridged once', async () => {
+    expect(bridgeTicks.map((t) => [t.name, t.queue])).toEqual([
+      ['bridge-ethereum', 'treasury'],
+      ['bridge-optimism', 'treasury'],
+      ['bridge-base', 'treasury'],
+      ['bridge-arbitrum', 'treasury'],
+    ])
+    for (const t of bridgeTicks) expect(ticks).toContain(t)
+    // the local run's one node for every chain: every chain under the L1's id, bridged under the first name only
+    const oneNode = buildWorkerDeps(
+      ctx.config,
+      { sql: ctx.database.sql, redis, log: silent },
+      { chains: Object.fromEntries(CHAIN_NAMES.map((c) => [c, { chainId: L1_CHAIN_ID, usdc, confirmations: 0 }])) },
+    )
+    for (const other of ['optimism', 'base', 'arbitrum'])
+      expect(await tick(`bridge-${other}`, oneNode)).toEqual({ chain: other, status: 'same-node-as-another-chain' })
+  })
+
+  it("moves only the surplus above the retained amount and the chain's requested withdrawals, through the tick; books the deposit and its gas", async () => {
+    const overheadBefore = await overheadEth()
+    const bridgedBefore = await balanceOf(ctx.database.sql, platformHot(EXCHANGE_CHAIN_NAME), 'USDC')
+    const creditedBefore = creditedUsdc()
+    await write(usdc, testUsdcAbi, 'mint', [hot(), USDC(500)]) // the hot wallet: 100 retained + 500
+    // a requested USDC withdrawal on this chain stays covered in the hot wallet
+    const userId = randomUUID()
+    await append(ctx.database.sql, {
+      type: 'deposit_detected',
+      payload: {
+        userId,
+        chain: CHAIN,
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+        logIndex: 0,
+        currency: 'USDC',
+        amount: USDC(80),
+      },
+      occurredAt: new Date(),
+    })
+    await ctx.database.sql.begin(async (tx) => {
+      const w = await reserveWithdrawal(tx, { userId, currency: 'USDC', amount: USDC(50) })
+      await tx`update withdrawals set chain = ${CHAIN} where id = ${w.withdrawalId}`
+    })
+
+    const r = await tick('bridge-ethereum')
+    expect(r).toMatchObject({ chain: CHAIN, status: 'bridged', amountBaseUnits: '450000000', feeBaseUnits: '0' })
+    const txHash = r.txHash as Hex
+    // the allowance of the first transfer covers this one: the deposit alone, no second approve
+    expect((await bridgeRows()).filter((x) => x.tx_hash === txHash).map((x) => [x.step, x.state])).toEqual([
+      [1, 'confirmed'],
+    ])
+    expect(await usdcOf(hot())).toBe(USDC(150))
+    const events = await eventsAbout(txHash)
+    expect(events.map((e) => e.type)).toEqual(['bridged', 'gas_spent'])
+    expect(events[0]?.payload).toMatchObject({
+      fromChain: CHAIN,
+      toChain: EXCHANGE_CHAIN_NAME,
+      currency: 'USDC',
+      amount: '450000000',
+      feeAmount: '0',
+    })
+    const gas = await gasOf(txHash)
+    expect(events[1]?.payload).toMatchObject({ currency: 'ETH', amount: gas.toString() })
+    expect(events[1]?.payload.userId).toBeUndefined()
+    expect((await overheadEth()) - overheadBefore).toBe(gas)
+    expect((await balanceOf(ctx.database.sql, platformHot(EXCHANGE_CHAIN_NAME), 'USDC')) - bridgedBefore).toBe(
+      USDC(450),
+    )
+    await settleOnExchange()
+    expect(creditedUsdc() - creditedBefore).toBe(USDC(450) * E12)
+
+    // nothing left above the retained amount and the withdrawal: idle, nothing signed
+    const rowsBefore = (await bridgeRows()).length
+    expect(await tick('bridge-ethereum')).toMatchObject({ status: 'idle', surplusBaseUnits: '0' })
+    expect(await bridgeRows()).toHaveLength(rowsBefore)
+  })
+
+  it('a worker killed after signing resumes the very same deposit: one transaction, one credit, one set of events', async () => {
+    const creditedBefore = creditedUsdc()
+    await write(usdc, testUsdcAbi, 'mint', [hot(), USDC(40)])
+    let signed: Hex | undefined
+    const crashing = bridgeAdapterFor(deps, {
+      afterSigned: (rec) => {
+        signed = rec.txHash
+        throw new Error('killed after signing')
+      },
+    })
+    await expect(runBridge(deps, crashing, CHAIN)).rejects.toThrow('killed after signing')
+    expect((await bridgeRows()).at(-1)).toMatchObject({ step: 1, state: 'signed', tx_hash: signed })
+    await expect(clients.publicClient.getTransaction({ hash: signed as Hex })).rejects.toThrow()
+
+    // more arrives meanwhile: the open transfer is finished first, with the amount it signed
+    await write(usdc, testUsdcAbi, 'mint', [hot(), USDC(5)])
+    expect(await runBridge(deps, adapter, CHAIN)).toMatchObject({
+      status: 'bridged',
+      txHash: signed,
+      amountBaseUnits: USDC(40),
+    })
+    expect((await eventsAbout(signed as Hex)).map((e) => e.type)).toEqual(['bridged', 'gas_spent'])
+    // then the next run bridges what arrived meanwhile
+    const next = await runBridge(deps, adapter, CHAIN)
+    expect(next).toMatchObject({ status: 'bridged', amountBaseUnits: USDC(5) })
+    expect(next.status === 'bridged' && next.txHash).not.toBe(signed)
+    expect(await usdcOf(hot())).toBe(USDC(150))
+    await settleOnExchange()
+    expect(creditedUsdc() - creditedBefore).toBe(USDC(45) * E12)
+    expect(sim.engine.history.deposits.filter((d) => d.txHash === signed)).toHaveLength(1)
+  })
+
+  it('a deployment whose exchange signs for another L1 refuses every run with a clear error and signs nothing', async () => {
+    await write(usdc, testUsdcAbi, 'mint', [hot(), USDC(10)])
+    const before = await bridgeRows()
+    const mainnet: WorkerDeps = {
+      ...deps,
+      config: { ...deps.config, exchange: { ...deps.config.exchange, chainId: 1 } },
+    }
+    const refusing = bridgeAdapterFor(mainnet)
+    await expect(runBridge(mainnet, refusing, CHAIN)).rejects.toBeInstanceOf(BridgeUnavailableError)
+    await expect(runBridge(mainnet, refusing, CHAIN)).rejects.toThrow(/takes deposits on its L1 \(chain 1\) only/)
+    await expect(tick('bridge-ethereum', mainnet)).rejects.toMatchObject({ code: 'BRIDGE_UNAVAILABLE' })
+    expect(await bridgeRows()).toEqual(before)
+    expect(await usdcOf(hot())).toBe(USDC(160))
   })
 })

@@ -5,14 +5,14 @@
  * Postgres and Redis. A new user signs in, deposits, starts the wheel; the put is sold, expires out
  * of the money and settles, the runner opens the next leg; a withdrawal is sent on chain.
  *
- * Under both protocols (PROTOCOLS): on v3 the worker speaks Derive v3, the bridge deposits on L1
- * through the OnchainActionManager stand-in into the platform's funding subaccount (opened by a first
- * deposit, as the local run's `--v3` does), the simulator's L1 watcher credits it, and the simulator
- * charges Derive's subaccount-creation fee, which the first funding pays (docs/exchange-v3.md).
+ * The worker speaks Derive v3: the bridge deposits on L1 through the OnchainActionManager stand-in into
+ * the platform's funding subaccount (opened by a first deposit, as the local run's setup does), the
+ * simulator's L1 watcher credits it, and the simulator charges Derive's subaccount-creation fee, which
+ * the first funding pays (docs/exchange-v3.md).
  */
 import { randomUUID } from 'node:crypto'
 import { FollowedClock, toBaseUnits } from '@wh/core'
-import { DeriveV3Client, type ExchangeProtocol, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
 import { QUEUE_KEYS } from '@wh/jobs'
 import { balanceOf, userTransit } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
@@ -30,14 +30,14 @@ import { bridgeAdapterFor } from '../src/jobs/bridge/bridge'
 import { ticks } from '../src/jobs/index'
 import { type Runtime, startRuntime } from '../src/runtime'
 import type { WorkerDeps } from '../src/ticks'
-import { PROTOCOLS, SIM_CREATION_FEE_USD } from './fixtures/exchange-stack'
+import { SIM_CREATION_FEE_USD } from './fixtures/exchange-stack'
 
 const silent = { info() {}, warn() {} }
 const SIWE_DOMAIN = 'demo.example.test'
 /** the whole demo must fit well inside the suite's 60 s per test */
 const DEMO_BUDGET_MS = 45_000
 
-describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal (%s)', (protocol) => {
+describe('the accelerated demo: deposit → wheel → withdrawal', () => {
   let chain: RunningChain
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
@@ -66,14 +66,9 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
 
     // the exchange as the local run has it: the simulator on the wall clock, the platform's wallet
     // registered with its session key (packages/wallet/scripts/local-stack.ts), nothing funded by hand
-    sim = await startDeriveSimulator({
-      chainId: 901,
-      clock: 'wall',
-      ...(protocol === 'v3' && { subaccountCreationFeeUsd: SIM_CREATION_FEE_USD }),
-    })
-    const v3 = protocol === 'v3' ? await openFundingSubaccount(deployer, publicClient, usdc) : undefined
+    sim = await startDeriveSimulator({ chainId: 901, clock: 'wall', subaccountCreationFeeUsd: SIM_CREATION_FEE_USD })
     ctx = await integrationContext({
-      ...(v3 ?? { EXCHANGE_PROTOCOL: 'v2', EXCHANGE_HTTP_URL: sim.httpUrl, EXCHANGE_WS_URL: sim.v3WsUrl }),
+      ...(await openFundingSubaccount(deployer, publicClient, usdc)),
       EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
       RPC_URL_ETHEREUM: chain.rpcUrl,
       RPC_URL_OPTIMISM: chain.rpcUrl,
@@ -109,7 +104,7 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
       deps,
     })
 
-    // the API, as its main.ts builds it, on the worker's protocol (the local run gives both the same settings)
+    // the API, as its main.ts builds it (the local run gives it the worker's exchange settings)
     const apiRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     redisConnections.push(apiRedis)
     app = await buildServer({
@@ -126,9 +121,9 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
   })
 
   /**
-   * v3's money in, set up as the local run's `--v3` does (packages/wallet/scripts/local-v3.ts): the
-   * manager stand-in, the simulator watching it, and the funding subaccount opened by a first
-   * deposit for the platform's owner. Answers the worker's v3 settings.
+   * The money in, set up as the local run does (packages/wallet/scripts/local-v3.ts): the manager
+   * stand-in, the simulator watching it, and the funding subaccount opened by a first deposit for the
+   * platform's owner. Answers the worker's exchange settings.
    */
   async function openFundingSubaccount(
     walletClient: Parameters<typeof setUpLocalV3>[0]['walletClient'],
@@ -145,7 +140,6 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
       hotWallet: privateKeyToAccount(testEnv().MASTER_PRIVATE_KEY as Hex).address,
     })
     return {
-      EXCHANGE_PROTOCOL: 'v3' satisfies ExchangeProtocol,
       EXCHANGE_HTTP_URL: sim.v3HttpUrl,
       EXCHANGE_WS_URL: sim.v3WsUrl,
       EXCHANGE_DEPOSIT_MANAGER_ADDRESS: v3.depositManager,
@@ -253,22 +247,19 @@ describe.each(PROTOCOLS)('the accelerated demo: deposit → wheel → withdrawal
     expect(types.indexOf('deposit_detected')).toBeLessThan(types.indexOf('option_sold'))
     expect(types.indexOf('option_sold')).toBeLessThan(types.indexOf('option_settled'))
 
-    // on v3 the money went the v3 way: the worker's client and bridge are v3's, the bridged USDC
+    // the money went the v3 way: the worker's bridge is v3's, the bridged USDC
     // entered on L1 into the funding subaccount (after the opening deposit), and the user's first
     // funding paid the subaccount-creation fee, booked with it
-    if (protocol === 'v3') {
-      expect(deps.exchange).toBeInstanceOf(DeriveV3Client)
-      expect(bridgeAdapterFor(deps).name).toBe('derive-v3-l1')
-      const funding = deps.config.exchange.fundingSubaccountId
-      const e12 = 10n ** 12n
-      expect(
-        sim.engine.history.deposits
-          .filter((d) => d.subaccountId === funding && d.transactionId.startsWith('l1:'))
-          .map((d) => d.amountE18),
-      ).toEqual([toBaseUnits('1', 6) * e12, (depositUsdc - toBaseUnits('100', 6)) * e12])
-      const funded = await ctx.database.sql<{ fee: string | null }[]>`
-        select payload->>'feeAmount' as fee from ledger_events where type = 'subaccount_funded'`
-      expect(funded.map((f) => f.fee)).toEqual([toBaseUnits(SIM_CREATION_FEE_USD, 6).toString()])
-    }
+    expect(bridgeAdapterFor(deps).name).toBe('derive-v3-l1')
+    const funding = deps.config.exchange.fundingSubaccountId
+    const e12 = 10n ** 12n
+    expect(
+      sim.engine.history.deposits
+        .filter((d) => d.subaccountId === funding && d.transactionId.startsWith('l1:'))
+        .map((d) => d.amountE18),
+    ).toEqual([toBaseUnits('1', 6) * e12, (depositUsdc - toBaseUnits('100', 6)) * e12])
+    const funded = await ctx.database.sql<{ fee: string | null }[]>`
+      select payload->>'feeAmount' as fee from ledger_events where type = 'subaccount_funded'`
+    expect(funded.map((f) => f.fee)).toEqual([toBaseUnits(SIM_CREATION_FEE_USD, 6).toString()])
   })
 })

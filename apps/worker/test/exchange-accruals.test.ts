@@ -3,8 +3,8 @@
  * HTTP, a real Postgres and Redis: the exchange's hourly interest and perp funding become one
  * `interest_accrued` / `funding_paid` per subaccount, type and complete hour; re-runs add nothing;
  * an hour is recorded only once it is complete; an entry written late into a recorded hour is
- * reported, never recorded twice. The tests run in order on one simulator and its manual clock,
- * once per protocol (PROTOCOLS: v3 reads the same engine's histories in v3's shapes).
+ * reported, never recorded twice. The tests run in order on one simulator and its manual clock
+ * (Derive v3's histories).
  */
 import {
   accrualKey,
@@ -26,7 +26,6 @@ import {
 } from '../src/jobs/exchange/accruals'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, HOUR, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
-import { PROTOCOLS } from './fixtures/exchange-stack'
 
 const START = Date.UTC(2026, 0, 5, 0, 30) // half past midnight: hour ticks at 01:00, 02:00, …
 const at = (h: number, m = 0) => Date.UTC(2026, 0, 5, h, m)
@@ -47,7 +46,7 @@ const e18 = (decimal: string) => {
   return decimal.startsWith('-') ? -v : v
 }
 
-describe.each(PROTOCOLS)('accruals tick against the simulator (%s)', (protocol) => {
+describe('accruals tick against the simulator', () => {
   let stack: AccountingStack
   let a: OpenedSubaccount // cash only: interest
   let b: OpenedSubaccount // cash and a long ETH perp: interest and funding
@@ -55,7 +54,7 @@ describe.each(PROTOCOLS)('accruals tick against the simulator (%s)', (protocol) 
   const log = { info() {}, warn: (obj: object, msg?: string) => void warnings.push({ obj, msg }) }
 
   beforeAll(async () => {
-    stack = await startAccountingStack({ startMs: START, protocol })
+    stack = await startAccountingStack({ startMs: START })
     a = await stack.openSubaccount({ asset: 'ETH', usdc: '10000' })
     b = await stack.openSubaccount({ asset: 'BTC', usdc: '5000' })
     const ask = (await stack.deps.exchange.getTicker('ETH-PERP')).best_ask_price
@@ -155,20 +154,13 @@ describe.each(PROTOCOLS)('accruals tick against the simulator (%s)', (protocol) 
     expect(await cursorOf(b)).toBe(at(3))
   })
 
-  it("the funding subaccount's interest is the platform's on v3: into its exchange funds, against overhead", async () => {
+  it("the funding subaccount's interest is the platform's: into its exchange funds, against overhead", async () => {
     const fundingId = stack.deps.config.exchange.fundingSubaccountId
     const platformAccruals = () =>
       sql()<{ idempotency_key: string; user_id: string | null; payload: Record<string, unknown> }[]>`
         select idempotency_key, user_id, payload from ledger_events
         where type = 'interest_accrued' and user_id is null order by idempotency_key`
-    if (protocol === 'v2') {
-      // v2 keeps the platform's funds in its wallet, which earns nothing
-      expect(fundingId).toBeUndefined()
-      expect(first.fundingSubaccount).toBeNull()
-      expect(await platformAccruals()).toEqual([])
-      return
-    }
-    if (fundingId === undefined) throw new Error('v3 without a funding subaccount')
+    if (fundingId === undefined) throw new Error('no funding subaccount configured')
     expect(first.fundingSubaccount).toEqual({ recorded: 2, late: 0, error: false })
     const want = await expectedBuckets({ exchangeId: fundingId }, 'interest', at(3))
     expect(want.map((x) => x.bucketTs)).toEqual([at(1) / 1000, at(2) / 1000])

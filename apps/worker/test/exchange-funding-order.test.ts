@@ -27,7 +27,7 @@ describe('funding on v3 after a crash between storing a signature and sending it
 
   beforeAll(async () => {
     // the wall clock: nanosecond nonces of two processes (the crashed one, the restarted one) follow real time
-    stack = await startExchangeStack({ protocol: 'v3', sim: { clock: 'wall' } })
+    stack = await startExchangeStack({ sim: { clock: 'wall' } })
   })
   afterAll(async () => stack?.close())
 

@@ -2,9 +2,9 @@
  * The funding tick against the Derive simulator over real HTTP, a real Postgres and Redis: a
  * reserved funding becomes a signed, stored, sent and settled deposit (create_subaccount the first
  * time), recorded once as subaccount_funded; failures release the reservation; a worker killed
- * mid-funding and restarted funds exactly once. Under both protocols (PROTOCOLS): on v3 the movements
- * are transfer_spot with the platform's funding subaccount, and a creation pays the exchange's fee on top
- * of the amount, booked in its subaccount_funded (docs/exchange-v3.md "Movements on v3").
+ * mid-funding and restarted funds exactly once. On Derive v3 the movements are transfer_spot with the
+ * platform's funding subaccount, and a creation pays the exchange's fee on top of the amount, booked in its
+ * subaccount_funded (docs/exchange-v3.md "Movements on v3").
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -31,13 +31,13 @@ import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { createdSubaccountId, LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, PROTOCOLS, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const ETH = (n: number) => BigInt(n) * 10n ** 18n
 
-describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) => {
-  const REDIS_PREFIX = `fund-test-${randomUUID()}-${protocol}:`
+describe('funding tick against the simulator', () => {
+  const REDIS_PREFIX = `fund-test-${randomUUID()}:`
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let redis: Redis
@@ -50,7 +50,6 @@ describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) =
   beforeAll(async () => {
     // the wall clock: the crash test's child process signs with its own system clock
     stack = await startExchangeStack({
-      protocol,
       sim: { clock: 'wall' },
       wallet: { USDC: '1000000', ETH: '1' },
       redisPrefix: REDIS_PREFIX,
@@ -295,242 +294,220 @@ describe.each(PROTOCOLS)('funding tick against the simulator (%s)', (protocol) =
     expect((await exchange.getSubaccounts()).subaccount_ids).toHaveLength(before + 1)
   })
 
-  it.runIf(protocol === 'v3')(
-    "v3: the creation fee is the platform's: the subaccount holds the amount, the event books the fee, reconciliation agrees",
-    async () => {
-      const userId = await userWith('USDC', USDC(300))
-      const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(250) })
-      const platformBefore = toE18(stack.platform.balance('USDC'))
-      expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
-      const row = await transfer(r.transferId)
-      expect(row).toMatchObject({ state: 'funded', method: 'create_subaccount' })
-      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
-      // the user's subaccount holds exactly the amount; the funding subaccount paid amount + fee (1 USD, the cap)
-      expect(await exchangeUsdc(sub)).toBe('250')
-      expect(platformBefore - toE18(stack.platform.balance('USDC'))).toBe(toE18('251'))
-      expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(250))
-      expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(50))
-      const [funded] = await sql()<{ id: string; payload: Record<string, unknown> }[]>`
+  it("the creation fee is the platform's: the subaccount holds the amount, the event books the fee, reconciliation agrees", async () => {
+    const userId = await userWith('USDC', USDC(300))
+    const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(250) })
+    const platformBefore = toE18(stack.platform.balance('USDC'))
+    expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
+    const row = await transfer(r.transferId)
+    expect(row).toMatchObject({ state: 'funded', method: 'create_subaccount' })
+    const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+    // the user's subaccount holds exactly the amount; the funding subaccount paid amount + fee (1 USD, the cap)
+    expect(await exchangeUsdc(sub)).toBe('250')
+    expect(platformBefore - toE18(stack.platform.balance('USDC'))).toBe(toE18('251'))
+    expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(USDC(250))
+    expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(50))
+    const [funded] = await sql()<{ id: string; payload: Record<string, unknown> }[]>`
         select id, payload from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
-      expect(funded?.payload).toMatchObject({ amount: '250000000', feeAmount: '1000000', feeExcess: '0' })
-      const postings = await sql()<{ account: string; amount: string }[]>`
+    expect(funded?.payload).toMatchObject({ amount: '250000000', feeAmount: '1000000', feeExcess: '0' })
+    const postings = await sql()<{ account: string; amount: string }[]>`
         select account, amount::text as amount from ledger_postings where event_id = ${funded?.id ?? ''} order by account`
-      expect(postings).toEqual(
-        [
-          { account: PLATFORM_EXPENSE_OVERHEAD, amount: '1000000' },
-          { account: platformHot(EXCHANGE_CHAIN), amount: '-1000000' },
-          { account: userSub(userId, sub, 'USDC'), amount: '250000000' },
-          { account: userTransit(userId), amount: '-250000000' },
-        ].sort((a, b) => (a.account < b.account ? -1 : 1)),
-      )
-      // every event of the journal sums to zero per currency
-      const unbalanced = await sql()`
+    expect(postings).toEqual(
+      [
+        { account: PLATFORM_EXPENSE_OVERHEAD, amount: '1000000' },
+        { account: platformHot(EXCHANGE_CHAIN), amount: '-1000000' },
+        { account: userSub(userId, sub, 'USDC'), amount: '250000000' },
+        { account: userTransit(userId), amount: '-250000000' },
+      ].sort((a, b) => (a.account < b.account ? -1 : 1)),
+    )
+    // every event of the journal sums to zero per currency
+    const unbalanced = await sql()`
         select p.event_id, p.currency from ledger_postings p group by 1, 2 having sum(p.amount) <> 0`
-      expect(unbalanced).toEqual([])
-      // reconciliation of that subaccount: nothing diverges
-      const [subRow] = await sql()<SubaccountDbRow[]>`
+    expect(unbalanced).toEqual([])
+    // reconciliation of that subaccount: nothing diverges
+    const [subRow] = await sql()<SubaccountDbRow[]>`
         select id, user_id, asset, exchange_id::text as exchange_id, accrued_to_ms::text as accrued_to_ms, stopped_at
         from subaccounts where id = ${r.subaccountRowId}`
-      const at = new Date(sim.control.nowMs())
-      const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
-      const rec = await reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
-      expect(rec).toEqual({ outcome: 'clean', divergences: [] })
-    },
-  )
+    const at = new Date(sim.control.nowMs())
+    const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
+    const rec = await reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
+    expect(rec).toEqual({ outcome: 'clean', divergences: [] })
+  })
 
-  it.runIf(protocol === 'v3')(
-    "v3: the exchange takes less than the cap: the rest stays in the subaccount and is booked there, at the platform's cost",
-    async () => {
-      const userId = await userWith('USDC', USDC(40))
-      const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(40) })
-      const platformBefore = toE18(stack.platform.balance('USDC'))
-      const charged = sim.engine.subaccountCreationFeeE18
-      sim.engine.subaccountCreationFeeE18 = toE18('0.4')
-      try {
-        expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
-      } finally {
-        sim.engine.subaccountCreationFeeE18 = charged
-      }
-      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
-      expect(platformBefore - toE18(stack.platform.balance('USDC'))).toBe(toE18('41'))
-      expect(await exchangeUsdc(sub)).toBe('40.6')
-      expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(40_600_000n)
-      const [funded] = await sql()<{ payload: Record<string, unknown> }[]>`
+  it("the exchange takes less than the cap: the rest stays in the subaccount and is booked there, at the platform's cost", async () => {
+    const userId = await userWith('USDC', USDC(40))
+    const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(40) })
+    const platformBefore = toE18(stack.platform.balance('USDC'))
+    const charged = sim.engine.subaccountCreationFeeE18
+    sim.engine.subaccountCreationFeeE18 = toE18('0.4')
+    try {
+      expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
+    } finally {
+      sim.engine.subaccountCreationFeeE18 = charged
+    }
+    const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+    expect(platformBefore - toE18(stack.platform.balance('USDC'))).toBe(toE18('41'))
+    expect(await exchangeUsdc(sub)).toBe('40.6')
+    expect(await balanceOf(sql(), userSub(userId, sub, 'USDC'), 'USDC')).toBe(40_600_000n)
+    const [funded] = await sql()<{ payload: Record<string, unknown> }[]>`
         select payload from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
-      expect(funded?.payload).toMatchObject({ amount: '40000000', feeAmount: '400000', feeExcess: '600000' })
-    },
-  )
+    expect(funded?.payload).toMatchObject({ amount: '40000000', feeAmount: '400000', feeExcess: '600000' })
+  })
 
-  it.runIf(protocol === 'v3')(
-    'v3: a creation whose fee exceeds the cap fails in its batch; the reservation is released, nothing is credited short',
-    async () => {
-      const userId = await userWith('USDC', USDC(80))
-      const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(80) })
-      const platformBefore = stack.platform.balance('USDC')
-      const subaccountsBefore = (await exchange.getSubaccounts()).subaccount_ids
-      alerts.length = 0
-      const charged = sim.engine.subaccountCreationFeeE18
-      sim.engine.subaccountCreationFeeE18 = toE18('2') // above the worker's cap (EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD 1)
-      try {
-        expect(await runTick()).toMatchObject({ funded: 0, failed: 1 })
-      } finally {
-        sim.engine.subaccountCreationFeeE18 = charged
-      }
-      const row = await transfer(r.transferId)
-      expect(row).toMatchObject({ state: 'failed', method: 'create_subaccount' })
-      expect(row?.reason).toMatch(/reverted/)
-      expect(await exchangeIdOf(r.subaccountRowId)).toBeNull()
-      expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(80))
-      expect(await eventCount(userId)).toBe(1) // the deposit only: no subaccount_funded
-      expect((await exchange.getSubaccounts()).subaccount_ids).toEqual(subaccountsBefore)
-      expect(stack.platform.balance('USDC')).toBe(platformBefore)
-      expect(alerts.map((a) => a.fields)).toEqual([expect.objectContaining({ transferId: r.transferId })])
-    },
-  )
+  it('a creation whose fee exceeds the cap fails in its batch; the reservation is released, nothing is credited short', async () => {
+    const userId = await userWith('USDC', USDC(80))
+    const r = await reserveFunding(sql(), { userId, asset: 'BTC', currency: 'USDC', amount: USDC(80) })
+    const platformBefore = stack.platform.balance('USDC')
+    const subaccountsBefore = (await exchange.getSubaccounts()).subaccount_ids
+    alerts.length = 0
+    const charged = sim.engine.subaccountCreationFeeE18
+    sim.engine.subaccountCreationFeeE18 = toE18('2') // above the worker's cap (EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD 1)
+    try {
+      expect(await runTick()).toMatchObject({ funded: 0, failed: 1 })
+    } finally {
+      sim.engine.subaccountCreationFeeE18 = charged
+    }
+    const row = await transfer(r.transferId)
+    expect(row).toMatchObject({ state: 'failed', method: 'create_subaccount' })
+    expect(row?.reason).toMatch(/reverted/)
+    expect(await exchangeIdOf(r.subaccountRowId)).toBeNull()
+    expect(await freeBalance(sql(), userId, 'USDC')).toBe(USDC(80))
+    expect(await eventCount(userId)).toBe(1) // the deposit only: no subaccount_funded
+    expect((await exchange.getSubaccounts()).subaccount_ids).toEqual(subaccountsBefore)
+    expect(stack.platform.balance('USDC')).toBe(platformBefore)
+    expect(alerts.map((a) => a.fields)).toEqual([expect.objectContaining({ transferId: r.transferId })])
+  })
 
-  it.runIf(protocol === 'v3')(
-    'v3: a fee in kind above what was sent for it (ETH fell between signing and sending) is made good by a top-up from the funding subaccount, stored with the settlement and re-sent after a transport failure',
-    async () => {
-      stack.platform.fund('ETH', '2')
-      const userId = await userWith('ETH', ETH(1))
-      const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(1) })
-      const price = sim.engine.market.indexE18('ETH')
-      const platformBefore = toE18(stack.platform.balance('ETH'))
-      let summary: FundSummary
-      try {
-        summary = await runFunding(
-          { ...deps, redis, log: silent },
-          {
-            // signed at the price of the moment; the exchange takes the fee (1 USD) at a fifth less
-            afterStored: async () => sim.control.setPrice('ETH', fromE18((price * 4n) / 5n)),
-            // the top-up's first send is lost in transport: it stays stored and goes out again next run
-            afterSent: async () => sim.control.failNext({ method: 'private/transfer_spot', httpStatus: 503 }),
-          },
-        )
-      } finally {
-        sim.control.setPrice('ETH', fromE18(price))
-      }
-      expect(summary).toMatchObject({ funded: 1, failed: 0, toppedUp: 0 })
-      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
-      const [created] = await sql()<{ params: { amount: string } }[]>`
+  it('a fee in kind above what was sent for it (ETH fell between signing and sending) is made good by a top-up from the funding subaccount, stored with the settlement and re-sent after a transport failure', async () => {
+    stack.platform.fund('ETH', '2')
+    const userId = await userWith('ETH', ETH(1))
+    const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(1) })
+    const price = sim.engine.market.indexE18('ETH')
+    const platformBefore = toE18(stack.platform.balance('ETH'))
+    let summary: FundSummary
+    try {
+      summary = await runFunding(
+        { ...deps, redis, log: silent },
+        {
+          // signed at the price of the moment; the exchange takes the fee (1 USD) at a fifth less
+          afterStored: async () => sim.control.setPrice('ETH', fromE18((price * 4n) / 5n)),
+          // the top-up's first send is lost in transport: it stays stored and goes out again next run
+          afterSent: async () => sim.control.failNext({ method: 'private/transfer_spot', httpStatus: 503 }),
+        },
+      )
+    } finally {
+      sim.control.setPrice('ETH', fromE18(price))
+    }
+    expect(summary).toMatchObject({ funded: 1, failed: 0, toppedUp: 0 })
+    const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+    const [created] = await sql()<{ params: { amount: string } }[]>`
         select params from subaccount_transfers where id = ${r.transferId}`
-      const onTop = toE18(created?.params.amount ?? '0') - ETH(1)
-      const [funded] = await sql()<{ payload: { feeAmount: string; feeExcess: string } }[]>`
+    const onTop = toE18(created?.params.amount ?? '0') - ETH(1)
+    const [funded] = await sql()<{ payload: { feeAmount: string; feeExcess: string } }[]>`
         select payload from ledger_events where user_id = ${userId} and type = 'subaccount_funded'`
-      const feeAmount = BigInt(funded?.payload.feeAmount ?? '0')
-      expect(feeAmount).toBeGreaterThan(onTop) // about 1.25 times what was sent for it
-      const shortfall = feeAmount - onTop
-      const topUps = () =>
-        sql()<{ state: string; amount: string; nonce: string; method: string }[]>`
+    const feeAmount = BigInt(funded?.payload.feeAmount ?? '0')
+    expect(feeAmount).toBeGreaterThan(onTop) // about 1.25 times what was sent for it
+    const shortfall = feeAmount - onTop
+    const topUps = () =>
+      sql()<{ state: string; amount: string; nonce: string; method: string }[]>`
           select state, amount::text as amount, nonce::text as nonce, method from subaccount_transfers
           where subaccount_id = ${r.subaccountRowId} and kind = 'top_up'`
-      const [stored] = await topUps()
-      // the shortfall rounded up to v3's finest amount (10^-12 ETH); the rest is booked as excess, in the user's subaccount
-      const units = BigInt(stored?.amount ?? '0')
-      expect(stored).toMatchObject({ state: 'submitted', method: 'deposit' })
-      expect(units).toBe(((shortfall + 10n ** 6n - 1n) / 10n ** 6n) * 10n ** 6n)
-      expect(BigInt(funded?.payload.feeExcess ?? '-1')).toBe(units - shortfall)
-      // until it lands the user's subaccount is short, and reconciliation leaves it alone
-      const exchangeEth = async () =>
-        toE18(
-          (await exchange.getSubaccount(Number(sub))).collaterals.find((c) => c.asset_name === 'ETH')?.amount ?? '0',
-        )
-      expect(await exchangeEth()).toBe(ETH(1) - shortfall)
-      const [subRow] = await sql()<SubaccountDbRow[]>`
+    const [stored] = await topUps()
+    // the shortfall rounded up to v3's finest amount (10^-12 ETH); the rest is booked as excess, in the user's subaccount
+    const units = BigInt(stored?.amount ?? '0')
+    expect(stored).toMatchObject({ state: 'submitted', method: 'deposit' })
+    expect(units).toBe(((shortfall + 10n ** 6n - 1n) / 10n ** 6n) * 10n ** 6n)
+    expect(BigInt(funded?.payload.feeExcess ?? '-1')).toBe(units - shortfall)
+    // until it lands the user's subaccount is short, and reconciliation leaves it alone
+    const exchangeEth = async () =>
+      toE18((await exchange.getSubaccount(Number(sub))).collaterals.find((c) => c.asset_name === 'ETH')?.amount ?? '0')
+    expect(await exchangeEth()).toBe(ETH(1) - shortfall)
+    const [subRow] = await sql()<SubaccountDbRow[]>`
         select id, user_id, asset, exchange_id::text as exchange_id, accrued_to_ms::text as accrued_to_ms, stopped_at
         from subaccounts where id = ${r.subaccountRowId}`
-      const reconcile = () => {
-        const at = new Date(sim.control.nowMs())
-        const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
-        return reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
-      }
-      expect((await reconcile()).outcome).toBe('in_flight')
+    const reconcile = () => {
+      const at = new Date(sim.control.nowMs())
+      const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
+      return reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
+    }
+    expect((await reconcile()).outcome).toBe('in_flight')
 
-      // the next run sends the stored top-up as it is: the user holds the full amount, the journal agrees to the wei
-      expect(await runTick()).toMatchObject({ toppedUp: 1, failed: 0 })
-      const [sent] = await topUps()
-      expect(sent).toMatchObject({ state: 'done', nonce: stored?.nonce })
-      expect(await exchangeEth()).toBe(ETH(1) + (units - shortfall))
-      expect(await balanceOf(sql(), userSub(userId, sub, 'ETH'), 'ETH')).toBe(await exchangeEth())
-      expect(await reconcile()).toEqual({ outcome: 'clean', divergences: [] })
-      // the funding subaccount paid the amount, the whole fee and the rounding: what the journal took from it
-      const spent = platformBefore - toE18(stack.platform.balance('ETH'))
-      expect(spent).toBe(ETH(1) + feeAmount + (units - shortfall))
-      expect(await runTick()).toMatchObject({ toppedUp: 0 })
-      expect(await topUps()).toHaveLength(1)
-    },
-  )
+    // the next run sends the stored top-up as it is: the user holds the full amount, the journal agrees to the wei
+    expect(await runTick()).toMatchObject({ toppedUp: 1, failed: 0 })
+    const [sent] = await topUps()
+    expect(sent).toMatchObject({ state: 'done', nonce: stored?.nonce })
+    expect(await exchangeEth()).toBe(ETH(1) + (units - shortfall))
+    expect(await balanceOf(sql(), userSub(userId, sub, 'ETH'), 'ETH')).toBe(await exchangeEth())
+    expect(await reconcile()).toEqual({ outcome: 'clean', divergences: [] })
+    // the funding subaccount paid the amount, the whole fee and the rounding: what the journal took from it
+    const spent = platformBefore - toE18(stack.platform.balance('ETH'))
+    expect(spent).toBe(ETH(1) + feeAmount + (units - shortfall))
+    expect(await runTick()).toMatchObject({ toppedUp: 0 })
+    expect(await topUps()).toHaveLength(1)
+  })
 
-  it.runIf(protocol === 'v3')(
-    'v3: a top-up refused (the funding subaccount short) fails with nothing moved and is signed afresh after its backoff',
-    async () => {
-      stack.platform.fund('ETH', '2')
-      const userId = await userWith('ETH', ETH(1))
-      const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(1) })
-      const price = sim.engine.market.indexE18('ETH')
-      alerts.length = 0
-      try {
-        const summary = await runFunding(
-          { ...deps, redis, log: silent },
-          {
-            afterStored: async () => sim.control.setPrice('ETH', fromE18((price * 2n) / 3n)),
-            afterSent: async () => sim.control.failNext({ method: 'private/transfer_spot', code: 11000 }),
-          },
-        )
-        expect(summary).toMatchObject({ funded: 1, toppedUp: 0 })
-      } finally {
-        sim.control.setPrice('ETH', fromE18(price))
-      }
-      const topUp = async () =>
-        (
-          await sql()<{ id: string; state: string; nonce: string; amount: string; last_error_code: string | null }[]>`
+  it('a top-up refused (the funding subaccount short) fails with nothing moved and is signed afresh after its backoff', async () => {
+    stack.platform.fund('ETH', '2')
+    const userId = await userWith('ETH', ETH(1))
+    const r = await reserveFunding(sql(), { userId, asset: 'ETH', currency: 'ETH', amount: ETH(1) })
+    const price = sim.engine.market.indexE18('ETH')
+    alerts.length = 0
+    try {
+      const summary = await runFunding(
+        { ...deps, redis, log: silent },
+        {
+          afterStored: async () => sim.control.setPrice('ETH', fromE18((price * 2n) / 3n)),
+          afterSent: async () => sim.control.failNext({ method: 'private/transfer_spot', code: 11000 }),
+        },
+      )
+      expect(summary).toMatchObject({ funded: 1, toppedUp: 0 })
+    } finally {
+      sim.control.setPrice('ETH', fromE18(price))
+    }
+    const topUp = async () =>
+      (
+        await sql()<{ id: string; state: string; nonce: string; amount: string; last_error_code: string | null }[]>`
             select id, state, nonce::text as nonce, amount::text as amount, last_error_code from subaccount_transfers
             where subaccount_id = ${r.subaccountRowId} and kind = 'top_up'`
-        )[0]
-      const failed = await topUp()
-      expect(failed).toMatchObject({ state: 'failed', last_error_code: 'TOP_UP_FAILED' })
-      expect(alerts).toEqual([]) // refused for funds: expected to pass, no alert
-      // within its backoff nothing is sent
-      expect(await runTick()).toMatchObject({ toppedUp: 0 })
-      expect((await topUp())?.state).toBe('failed')
-      await sql()`update subaccount_transfers set next_attempt_at = now() where id = ${failed?.id ?? ''}`
-      expect(await runTick()).toMatchObject({ toppedUp: 1 })
-      const done = await topUp()
-      expect(done).toMatchObject({ state: 'done', amount: failed?.amount })
-      expect(done?.nonce).not.toBe(failed?.nonce) // a new signature, the refused one never moved anything
-      const sub = (await exchangeIdOf(r.subaccountRowId)) as string
-      const held = (await exchange.getSubaccount(Number(sub))).collaterals.find((c) => c.asset_name === 'ETH')?.amount
-      expect(await balanceOf(sql(), userSub(userId, sub, 'ETH'), 'ETH')).toBe(toE18(held ?? '0'))
-      expect(toE18(held ?? '0')).toBeGreaterThanOrEqual(ETH(1))
-    },
-  )
+      )[0]
+    const failed = await topUp()
+    expect(failed).toMatchObject({ state: 'failed', last_error_code: 'TOP_UP_FAILED' })
+    expect(alerts).toEqual([]) // refused for funds: expected to pass, no alert
+    // within its backoff nothing is sent
+    expect(await runTick()).toMatchObject({ toppedUp: 0 })
+    expect((await topUp())?.state).toBe('failed')
+    await sql()`update subaccount_transfers set next_attempt_at = now() where id = ${failed?.id ?? ''}`
+    expect(await runTick()).toMatchObject({ toppedUp: 1 })
+    const done = await topUp()
+    expect(done).toMatchObject({ state: 'done', amount: failed?.amount })
+    expect(done?.nonce).not.toBe(failed?.nonce) // a new signature, the refused one never moved anything
+    const sub = (await exchangeIdOf(r.subaccountRowId)) as string
+    const held = (await exchange.getSubaccount(Number(sub))).collaterals.find((c) => c.asset_name === 'ETH')?.amount
+    expect(await balanceOf(sql(), userSub(userId, sub, 'ETH'), 'ETH')).toBe(toE18(held ?? '0'))
+    expect(toE18(held ?? '0')).toBeGreaterThanOrEqual(ETH(1))
+  })
 
-  it.runIf(protocol === 'v3')(
-    "v3: a creation's new subaccount is searched for among the unrecorded ones, never in the funding subaccount's history",
-    async () => {
-      // the real client, its deposit-history reads noted (the funding subaccount's holds every movement)
-      const read: number[] = []
-      const noting = new Proxy(exchange, {
-        get(target, prop) {
-          if (prop === 'getDepositHistory')
-            return (p: { subaccount_id: number }) => {
-              read.push(p.subaccount_id)
-              return target.getDepositHistory(p)
-            }
-          const v = Reflect.get(target, prop, target)
-          return typeof v === 'function' ? v.bind(target) : v
-        },
-      })
-      const before = new Set((await exchange.getSubaccounts()).subaccount_ids)
-      const tx = await exchange.createSubaccount({ asset_name: 'USDC', amount: '10' })
-      const created = (await exchange.getSubaccounts()).subaccount_ids.find((id) => !before.has(id))
-      expect(await createdSubaccountId({ ...deps, exchange: noting, log: silent }, tx.transaction_id, null)).toBe(
-        created,
-      )
-      expect(read).toContain(created)
-      expect(read).not.toContain(stack.platform.fundingSubaccountId)
-    },
-  )
+  it("a creation's new subaccount is searched for among the unrecorded ones, never in the funding subaccount's history", async () => {
+    // the real client, its deposit-history reads noted (the funding subaccount's holds every movement)
+    const read: number[] = []
+    const noting = new Proxy(exchange, {
+      get(target, prop) {
+        if (prop === 'getDepositHistory')
+          return (p: { subaccount_id: number }) => {
+            read.push(p.subaccount_id)
+            return target.getDepositHistory(p)
+          }
+        const v = Reflect.get(target, prop, target)
+        return typeof v === 'function' ? v.bind(target) : v
+      },
+    })
+    const before = new Set((await exchange.getSubaccounts()).subaccount_ids)
+    const tx = await exchange.createSubaccount({ asset_name: 'USDC', amount: '10' })
+    const created = (await exchange.getSubaccounts()).subaccount_ids.find((id) => !before.has(id))
+    expect(await createdSubaccountId({ ...deps, exchange: noting, log: silent }, tx.transaction_id, null)).toBe(created)
+    expect(read).toContain(created)
+    expect(read).not.toContain(stack.platform.fundingSubaccountId)
+  })
 
   // last: it moves the simulator's clock past the signature's life
   it('stored but never sent, found after its signature expired: the row fails and the reservation is released', async () => {

@@ -5,7 +5,7 @@
  * records nothing, and in `enforce` mode records an adjustment and a stop and stops the subaccount;
  * re-runs deduplicate; a different divergence leaves a second pair; the ops CLI clears the stop;
  * a transfer in flight is not compared; the cycle lock makes a concurrent run skip.
- * The tests run in order on one simulator and its manual clock, once per protocol (PROTOCOLS).
+ * The tests run in order on one simulator and its manual clock.
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -33,7 +33,6 @@ import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
-import { PROTOCOLS } from './fixtures/exchange-stack'
 
 const START = Date.UTC(2026, 0, 5, 0, 30)
 const at = (h: number, m = 0) => Date.UTC(2026, 0, 5, h, m)
@@ -63,13 +62,13 @@ function runCli(
   })
 }
 
-describe.each(PROTOCOLS)('reconciliation against the simulator (%s)', (protocol) => {
+describe('reconciliation against the simulator', () => {
   let stack: AccountingStack
   let c: OpenedSubaccount // a million USDC: an hour of interest (~5.7 USDC) is far above epsilon
   let d: OpenedSubaccount
 
   beforeAll(async () => {
-    stack = await startAccountingStack({ startMs: START, protocol })
+    stack = await startAccountingStack({ startMs: START })
     c = await stack.openSubaccount({ asset: 'ETH', usdc: '1000000' })
     d = await stack.openSubaccount({ asset: 'BTC', usdc: '2500' })
   })
@@ -113,11 +112,11 @@ describe.each(PROTOCOLS)('reconciliation against the simulator (%s)', (protocol)
     const before = await eventCount()
     const s = await enforce()
     expect(s).toMatchObject({ ran: true, subaccounts: 2, clean: 2, observed: 0, stopped: 0, errors: 0 })
-    // v3: the funding subaccount against the platform's exchange funds too, its creations' fees and interest explained
-    expect(s.fundingSubaccount).toBe(protocol === 'v3' ? 'clean' : null)
-    // the ingestion recorded the complete hour (one per subaccount, and the funding subaccount's on v3);
+    // the funding subaccount against the platform's exchange funds too, its creations' fees and interest explained
+    expect(s.fundingSubaccount).toBe('clean')
+    // the ingestion recorded the complete hour (one per subaccount, and the funding subaccount's);
     // the running ones are pending
-    expect(await eventCount()).toBe(before + (protocol === 'v3' ? 3 : 2))
+    expect(await eventCount()).toBe(before + 3)
     expect(await reconcileEvents(c)).toEqual([])
     expect(alerts()).toEqual([])
     expect(await stoppedAt(c)).toBeNull()
@@ -303,141 +302,132 @@ describe.each(PROTOCOLS)('reconciliation against the simulator (%s)', (protocol)
       select type, idempotency_key, payload from ledger_events
       where user_id is null and type = 'reconciliation_adjustment' order by recorded_at`
 
-  it.runIf(protocol === 'v3')(
-    'v3: a funding from the funding subaccount that landed but is not settled yet is in flight, not a divergence',
-    async () => {
-      // the exchange moved 5 USDC to d; the row is accepted, its subaccount_funded not recorded yet
-      const tx = await stack.deps.exchange.deposit({ subaccount_id: d.exchangeId, asset_name: 'USDC', amount: '5' })
-      await sql()`
+  it('a funding from the funding subaccount that landed but is not settled yet is in flight, not a divergence', async () => {
+    // the exchange moved 5 USDC to d; the row is accepted, its subaccount_funded not recorded yet
+    const tx = await stack.deps.exchange.deposit({ subaccount_id: d.exchangeId, asset_name: 'USDC', amount: '5' })
+    await sql()`
         insert into subaccount_transfers (user_id, subaccount_id, kind, state, currency, amount, method, transaction_id)
         values (${d.userId}, ${d.rowId}, 'fund', 'accepted', 'USDC', 5000000, 'deposit', ${tx.transaction_id})`
-      const s = await enforce()
-      expect(s).toMatchObject({ inFlight: 1, errors: 0, fundingSubaccount: 'clean' })
-      expect(await platformEvents()).toEqual([])
-      // settled: the row funded and its event, as the funding tick records them; still clean
-      await sql()`update subaccount_transfers set state = 'funded' where transaction_id = ${tx.transaction_id}`
-      await appendBatch(sql(), [
-        {
-          type: 'deposit_detected',
-          payload: {
-            userId: d.userId,
-            chain: 'base',
-            txHash: `0x${'ab'.repeat(32)}`,
-            logIndex: 0,
-            currency: 'USDC',
-            amount: 5_000_000n,
-          },
-          occurredAt: new Date(stack.sim.control.nowMs()),
+    const s = await enforce()
+    expect(s).toMatchObject({ inFlight: 1, errors: 0, fundingSubaccount: 'clean' })
+    expect(await platformEvents()).toEqual([])
+    // settled: the row funded and its event, as the funding tick records them; still clean
+    await sql()`update subaccount_transfers set state = 'funded' where transaction_id = ${tx.transaction_id}`
+    await appendBatch(sql(), [
+      {
+        type: 'deposit_detected',
+        payload: {
+          userId: d.userId,
+          chain: 'base',
+          txHash: `0x${'ab'.repeat(32)}`,
+          logIndex: 0,
+          currency: 'USDC',
+          amount: 5_000_000n,
         },
-        {
-          type: 'subaccount_funded',
-          payload: {
-            userId: d.userId,
-            subaccountId: d.ledgerId,
-            transactionId: tx.transaction_id,
-            currency: 'USDC',
-            amount: 5_000_000n,
-          },
-          occurredAt: new Date(stack.sim.control.nowMs()),
+        occurredAt: new Date(stack.sim.control.nowMs()),
+      },
+      {
+        type: 'subaccount_funded',
+        payload: {
+          userId: d.userId,
+          subaccountId: d.ledgerId,
+          transactionId: tx.transaction_id,
+          currency: 'USDC',
+          amount: 5_000_000n,
         },
-      ])
-      expect(await enforce()).toMatchObject({ inFlight: 0, errors: 0, fundingSubaccount: 'clean' })
-      expect(await platformEvents()).toEqual([])
-    },
-  )
+        occurredAt: new Date(stack.sim.control.nowMs()),
+      },
+    ])
+    expect(await enforce()).toMatchObject({ inFlight: 0, errors: 0, fundingSubaccount: 'clean' })
+    expect(await platformEvents()).toEqual([])
+  })
 
-  it.runIf(protocol === 'v3')(
-    'v3: a bridge deposit credited at the exchange before its `bridged` is journaled is in flight for an hour, then a divergence until journaled',
-    async () => {
-      const txHash = `0x${'cd'.repeat(32)}`
-      const [outbox] = await sql()<{ id: string }[]>`
+  it('a bridge deposit credited at the exchange before its `bridged` is journaled is in flight for an hour, then a divergence until journaled', async () => {
+    const txHash = `0x${'cd'.repeat(32)}`
+    const [outbox] = await sql()<{ id: string }[]>`
         insert into outbound_txs (chain, purpose, ref_id, step, from_address, to_address, token, amount, nonce, raw_tx,
           tx_hash, state, block_number)
         values ('ethereum', 'bridge', ${randomUUID()}, 1, ${`0x${'11'.repeat(20)}`}, ${`0x${'22'.repeat(20)}`}, 'USDC',
           300000000, 1, '0x', ${txHash}, 'confirmed', 1)
         returning id`
-      stack.sim.control.depositL1({
-        owner: stack.deps.config.exchange.walletAddress,
-        asset: 'USDC',
-        amount: '300',
-        subaccountId: fundingId(),
-      })
-      expect(await observe()).toMatchObject({ fundingSubaccount: 'clean' })
-      // an hour later it is no longer in flight: credited and never journaled
-      await sql()`update outbound_txs set created_at = now() - interval '2 hours' where id = ${outbox?.id ?? ''}`
-      const [gap, ...others] = await findFundingDivergences(
-        stack.deps,
-        fundingId(),
-        { epsilon: '0.01', nowMs: stack.sim.control.nowMs() },
-        silent,
-      )
-      expect(others).toEqual([])
-      expect(gap).toMatchObject({ currency: 'USDC', low: 0n, high: 0n })
-      const off = (gap?.delta ?? 0n) - 300_000_000n
-      expect(off >= -2n && off <= 2n).toBe(true)
-      // the bridge tick journals it: explained
-      await appendBatch(sql(), [
-        {
-          type: 'bridged',
-          payload: {
-            fromChain: 'ethereum',
-            toChain: 'derive',
-            txHash,
-            currency: 'USDC',
-            amount: 300_000_000n,
-            feeAmount: 0n,
-          },
-          occurredAt: new Date(stack.sim.control.nowMs()),
+    stack.sim.control.depositL1({
+      owner: stack.deps.config.exchange.walletAddress,
+      asset: 'USDC',
+      amount: '300',
+      subaccountId: fundingId(),
+    })
+    expect(await observe()).toMatchObject({ fundingSubaccount: 'clean' })
+    // an hour later it is no longer in flight: credited and never journaled
+    await sql()`update outbound_txs set created_at = now() - interval '2 hours' where id = ${outbox?.id ?? ''}`
+    const [gap, ...others] = await findFundingDivergences(
+      stack.deps,
+      fundingId(),
+      { epsilon: '0.01', nowMs: stack.sim.control.nowMs() },
+      silent,
+    )
+    expect(others).toEqual([])
+    expect(gap).toMatchObject({ currency: 'USDC', low: 0n, high: 0n })
+    const off = (gap?.delta ?? 0n) - 300_000_000n
+    expect(off >= -2n && off <= 2n).toBe(true)
+    // the bridge tick journals it: explained
+    await appendBatch(sql(), [
+      {
+        type: 'bridged',
+        payload: {
+          fromChain: 'ethereum',
+          toChain: 'derive',
+          txHash,
+          currency: 'USDC',
+          amount: 300_000_000n,
+          feeAmount: 0n,
         },
-      ])
-      expect(await observe()).toMatchObject({ fundingSubaccount: 'clean' })
-    },
-  )
+        occurredAt: new Date(stack.sim.control.nowMs()),
+      },
+    ])
+    expect(await observe()).toMatchObject({ fundingSubaccount: 'clean' })
+  })
 
-  it.runIf(protocol === 'v3')(
-    "v3: money taken from the funding subaccount behind the service's back alerts, shows in the drift, and enforce adjusts the platform's exchange funds without a stop",
-    async () => {
-      const taken = 250_000_000n // 250 USDC
-      stack.sim.control.setBalance(fundingId(), 'USDC', fromE18((await fundingUsdcE18()) - taken * 10n ** 12n))
-      const alertsBefore = alerts().length
-      const before = await eventCount()
-      const observed = await observe()
-      expect(observed.fundingSubaccount).toBe('observed')
-      expect(alerts()).toHaveLength(alertsBefore + 1)
-      expect(alerts().at(-1)).toContain('funding subaccount diverges (observe mode: nothing recorded)')
-      expect(alerts().at(-1)).toContain(`fundingSubaccount: ${fundingId()}`)
-      expect(await eventCount()).toBe(before)
-      expect(Math.abs(Number((await drift()).USDC) - 250)).toBeLessThanOrEqual(0.000002)
+  it("money taken from the funding subaccount behind the service's back alerts, shows in the drift, and enforce adjusts the platform's exchange funds without a stop", async () => {
+    const taken = 250_000_000n // 250 USDC
+    stack.sim.control.setBalance(fundingId(), 'USDC', fromE18((await fundingUsdcE18()) - taken * 10n ** 12n))
+    const alertsBefore = alerts().length
+    const before = await eventCount()
+    const observed = await observe()
+    expect(observed.fundingSubaccount).toBe('observed')
+    expect(alerts()).toHaveLength(alertsBefore + 1)
+    expect(alerts().at(-1)).toContain('funding subaccount diverges (observe mode: nothing recorded)')
+    expect(alerts().at(-1)).toContain(`fundingSubaccount: ${fundingId()}`)
+    expect(await eventCount()).toBe(before)
+    expect(Math.abs(Number((await drift()).USDC) - 250)).toBeLessThanOrEqual(0.000002)
 
-      const hotBefore = await balanceOf(sql(), platformHot(EXCHANGE_CHAIN), 'USDC')
-      const writtenOffBefore = await balanceOf(sql(), PLATFORM_EXPENSE_RECONCILIATION, 'USDC')
-      const stoppedBefore = await sql()`select id from subaccounts where stopped_at is not null`
-      const bucket = minuteBucket(new Date(stack.sim.control.nowMs()))
-      const enforced = await enforce()
-      expect(enforced).toMatchObject({ fundingSubaccount: 'adjusted', errors: 0 })
-      const [adjustment, ...more] = await platformEvents()
-      expect(more).toEqual([])
-      const delta = BigInt(String(adjustment?.payload.delta))
-      // the amount taken, give or take the half-unit roundings of the funding subaccount's running hours
-      expect(delta + taken).toBeGreaterThanOrEqual(-2n)
-      expect(delta + taken).toBeLessThanOrEqual(2n)
-      expect(adjustment).toEqual({
-        type: 'reconciliation_adjustment',
-        idempotency_key: reconcileAdjustmentKey({
-          subaccountId: String(fundingId()),
-          account: platformHot(EXCHANGE_CHAIN),
-          bucket,
-          delta,
-        }),
-        payload: { subaccountId: String(fundingId()), currency: 'USDC', bucket, delta: String(delta) },
-      })
-      expect(await balanceOf(sql(), platformHot(EXCHANGE_CHAIN), 'USDC')).toBe(hotBefore + delta)
-      expect(await balanceOf(sql(), PLATFORM_EXPENSE_RECONCILIATION, 'USDC')).toBe(writtenOffBefore - delta)
-      expect(alerts().at(-1)).toContain('funding subaccount adjusted (enforce mode)')
-      // no user's subaccount is stopped for the platform's loss
-      expect(await sql()`select id from subaccounts where stopped_at is not null`).toEqual(stoppedBefore)
-      // the journal mirrors the exchange again
-      expect(await enforce()).toMatchObject({ fundingSubaccount: 'clean' })
-    },
-  )
+    const hotBefore = await balanceOf(sql(), platformHot(EXCHANGE_CHAIN), 'USDC')
+    const writtenOffBefore = await balanceOf(sql(), PLATFORM_EXPENSE_RECONCILIATION, 'USDC')
+    const stoppedBefore = await sql()`select id from subaccounts where stopped_at is not null`
+    const bucket = minuteBucket(new Date(stack.sim.control.nowMs()))
+    const enforced = await enforce()
+    expect(enforced).toMatchObject({ fundingSubaccount: 'adjusted', errors: 0 })
+    const [adjustment, ...more] = await platformEvents()
+    expect(more).toEqual([])
+    const delta = BigInt(String(adjustment?.payload.delta))
+    // the amount taken, give or take the half-unit roundings of the funding subaccount's running hours
+    expect(delta + taken).toBeGreaterThanOrEqual(-2n)
+    expect(delta + taken).toBeLessThanOrEqual(2n)
+    expect(adjustment).toEqual({
+      type: 'reconciliation_adjustment',
+      idempotency_key: reconcileAdjustmentKey({
+        subaccountId: String(fundingId()),
+        account: platformHot(EXCHANGE_CHAIN),
+        bucket,
+        delta,
+      }),
+      payload: { subaccountId: String(fundingId()), currency: 'USDC', bucket, delta: String(delta) },
+    })
+    expect(await balanceOf(sql(), platformHot(EXCHANGE_CHAIN), 'USDC')).toBe(hotBefore + delta)
+    expect(await balanceOf(sql(), PLATFORM_EXPENSE_RECONCILIATION, 'USDC')).toBe(writtenOffBefore - delta)
+    expect(alerts().at(-1)).toContain('funding subaccount adjusted (enforce mode)')
+    // no user's subaccount is stopped for the platform's loss
+    expect(await sql()`select id from subaccounts where stopped_at is not null`).toEqual(stoppedBefore)
+    // the journal mirrors the exchange again
+    expect(await enforce()).toMatchObject({ fundingSubaccount: 'clean' })
+  })
 })

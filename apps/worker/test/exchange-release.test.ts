@@ -2,8 +2,8 @@
  * The release tick against the Derive simulator over real HTTP, a real Postgres and Redis: a
  * release waits (saying why) while the subaccount has open positions or orders or the exchange
  * holds less than the journal, then withdraws one leg per currency and records
- * subaccount_released into transit, once per leg. Under both protocols (PROTOCOLS; on v3 a leg is a
- * transfer_spot back to the funding subaccount).
+ * subaccount_released into transit, once per leg (a leg is a transfer_spot back to the funding
+ * subaccount: Derive v3).
  */
 import { randomUUID } from 'node:crypto'
 import { type DeriveClient, type RunningSimulator, toE18 } from '@wh/exchange'
@@ -15,12 +15,12 @@ import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
 import { processOpenReleases, type ReleaseSummary, releaseTick } from '../src/jobs/exchange/release'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, PROTOCOLS, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const ETH_HALF = 5n * 10n ** 17n
 
-describe.each(PROTOCOLS)('release tick against the simulator (%s)', (protocol) => {
+describe('release tick against the simulator', () => {
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let deps: WorkerDeps
@@ -30,7 +30,7 @@ describe.each(PROTOCOLS)('release tick against the simulator (%s)', (protocol) =
   let stack: ExchangeStack
 
   beforeAll(async () => {
-    stack = await startExchangeStack({ protocol, sim: {}, wallet: { USDC: '1000000', ETH: '10' } })
+    stack = await startExchangeStack({ sim: {}, wallet: { USDC: '1000000', ETH: '10' } })
     ;({ sim, ctx, deps } = stack)
     _alerts = stack.alerts
     exchange = deps.exchange

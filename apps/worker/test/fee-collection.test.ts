@@ -4,7 +4,7 @@
  * platform's exchange wallet exactly once (the wallet's balance at the simulator), the fills are
  * marked collected, a re-run sends nothing, reconciliation still agrees; a refused withdrawal
  * releases the fills for a later run; a worker dying after storing the withdrawal sends it once.
- * Under both protocols (PROTOCOLS): on v3 the platform's funds are its funding subaccount's.
+ * The platform's funds are its funding subaccount's (Derive v3).
  */
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
@@ -24,7 +24,6 @@ import {
   creditDeposit,
   type ExchangeStack,
   journalPlatformDeposits,
-  PROTOCOLS,
   silent,
   startExchangeStack,
 } from './fixtures/exchange-stack'
@@ -32,7 +31,7 @@ import {
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
 
-describe.each(PROTOCOLS)('platform fee collection against the simulator (%s)', (protocol) => {
+describe('platform fee collection against the simulator', () => {
   let stack: ExchangeStack
   let sim: RunningSimulator
   let deps: WorkerDeps
@@ -42,7 +41,6 @@ describe.each(PROTOCOLS)('platform fee collection against the simulator (%s)', (
 
   beforeAll(async () => {
     stack = await startExchangeStack({
-      protocol,
       sim: { startMs: START },
       env: { TRADING_PROFILE: 'balanced', PLATFORM_FEE_RATE: '0.1' },
     })
@@ -136,22 +134,20 @@ describe.each(PROTOCOLS)('platform fee collection against the simulator (%s)', (
     expect(wallet() - before).toBe(fees)
     expect(await feeRows(subRow)).toHaveLength(1)
     expect(await reconciled(userId, subRow, exchangeId)).toBe('clean')
-    if (protocol === 'v3') {
-      // the funding subaccount: its opening deposit, the creation and its fee, the funding out and the fees
-      // collected back in are all explained (docs/exchange-v3.md "Accruals and reconciliation on v3")
-      await journalPlatformDeposits(sql(), { USDC: '10000000' }, new Date(sim.control.nowMs()))
-      const fundingId = deps.config.exchange.fundingSubaccountId as number
-      const opts = { epsilon: '0.00001', nowMs: sim.control.nowMs() }
-      expect(await findFundingDivergences({ ...deps, redis }, fundingId, opts, silent)).toEqual([])
-      // and a collection the journal did not know of would not be
-      await sql()`update subaccount_transfers set state = 'failed' where id = ${row?.id ?? ''}`
-      const [gap, ...others] = await findFundingDivergences({ ...deps, redis }, fundingId, opts, silent)
-      expect(others).toEqual([])
-      expect(gap?.currency).toBe('USDC')
-      const off = (gap?.delta ?? 0n) - fees // the running hours' interest, rounded per hour
-      expect(off >= -2n && off <= 2n).toBe(true)
-      await sql()`update subaccount_transfers set state = 'done' where id = ${row?.id ?? ''}`
-    }
+    // the funding subaccount: its opening deposit, the creation and its fee, the funding out and the fees
+    // collected back in are all explained (docs/exchange-v3.md "Accruals and reconciliation on v3")
+    await journalPlatformDeposits(sql(), { USDC: '10000000' }, new Date(sim.control.nowMs()))
+    const fundingId = deps.config.exchange.fundingSubaccountId as number
+    const opts = { epsilon: '0.00001', nowMs: sim.control.nowMs() }
+    expect(await findFundingDivergences({ ...deps, redis }, fundingId, opts, silent)).toEqual([])
+    // and a collection the journal did not know of would not be
+    await sql()`update subaccount_transfers set state = 'failed' where id = ${row?.id ?? ''}`
+    const [gap, ...others] = await findFundingDivergences({ ...deps, redis }, fundingId, opts, silent)
+    expect(others).toEqual([])
+    expect(gap?.currency).toBe('USDC')
+    const off = (gap?.delta ?? 0n) - fees // the running hours' interest, rounded per hour
+    expect(off >= -2n && off <= 2n).toBe(true)
+    await sql()`update subaccount_transfers set state = 'done' where id = ${row?.id ?? ''}`
   })
 
   it('a refused withdrawal fails the row and releases its fills; a later run collects them', async () => {

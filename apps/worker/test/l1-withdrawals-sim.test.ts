@@ -8,7 +8,7 @@
  */
 import {
   attachL1Payer,
-  DeriveV3Client,
+  DeriveClient,
   ExchangeError,
   type L1Payer,
   outboxIdOf,
@@ -46,7 +46,7 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
   let chain: RunningChain
   let sim: RunningSimulator
   let payer: L1Payer
-  let v3: DeriveV3Client
+  let v3: DeriveClient
   let usdc: Address
   let outbox: Address
   let funding: number
@@ -105,7 +105,7 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
       pollMs: 0,
       feeUsd: '1',
     })
-    v3 = new DeriveV3Client({
+    v3 = new DeriveClient({
       wallet: owner,
       sessionKey,
       chainId: L1,

@@ -3,8 +3,7 @@
  * real DeriveClient), a real Postgres and a real Redis: one holder per deployment, throttled
  * updates with per-asset sequence numbers, the latest update cached, candles written in batches,
  * a standby taking over with the sequence continuing, a fenced-out ex-holder, and the options of
- * live positions followed while they are live. Under both protocols (PROTOCOLS): v2's `ticker.*`
- * channels, v3's `ticker_slim.*` through the v3 client.
+ * live positions followed while they are live. Derive v3's `ticker_slim.*` channels, through the v3 client.
  */
 import { randomUUID } from 'node:crypto'
 import { parseInstrumentName, type RunningSimulator, startDeriveSimulator, toE18 } from '@wh/exchange'
@@ -25,7 +24,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { buildWorkerDeps } from '../src/deps'
 import { startWorkerPriceFeed } from '../src/feeds/prices'
 import type { WorkerDeps } from '../src/ticks'
-import { assertProtocol, PROTOCOLS, platformFunds } from './fixtures/exchange-stack'
+import { platformFunds } from './fixtures/exchange-stack'
 
 const silent = process.env.DEBUG_FEED
   ? { info() {}, warn: (o: object, m?: string) => console.warn(m, o) }
@@ -60,7 +59,7 @@ async function listen(url: string, names: MarketNames, asset: string) {
   return { got, close: () => sub.disconnect() }
 }
 
-describe.each(PROTOCOLS)('price feed (worker) against the simulator (%s)', (protocol) => {
+describe('price feed (worker) against the simulator', () => {
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let redis: Redis
@@ -69,15 +68,14 @@ describe.each(PROTOCOLS)('price feed (worker) against the simulator (%s)', (prot
 
   beforeAll(async () => {
     sim = await startDeriveSimulator({ chainId: 901, startMs: START })
-    // v2: `ticker.{name}.{ms}` on /ws; v3: `ticker_slim.{name}.{ms}` on /v3/ws (the worker's client picks)
-    ctx = await integrationContext(platformFunds(sim, protocol, { USDC: '1000' }).env)
+    // `ticker_slim.{name}.{ms}` on /v3/ws
+    ctx = await integrationContext(platformFunds(sim, { USDC: '1000' }).env)
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     deps = buildWorkerDeps(
       ctx.config,
       { sql: ctx.database.sql, redis, log: silent },
       { clock: { now: () => new Date(sim.control.nowMs()) } },
     )
-    assertProtocol(deps.exchange, protocol)
   })
   // one feed at a time on the simulator: each test's feeds end with it
   afterEach(async () => {

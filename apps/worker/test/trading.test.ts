@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
-import { DeriveV3Client, type RunningSimulator } from '@wh/exchange'
+import { DeriveClient, type RunningSimulator } from '@wh/exchange'
 import { balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
 import { cancelPosition, requestPosition, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'
@@ -217,15 +217,14 @@ describe('positions: placing, fills and settlement against the simulator', () =>
     }
   })
 
-  it("on EXCHANGE_PROTOCOL=v3 the placing tick sells the leg through the v3 client and the simulator's v3 layer", async () => {
-    // the worker's own factory, configured for v3: the same account (the owner is the wallet here),
-    // the simulator's /v3 endpoints; the funding here runs on v2 (the funding tests run it on v3 too)
+  it("the placing tick sells the leg through the worker's own deps (buildWorkerDeps)", async () => {
+    // deps built afresh by the worker's own buildWorkerDeps: the same account (the owner is the wallet here),
+    // the simulator's /v3 endpoints
     const v3config = {
       ...stack.ctx.config,
-      exchange: { ...stack.ctx.config.exchange, protocol: 'v3' as const, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl },
+      exchange: { ...stack.ctx.config.exchange, httpUrl: sim.v3HttpUrl, wsUrl: sim.v3WsUrl },
     }
     const v3deps = buildWorkerDeps(v3config, { sql: stack.sql, redis, log: silent }, { clock: deps.clock })
-    expect(v3deps.exchange).toBeInstanceOf(DeriveV3Client)
     const v3place: PlaceDeps = { ...place, exchange: v3deps.exchange }
     sim.control.setPrice('ETH', '3000')
     const userId = await userWith(USDC(10_000))

@@ -184,7 +184,6 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     ctx = await integrationContext({
       RPC_URL_ETHEREUM: chain.rpcUrl,
       EXCHANGE_CHAIN_ID: String(L1_CHAIN_ID),
-      EXCHANGE_PROTOCOL: 'v3',
       EXCHANGE_HTTP_URL: sim.v3HttpUrl,
       EXCHANGE_WS_URL: sim.v3WsUrl,
       EXCHANGE_FUNDING_SUBACCOUNT_ID: String(funding),

@@ -33,7 +33,6 @@ import {
   creditDeposit,
   type ExchangeStack,
   journalPlatformDeposits,
-  PROTOCOLS,
   silent,
   startExchangeStack,
 } from './fixtures/exchange-stack'
@@ -43,7 +42,7 @@ const MIN = 60_000
 const START = Date.UTC(2026, 10, 23, 9, 0, 0) // a Monday, 09:00 UTC
 const E18 = 10n ** 18n
 
-describe.each(PROTOCOLS)('the wheel over several days, with conversions (%s)', (protocol) => {
+describe('the wheel over several days, with conversions', () => {
   let stack: ExchangeStack
   let chain: RunningChain
   let swap: SwapStack
@@ -57,7 +56,6 @@ describe.each(PROTOCOLS)('the wheel over several days, with conversions (%s)', (
   beforeAll(async () => {
     chain = await startChain({ chainId: 8453 })
     stack = await startExchangeStack({
-      protocol,
       sim: { startMs: START },
       wallet: { USDC: '10000000', ETH: '1000' },
       env: {
@@ -185,8 +183,8 @@ describe.each(PROTOCOLS)('the wheel over several days, with conversions (%s)', (
         rec.outcome,
         `wheel ${id} reconciles: ${JSON.stringify(rec, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`,
       ).toBe('clean')
-      // and exactly, to the wei, for the ETH a conversion bought (on v3 the credit is rounded down
-      // to the exchange's 12 decimals, the swap booking the same: creditedAmount)
+      // and exactly, to the wei, for the ETH a conversion bought (the credit is rounded down to the
+      // exchange's 12 decimals, the swap booking the same: creditedAmount)
       const atExchange = sim.engine.subaccounts.get(Number(w?.exchange_id))?.balances.get('ETH') ?? 0n
       const booked = await balanceOf(stack.sql, userSub(w?.user_id as string, w?.exchange_id as string, 'ETH'), 'ETH')
       expect(booked, `wheel ${id}: ETH in the journal and at the exchange`).toBe(atExchange)
@@ -351,14 +349,12 @@ describe.each(PROTOCOLS)('the wheel over several days, with conversions (%s)', (
     await runPlacing(place)
     expect(await count()).toBe(before)
 
-    if (protocol === 'v3') {
-      // the funding subaccount after days of fundings and conversions (bought ETH deposited from it, sold cash
-      // withdrawn into it): everything explained by the journal and the movements, its interest included
-      await journalPlatformDeposits(sql(), { USDC: '10000000', ETH: '1000' }, new Date(sim.control.nowMs()))
-      const fundingId = deps.config.exchange.fundingSubaccountId as number
-      const opts = { epsilon: '0.0001', nowMs: sim.control.nowMs() }
-      expect(await findFundingDivergences({ ...deps, redis: stack.redis }, fundingId, opts, silent)).toEqual([])
-    }
+    // the funding subaccount after days of fundings and conversions (bought ETH deposited from it, sold cash
+    // withdrawn into it): everything explained by the journal and the movements, its interest included
+    await journalPlatformDeposits(sql(), { USDC: '10000000', ETH: '1000' }, new Date(sim.control.nowMs()))
+    const fundingId = deps.config.exchange.fundingSubaccountId as number
+    const opts = { epsilon: '0.0001', nowMs: sim.control.nowMs() }
+    expect(await findFundingDivergences({ ...deps, redis: stack.redis }, fundingId, opts, silent)).toEqual([])
   }, 180_000)
 
   /** New users' wheels with their put sold and the index under its strike inside the lead. */

@@ -17,8 +17,8 @@ export interface ApiConfig {
   readonly tradingProfile: string
   readonly databaseUrl: string
   readonly cacheUrl: string
-  /** the exchange's HTTP API, the protocol it speaks there (public reads); its chain id, under which the local run's one node serves every chain */
-  readonly exchange: { readonly httpUrl: string; readonly chainId: number; readonly protocol: 'v2' | 'v3' }
+  /** the exchange's HTTP API (Derive v3; public reads); its chain id, under which the local run's one node serves every chain */
+  readonly exchange: { readonly httpUrl: string; readonly chainId: number }
   /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
   readonly usdcAddressLocal: `0x${string}` | undefined
   readonly platformFeeRate: string
@@ -70,7 +70,6 @@ export const API_ENV_NAMES = [
   'CACHE_URL',
   'EXCHANGE_HTTP_URL',
   'EXCHANGE_CHAIN_ID',
-  'EXCHANGE_PROTOCOL',
   'USDC_ADDRESS_LOCAL',
   'PLATFORM_FEE_RATE',
   'MAX_FEE_SHARE_BPS',
@@ -124,15 +123,13 @@ export interface Config extends ApiConfig {
     readonly chainRpcUrl: string
     readonly chainId: number
     readonly walletAddress: `0x${string}`
-    /** EXCHANGE_PROTOCOL */
-    readonly protocol: 'v2' | 'v3'
-    /** EXCHANGE_FUNDING_SUBACCOUNT_ID (v3) */
+    /** EXCHANGE_FUNDING_SUBACCOUNT_ID (undefined only in the local run's setup, which opens it) */
     readonly fundingSubaccountId: number | undefined
-    /** EXCHANGE_DEPOSIT_MANAGER_ADDRESS (v3) */
+    /** EXCHANGE_DEPOSIT_MANAGER_ADDRESS (undefined only in the local run's setup, which deploys it) */
     readonly depositManager: `0x${string}` | undefined
-    /** EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS (v3): the L1 contract that pays withdrawals out */
+    /** EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS: the L1 contract that pays withdrawals out */
     readonly withdrawalOutbox: `0x${string}` | undefined
-    /** EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD (v3): a decimal in USD */
+    /** EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD: a decimal in USD */
     readonly subaccountCreationFeeCapUsd: string
   }
   readonly keys: {
@@ -158,7 +155,7 @@ export interface Config extends ApiConfig {
   readonly workerClock: 'system' | 'exchange'
   /** BRIDGE_RETAIN_USDC: USDC kept in each hot wallet, in base units (6 decimals) */
   readonly bridgeRetainUsdcBaseUnits: bigint
-  /** the treasury tick (v3: the Ethereum hot wallet refilled from the funding subaccount), amounts in USDC base units */
+  /** the treasury tick (the Ethereum hot wallet refilled from the funding subaccount), amounts in USDC base units */
   readonly treasury: {
     /** TREASURY_FLOOR_USDC */
     readonly floorUsdcBaseUnits: bigint

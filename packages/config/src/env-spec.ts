@@ -46,12 +46,17 @@ export const ENV_SPEC = {
   TRADING_PROFILE: { schema: str({ pattern: '^[a-z][a-z0-9_-]*$', maxLength: 64 }) },
   DATABASE_URL: { schema: str(), secret: true, check: url('postgres:', 'postgresql:') },
   CACHE_URL: { schema: str(), secret: true, check: url('redis:', 'rediss:') },
+  /**
+   * Derive v3's HTTP base and socket (…/v3, …/v3/ws), the only protocol the service speaks: v2 was retired, and
+   * EXCHANGE_PROTOCOL with anything but `v3` is refused (env.ts RETIRED_ENV; docs/exchange-v3.md)
+   */
   EXCHANGE_HTTP_URL: { schema: str(), check: url('http:', 'https:') },
   EXCHANGE_WS_URL: { schema: str(), check: url('ws:', 'wss:') },
   EXCHANGE_CHAIN_RPC_URL: { schema: str(), check: url('http:', 'https:', 'ws:', 'wss:') },
   MASTER_PRIVATE_KEY: { schema: str(), secret: true, check: privateKey },
   SESSION_PRIVATE_KEY: { schema: str(), secret: true, check: privateKey },
   GAS_WALLET_PRIVATE_KEY: { schema: str(), secret: true, check: privateKey },
+  /** the platform's owner address at Derive (v3: its own address, which owns the funding subaccount) */
   EXCHANGE_WALLET_ADDRESS: { schema: str(), check: address },
   PLATFORM_FEE_RATE: { schema: str({ pattern: DECIMAL }), check: rate },
   /**
@@ -140,30 +145,24 @@ export const ENV_SPEC = {
    */
   WORKER_CLOCK: { schema: Type.Union([Type.Literal('system'), Type.Literal('exchange')]), default: 'system' },
   /**
-   * the Derive API the service speaks: `v3` (default: today's exchange), whose EXCHANGE_HTTP_URL / EXCHANGE_WS_URL
-   * are the v3 base and socket (…/v3, …/v3/ws) and EXCHANGE_WALLET_ADDRESS the owner's own address, or the
-   * legacy `v2` (docs/exchange.md, docs/exchange-v3.md "What the client does on v3")
-   */
-  EXCHANGE_PROTOCOL: { schema: Type.Union([Type.Literal('v2'), Type.Literal('v3')]), default: 'v3' },
-  /**
-   * required with EXCHANGE_PROTOCOL=v3, unused on v2: the platform's own Derive subaccount that holds its exchange
-   * funds (v2's Derive Wallet); fundings leave it, releases and fees return to it (docs/exchange-v3.md "Movements on v3")
+   * required by the worker: the platform's own Derive subaccount that holds its exchange funds; fundings leave it,
+   * releases and fees return to it (docs/exchange-v3.md "Movements on v3")
    */
   EXCHANGE_FUNDING_SUBACCOUNT_ID: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
   /**
-   * required with EXCHANGE_PROTOCOL=v3, unused on v2: Derive's OnchainActionManager on the L1
+   * required by the worker: Derive's OnchainActionManager on the L1
    * (EXCHANGE_CHAIN_ID), through which the bridge tick deposits into the funding subaccount
    * (docs/chains.md "Bridge" → "On Derive v3")
    */
   EXCHANGE_DEPOSIT_MANAGER_ADDRESS: { schema: str(), optional: true, check: address },
   /**
-   * v3 only: Derive's WithdrawalOutbox on the L1 (EXCHANGE_CHAIN_ID), whose `WithdrawalPaid` event the treasury
+   * Derive's WithdrawalOutbox on the L1 (EXCHANGE_CHAIN_ID), whose `WithdrawalPaid` event the treasury
    * tick reads as the payout of its withdrawal; without it the treasury tick does nothing but say so
    * (docs/exchange-v3.md "Money out")
    */
   EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS: { schema: str(), optional: true, check: address },
   /**
-   * v3 only: the most a user's first funding may pay Derive for creating the user's subaccount, in USD (derive-ts:
+   * the most a user's first funding may pay Derive for creating the user's subaccount, in USD (derive-ts:
    * "1 USD standard"). The creation is signed with it as `max_fee_usd` and sends it on top of the amount, the fee
    * taken is journalled as the platform's; a higher fee fails the funding safely; 0 signs no fee, which Derive
    * refuses (docs/exchange-v3.md "Movements on v3")

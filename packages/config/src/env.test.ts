@@ -45,7 +45,7 @@ const VALID: Record<string, string> = {
   RPC_URL_OPTIMISM: 'http://127.0.0.1:8545',
   RPC_URL_BASE: 'http://127.0.0.1:8545',
   RPC_URL_ARBITRUM: 'http://127.0.0.1:8545',
-  // Derive v3 (the default protocol) needs its funding subaccount and L1 deposit manager
+  // Derive v3 (the only protocol): the worker needs its funding subaccount and L1 deposit manager
   EXCHANGE_FUNDING_SUBACCOUNT_ID: '10001',
   EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
 }
@@ -56,7 +56,7 @@ function apiEnv(env: Record<string, string | undefined>): Record<string, string>
   return { ...Object.fromEntries(picked), DEPOSIT_XPUB: depositXpubOf(env.MASTER_MNEMONIC as string) }
 }
 
-/** VALID without the v3-only variables. */
+/** VALID without the funding subaccount and the deposit manager (what the local run's setup creates). */
 const WITHOUT_V3 = Object.fromEntries(
   Object.entries(VALID).filter(
     ([k]) => k !== 'EXCHANGE_FUNDING_SUBACCOUNT_ID' && k !== 'EXCHANGE_DEPOSIT_MANAGER_ADDRESS',
@@ -272,54 +272,66 @@ describe('WORKER_CLOCK (the local run and tests)', () => {
   })
 })
 
-describe('EXCHANGE_PROTOCOL (docs/exchange.md)', () => {
-  it('is v3 by default, for the worker and the API; v2 is the legacy client; anything else is refused', () => {
+describe('Derive v3, the only protocol (docs/exchange-v3.md)', () => {
+  it('reads the funding subaccount and the L1 deposit manager; the API reads neither', () => {
     const manager = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
-    expect(loadConfig(VALID).exchange).toMatchObject({
-      protocol: 'v3',
-      fundingSubaccountId: 10_001,
-      depositManager: manager,
-    })
-    expect(loadApiConfig(apiEnv(VALID)).exchange.protocol).toBe('v3')
-    expect(loadApiConfig(apiEnv({ ...VALID, EXCHANGE_PROTOCOL: 'v2' })).exchange.protocol).toBe('v2')
-    expect(loadConfig({ ...WITHOUT_V3, EXCHANGE_PROTOCOL: 'v2' }).exchange.protocol).toBe('v2')
-    expect(() => loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v4' })).toThrow(/EXCHANGE_PROTOCOL/)
+    expect(loadConfig(VALID).exchange).toMatchObject({ fundingSubaccountId: 10_001, depositManager: manager })
+    expect(loadConfig(VALID).exchange).not.toHaveProperty('protocol')
+    expect(loadApiConfig(apiEnv(VALID)).exchange).toEqual({ httpUrl: VALID.EXCHANGE_HTTP_URL, chainId: 901 })
+    expect(loadApiConfig(apiEnv(WITHOUT_V3)).exchange.httpUrl).toBe(VALID.EXCHANGE_HTTP_URL)
+  })
+
+  it('EXCHANGE_PROTOCOL is retired: v3 (or empty) is accepted and ignored, anything else refused naming why', () => {
+    for (const ok of ['v3', ''])
+      expect(loadConfig({ ...VALID, EXCHANGE_PROTOCOL: ok }).exchange).toEqual(loadConfig(VALID).exchange)
+    expect(loadApiConfig({ ...apiEnv(VALID), EXCHANGE_PROTOCOL: 'v3' }).exchange).toEqual(
+      loadApiConfig(apiEnv(VALID)).exchange,
+    )
+    for (const bad of ['v2', 'V3', 'v4']) {
+      const err = problemsOf({ ...VALID, EXCHANGE_PROTOCOL: bad })
+      expect(err.problems).toEqual([
+        { name: 'EXCHANGE_PROTOCOL', reason: expect.stringMatching(/Derive retired its v2 protocol.*v3 only/) },
+      ])
+      // the API refuses it too, though it reads nothing else of the exchange's movements
+      expect(() => loadApiConfig({ ...apiEnv(VALID), EXCHANGE_PROTOCOL: bad })).toThrow(
+        /EXCHANGE_PROTOCOL: Derive retired its v2 protocol/,
+      )
+    }
+    expect(API_ENV_NAMES as readonly string[]).not.toContain('EXCHANGE_PROTOCOL')
+    expect(ENV_SPEC).not.toHaveProperty('EXCHANGE_PROTOCOL')
   })
 
   it("the local run's setup reads the configuration before it opens the funding subaccount and deploys the manager", () => {
     expect(() => loadConfig(WITHOUT_V3)).toThrow(/EXCHANGE_FUNDING_SUBACCOUNT_ID/)
     expect(loadConfig(WITHOUT_V3, { setup: true }).exchange).toMatchObject({
-      protocol: 'v3',
       fundingSubaccountId: undefined,
       depositManager: undefined,
     })
   })
 
-  it('v3 needs the funding subaccount and the L1 deposit manager (docs/exchange-v3.md); v2 does not read them', () => {
+  it('the worker needs the funding subaccount and the L1 deposit manager, unconditionally', () => {
     const manager = { EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }
-    expect(() => loadConfig({ ...WITHOUT_V3, EXCHANGE_PROTOCOL: 'v3', ...manager })).toThrow(
-      /EXCHANGE_FUNDING_SUBACCOUNT_ID: is required when EXCHANGE_PROTOCOL=v3/,
-    )
-    expect(() => loadConfig({ ...WITHOUT_V3, EXCHANGE_PROTOCOL: 'v3', EXCHANGE_FUNDING_SUBACCOUNT_ID: '7' })).toThrow(
-      /EXCHANGE_DEPOSIT_MANAGER_ADDRESS: is required when EXCHANGE_PROTOCOL=v3/,
-    )
+    expect(problemsOf({ ...WITHOUT_V3, ...manager }).problems).toEqual([
+      { name: 'EXCHANGE_FUNDING_SUBACCOUNT_ID', reason: 'is required but missing' },
+    ])
+    expect(problemsOf({ ...WITHOUT_V3, EXCHANGE_FUNDING_SUBACCOUNT_ID: '7' }).problems).toEqual([
+      { name: 'EXCHANGE_DEPOSIT_MANAGER_ADDRESS', reason: 'is required but missing' },
+    ])
     for (const bad of ['0', '-1', '1.5', 'abc'])
-      expect(() =>
-        loadConfig({ ...VALID, EXCHANGE_PROTOCOL: 'v3', ...manager, EXCHANGE_FUNDING_SUBACCOUNT_ID: bad }),
-      ).toThrow(/EXCHANGE_FUNDING_SUBACCOUNT_ID/)
+      expect(() => loadConfig({ ...VALID, ...manager, EXCHANGE_FUNDING_SUBACCOUNT_ID: bad })).toThrow(
+        /EXCHANGE_FUNDING_SUBACCOUNT_ID/,
+      )
     expect(() =>
-      loadConfig({
-        ...VALID,
-        EXCHANGE_PROTOCOL: 'v3',
-        EXCHANGE_FUNDING_SUBACCOUNT_ID: '7',
-        EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x12',
-      }),
+      loadConfig({ ...VALID, EXCHANGE_FUNDING_SUBACCOUNT_ID: '7', EXCHANGE_DEPOSIT_MANAGER_ADDRESS: '0x12' }),
     ).toThrow(/EXCHANGE_DEPOSIT_MANAGER_ADDRESS/)
-    for (const env of [WITHOUT_V3, VALID])
-      expect(loadConfig({ ...env, EXCHANGE_PROTOCOL: 'v2' }).exchange).toMatchObject({
-        fundingSubaccountId: undefined,
-        depositManager: undefined,
-      })
+  })
+
+  it('the withdrawal outbox stays optional: without it the treasury tick only says so', () => {
+    expect(loadConfig(VALID).exchange.withdrawalOutbox).toBeUndefined()
+    const outbox = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'
+    expect(
+      loadConfig({ ...VALID, EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS: outbox.toLowerCase() }).exchange.withdrawalOutbox,
+    ).toBe(outbox)
   })
 })
 
@@ -421,8 +433,8 @@ describe("the API's configuration (loadApiConfig: no key, no mnemonic)", () => {
     const full = loadConfig(VALID)
     expect(full.depositXpub).toBe(XPUB) // DEPOSIT_XPUB unset: the mnemonic's own
     const apiView = Object.fromEntries(Object.keys(api).map((k) => [k, full[k as keyof typeof full]]))
-    const { httpUrl, chainId, protocol } = full.exchange
-    expect({ ...apiView, exchange: { httpUrl, chainId, protocol } }).toEqual(api)
+    const { httpUrl, chainId } = full.exchange
+    expect({ ...apiView, exchange: { httpUrl, chainId } }).toEqual(api)
   })
 
   it("requires DEPOSIT_XPUB, and the account key m/44'/60'/0' as a public key only", () => {

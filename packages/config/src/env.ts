@@ -60,12 +60,33 @@ const SET_UP_LOCALLY: ReadonlySet<EnvName> = new Set([
 ])
 
 /**
+ * Variables the service no longer reads, with the values still harmless: any other value is refused, naming why,
+ * so nobody runs a deployment believing it does what the variable once asked for.
+ */
+const RETIRED_ENV: Readonly<Record<string, { readonly harmless: readonly string[]; readonly reason: string }>> = {
+  EXCHANGE_PROTOCOL: {
+    harmless: ['v3'],
+    reason:
+      'Derive retired its v2 protocol and the service speaks v3 only: unset EXCHANGE_PROTOCOL (README "Configuration")',
+  },
+}
+
+/** A problem for each retired variable `env` sets to anything but a harmless value (its name, never the value). */
+function retiredProblems(env: Readonly<Record<string, string | undefined>>, problems: Problem[]): void {
+  for (const [name, r] of Object.entries(RETIRED_ENV)) {
+    const value = env[name]
+    if (value !== undefined && value !== '' && !r.harmless.includes(value)) problems.push({ name, reason: r.reason })
+  }
+}
+
+/**
  * Reads and checks the environment. `setup`: for the local run's setup scripts, which read it
  * before they open the funding subaccount and deploy the deposit manager (scripts/dev.ts).
  * @example const config = loadConfig(process.env)
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, o: { setup?: boolean } = {}): Config {
   const problems: Problem[] = []
+  retiredProblems(env, problems)
   const v = readVars(env, Object.keys(ENV_SPEC) as EnvName[], problems)
   crossCheck(v, problems, o.setup ? new Set([...ENV_NAMES].filter((n) => !SET_UP_LOCALLY.has(n))) : ENV_NAMES)
   // the worker's own deposit account; DEPOSIT_XPUB, when set, must be it: a different one would make
@@ -141,6 +162,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, o:
  */
 export function loadApiConfig(env: Readonly<Record<string, string | undefined>>): ApiConfig {
   const problems: Problem[] = []
+  retiredProblems(env, problems)
   const v = readVars(env, API_ENV_NAMES, problems, new Set<EnvName>(['DEPOSIT_XPUB']))
   crossCheck(v, problems, new Set(API_ENV_NAMES))
   if (v.NODE_ENV === 'production')
@@ -214,10 +236,10 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
   if (v.WITHDRAWAL_MIN_USD && v.WITHDRAWAL_MAX_USD && compareDecimal(v.WITHDRAWAL_MIN_USD, v.WITHDRAWAL_MAX_USD) > 0) {
     problems.push({ name: 'WITHDRAWAL_MIN_USD', reason: 'must not exceed WITHDRAWAL_MAX_USD' })
   }
-  // the worker's movements need them; the API (which reads neither) only reads the public wire
+  // the worker's movements need them (the local run's setup creates them); the API, which reads neither, only
+  // reads the public wire
   for (const name of ['EXCHANGE_FUNDING_SUBACCOUNT_ID', 'EXCHANGE_DEPOSIT_MANAGER_ADDRESS'] as const)
-    if (v.EXCHANGE_PROTOCOL === 'v3' && read.has(name) && v[name] === undefined)
-      problems.push({ name, reason: 'is required when EXCHANGE_PROTOCOL=v3' })
+    if (read.has(name) && v[name] === undefined) problems.push({ name, reason: 'is required but missing' })
   if ((v.ALERT_BOT_TOKEN === undefined) !== (v.ALERT_CHAT_ID === undefined)) {
     // spec 6.2: alerts need both; one alone is almost certainly a mistake, but not fatal
   }
@@ -237,22 +259,20 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
   }
 }
 
-/** EXCHANGE_*: the exchange client's and the v3 money path's settings (v2 reads none of v3's own). */
+/** EXCHANGE_*: the exchange client's and the money path's settings (Derive v3). */
 function exchangePart(v: Partial<Record<EnvName, string>>): Config['exchange'] {
   const s = (n: EnvName) => v[n] as string
-  const v3 = v.EXCHANGE_PROTOCOL === 'v3'
   return {
     httpUrl: s('EXCHANGE_HTTP_URL'),
     wsUrl: s('EXCHANGE_WS_URL'),
     chainRpcUrl: s('EXCHANGE_CHAIN_RPC_URL'),
     chainId: Number(s('EXCHANGE_CHAIN_ID')),
     walletAddress: getAddress(s('EXCHANGE_WALLET_ADDRESS')),
-    protocol: s('EXCHANGE_PROTOCOL') as Config['exchange']['protocol'],
-    fundingSubaccountId: v3 && v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
-    depositManager:
-      v3 && v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
-    withdrawalOutbox:
-      v3 && v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS ? getAddress(v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS) : undefined,
+    fundingSubaccountId: v.EXCHANGE_FUNDING_SUBACCOUNT_ID ? Number(v.EXCHANGE_FUNDING_SUBACCOUNT_ID) : undefined,
+    depositManager: v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS ? getAddress(v.EXCHANGE_DEPOSIT_MANAGER_ADDRESS) : undefined,
+    withdrawalOutbox: v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS
+      ? getAddress(v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS)
+      : undefined,
     subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
   }
 }
@@ -268,11 +288,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     tradingProfile: s('TRADING_PROFILE'),
     databaseUrl: s('DATABASE_URL'),
     cacheUrl: s('CACHE_URL'),
-    exchange: {
-      httpUrl: s('EXCHANGE_HTTP_URL'),
-      chainId: Number(s('EXCHANGE_CHAIN_ID')),
-      protocol: s('EXCHANGE_PROTOCOL') as ApiConfig['exchange']['protocol'],
-    },
+    exchange: { httpUrl: s('EXCHANGE_HTTP_URL'), chainId: Number(s('EXCHANGE_CHAIN_ID')) },
     usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
     platformFeeRate: s('PLATFORM_FEE_RATE'),
     feeShare: { maxBps: Number(s('MAX_FEE_SHARE_BPS')), policy: s('FEE_SHARE_POLICY') as FeeSharePolicy },

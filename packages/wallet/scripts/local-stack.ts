@@ -7,12 +7,11 @@
  *    LOCAL_MINT_USDC to play deposits with;
  * 2. the simulator learns EXCHANGE_WALLET_ADDRESS with SESSION_PRIVATE_KEY's address as a session
  *    key, so the worker's Derive client is accepted (the simulator keeps no state across restarts,
- *    so this runs on every start).
+ *    so this runs on every start);
+ * 3. Derive v3's money in and out (local-v3.ts): the OnchainActionManager and WithdrawalOutbox stand-ins,
+ *    the simulator watching them, and the platform's funding subaccount opened by a first deposit.
  *
- * 3. with `--v3` (every run but a --v2 one), Derive v3's money in and out (local-v3.ts): the OnchainActionManager stand-in, the
- *    simulator watching it, and the platform's funding subaccount opened by a first deposit.
- *
- * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey, v3? } (addresses and
+ * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey, v3 } (addresses and
  * ids only, never a key).
  */
 import { loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
@@ -60,18 +59,16 @@ const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl
 })
 if (!res.ok) throw new Error(`the simulator refused register_wallet (${res.status})`)
 
-const v3 = process.argv.includes('--v3')
-  ? await setUpLocalV3({
-      walletClient,
-      publicClient,
-      rpcUrl: config.rpcUrls.ethereum,
-      simulatorUrl: config.exchange.httpUrl,
-      usdc: usdcAddress,
-      owner: config.exchange.walletAddress,
-      // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
-      hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
-    })
-  : undefined
+const v3 = await setUpLocalV3({
+  walletClient,
+  publicClient,
+  rpcUrl: config.rpcUrls.ethereum,
+  simulatorUrl: config.exchange.httpUrl,
+  usdc: usdcAddress,
+  owner: config.exchange.walletAddress,
+  // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
+  hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
+})
 
 process.stdout.write(
   `${JSON.stringify({ usdcAddress, deployed, exchangeWallet: config.exchange.walletAddress, sessionKey, v3 })}\n`,

@@ -1,5 +1,5 @@
 /**
- * The local run's Derive v3 money in and out (`bash scripts/dev.sh`, the default protocol; docs/exchange-v3.md "Money in",
+ * The local run's Derive v3 money in and out (`bash scripts/dev.sh`; docs/exchange-v3.md "Money in",
  * "Money out"): on the local node, the OnchainActionManager stand-in mapping USDC's protocol asset to
  * TestUSDC; the simulator told to watch it (POST /_sim/watch_l1); the platform's funding subaccount
  * opened by a first `depositToNewSubaccount` of 1 USDC from dev account 0 for EXCHANGE_WALLET_ADDRESS;

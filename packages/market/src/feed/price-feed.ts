@@ -5,8 +5,8 @@
  * - follows the perps' tickers (index and mark), the ATM call and put of the nearest expiries
  *   (instruments.ts), re-selected every `optionsRefreshMs`, and the options of live positions
  *   (in-use.ts), re-read every `inUseRefreshMs`: an instrument no longer used is unsubscribed.
- *   The client subscribes its protocol's channel (`DeriveClient.subscribeTicker`: v2's
- *   `ticker.<name>.<ms>`, v3's `ticker_slim.<name>.<ms>`) and hands over v2's ticker shape;
+ *   The client subscribes Derive v3's channel (`DeriveClient.subscribeTicker`: `ticker_slim.<name>.<ms>`)
+ *   and hands over the ticker shape the feed reads;
  * - folds every index tick into candles and writes the touched candles every `candleFlushMs`
  *   in one upsert (candle-store.ts), never one write per tick;
  * - publishes at most one update per asset per `publishThrottleMs` (the latest state, so nothing
@@ -253,7 +253,7 @@ class FeedSession {
     this.#timers.push(t)
   }
 
-  /** Subscribes the instrument's ticker channel once (the client names it for its protocol). */
+  /** Subscribes the instrument's ticker channel once (the client names it). */
   async #follow(state: AssetState, instrument: string): Promise<void> {
     if (this.#unsubscribe.has(instrument) || !this.#ws) return
     const off = await this.#opts.exchange.subscribeTicker(this.#ws, instrument, this.#tuning.tickerIntervalMs, (u) =>

@@ -1,6 +1,6 @@
 /**
- * The two legs of a deposit into a contract that pulls an ERC-20 (the Socket vault of the v2
- * route, the OnchainActionManager of v3): an `approve` of the contract when the allowance is short
+ * The two legs of a deposit into a contract that pulls an ERC-20 (Derive v3's L1
+ * OnchainActionManager): an `approve` of the contract when the allowance is short
  * (step 0), then the contract call (step 1), both through the crash-safe outbox under one
  * transfer's purpose and refId. The call once signed is the answer for good; before it, an approve
  * signed for the transfer is always finished first (left unbroadcast, its nonce would hold back

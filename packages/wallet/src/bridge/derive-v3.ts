@@ -3,7 +3,7 @@
  * Wallet. The platform's hot wallet on Ethereum L1 deposits USDC into the platform's funding
  * subaccount at the exchange by calling the L1 OnchainActionManager:
  * `deposit(asset, amount, subaccountId, fallbackRecipient)`, after an ERC-20 approve of the manager
- * when the allowance is short (bridge/approve-call.ts: the same two crash-safe legs as the v2 vault).
+ * when the allowance is short (bridge/approve-call.ts: two crash-safe legs).
  * `asset` is USDC's protocol asset (the spot asset `public/get_currency` names), `amount` is in
  * USDC's own 6 decimals, the fallback recipient is the platform's owner address (a deposit the
  * exchange cannot apply lands in the owner's fallback subaccount, never elsewhere).

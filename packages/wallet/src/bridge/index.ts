@@ -6,5 +6,4 @@ export {
   V3_APPROVE_AT_LEAST_BASE_UNITS,
   WITHDRAWAL_PAID_EVENT,
 } from './derive-v3'
-export { LocalBridgeAdapter, type LocalBridgeOptions, SIM_CONTROL_TIMEOUT_MS } from './local'
 export * from './types'

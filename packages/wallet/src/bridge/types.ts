@@ -1,9 +1,9 @@
 /**
  * The bridge (docs/ledger.md "The money path" step 3, event `bridged`): platform funds swept into a deposit chain's hot
  * wallet cross to the platform's wallet on the exchange chain (EXCHANGE_WALLET_ADDRESS on
- * EXCHANGE_CHAIN_ID). How they cross is an adapter's business: the local adapter (tests and the
- * local run) and the live one (Derive's deposit bridge) sit behind this interface, so the bridge
- * tick and the journal do not change with the route. docs/chains.md "Bridge".
+ * EXCHANGE_CHAIN_ID). How they cross is an adapter's business (today Derive v3's L1 deposit into the
+ * funding subaccount, derive-v3.ts; locally against its stand-in): it sits behind this interface, so
+ * the bridge tick and the journal do not change with the route. docs/chains.md "Bridge".
  */
 import { AppError } from '@wh/core'
 import type { LocalAccount } from 'viem'
@@ -54,7 +54,7 @@ export type BridgeStatus =
     }
 
 export interface BridgeAdapter {
-  /** for logs and alerts: 'local', 'derive-v3-l1', … */
+  /** for logs and alerts: 'derive-v3-l1', … */
   readonly name: string
   /** the destination in the journal: EXCHANGE_CHAIN_NAME */
   readonly toChain: string
@@ -73,35 +73,5 @@ export interface BridgeAdapter {
 export class BridgeUnavailableError extends AppError {
   constructor(message: string, details: Record<string, unknown> = {}) {
     super({ code: 'BRIDGE_UNAVAILABLE', statusCode: 503, message, details })
-  }
-}
-
-/** The bridge quotes a message fee above the adapter's bound: refuse rather than overpay. */
-export class BridgeFeeTooHighError extends AppError {
-  constructor(details: { fromChain: string; quotedWei: bigint; maxWei: bigint }) {
-    super({
-      code: 'BRIDGE_FEE_TOO_HIGH',
-      statusCode: 503,
-      retryable: true,
-      message: 'the bridge quotes a message fee above the bound; waiting for fees to come down',
-      details: { ...details, quotedWei: details.quotedWei.toString(), maxWei: details.maxWei.toString() },
-    })
-  }
-}
-
-/** The bridge's rate limit for this connector does not cover the amount now (it refills over time). */
-export class BridgeLimitError extends AppError {
-  constructor(details: { fromChain: string; amountBaseUnits: bigint; limitBaseUnits: bigint }) {
-    super({
-      code: 'BRIDGE_LIMIT',
-      statusCode: 503,
-      retryable: true,
-      message: "the amount is above the bridge's current deposit limit",
-      details: {
-        ...details,
-        amountBaseUnits: details.amountBaseUnits.toString(),
-        limitBaseUnits: details.limitBaseUnits.toString(),
-      },
-    })
   }
 }

@@ -46,7 +46,7 @@ export interface PositionRoutesOptions {
   /** the active TRADING_PROFILE: a wheel's default settings and their bounds (docs/trading.md "Wheel settings") */
   profile: TradingProfile
   clock?: Clock
-  /** EXCHANGE_HTTP_URL and EXCHANGE_PROTOCOL: buy-back quotes read the instrument's ticker there (public, no keys) */
+  /** EXCHANGE_HTTP_URL: buy-back quotes read the instrument's ticker there (public, no keys) */
   exchange?: PublicExchange
   /** overrides the price source of buy-back quotes (default: the exchange's ticker) */
   prices?: PriceReader

@@ -1,6 +1,6 @@
 /**
  * Where a buy-back quote's price comes from (docs/trading.md "Buying a leg back"): the exchange's
- * public ticker of the leg's instrument (@wh/exchange `publicReader`, either protocol), read over HTTP without keys, as the health route's
+ * public ticker of the leg's instrument (@wh/exchange `publicReader`, Derive v3), read over HTTP without keys, as the health route's
  * `get_time` probe does. The API holds no DeriveClient (it never signs), and the price feed in Redis
  * (@wh/market) follows only the perps and the at-the-money options of two expiries, not the
  * instrument a leg was sold on. One attempt, a short deadline: on any trouble closePosition
@@ -20,7 +20,7 @@ export function exchangeTickerPrices(exchange: PublicExchange, timeoutMs = QUOTE
     timeoutMs,
     retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
   })
-  const reader = publicReader(exchange.protocol, transport)
+  const reader = publicReader(transport)
   const price = (v: string | null | undefined) => {
     if (!v) return 0n
     const e18 = toE18(v)

@@ -1,6 +1,6 @@
 /**
  * The option chain a quote is made from (docs/trading.md "Economics"): the exchange's PUBLIC
- * instruments and tickers (@wh/exchange `publicReader`, either protocol), read over HTTP without keys as the buy-back quote does
+ * instruments and tickers (@wh/exchange `publicReader`, Derive v3), read over HTTP without keys as the buy-back quote does
  * (apps/api/src/routes/positions/prices.ts): the API holds no DeriveClient and never signs. Only
  * the expiry the placing tick would pick is read, one ticker per strike of the side, at most
  * TICKER_CONCURRENCY at once. Answers are reused for CHAIN_CACHE_MS (instruments for
@@ -9,15 +9,7 @@
  * hammered and a passing hiccup is forgotten soon.
  */
 import { mapLimit } from '@wh/core'
-import {
-  DERIVE_FEE_SCHEDULE,
-  type ExchangeProtocol,
-  HttpTransport,
-  type Instrument,
-  publicReader,
-  type Ticker,
-  toE18,
-} from '@wh/exchange'
+import { DERIVE_FEE_SCHEDULE, HttpTransport, type Instrument, publicReader, type Ticker, toE18 } from '@wh/exchange'
 import { type ChainOption, chooseExpiry, type OptionFeeSchedule, optionQuoteOf, type TradingProfile } from '@wh/trading'
 
 export const CHAIN_TIMEOUT_MS = 2_000
@@ -63,10 +55,9 @@ function cached<T>(map: Map<string, Cached<T>>, key: string, ttlMs: number, nowM
   return entry.value
 }
 
-/** Where the API reads the exchange's public data: EXCHANGE_HTTP_URL, spoken in EXCHANGE_PROTOCOL. */
+/** Where the API reads the exchange's public data: EXCHANGE_HTTP_URL (Derive v3, the only protocol). */
 export interface PublicExchange {
   readonly httpUrl: string
-  readonly protocol: ExchangeProtocol
 }
 
 /** The exchange's option chain, as the placing tick would read it for `profile`. */
@@ -85,7 +76,7 @@ export function exchangeOptionChain(
   const wall = o.wallClock ?? Date.now
   const instruments = new Map<string, Cached<Instrument[]>>()
   const tickers = new Map<string, Cached<Ticker>>()
-  const reader = publicReader(exchange.protocol, transport)
+  const reader = publicReader(transport)
   return async (asset, side, nowMs) => {
     const all = await cached(instruments, asset, Math.min(cacheMs * 12, INSTRUMENTS_CACHE_MS), wall(), () =>
       reader.getInstruments({ currency: asset, instrument_type: 'option' }),

@@ -21,13 +21,10 @@ import { appendBatch, type EventInput, ownTxKey } from '@wh/ledger'
 import {
   type BridgeAdapter,
   type BridgeTransfer,
-  BridgeUnavailableError,
   CHAIN_NAMES,
   type ChainName,
   DeriveV3DepositAdapter,
-  EXCHANGE_CHAIN_NAME,
   isWatchedChain,
-  LocalBridgeAdapter,
   type OutboundRecord,
   type OutboxDeps,
   testUsdcAbi,
@@ -222,7 +219,7 @@ export async function runBridge(
   const now = deps.clock.now()
   const gas = feeOf(status.record)
   const gasCurrency = nativeSymbol(deps, chain)
-  // earlier legs of the transfer (the live adapter's approve): their gas, each its only event (slot 0)
+  // earlier legs of the transfer (the v3 adapter's approve): their gas, each its only event (slot 0)
   const earlierGas: EventInput[] = (status.earlierLegs ?? [])
     .filter((leg) => leg.txHash !== txHash && feeOf(leg) > 0n)
     .map((leg) => ({
@@ -272,31 +269,8 @@ export async function runBridge(
 const adapters = new WeakMap<object, BridgeAdapter>()
 
 /**
- * Derive v2 outside the local run: Derive retired v2, and its route (Socket vaults to the Derive Chain)
- * went with it (docs/chains.md "Bridge"), so nothing is sent: every run refuses, naming why.
- */
-const RETIRED_V2: BridgeAdapter = {
-  name: 'derive-v2-retired',
-  toChain: EXCHANGE_CHAIN_NAME,
-  assertReady(fromChain) {
-    throw new BridgeUnavailableError(
-      'Derive v2 has no live bridge: the exchange moved to v3 (EXCHANGE_PROTOCOL=v3, docs/chains.md "Bridge")',
-      { fromChain },
-    )
-  },
-  send: async () => {
-    throw new BridgeUnavailableError('Derive v2 has no live bridge')
-  },
-  status: async () => {
-    throw new BridgeUnavailableError('Derive v2 has no live bridge')
-  },
-}
-
-/**
- * The adapter of this deployment, built once per process: on Derive v3 (EXCHANGE_PROTOCOL=v3) the
- * L1 deposit through the OnchainActionManager into the funding subaccount, locally against its
- * stand-in; on the legacy v2 the local one when the config names a local USDC deployment
- * (USDC_ADDRESS_LOCAL: the local run and tests, where the simulator is the exchange), else none.
+ * The adapter of this deployment, built once per process: Derive v3's L1 deposit through the
+ * OnchainActionManager into the funding subaccount (locally, against its stand-in).
  */
 export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']): BridgeAdapter {
   const cached = hooks ? undefined : adapters.get(deps)
@@ -308,35 +282,25 @@ export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']):
 
 function newAdapter(deps: BridgeDeps, outbox: OutboxDeps): BridgeAdapter {
   const x = deps.config.exchange
-  if (x.protocol === 'v3') {
-    let asset: Promise<Address> | undefined
-    return new DeriveV3DepositAdapter({
-      outbox,
-      manager: x.depositManager as Address,
-      // USDC's protocol asset, read once from the exchange (a failed read is read again next time)
-      usdcAsset: () => {
-        asset ??= deps.exchange.getCurrency('USDC').then(
-          (c) => getAddress(c.protocol_asset_addresses.spot as string),
-          (err: unknown) => {
-            asset = undefined
-            throw err
-          },
-        )
-        return asset
-      },
-      fundingSubaccountId: BigInt(x.fundingSubaccountId ?? 0),
-      owner: x.walletAddress,
-      exchangeChainId: x.chainId,
-    })
-  }
-  if (deps.config.usdcAddressLocal !== undefined)
-    return new LocalBridgeAdapter({
-      outbox,
-      exchangeWallet: x.walletAddress,
-      simulatorUrl: x.httpUrl,
-      claimCredit: async (key) => (await deps.redis.set(key, '1', 'NX')) === 'OK',
-    })
-  return RETIRED_V2
+  let asset: Promise<Address> | undefined
+  return new DeriveV3DepositAdapter({
+    outbox,
+    manager: x.depositManager as Address,
+    // USDC's protocol asset, read once from the exchange (a failed read is read again next time)
+    usdcAsset: () => {
+      asset ??= deps.exchange.getCurrency('USDC').then(
+        (c) => getAddress(c.protocol_asset_addresses.spot as string),
+        (err: unknown) => {
+          asset = undefined
+          throw err
+        },
+      )
+      return asset
+    },
+    fundingSubaccountId: BigInt(x.fundingSubaccountId ?? 0),
+    owner: x.walletAddress,
+    exchangeChainId: x.chainId,
+  })
 }
 
 async function bridgeTick(chain: ChainName, ctx: TickContext) {

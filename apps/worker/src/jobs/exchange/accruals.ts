@@ -91,7 +91,7 @@ interface Histories {
   readonly funding: AccrualEntry[]
 }
 
-/** Derive's funding history is paged; read through the typed method, which each protocol's client adapts. */
+/** Derive's funding history is paged; read through the typed method, which the client adapts. */
 async function fundingHistory(
   exchange: DeriveClient,
   subaccountId: number,
@@ -228,9 +228,9 @@ export async function ingestAccruals(
   }
 }
 
-/** The platform's funding subaccount on Derive v3 (EXCHANGE_FUNDING_SUBACCOUNT_ID); v2 has none. */
+/** The platform's funding subaccount on Derive (EXCHANGE_FUNDING_SUBACCOUNT_ID). */
 export function fundingSubaccountOf(config: AccountingDeps['config']): number | undefined {
-  return config.exchange.protocol === 'v3' ? config.exchange.fundingSubaccountId : undefined
+  return config.exchange.fundingSubaccountId
 }
 
 /** Where the funding subaccount's accrual cursor lives (it has no `subaccounts` row to hold `accrued_to_ms`). */
@@ -277,7 +277,7 @@ export interface AccrualsSummary {
   errors: number
   /** left for the next tick (the time budget ran out) */
   deferred: number
-  /** the platform's funding subaccount (v3; null on v2): events appended, late buckets, or an error */
+  /** the platform's funding subaccount (null: none configured): events appended, late buckets, or an error */
   fundingSubaccount: { recorded: number; late: number; error: boolean } | null
 }
 

@@ -312,11 +312,11 @@ export interface ReconcileSummary {
   errors: number
   /** left for the next tick (the time budget ran out) */
   deferred: number
-  /** the platform's funding subaccount (v3; null on v2): reconcile-funding.ts */
+  /** the platform's funding subaccount (null: none configured): reconcile-funding.ts */
   fundingSubaccount: FundingReconcileResult['outcome'] | 'error' | null
 }
 
-/** The funding subaccount's step of a run (v3): its outcome, its divergences added to the run's drift. */
+/** The funding subaccount's step of a run: its outcome, its divergences added to the run's drift. */
 async function reconcileFunding(
   deps: AccountingDeps,
   opts: { mode: ReconcileMode; epsilon: string; at: Date },

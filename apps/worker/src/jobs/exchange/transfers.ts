@@ -11,7 +11,6 @@ import { errorMessage, fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   type DeriveClient,
-  DeriveV3Client,
   ExchangeError,
   ExchangeInsufficientMarginError,
   RPC,
@@ -228,7 +227,7 @@ async function unrecordedSubaccounts(deps: TransferDeps): Promise<number[]> {
         where exchange_id = any(${subaccount_ids.map(String)}::bigint[])`
     ).map((r) => Number(r.exchange_id)),
   )
-  const funding = deps.exchange instanceof DeriveV3Client ? deps.exchange.fundingSubaccountId : undefined
+  const funding = deps.exchange.fundingSubaccountId
   return subaccount_ids.filter((id) => !known.has(id) && id !== funding)
 }
 
@@ -284,7 +283,7 @@ export interface CreationFee {
  * cap (`max_fee_usd`) and sends the cap on top of the row's amount. `feeAmount` is what the exchange took (the
  * sender's transfer row, read back), `feeExcess` the rest of what was sent on top, left in the user's subaccount,
  * `shortfall` what it took beyond that (a non-USD asset whose price fell between signing and settling).
- * Undefined for a movement signed without a cap (v2, deposits). Throws while the fee cannot be read (retried).
+ * Undefined for a movement signed without a cap (a row from the v2 days, deposits). Throws while the fee cannot be read (retried).
  */
 export async function creationFeeOf(
   deps: TransferDeps,

@@ -5,8 +5,7 @@
  *
  * The exchange wallet is read where it lives: on the exchange's own chain (EXCHANGE_CHAIN_RPC_URL,
  * each currency's ERC-20 there, `balanceOf` the wallet); in the local run, where the Derive
- * simulator stands in for that chain, from the simulator (the same stand-in the local bridge
- * credits).
+ * simulator stands in for that chain, from the simulator.
  */
 import { LOCK_TTL_MS } from '@wh/config'
 import { withLock } from '@wh/jobs'

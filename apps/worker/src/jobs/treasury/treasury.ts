@@ -17,7 +17,7 @@
  * that closes the row.
  */
 import { fromBaseUnits, minBigint, toBaseUnits } from '@wh/core'
-import { DeriveV3Client, ExchangeError, RPC } from '@wh/exchange'
+import { type DeriveClient, ExchangeError, RPC } from '@wh/exchange'
 import { appendBatch } from '@wh/ledger'
 import { type ChainName, EXCHANGE_CHAIN_NAME } from '@wh/wallet'
 import { type Address, getAddress, type Hex } from 'viem'
@@ -65,7 +65,7 @@ export type TreasuryRunResult =
     }
 
 interface V3Setup {
-  readonly client: DeriveV3Client
+  readonly client: DeriveClient
   readonly outbox: Address
   readonly funding: number
   readonly hot: Address
@@ -73,8 +73,6 @@ interface V3Setup {
 
 function v3Setup(deps: TreasuryDeps): V3Setup | { reason: string } {
   const x = deps.config.exchange
-  if (x.protocol !== 'v3') return { reason: 'EXCHANGE_PROTOCOL is not v3: the legacy v2 has no way back to L1 here' }
-  if (!(deps.exchange instanceof DeriveV3Client)) return { reason: 'the exchange client is not the v3 client' }
   if (!x.withdrawalOutbox) return { reason: 'EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS is not set' }
   if (!x.fundingSubaccountId) return { reason: 'EXCHANGE_FUNDING_SUBACCOUNT_ID is not set' }
   return {
