@@ -20,6 +20,12 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { compileTestWithdrawalOutbox } from '../../scripts/solc'
+import {
+  WITHDRAWAL_DIVERTED_EVENT,
+  WITHDRAWAL_ENQUEUED_EVENT,
+  WITHDRAWAL_PAID_EVENT,
+  WITHDRAWAL_SKIPPED_EVENT,
+} from '../bridge/derive-v3'
 import { deployTestOnchainActionManager, deployTestUsdc, deployTestWithdrawalOutbox } from './deploy'
 import { testUsdcAbi } from './test-usdc'
 import {
@@ -95,6 +101,20 @@ describe('the committed TestWithdrawalOutbox artifact', () => {
         ).toEqual((e as AbiEvent).inputs.map((i) => [i.name, i.type, i.indexed]))
     }
   })
+})
+
+describe("the outbox events the treasury reads (bridge/derive-v3.ts) are Derive's published ones", () => {
+  it.each([WITHDRAWAL_PAID_EVENT, WITHDRAWAL_ENQUEUED_EVENT, WITHDRAWAL_DIVERTED_EVENT, WITHDRAWAL_SKIPPED_EVENT])(
+    '$name: same selector, fields and indexed fields',
+    (event) => {
+      const published = PUBLISHED.find((x) => x.type === 'event' && x.name === event.name) as AbiEvent
+      expect(published).toBeDefined()
+      expect(toEventSelector(event as AbiEvent)).toBe(toEventSelector(published))
+      expect(event.inputs.map((i) => [i.name, i.type, i.indexed])).toEqual(
+        published.inputs.map((i) => [i.name, i.type, i.indexed]),
+      )
+    },
+  )
 })
 
 describe('the stand-in outbox on anvil: the per-recipient throttle and its queue', () => {
