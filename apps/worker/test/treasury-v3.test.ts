@@ -54,6 +54,7 @@ import {
   runTreasury,
   shortfallOf,
   TREASURY_TICK_NAME,
+  type TreasuryRunResult,
   treasuryTick,
 } from '../src/jobs/treasury/treasury'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
@@ -360,8 +361,8 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
         functionName: 'queueLength',
         args: [hot(), usdcAsset],
       })
-    const progress = (r: { reason?: string }) => {
-      const m = /: (\d+) paid, (\d+) queued$/.exec(r.reason ?? '')
+    const progress = (r: TreasuryRunResult) => {
+      const m = r.status === 'pending' ? /: (\d+) paid, (\d+) queued$/.exec(r.reason) : null
       return m ? { paid: BigInt(m[1] as string), queued: BigInt(m[2] as string) } : undefined
     }
     const alertsBefore = alerts.length
