@@ -9,9 +9,12 @@
  *   exchange, the signature, the row stored, `private/withdraw` sent and the row marked sent.
  * - **settle + record**: the run after the payout is final: the batch's status, the receipt and its
  *   `WithdrawalPaid`, `bridged` appended and the row closed in one transaction.
+ * - **throttled**: the outbox's throttle on the hot wallet (a 500 USDC bucket): a run that follows the
+ *   queued payout (batch, receipt, the id's logs read and summed; pending), and the run that records it
+ *   once the simulator's payer has paid the queue off.
  *
- *   pnpm --filter @wh/worker bench     (runs every worker bench; this one: 200 covered runs, 20 refills)
- *   tsx bench/treasury.ts 50 5         fewer
+ *   pnpm --filter @wh/worker bench     (runs every worker bench; this one: 200 covered runs, 20 refills, 5 throttled)
+ *   tsx bench/treasury.ts 50 5 2       fewer
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { loadConfig } from '@wh/config'
@@ -25,6 +28,7 @@ import {
   deployTestWithdrawalOutbox,
   testOnchainActionManagerAbi,
   testUsdcAbi,
+  testWithdrawalOutboxAbi,
 } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createTestClient, createWalletClient, getAddress, http } from 'viem'
@@ -35,6 +39,7 @@ import { runTreasury } from '../src/jobs/treasury/treasury'
 
 const COVERED_RUNS = Number(process.argv[2] ?? 200)
 const REFILLS = Number(process.argv[3] ?? 20)
+const THROTTLED = Number(process.argv[4] ?? 5)
 const L1 = 11_155_111
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 
@@ -168,6 +173,34 @@ try {
     start.push(msSend)
     record.push(msRecord)
   }
+  // the throttle: 500 USDC at once, 10 a second; a 900 refill pays 500 and queues the rest
+  await write(outbox, testWithdrawalOutboxAbi, 'setBucketLimit', [hot, asset, USDC(500), USDC(10)])
+  const queued = () =>
+    publicClient.readContract({
+      address: outbox,
+      abi: testWithdrawalOutboxAbi,
+      functionName: 'queueLength',
+      args: [hot, asset],
+    })
+  const follow: number[] = []
+  const recordQueued: number[] = []
+  for (let i = 0; i < THROTTLED; i++) {
+    await drain()
+    const sent = await runTreasury(deps)
+    if (sent.status !== 'pending') throw new Error(`expected pending, got ${JSON.stringify(sent)}`)
+    while (payer.pending() > 0) await payer.poll()
+    const [waiting, msFollow] = await timed(() => runTreasury(deps))
+    if (waiting.status !== 'pending') throw new Error(`expected pending (queued), got ${JSON.stringify(waiting)}`)
+    while ((await queued()) > 0n) {
+      await anvil.increaseTime({ seconds: 60 })
+      await anvil.mine({ blocks: 1 })
+      await payer.poll() // the keeper: processQueue
+    }
+    const [done, msRecord] = await timed(() => runTreasury(deps))
+    if (done.status !== 'refilled') throw new Error(`expected refilled, got ${JSON.stringify(done)}`)
+    follow.push(msFollow)
+    recordQueued.push(msRecord)
+  }
   const stats = (xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b)
     const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0
@@ -178,6 +211,8 @@ treasury tick (v3), anvil + simulator + Postgres + Redis on this machine
   decide, covered (${COVERED_RUNS} runs):                ${stats(covered)}
   decide + sign + store + send (${REFILLS} refills):   ${stats(start)}
   settle + record: bridged + row (${REFILLS} refills): ${stats(record)}
+  throttled, follow while queued (${THROTTLED}):         ${stats(follow)}
+  throttled, record once paid off (${THROTTLED}):        ${stats(recordQueued)}
 `)
 } finally {
   for (const s of stop) await s()

@@ -4,7 +4,9 @@
  * in one executeWithdrawals call, net of the fee and in the token's decimals, settled once
  * confirmations deep; refusals (recipient not whitelisted, a fee above max_fee_usd); a payout the
  * vault cannot cover fails its withdrawals and returns the amounts; the outbox pays an id once and
- * only to its verifiable app's call. docs/exchange-v3.md "Money out".
+ * only to its verifiable app's call; a recipient the outbox throttles is paid the bucket at once, and
+ * the payer (the local keeper) pays the queued rest on a later poll once the bucket refilled.
+ * docs/exchange-v3.md "Money out".
  */
 import {
   attachL1Payer,
@@ -51,6 +53,7 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
   let outbox: Address
   let funding: number
   let mine: () => Promise<void>
+  let later: (seconds: number) => Promise<void>
   const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
   const operatorKey = generatePrivateKey()
   const sessionKey = generatePrivateKey()
@@ -73,6 +76,10 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
     publicClient = createPublicClient({ transport })
     const anvil = createTestClient({ mode: 'anvil', transport })
     mine = () => anvil.mine({ blocks: 1 })
+    later = async (seconds) => {
+      await anvil.increaseTime({ seconds })
+      await mine()
+    }
     usdc = getAddress(await deployTestUsdc(walletClient, publicClient))
     const res = await fetch(`${sim.v3HttpUrl}/public/get_currency`, { method: 'POST', body: '{"currency":"USDC"}' })
     const asset = getAddress(
@@ -208,5 +215,80 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
       expect(names).toEqual(i === 0 ? ['WithdrawalPaid'] : ['WithdrawalSkipped'])
     }
     expect(await usdcOf(stranger)).toBe(USDC(1))
+  })
+
+  it('a throttled recipient: the batch settles with part paid and the rest queued; the payer processes the queue once the bucket refilled', async () => {
+    const transport = http(chain.rpcUrl)
+    const res = await fetch(`${sim.v3HttpUrl}/public/get_currency`, { method: 'POST', body: '{"currency":"USDC"}' })
+    const asset = getAddress(
+      ((await res.json()) as { result: { spot: { address: Address }[] } }).result.spot[0]?.address ?? '0x',
+    )
+    // the outbox's owner (its deployer) throttles the friend: 100 USDC at once, 10 USDC a second
+    const limit = await createWalletClient({ account: deployer, transport }).writeContract({
+      address: outbox,
+      abi: testWithdrawalOutboxAbi,
+      functionName: 'setBucketLimit',
+      args: [friend, asset, USDC(100), USDC(10)],
+      chain: null,
+    })
+    expect((await publicClient.waitForTransactionReceipt({ hash: limit, pollingInterval: 20 })).status).toBe('success')
+    const before = await usdcOf(friend)
+    const w = await withdraw('301', friend) // 300 net of the 1 USDC fee
+    const id = outboxIdOf(w.op_uuid)
+    const paidLogs = async () =>
+      (
+        await publicClient.getLogs({
+          address: outbox,
+          event: testWithdrawalOutboxAbi.find((e) => e.type === 'event' && e.name === 'WithdrawalPaid') as never,
+          args: { id } as never,
+          fromBlock: 0n,
+        })
+      ).map((l) => (l as unknown as { args: { paid: bigint; remaining: bigint } }).args)
+
+    expect(await payer.poll()).toBe(0)
+    await mine()
+    expect(await payer.poll()).toBe(1) // settled as Derive settles it: the queue is L1's business
+    const settled = await v3.getTransaction(w.op_uuid)
+    expect(settled.status).toBe('settled')
+    const receipt = await publicClient.getTransactionReceipt({
+      hash: (settled.data as { transaction_hash: Hex }).transaction_hash,
+    })
+    expect(
+      parseEventLogs({ abi: testWithdrawalOutboxAbi, logs: receipt.logs }).map((l) =>
+        l.eventName === 'WithdrawalPaid'
+          ? [l.eventName, l.args.id, l.args.paid, l.args.remaining]
+          : l.eventName === 'WithdrawalEnqueued'
+            ? [l.eventName, l.args.id, l.args.amount, l.args.recipient]
+            : [l.eventName],
+      ),
+    ).toEqual([
+      ['WithdrawalPaid', id, USDC(100), USDC(200)],
+      ['WithdrawalEnqueued', id, USDC(200), friend],
+    ])
+    // the poll may already have paid a few seconds' refill; the rest waits in the queue
+    const queued = () =>
+      publicClient.readContract({
+        address: outbox,
+        abi: testWithdrawalOutboxAbi,
+        functionName: 'queueLength',
+        args: [friend, asset],
+      })
+    expect(await queued()).toBe(1n)
+    expect(await usdcOf(friend)).toBeLessThan(before + USDC(300))
+
+    // the bucket full again (100), twice: the payer's polls pay the queue off, the last part with remaining 0
+    for (let i = 0; i < 2; i++) {
+      await later(60)
+      await payer.poll()
+    }
+    expect(await queued()).toBe(0n)
+    expect(await usdcOf(friend)).toBe(before + USDC(300))
+    const logs = await paidLogs()
+    expect(logs.reduce((sum, l) => sum + l.paid, 0n)).toBe(USDC(300))
+    expect(logs.at(-1)?.remaining).toBe(0n)
+    expect(logs.length).toBeGreaterThanOrEqual(3)
+    await later(60)
+    await payer.poll() // nothing queued: nothing paid twice
+    expect(await usdcOf(friend)).toBe(before + USDC(300))
   })
 })

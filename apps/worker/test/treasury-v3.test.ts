@@ -4,7 +4,11 @@
  * L1 payer pays it out through the WithdrawalOutbox stand-in on anvil from the deposits the manager
  * stand-in holds; the journal records `bridged` derive → ethereum once, with the fee the exchange
  * kept; the user's withdrawal is then sent from the refilled wallet. Crashes between signing,
- * sending and recording resume the same withdrawal. Real anvil, Postgres, Redis and simulator.
+ * sending and recording resume the same withdrawal. Under the outbox's per-recipient throttle the
+ * settling transaction pays part and queues the rest: the treasury waits (pending, in flight, ops told
+ * once, no second withdrawal), follows the id's later WithdrawalPaid logs as the simulator's payer
+ * processes the queue, counts only final ones, and journals the one `bridged` once all is paid.
+ * Real anvil, Postgres, Redis and simulator.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import {
@@ -26,6 +30,7 @@ import {
   deployTestWithdrawalOutbox,
   testOnchainActionManagerAbi,
   testUsdcAbi,
+  testWithdrawalOutboxAbi,
 } from '@wh/wallet'
 import { sendWithdrawals } from '@wh/withdrawals'
 import type { Job } from 'bullmq'
@@ -44,7 +49,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'
-import { runTreasury, shortfallOf, TREASURY_TICK_NAME, treasuryTick } from '../src/jobs/treasury/treasury'
+import {
+  QUEUED_REASON,
+  runTreasury,
+  shortfallOf,
+  TREASURY_TICK_NAME,
+  type TreasuryRunResult,
+  treasuryTick,
+} from '../src/jobs/treasury/treasury'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { journalPlatformDeposits } from './fixtures/exchange-stack'
@@ -86,6 +98,9 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
   let funding: number
   let payer: L1Payer
   let mine: () => Promise<void>
+  let later: (seconds: number) => Promise<void>
+  let outbox: Address
+  let usdcAsset: Address
   const alerts: { text: string; fields: unknown }[] = []
   const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
 
@@ -94,8 +109,16 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     clients.publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'balanceOf', args: [a] })
   const fundingUsdc = () => sim.engine.subaccounts.get(funding)?.balances.get('USDC') ?? 0n
   const rows = () =>
-    ctx.database.sql<{ id: string; state: string; amount: string; op_uuid: string | null; fee: string | null }[]>`
-      select id, state, amount, op_uuid, fee from treasury_withdrawals order by created_at`
+    ctx.database.sql<
+      {
+        id: string
+        state: string
+        amount: string
+        op_uuid: string | null
+        fee: string | null
+        outbox_ids: string[] | null
+      }[]
+    >`select id, state, amount, op_uuid, fee, outbox_ids from treasury_withdrawals order by created_at`
   const bridgedOut = () =>
     ctx.database.sql<{ idempotency_key: string; payload: Record<string, string> }[]>`
       select idempotency_key, payload from ledger_events
@@ -140,9 +163,13 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     const publicClient = createPublicClient({ transport })
     const anvil = createTestClient({ mode: 'anvil', transport })
     mine = () => anvil.mine({ blocks: 1 })
+    later = async (seconds) => {
+      await anvil.increaseTime({ seconds })
+      await mine()
+    }
     usdc = getAddress(await deployTestUsdc(walletClient, publicClient))
     const res = await fetch(`${sim.v3HttpUrl}/public/get_currency`, { method: 'POST', body: '{"currency":"USDC"}' })
-    const usdcAsset = getAddress(
+    usdcAsset = getAddress(
       ((await res.json()) as { result: { spot: { address: Address }[] } }).result.spot[0]?.address ?? '0x',
     )
     const manager = await deployTestOnchainActionManager(walletClient, publicClient, [
@@ -151,7 +178,7 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     // the simulator's operator key: the outbox's one payer (Derive's verifiable app)
     const operatorKey = generatePrivateKey()
     await anvil.setBalance({ address: privateKeyToAccount(operatorKey).address, value: 10n ** 20n })
-    const outbox = await deployTestWithdrawalOutbox(walletClient, publicClient, {
+    outbox = await deployTestWithdrawalOutbox(walletClient, publicClient, {
       verifiableApp: privateKeyToAccount(operatorKey).address,
       manager,
       assets: [{ asset: usdcAsset, token: usdc, decimals: 6 }],
@@ -322,4 +349,116 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     expect(fundingUsdc()).toBe(USDC(9_200) * E12)
     expect(payer.pending()).toBe(0)
   }, 30_000)
+
+  it("a refill under the outbox's throttle: part paid, the rest queued; pending and followed (no second withdrawal), journaled once when all is paid and final", async () => {
+    // Derive throttles the hot wallet: a 300 USDC bucket, refilled 10 USDC a second
+    await write(outbox, testWithdrawalOutboxAbi, 'setBucketLimit', [hot(), usdcAsset, USDC(300), USDC(10)])
+    const queueLength = () =>
+      clients.publicClient.readContract({
+        address: outbox,
+        abi: testWithdrawalOutboxAbi,
+        functionName: 'queueLength',
+        args: [hot(), usdcAsset],
+      })
+    const progress = (r: TreasuryRunResult) => {
+      const m = r.status === 'pending' ? /: (\d+) paid, (\d+) queued$/.exec(r.reason) : null
+      return m ? { paid: BigInt(m[1] as string), queued: BigInt(m[2] as string) } : undefined
+    }
+    const alertsBefore = alerts.length
+    const bridgedBefore = (await bridgedOut()).length
+    const hotBook = () => balanceOf(ctx.database.sql, platformHot(CHAIN), 'USDC')
+    const hotBookBefore = await hotBook()
+    const chainBefore = await usdcOf(hot())
+    // 999.5 on chain − 900 requested (the refused refill's) is under the floor: 900.5 back up to 1,000
+    expect(await runTreasury(deps)).toMatchObject({ status: 'pending', reason: 'its batch has not settled' })
+    const open = (await rows()).at(-1)
+    expect([open?.state, open?.amount, open?.outbox_ids]).toEqual(['sent', USDC(900.5).toString(), null])
+    const fundingAfterSend = fundingUsdc()
+
+    // the batch: the settling call pays the bucket (300) and queues the rest (600 of the 900 net)
+    expect(await payer.poll()).toBe(0)
+    expect(await usdcOf(hot())).toBe(chainBefore + USDC(300))
+    expect(await queueLength()).toBe(1n)
+    await mine()
+    expect(await payer.poll()).toBe(1) // settled at the exchange; its keeper may pay a second's refill
+    await mine() // that payment, if any, final too
+
+    // pending, queued: nothing journaled, the row open with its outbox id, counted in flight; told once
+    const first = await runTreasury(deps)
+    expect(first).toMatchObject({ status: 'pending' })
+    if (first.status !== 'pending') return
+    expect(first.reason.startsWith(QUEUED_REASON)).toBe(true)
+    const seen = progress(first)
+    expect(seen?.paid).toBe((await usdcOf(hot())) - chainBefore) // every final payment so far, no more
+    expect((seen?.paid ?? 0n) + (seen?.queued ?? 0n)).toBe(USDC(900))
+    expect(await bridgedOut()).toHaveLength(bridgedBefore)
+    const queuedRow = (await rows()).at(-1)
+    expect(queuedRow?.state).toBe('sent')
+    expect(queuedRow?.outbox_ids).toHaveLength(1)
+    const legs = (await inFlightLegs(ctx.database.sql, CHAIN, await clients.publicClient.getBlockNumber())).filter(
+      (l) => l.kind === 'treasury_in_flight',
+    )
+    expect(legs.map((l) => l.amount)).toEqual([USDC(900.5)])
+    expect(
+      await findFundingDivergences(deps, funding, { epsilon: '0.01', nowMs: sim.control.nowMs() }, silent),
+    ).toEqual([])
+    // again while queued: the same row waits, no second withdrawal, no second alert
+    expect(await runTreasury(deps)).toMatchObject({ status: 'pending', withdrawalId: queuedRow?.id })
+    expect(await rows()).toHaveLength(3)
+    expect(fundingUsdc()).toBe(fundingAfterSend)
+    expect(alerts.slice(alertsBefore).map((a) => a.text)).toEqual([
+      'treasury withdrawal queued by the outbox throttle on L1; followed until paid',
+    ])
+
+    // the bucket refills (a minute: full again); the simulator's payer processes the queue: 300 more,
+    // mined at the head, not final: not counted yet
+    await later(60)
+    await payer.poll()
+    expect(await usdcOf(hot())).toBe(chainBefore + (seen?.paid ?? 0n) + USDC(300))
+    expect(progress(await runTreasury(deps))).toEqual(seen)
+    await mine()
+    expect(progress(await runTreasury(deps))).toEqual({
+      paid: (seen?.paid ?? 0n) + USDC(300),
+      queued: (seen?.queued ?? 0n) - USDC(300),
+    })
+
+    // the rest, paid at the head: still pending until it is final
+    for (let i = 0; i < 3 && (await queueLength()) > 0n; i++) {
+      await later(60)
+      await payer.poll()
+    }
+    expect(await queueLength()).toBe(0n)
+    expect(await usdcOf(hot())).toBe(chainBefore + USDC(900))
+    expect(await runTreasury(deps)).toMatchObject({ status: 'pending', reason: expect.stringMatching(/queued$/) })
+    expect(await bridgedOut()).toHaveLength(bridgedBefore)
+    await mine()
+
+    // killed between the final payout and the journal: nothing recorded; the next run records it once
+    await expect(runTreasury(deps, { beforeRecord: crash('before the journal') })).rejects.toThrow('before the journal')
+    expect(await bridgedOut()).toHaveLength(bridgedBefore)
+    expect((await rows()).at(-1)?.state).toBe('sent')
+    const r = await runTreasury(deps)
+    expect(r).toMatchObject({ status: 'refilled', amountBaseUnits: USDC(900.5), feeBaseUnits: USDC(0.5) })
+    if (r.status !== 'refilled') return
+    const events = await bridgedOut()
+    expect(events).toHaveLength(bridgedBefore + 1)
+    const key = ownTxKey({ chain: 'derive', txHash: r.l1TxHash, slot: 0 })
+    expect(events.find((e) => e.idempotency_key === key)?.payload).toMatchObject({
+      toChain: CHAIN,
+      amount: USDC(900.5).toString(),
+      feeAmount: USDC(0.5).toString(),
+    })
+    // the settling transaction names the batch (the key), and the book rose by what arrived on chain
+    expect(sim.engine.transactions.get(r.opUuid)?.data).toMatchObject({ l1TxHash: r.l1TxHash })
+    expect(await usdcOf(hot())).toBe(chainBefore + USDC(900))
+    expect(await hotBook()).toBe(hotBookBefore + USDC(900))
+    expect((await rows()).at(-1)).toMatchObject({ state: 'paid', fee: USDC(0.5).toString() })
+    expect((await rows()).at(-1)?.outbox_ids).toEqual(queuedRow?.outbox_ids)
+
+    // again: covered now; nothing signed, nothing journaled twice, no alert more
+    expect(await runTreasury(deps)).toMatchObject({ status: 'idle' })
+    expect(await rows()).toHaveLength(3)
+    expect(await bridgedOut()).toHaveLength(bridgedBefore + 1)
+    expect(alerts.length).toBe(alertsBefore + 1)
+  }, 60_000)
 })

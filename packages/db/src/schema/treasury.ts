@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm'
 import { check, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 
 /**
- * The treasury's withdrawals on Derive v3 (docs/chains.md "Treasury"; migration 0022): USDC paid out
+ * The treasury's withdrawals on Derive v3 (docs/chains.md "Treasury"; migrations 0022, 0023): USDC paid out
  * on L1 from the funding subaccount to a hot wallet. Written only by the worker's
  * jobs/treasury/store.ts. The signed action is stored before it is sent; at most one is open per chain.
  * States: signed → sent → paid | failed.
@@ -23,6 +23,11 @@ export const treasuryWithdrawals = pgTable(
     opUuid: text('op_uuid'),
     /** the L1 transaction that paid it (the settling batch's) */
     l1TxHash: text('l1_tx_hash'),
+    /**
+     * the outbox ids its settling L1 transaction paid or queued to the hot wallet (WithdrawalPaid /
+     * WithdrawalEnqueued), stored once that is final; a queued rest is followed by these ids
+     */
+    outboxIds: text('outbox_ids').array(),
     /** what the exchange kept, in base units: amount − what arrived */
     fee: numeric('fee', { precision: 78, scale: 0 }),
     reason: text('reason'),

@@ -7,7 +7,11 @@
  * out of the deposits the manager stand-in holds and emits `WithdrawalPaid`. The withdrawals'
  * batch becomes `Settled` (transaction_hash: that L1 transaction, as on Derive) once the call is
  * `confirmations` deep; a reverted call fails them (`ExecutingError`) and returns the amounts to
- * their subaccounts.
+ * their subaccounts. The outbox may throttle a recipient (its per-recipient bucket) and queue what
+ * it could not pay; on Derive a keeper pays the queues as the buckets refill, here the payer does:
+ * each poll first calls `processQueue(recipient, asset, …)` for every (recipient, asset) it has paid
+ * whose queue is not empty and whose bucket holds something. A batch is settled as submitted, queued
+ * or not, as Derive settles it (the queue is L1's business).
  *
  * Without a payer attached, withdrawals keep the simulator's older shortcut (settled at once, the
  * owner's on-chain balance credited). A withdrawal fee (`feeUsd`, 0 by default) is taken in kind
@@ -36,7 +40,13 @@ import type { SimSubaccount } from './sim-types'
 export const WITHDRAWAL_OUTBOX_ABI = parseAbi([
   'function executeWithdrawals((bytes32 id, uint64 accountId, address asset, address recipient, uint128 amount)[] withdrawals)',
   'event WithdrawalPaid(bytes32 indexed id, address indexed asset, address indexed recipient, uint128 paid, uint128 remaining)',
+  'function processQueue(address recipient, address asset, uint256 maxItems)',
+  'function queueLength(address recipient, address asset) view returns (uint256)',
+  'function pendingBucket(address recipient, address asset) view returns (uint64)',
 ])
+
+/** How many queued entries one processQueue call may pay. */
+const QUEUE_ITEMS_PER_CALL = 20n
 
 /** The outbox id of an operation: Derive's derivation is not published; the stand-in hashes the operation uuid. */
 export const outboxIdOf = (opUuid: string): Hex => keccak256(toHex(opUuid))
@@ -141,6 +151,8 @@ export function attachL1Payer(engine: SimEngine, o: L1PayerOptions): L1Payer {
   const account = privateKeyToAccount(o.operatorKey)
   const walletClient = createWalletClient({ account, transport })
   const outbox = getAddress(o.outbox)
+  /** (recipient, asset) pairs this payer has paid: the queues it keeps an eye on */
+  const paidTo = new Map<string, { recipient: Address; asset: Address }>()
   let submitted: Submitted | undefined
   let running: Promise<number> | undefined
   let stopped = false
@@ -157,13 +169,43 @@ export function attachL1Payer(engine: SimEngine, o: L1PayerOptions): L1Payer {
         functionName: 'executeWithdrawals',
         args: [batch.map((w) => payoutArgs(w))],
         chain: null,
-        gas: 100_000n + 80_000n * BigInt(batch.length),
+        // a fixed gas (a call the vault cannot cover is mined and reverts); a throttled payout that queues writes ~5 slots more
+        gas: 100_000n + 250_000n * BigInt(batch.length),
       })
       .catch((err: unknown) => {
         state.queue = [...batch, ...state.queue]
         throw err
       })
     submitted = { hash, batch }
+    for (const w of batch) {
+      const { recipient, asset } = payoutArgs(w)
+      paidTo.set(`${recipient}:${asset}`.toLowerCase(), { recipient, asset })
+    }
+  }
+  /** the keeper's part: each queue with something to pay now is processed (one call each) */
+  const processQueues = async (): Promise<void> => {
+    for (const { recipient, asset } of paidTo.values()) {
+      const read = (functionName: 'queueLength' | 'pendingBucket') =>
+        publicClient.readContract({
+          address: outbox,
+          abi: WITHDRAWAL_OUTBOX_ABI,
+          functionName,
+          args: [recipient, asset],
+        })
+      if ((await read('queueLength')) === 0n || (await read('pendingBucket')) === 0n) continue
+      // not waited for (a call still pending when the next poll reads the queue is sent again and pays
+      // what is left, if anything); a call refused (the vault short) is tried again next poll and does
+      // not hold up the batches
+      await walletClient
+        .writeContract({
+          address: outbox,
+          abi: WITHDRAWAL_OUTBOX_ABI,
+          functionName: 'processQueue',
+          args: [recipient, asset, QUEUE_ITEMS_PER_CALL],
+          chain: null,
+        })
+        .catch(() => undefined)
+    }
   }
   const settleSubmitted = async (): Promise<number> => {
     if (!submitted) return 0
@@ -178,6 +220,7 @@ export function attachL1Payer(engine: SimEngine, o: L1PayerOptions): L1Payer {
     return receipt.status === 'success' ? batch.length : 0
   }
   const once = async (): Promise<number> => {
+    await processQueues()
     if (submitted) return settleSubmitted()
     await submit()
     return settleSubmitted()

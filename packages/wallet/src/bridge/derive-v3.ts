@@ -62,6 +62,44 @@ export const WITHDRAWAL_PAID_EVENT = {
   ],
 } as const
 
+/**
+ * The outbox's other events about a withdrawal (same published ABI): its throttle queued the rest
+ * (`amount`, paid later by `processQueue` as more `WithdrawalPaid` of the same id), its guardian
+ * diverted it, or an id already consumed was skipped.
+ */
+export const WITHDRAWAL_ENQUEUED_EVENT = {
+  type: 'event',
+  name: 'WithdrawalEnqueued',
+  inputs: [
+    { name: 'id', type: 'bytes32', indexed: true },
+    { name: 'asset', type: 'address', indexed: true },
+    { name: 'recipient', type: 'address', indexed: true },
+    { name: 'amount', type: 'uint128', indexed: false },
+    { name: 'bucketRecipient', type: 'address', indexed: false },
+    { name: 'bucketAsset', type: 'address', indexed: false },
+    { name: 'queueIndex', type: 'uint256', indexed: false },
+  ],
+} as const
+
+export const WITHDRAWAL_DIVERTED_EVENT = {
+  type: 'event',
+  name: 'WithdrawalDiverted',
+  inputs: [
+    { name: 'guardianId', type: 'uint256', indexed: true },
+    { name: 'id', type: 'bytes32', indexed: true },
+    { name: 'asset', type: 'address', indexed: true },
+    { name: 'accountId', type: 'uint64', indexed: false },
+    { name: 'recipient', type: 'address', indexed: false },
+    { name: 'amount', type: 'uint128', indexed: false },
+  ],
+} as const
+
+export const WITHDRAWAL_SKIPPED_EVENT = {
+  type: 'event',
+  name: 'WithdrawalSkipped',
+  inputs: [{ name: 'id', type: 'bytes32', indexed: true }],
+} as const
+
 /** The approve covers at least this much (100,000 USDC), so most transfers reuse one allowance. */
 export const V3_APPROVE_AT_LEAST_BASE_UNITS = 100_000_000_000n
 

@@ -1,5 +1,5 @@
 /**
- * The treasury's withdrawals (table treasury_withdrawals, migration 0022; docs/chains.md "Treasury"):
+ * The treasury's withdrawals (table treasury_withdrawals, migrations 0022, 0023; docs/chains.md "Treasury"):
  * the only writer of the table. A row is inserted with its signed action before anything is sent,
  * at most one is open per chain (a unique index refuses a second), and each state change names the
  * state it leaves, so two runs cannot both move one row.
@@ -19,12 +19,14 @@ export interface TreasuryRow {
   params: SignedL1Withdrawal
   op_uuid: string | null
   l1_tx_hash: string | null
+  /** the outbox ids its settling transaction paid or queued to the hot wallet, once final (0023) */
+  outbox_ids: string[] | null
   fee: string | null
   reason: string | null
   created_at: Date
 }
 
-const COLUMNS = 'id, chain, currency, amount, state, params, op_uuid, l1_tx_hash, fee, reason, created_at'
+const COLUMNS = 'id, chain, currency, amount, state, params, op_uuid, l1_tx_hash, outbox_ids, fee, reason, created_at'
 
 /** Per currency, what the open withdrawals (signed or sent) take out of the funding subaccount, in base units. */
 export async function openWithdrawalTotals(sql: Queryable): Promise<Map<string, bigint>> {
@@ -66,10 +68,14 @@ export async function markSent(sql: Queryable, id: string, opUuid: string): Prom
 }
 
 /** Paid on L1 and journaled (called in the journal's transaction). */
-export async function markPaid(sql: Queryable, id: string, p: { l1TxHash: string; fee: bigint }): Promise<void> {
+export async function markPaid(
+  sql: Queryable,
+  id: string,
+  p: { l1TxHash: string; fee: bigint; outboxIds: readonly string[] },
+): Promise<void> {
   await sql`
     update treasury_withdrawals set state = 'paid', l1_tx_hash = ${p.l1TxHash}, fee = ${p.fee.toString()},
-      updated_at = now()
+      outbox_ids = ${[...p.outboxIds]}::text[], updated_at = now()
     where id = ${id} and state = 'sent'`
 }
 
@@ -78,6 +84,22 @@ export async function markFailed(sql: Queryable, id: string, reason: string): Pr
   await sql`
     update treasury_withdrawals set state = 'failed', reason = ${reason}, updated_at = now()
     where id = ${id} and state in ('signed', 'sent')`
+}
+
+/**
+ * The outbox queued (part of) a sent withdrawal: its ids, from the final settling transaction, and why it
+ * waits; true the first time (so an operator is told once that the throttle queued it, not every run).
+ */
+export async function noteQueued(
+  sql: Queryable,
+  id: string,
+  p: { outboxIds: readonly string[]; reason: string },
+): Promise<boolean> {
+  const changed = await sql`
+    update treasury_withdrawals set outbox_ids = ${[...p.outboxIds]}::text[], reason = ${p.reason}, updated_at = now()
+    where id = ${id} and state = 'sent' and outbox_ids is null
+    returning id`
+  return changed.length > 0
 }
 
 /** Notes why an open row waits; true when the reason is new (so an operator is told once, not every run). */

@@ -26,7 +26,16 @@ import { BRIDGE_MIN_BASE_UNITS, type BridgeDeps, hotWalletUsdc, requestedUsdc } 
 import { withCycleLock } from '../exchange/cycle-lock'
 import { HISTORY_SKEW_MS, LANDED_GRACE_SEC } from '../exchange/transfers'
 import { l1PayoutOf } from './payout'
-import { insertSigned, markFailed, markPaid, markSent, noteProblem, openWithdrawal, type TreasuryRow } from './store'
+import {
+  insertSigned,
+  markFailed,
+  markPaid,
+  markSent,
+  noteProblem,
+  noteQueued,
+  openWithdrawal,
+  type TreasuryRow,
+} from './store'
 
 export const TREASURY_EVERY_MS = 60_000
 /** Derive v3 pays out on its L1 only: the other chains' hot wallets are not refilled (docs/chains.md "Treasury"). */
@@ -182,7 +191,13 @@ async function send(
   }
 }
 
-/** A sent withdrawal: its batch, then its L1 payout; journaled and closed once paid and final. */
+/** What the row's reason says while the outbox's throttle holds the rest: one text, so ops are told once. */
+export const QUEUED_REASON = "the outbox's throttle queued the payout; followed until paid"
+
+/**
+ * A sent withdrawal: its batch, then its L1 payout; journaled and closed once paid whole and final.
+ * Queued by the outbox's throttle: pending (counted in flight) and followed run after run, ops told once.
+ */
 async function settle(
   deps: TreasuryDeps,
   s: V3Setup,
@@ -196,18 +211,22 @@ async function settle(
   const txHash = (tx.data as { transaction_hash?: Hex | null }).transaction_hash
   if (!txHash) return pending('the settled batch names no L1 transaction')
   const asset = getAddress((await s.client.getCurrency(row.currency)).protocol_asset_addresses.spot as string)
-  const payout = await l1PayoutOf(deps, TREASURY_CHAIN, { txHash, outbox: s.outbox, recipient: s.hot, asset })
+  const payout = await l1PayoutOf(deps, TREASURY_CHAIN, {
+    txHash,
+    outbox: s.outbox,
+    recipient: s.hot,
+    asset,
+    knownIds: row.outbox_ids,
+  })
   if (payout.state === 'pending') return pending(payout.reason)
   const amount = BigInt(row.amount)
   const problem =
-    payout.state === 'reverted'
-      ? 'the settling L1 transaction reverted'
-      : payout.remaining > 0n
-        ? `the outbox queued ${payout.remaining} of it (its throttle)`
-        : payout.paid > amount
-          ? `paid ${payout.paid}, more than the ${amount} withdrawn`
-          : undefined
-  if (problem || payout.state !== 'paid') {
+    payout.state === 'problem'
+      ? payout.reason
+      : payout.paid > amount
+        ? `paid ${payout.paid}, more than the ${amount} withdrawn`
+        : undefined
+  if (problem !== undefined || payout.state === 'problem') {
     // money left the subaccount and did not arrive whole: a person looks (told once per reason); the row stays open
     const reason = problem ?? 'not paid'
     if (await noteProblem(deps.sql, row.id, reason))
@@ -217,6 +236,18 @@ async function settle(
         problem: reason,
       })
     return pending(reason)
+  }
+  if (payout.state === 'queued') {
+    // Derive's L1 throttle holds the rest: the row stays open (in flight) and is followed; told once
+    if (await noteQueued(deps.sql, row.id, { outboxIds: payout.ids, reason: QUEUED_REASON }))
+      await deps.alerter.alert('treasury withdrawal queued by the outbox throttle on L1; followed until paid', {
+        withdrawalId: row.id,
+        txHash,
+        outboxIds: payout.ids.join(','),
+        paid: payout.paid.toString(),
+        queued: payout.remaining.toString(),
+      })
+    return pending(`${QUEUED_REASON}: ${payout.paid} paid, ${payout.remaining} queued`)
   }
   const fee = amount - payout.paid
   await opts.beforeRecord?.()
@@ -236,7 +267,7 @@ async function settle(
         occurredAt: deps.clock.now(),
       },
     ])
-    await markPaid(t, row.id, { l1TxHash: txHash, fee })
+    await markPaid(t, row.id, { l1TxHash: txHash, fee, outboxIds: payout.ids })
   })
   return {
     status: 'refilled',
