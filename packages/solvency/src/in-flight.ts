@@ -11,7 +11,10 @@
  * - v3: the chain's open treasury withdrawal (signed or sent, docs/chains.md "Treasury"): it may have
  *   left the funding subaccount and not reached the hot wallet yet. Counted until its `bridged` is
  *   journaled, so a run never sees it nowhere; while the exchange still holds it, or once it is paid
- *   and not yet journaled, it is counted twice: a surplus for a moment, never a deficit.
+ *   and not yet journaled, it is counted twice: a surplus for a moment, never a deficit. While Derive's
+ *   L1 throttle queues part of it, the part already paid is counted twice for as long as the queue
+ *   lasts: subtracting it would need each payment's block against this run's own, and a provider
+ *   behind the treasury's would then show a deficit that is not there.
  */
 import type { Sql } from '@wh/db'
 import { ownTxKey, recordedKeys } from '@wh/ledger'

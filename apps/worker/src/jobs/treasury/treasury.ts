@@ -73,14 +73,14 @@ export type TreasuryRunResult =
       readonly feeBaseUnits: bigint
     }
 
-interface V3Setup {
+interface TreasurySetup {
   readonly client: DeriveClient
   readonly outbox: Address
   readonly funding: number
   readonly hot: Address
 }
 
-function v3Setup(deps: TreasuryDeps): V3Setup | { reason: string } {
+function treasurySetup(deps: TreasuryDeps): TreasurySetup | { reason: string } {
   const x = deps.config.exchange
   if (!x.withdrawalOutbox) return { reason: 'EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS is not set' }
   if (!x.fundingSubaccountId) return { reason: 'EXCHANGE_FUNDING_SUBACCOUNT_ID is not set' }
@@ -103,7 +103,7 @@ export function shortfallOf(p: { balance: bigint; requested: bigint; floor: bigi
 }
 
 /** The funding subaccount's USDC that no funding in flight has claimed, in base units. */
-async function fundingFree(deps: TreasuryDeps, s: V3Setup): Promise<bigint> {
+async function fundingFree(deps: TreasuryDeps, s: TreasurySetup): Promise<bigint> {
   const sub = await s.client.getSubaccount(s.funding)
   const usdc = sub.collaterals.find((c) => c.asset_name === 'USDC')?.amount ?? '0'
   const held = toBaseUnits(usdc, USDC_DECIMALS, 'down')
@@ -114,7 +114,7 @@ async function fundingFree(deps: TreasuryDeps, s: V3Setup): Promise<bigint> {
 }
 
 /** Decides and, when short, signs and stores a new withdrawal (not sent yet). */
-async function startNew(deps: TreasuryDeps, s: V3Setup): Promise<TreasuryRow | TreasuryRunResult> {
+async function startNew(deps: TreasuryDeps, s: TreasurySetup): Promise<TreasuryRow | TreasuryRunResult> {
   const [balance, requested] = await Promise.all([
     hotWalletUsdc(deps, TREASURY_CHAIN),
     requestedUsdc(deps, TREASURY_CHAIN),
@@ -137,7 +137,7 @@ async function startNew(deps: TreasuryDeps, s: V3Setup): Promise<TreasuryRow | T
 }
 
 /** The row's withdrawal in the exchange's history (an earlier run's send that landed): its operation uuid. */
-async function findLanded(deps: TreasuryDeps, s: V3Setup, row: TreasuryRow): Promise<string | undefined> {
+async function findLanded(deps: TreasuryDeps, s: TreasurySetup, row: TreasuryRow): Promise<string | undefined> {
   const { events } = await s.client.getL1WithdrawalHistory({
     subaccount_id: s.funding,
     start_timestamp: row.created_at.getTime() - HISTORY_SKEW_MS,
@@ -171,7 +171,7 @@ async function fail(deps: TreasuryDeps, row: TreasuryRow, reason: string): Promi
  */
 async function send(
   deps: TreasuryDeps,
-  s: V3Setup,
+  s: TreasurySetup,
   row: TreasuryRow,
   firstSend: boolean,
 ): Promise<{ opUuid: string } | TreasuryRunResult> {
@@ -200,7 +200,7 @@ export const QUEUED_REASON = "the outbox's throttle queued the payout; followed 
  */
 async function settle(
   deps: TreasuryDeps,
-  s: V3Setup,
+  s: TreasurySetup,
   row: TreasuryRow & { op_uuid: string },
   opts: TreasuryRunOptions,
 ): Promise<TreasuryRunResult> {
@@ -281,7 +281,7 @@ async function settle(
 
 /** One run: resume the open withdrawal, or start one for the shortfall. Call it under the exchange cycle lock (the tick does). */
 export async function runTreasury(deps: TreasuryDeps, opts: TreasuryRunOptions = {}): Promise<TreasuryRunResult> {
-  const s = v3Setup(deps)
+  const s = treasurySetup(deps)
   if ('reason' in s) return { status: 'off', reason: s.reason }
   const open = await openWithdrawal(deps.sql, TREASURY_CHAIN)
   const started = open ?? (await startNew(deps, s))
@@ -313,7 +313,7 @@ async function runTreasuryTick(ctx: TickContext) {
   return summary
 }
 
-/** The Ethereum hot wallet refilled from the funding subaccount (v3; `off` otherwise). */
+/** The Ethereum hot wallet refilled from the funding subaccount (`off` without the outbox's address). */
 export const treasuryTick: TickDefinition = {
   name: TREASURY_TICK_NAME,
   queue: 'treasury',
