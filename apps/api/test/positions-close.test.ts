@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto'
 import {
   HttpTransport,
   type Instrument,
+  type PublicReader,
+  publicReader,
   type RunningSimulator,
   startDeriveSimulator,
   type Ticker,
@@ -19,7 +21,7 @@ import { type Api, newAccount, signIn, startApi } from './support'
 describe('positions: buying a leg back through the API', () => {
   let api: Api
   let sim: RunningSimulator
-  let exchange: HttpTransport
+  let exchange: PublicReader
   let put: Instrument
   const E18 = 10n ** 18n
   const userOf = (t: string) => (api.app.jwt.decode(t) as { sub: string }).sub
@@ -27,12 +29,8 @@ describe('positions: buying a leg back through the API', () => {
   beforeAll(async () => {
     sim = await startDeriveSimulator({ chainId: 901 })
     api = await startApi({ EXCHANGE_HTTP_URL: sim.v3HttpUrl, EXCHANGE_WS_URL: sim.v3WsUrl })
-    exchange = new HttpTransport({ baseUrl: sim.httpUrl })
-    const options = await exchange.call<Instrument[]>(
-      'public/get_instruments',
-      { currency: 'ETH', instrument_type: 'option' },
-      { idempotent: true },
-    )
+    exchange = publicReader(new HttpTransport({ baseUrl: sim.v3HttpUrl }))
+    const options = await exchange.getInstruments({ currency: 'ETH', instrument_type: 'option' })
     const nowSec = api.clock.now().getTime() / 1000
     put = options.find(
       (i) => i.option_details?.option_type === 'P' && (i.option_details?.expiry ?? 0) > nowSec + 86_400,
@@ -43,8 +41,7 @@ describe('positions: buying a leg back through the API', () => {
     await sim?.close()
   })
 
-  const ticker = () =>
-    exchange.call<Ticker>('public/get_ticker', { instrument_name: put.instrument_name }, { idempotent: true })
+  const ticker = () => exchange.getTicker(put.instrument_name)
   const del = (token: string, id: string) =>
     api.app.inject({ method: 'DELETE', url: `/positions/${id}`, headers: { authorization: `Bearer ${token}` } })
   const list = (token: string) =>

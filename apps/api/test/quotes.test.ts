@@ -1,6 +1,8 @@
 import {
   HttpTransport,
   type Instrument,
+  type PublicReader,
+  publicReader,
   type RunningSimulator,
   startDeriveSimulator,
   type Ticker,
@@ -20,7 +22,7 @@ describe('quotes: the economics of a leg before it starts', () => {
   let sim: RunningSimulator
   let warn: Api // FEE_SHARE_POLICY=warn, MAX_FEE_SHARE_BPS=0: every quote exceeds
   let refuse: Api // FEE_SHARE_POLICY=refuse, the threshold between a small and a large quote
-  let exchange: HttpTransport
+  let exchange: PublicReader
   let threshold = 0
   const E18 = 10n ** 18n
   const USDC = 10n ** 12n // e18 → USDC base units
@@ -33,7 +35,7 @@ describe('quotes: the economics of a leg before it starts', () => {
     const env = { EXCHANGE_HTTP_URL: sim.v3HttpUrl, EXCHANGE_WS_URL: sim.v3WsUrl }
     warn = await startApi({ ...env, FEE_SHARE_POLICY: 'warn', MAX_FEE_SHARE_BPS: '0' })
     warn.clock.set(START)
-    exchange = new HttpTransport({ baseUrl: sim.httpUrl })
+    exchange = publicReader(new HttpTransport({ baseUrl: sim.v3HttpUrl }))
   })
   afterAll(async () => {
     await warn?.close()
@@ -41,12 +43,10 @@ describe('quotes: the economics of a leg before it starts', () => {
     await sim?.close()
   })
 
-  const call = <T>(method: string, params: object) => exchange.call<T>(method, params, { idempotent: true })
-
   /** The quote recomputed from the simulator: balanced profile, 10 % platform fee (the tests' environment). */
   async function expected(asset: 'ETH' | 'BTC', side: 'put' | 'call', collateral: bigint, decimals: number) {
     const nowSec = START / 1000
-    const all = await call<Instrument[]>('public/get_instruments', { currency: asset, instrument_type: 'option' })
+    const all = await exchange.getInstruments({ currency: asset, instrument_type: 'option' })
     const expiry = [...new Set(all.map((i) => i.option_details?.expiry ?? 0))]
       .filter((e) => e >= nowSec + 40 * 3600 && e <= nowSec + 8 * 86_400)
       .sort((a, b) => a - b)[0] as number
@@ -54,7 +54,7 @@ describe('quotes: the economics of a leg before it starts', () => {
     const options = all.filter((i) => i.option_details?.expiry === expiry && i.option_details.option_type === type)
     let best: { i: Instrument; t: Ticker; d: number } | undefined
     for (const i of options) {
-      const t = await call<Ticker>('public/get_ticker', { instrument_name: i.instrument_name })
+      const t = await exchange.getTicker(i.instrument_name)
       const d = Math.abs(Math.abs(Number(t.option_pricing?.delta)) * 10_000 - 2000)
       const strike = Number(i.option_details?.strike)
       const further =

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto'
 import {
   HttpTransport,
   type Instrument,
+  type PublicReader,
+  publicReader,
   type RunningSimulator,
   startDeriveSimulator,
   type Ticker,
@@ -20,7 +22,7 @@ import { type Api, fundedUser, newAccount, signIn, startApi } from './support'
 describe('wheel cycles: the economics of each leg', () => {
   let sim: RunningSimulator
   let api: Api
-  let exchange: HttpTransport
+  let exchange: PublicReader
   const E18 = 10n ** 18n
   const dec6 = (v: bigint) =>
     `${v < 0n ? '-' : ''}${(v < 0n ? -v : v) / 1_000_000n}.${((v < 0n ? -v : v) % 1_000_000n).toString().padStart(6, '0')}`
@@ -29,25 +31,24 @@ describe('wheel cycles: the economics of each leg', () => {
     sim = await startDeriveSimulator({ chainId: 901, startMs: Date.now() })
     api = await startApi({ EXCHANGE_HTTP_URL: sim.v3HttpUrl, EXCHANGE_WS_URL: sim.v3WsUrl })
     api.clock.set(sim.control.nowMs())
-    exchange = new HttpTransport({ baseUrl: sim.httpUrl })
+    exchange = publicReader(new HttpTransport({ baseUrl: sim.v3HttpUrl }))
   })
   afterAll(async () => {
     await api?.close()
     await sim?.close()
   })
 
-  const call = <T>(method: string, params: object) => exchange.call<T>(method, params, { idempotent: true })
   const get = (token: string, url: string) =>
     api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } })
 
   /** An option of `type` at the simulator with its ticker, and a fill of `size` at its mark with its published fees. */
   async function fillAtMark(type: 'P' | 'C', size: bigint, role: 'maker' | 'taker') {
     const nowSec = sim.control.nowMs() / 1000
-    const all = await call<Instrument[]>('public/get_instruments', { currency: 'ETH', instrument_type: 'option' })
+    const all = await exchange.getInstruments({ currency: 'ETH', instrument_type: 'option' })
     const i = all.find(
       (x) => x.option_details?.option_type === type && (x.option_details?.expiry ?? 0) > nowSec + 86_400,
     ) as Instrument
-    const t = await call<Ticker>('public/get_ticker', { instrument_name: i.instrument_name })
+    const t = await exchange.getTicker(i.instrument_name)
     const mark = toE18(t.mark_price)
     const premium = (size * mark) / E18 / 10n ** 12n
     const rateE18 =

@@ -19,7 +19,7 @@ import { TEST_PRIVATE_KEYS } from '@wh/testkit'
 import { createPublicClient, createWalletClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { deployTestUsdc } from '../src/contracts/deploy'
-import { testUsdcAbi } from '../src/contracts/test-usdc'
+import { testUsdcAbi } from '../src/contracts/test-usdc.gen'
 import { setUpLocalV3 } from './local-v3'
 
 /** Test USDC minted to dev account 0 on a fresh deployment (6 decimals: one million). */

@@ -20,8 +20,8 @@ import {
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { deployTestOnchainActionManager, deployTestWithdrawalOutbox } from '../src/contracts/deploy'
-import { testOnchainActionManagerAbi } from '../src/contracts/test-onchain-action-manager'
-import { testUsdcAbi } from '../src/contracts/test-usdc'
+import { testOnchainActionManagerAbi } from '../src/contracts/test-onchain-action-manager.gen'
+import { testUsdcAbi } from '../src/contracts/test-usdc.gen'
 
 /** USDC (6 decimals) the first deposit moves: what opens the funding subaccount. */
 const OPENING_DEPOSIT = 1_000_000n

@@ -22,7 +22,7 @@ export interface ContractSpec {
 export const TEST_USDC: ContractSpec = {
   contract: 'TestUSDC',
   sourcePath: join(here, '..', 'contracts', 'TestUSDC.sol'),
-  artifactPath: join(here, '..', 'src', 'contracts', 'test-usdc.ts'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-usdc.gen.ts'),
   exportPrefix: 'testUsdc',
 }
 
@@ -30,7 +30,7 @@ export const TEST_USDC: ContractSpec = {
 export const BALANCE_READER: ContractSpec = {
   contract: 'BalanceReader',
   sourcePath: join(here, '..', 'contracts', 'BalanceReader.sol'),
-  artifactPath: join(here, '..', 'src', 'contracts', 'balance-reader.ts'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'balance-reader.gen.ts'),
   exportPrefix: 'balanceReader',
 }
 
@@ -38,7 +38,7 @@ export const BALANCE_READER: ContractSpec = {
 export const TEST_SMART_WALLET: ContractSpec = {
   contract: 'TestSmartWallet',
   sourcePath: join(here, '..', 'contracts', 'TestSmartWallet.sol'),
-  artifactPath: join(here, '..', 'src', 'contracts', 'test-smart-wallet.ts'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-smart-wallet.gen.ts'),
   exportPrefix: 'testSmartWallet',
 }
 
@@ -46,7 +46,7 @@ export const TEST_SMART_WALLET: ContractSpec = {
 export const TEST_ERC1271_WALLET: ContractSpec = {
   contract: 'TestErc1271Wallet',
   sourcePath: join(here, '..', 'contracts', 'TestErc1271Wallet.sol'),
-  artifactPath: join(here, '..', 'src', 'contracts', 'test-erc1271-wallet.ts'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-erc1271-wallet.gen.ts'),
   exportPrefix: 'testErc1271Wallet',
 }
 
@@ -54,7 +54,7 @@ export const TEST_ERC1271_WALLET: ContractSpec = {
 export const TEST_ERC1271_WALLET_FACTORY: ContractSpec = {
   contract: 'TestErc1271WalletFactory',
   sourcePath: join(here, '..', 'contracts', 'TestErc1271Wallet.sol'),
-  artifactPath: join(here, '..', 'src', 'contracts', 'test-erc1271-wallet-factory.ts'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-erc1271-wallet-factory.gen.ts'),
   exportPrefix: 'testErc1271WalletFactory',
 }
 
@@ -62,7 +62,7 @@ export const TEST_ERC1271_WALLET_FACTORY: ContractSpec = {
 export const TEST_ONCHAIN_ACTION_MANAGER: ContractSpec = {
   contract: 'TestOnchainActionManager',
   sourcePath: join(here, '..', 'contracts', 'TestOnchainActionManager.sol'),
-  artifactPath: join(here, '..', 'src', 'contracts', 'test-onchain-action-manager.ts'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-onchain-action-manager.gen.ts'),
   exportPrefix: 'testOnchainActionManager',
 }
 
@@ -70,7 +70,7 @@ export const TEST_ONCHAIN_ACTION_MANAGER: ContractSpec = {
 export const TEST_WITHDRAWAL_OUTBOX: ContractSpec = {
   contract: 'TestWithdrawalOutbox',
   sourcePath: join(here, '..', 'contracts', 'TestWithdrawalOutbox.sol'),
-  artifactPath: join(here, '..', 'src', 'contracts', 'test-withdrawal-outbox.ts'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-withdrawal-outbox.gen.ts'),
   exportPrefix: 'testWithdrawalOutbox',
 }
 

@@ -8,7 +8,7 @@
  * 100,000 calls, against 100 of these.
  */
 import { concatHex, encodeAbiParameters, type Hex, numberToHex, type PublicClient, size } from 'viem'
-import { balanceReaderBytecode } from './contracts/balance-reader'
+import { balanceReaderBytecode } from './contracts/balance-reader.gen'
 
 /**
  * Addresses per `eth_call` by default. Each costs a cold BALANCE (2,600 gas), 20 bytes of calldata

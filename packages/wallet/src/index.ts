@@ -6,12 +6,18 @@ export * from './chain-identity'
 export * from './chains'
 export * from './clients'
 export * from './contracts/deploy'
-export { testErc1271WalletAbi, testErc1271WalletBytecode } from './contracts/test-erc1271-wallet'
-export { testErc1271WalletFactoryAbi, testErc1271WalletFactoryBytecode } from './contracts/test-erc1271-wallet-factory'
-export { testOnchainActionManagerAbi, testOnchainActionManagerBytecode } from './contracts/test-onchain-action-manager'
-export { testSmartWalletAbi, testSmartWalletBytecode } from './contracts/test-smart-wallet'
-export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc'
-export { testWithdrawalOutboxAbi } from './contracts/test-withdrawal-outbox'
+export { testErc1271WalletAbi, testErc1271WalletBytecode } from './contracts/test-erc1271-wallet.gen'
+export {
+  testErc1271WalletFactoryAbi,
+  testErc1271WalletFactoryBytecode,
+} from './contracts/test-erc1271-wallet-factory.gen'
+export {
+  testOnchainActionManagerAbi,
+  testOnchainActionManagerBytecode,
+} from './contracts/test-onchain-action-manager.gen'
+export { testSmartWalletAbi, testSmartWalletBytecode } from './contracts/test-smart-wallet.gen'
+export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc.gen'
+export { testWithdrawalOutboxAbi } from './contracts/test-withdrawal-outbox.gen'
 export * from './deposit-addresses'
 export * from './expected-balance'
 export * from './hd'

@@ -20,15 +20,20 @@
  * `poll()` calls when `pollMs` is 0.
  */
 import {
+  type Account,
   type Address,
+  type Chain,
   createPublicClient,
   createWalletClient,
   getAddress,
   type Hex,
   http,
   keccak256,
+  type PublicClient,
   parseAbi,
+  type Transport,
   toHex,
+  type WalletClient,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { divE18, toE18 } from '../protocol/decimal'
@@ -182,31 +187,6 @@ export function attachL1Payer(engine: SimEngine, o: L1PayerOptions): L1Payer {
       paidTo.set(`${recipient}:${asset}`.toLowerCase(), { recipient, asset })
     }
   }
-  /** the keeper's part: each queue with something to pay now is processed (one call each) */
-  const processQueues = async (): Promise<void> => {
-    for (const { recipient, asset } of paidTo.values()) {
-      const read = (functionName: 'queueLength' | 'pendingBucket') =>
-        publicClient.readContract({
-          address: outbox,
-          abi: WITHDRAWAL_OUTBOX_ABI,
-          functionName,
-          args: [recipient, asset],
-        })
-      if ((await read('queueLength')) === 0n || (await read('pendingBucket')) === 0n) continue
-      // not waited for (a call still pending when the next poll reads the queue is sent again and pays
-      // what is left, if anything); a call refused (the vault short) is tried again next poll and does
-      // not hold up the batches
-      await walletClient
-        .writeContract({
-          address: outbox,
-          abi: WITHDRAWAL_OUTBOX_ABI,
-          functionName: 'processQueue',
-          args: [recipient, asset, QUEUE_ITEMS_PER_CALL],
-          chain: null,
-        })
-        .catch(() => undefined)
-    }
-  }
   const settleSubmitted = async (): Promise<number> => {
     if (!submitted) return 0
     const receipt = await publicClient.getTransactionReceipt({ hash: submitted.hash }).catch(() => undefined)
@@ -220,7 +200,7 @@ export function attachL1Payer(engine: SimEngine, o: L1PayerOptions): L1Payer {
     return receipt.status === 'success' ? batch.length : 0
   }
   const once = async (): Promise<number> => {
-    await processQueues()
+    await processQueues(publicClient, walletClient, outbox, paidTo.values())
     if (submitted) return settleSubmitted()
     await submit()
     return settleSubmitted()
@@ -246,6 +226,32 @@ export function attachL1Payer(engine: SimEngine, o: L1PayerOptions): L1Payer {
       await running?.catch(() => {})
       if (payers.get(engine) === state) payers.delete(engine)
     },
+  }
+}
+
+/** The keeper's part: each queue with something to pay now is processed (one call each). */
+async function processQueues(
+  publicClient: PublicClient,
+  walletClient: WalletClient<Transport, Chain | undefined, Account>,
+  outbox: Address,
+  pairs: Iterable<{ recipient: Address; asset: Address }>,
+): Promise<void> {
+  for (const { recipient, asset } of pairs) {
+    const read = (functionName: 'queueLength' | 'pendingBucket') =>
+      publicClient.readContract({ address: outbox, abi: WITHDRAWAL_OUTBOX_ABI, functionName, args: [recipient, asset] })
+    if ((await read('queueLength')) === 0n || (await read('pendingBucket')) === 0n) continue
+    // not waited for (a call still pending when the next poll reads the queue is sent again and pays
+    // what is left, if anything); a call refused (the vault short) is tried again next poll and does
+    // not hold up the batches
+    await walletClient
+      .writeContract({
+        address: outbox,
+        abi: WITHDRAWAL_OUTBOX_ABI,
+        functionName: 'processQueue',
+        args: [recipient, asset, QUEUE_ITEMS_PER_CALL],
+        chain: null,
+      })
+      .catch(() => undefined)
   }
 }
 

@@ -6,7 +6,7 @@
  * withdrawal, transfer and interest histories at 1000 rows per answer: every window is read in
  * full here by narrowing its end to the oldest entry seen. Entries come back oldest first.
  */
-import type { HistoryWindow } from '../client/derive-client'
+import type { HistoryWindow } from '../client/requests'
 import type * as T from '../protocol/types'
 import * as H from './adapt-history'
 import { fundingSubaccountOf, type V3Port } from './port'

@@ -15,7 +15,7 @@
  * worker journals the fee taken (docs/exchange-v3.md "Movements on v3").
  */
 import type { Address, Hex } from 'viem'
-import type { SignedTransfer, TransferRequest } from '../client/derive-client'
+import type { SignedTransfer, TransferRequest } from '../client/requests'
 import { V3_MODULES } from '../protocol/constants'
 import { fromE18, toE18, toUnits } from '../protocol/decimal'
 import { encodeTransferSpot, encodeWithdrawalDataV3 } from '../protocol/module-data'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compileBalanceReader } from '../../scripts/solc'
-import { balanceReaderAbi, balanceReaderBytecode, balanceReaderCompilerVersion } from './balance-reader'
+import { balanceReaderAbi, balanceReaderBytecode, balanceReaderCompilerVersion } from './balance-reader.gen'
 
 describe('the committed BalanceReader artifact', () => {
   it('is what the pinned solc makes of contracts/BalanceReader.sol (else: pnpm --filter @wh/wallet compile:contracts)', () => {

@@ -9,9 +9,9 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem'
-import { testOnchainActionManagerAbi, testOnchainActionManagerBytecode } from './test-onchain-action-manager'
-import { testUsdcAbi, testUsdcBytecode } from './test-usdc'
-import { testWithdrawalOutboxAbi, testWithdrawalOutboxBytecode } from './test-withdrawal-outbox'
+import { testOnchainActionManagerAbi, testOnchainActionManagerBytecode } from './test-onchain-action-manager.gen'
+import { testUsdcAbi, testUsdcBytecode } from './test-usdc.gen'
+import { testWithdrawalOutboxAbi, testWithdrawalOutboxBytecode } from './test-withdrawal-outbox.gen'
 
 /** A deployment did not produce a contract (reverted, or no address in the receipt). */
 export class ContractDeployError extends Error {

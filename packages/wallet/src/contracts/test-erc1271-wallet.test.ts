@@ -4,12 +4,12 @@ import {
   testErc1271WalletAbi,
   testErc1271WalletBytecode,
   testErc1271WalletCompilerVersion,
-} from './test-erc1271-wallet'
+} from './test-erc1271-wallet.gen'
 import {
   testErc1271WalletFactoryAbi,
   testErc1271WalletFactoryBytecode,
   testErc1271WalletFactoryCompilerVersion,
-} from './test-erc1271-wallet-factory'
+} from './test-erc1271-wallet-factory.gen'
 
 describe('the committed TestErc1271Wallet artifacts', () => {
   it('are what the pinned solc makes of contracts/TestErc1271Wallet.sol (else: pnpm --filter @wh/wallet compile:contracts)', () => {

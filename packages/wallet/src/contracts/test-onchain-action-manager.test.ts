@@ -7,7 +7,7 @@ import {
   testOnchainActionManagerAbi,
   testOnchainActionManagerBytecode,
   testOnchainActionManagerCompilerVersion,
-} from './test-onchain-action-manager'
+} from './test-onchain-action-manager.gen'
 
 /** The verified ABI of Derive's Sepolia OnchainActionManager, kept as test data with its source (SOURCE.md there). */
 const PUBLISHED = JSON.parse(

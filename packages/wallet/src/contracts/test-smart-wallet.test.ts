@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compileTestSmartWallet } from '../../scripts/solc'
-import { testSmartWalletAbi, testSmartWalletBytecode, testSmartWalletCompilerVersion } from './test-smart-wallet'
+import { testSmartWalletAbi, testSmartWalletBytecode, testSmartWalletCompilerVersion } from './test-smart-wallet.gen'
 
 describe('the committed TestSmartWallet artifact', () => {
   it('is what the pinned solc makes of contracts/TestSmartWallet.sol (else: pnpm --filter @wh/wallet compile:contracts)', () => {

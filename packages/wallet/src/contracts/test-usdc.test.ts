@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compileTestUsdc } from '../../scripts/solc'
-import { testUsdcAbi, testUsdcBytecode, testUsdcCompilerVersion } from './test-usdc'
+import { testUsdcAbi, testUsdcBytecode, testUsdcCompilerVersion } from './test-usdc.gen'
 
 describe('the committed TestUSDC artifact', () => {
   it('is what the pinned solc makes of contracts/TestUSDC.sol (else: pnpm --filter @wh/wallet compile:contracts)', () => {

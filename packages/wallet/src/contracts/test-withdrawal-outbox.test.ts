@@ -27,12 +27,12 @@ import {
   WITHDRAWAL_SKIPPED_EVENT,
 } from '../bridge/derive-v3'
 import { deployTestOnchainActionManager, deployTestUsdc, deployTestWithdrawalOutbox } from './deploy'
-import { testUsdcAbi } from './test-usdc'
+import { testUsdcAbi } from './test-usdc.gen'
 import {
   testWithdrawalOutboxAbi,
   testWithdrawalOutboxBytecode,
   testWithdrawalOutboxCompilerVersion,
-} from './test-withdrawal-outbox'
+} from './test-withdrawal-outbox.gen'
 
 /** The verified ABI of Derive's Sepolia WithdrawalOutbox, kept as test data with its source (SOURCE.md there). */
 const PUBLISHED = JSON.parse(
