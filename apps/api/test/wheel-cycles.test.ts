@@ -6,7 +6,6 @@ import {
   publicReader,
   type RunningSimulator,
   startDeriveSimulator,
-  type Ticker,
   toE18,
 } from '@wh/exchange'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
