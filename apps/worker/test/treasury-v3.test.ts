@@ -56,6 +56,7 @@ import {
   TREASURY_TICK_NAME,
   type TreasuryRunResult,
   treasuryTick,
+  withdrawalAmountOf,
 } from '../src/jobs/treasury/treasury'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { TickContext, WorkerDeps } from '../src/ticks'
@@ -84,6 +85,22 @@ describe('shortfallOf: the bridge surplus rule in reverse', () => {
     const high = { floor: USDC(2_000), retain: USDC(1_000) }
     expect(shortfallOf({ ...high, balance: USDC(1_000), requested: 0n })).toBe(0n)
     expect(shortfallOf({ ...high, balance: USDC(999), requested: 0n })).toBe(USDC(1))
+  })
+})
+
+describe('withdrawalAmountOf: worth its fee', () => {
+  const p = { shortfall: USDC(900), max: USDC(50_000), feeCap: USDC(1) }
+  it('the shortfall, capped per run and by what the funding subaccount holds free', () => {
+    expect(withdrawalAmountOf({ ...p, free: USDC(10_000) })).toBe(USDC(900))
+    expect(withdrawalAmountOf({ ...p, max: USDC(300), free: USDC(10_000) })).toBe(USDC(300))
+    expect(withdrawalAmountOf({ ...p, free: USDC(400) })).toBe(USDC(400))
+  })
+  it('nothing when the fee would swallow it or leave less than the minimum (the local run: 1 USDC free, 1 USD fee)', () => {
+    expect(withdrawalAmountOf({ ...p, free: USDC(1) })).toBe(0n)
+    expect(withdrawalAmountOf({ ...p, free: USDC(2) - 1n })).toBe(0n)
+    expect(withdrawalAmountOf({ ...p, free: USDC(2) })).toBe(USDC(2))
+    expect(withdrawalAmountOf({ ...p, free: 0n })).toBe(0n)
+    expect(withdrawalAmountOf({ ...p, free: -USDC(5) })).toBe(0n) // more claimed than held
   })
 })
 

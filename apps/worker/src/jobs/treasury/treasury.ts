@@ -60,7 +60,7 @@ export interface TreasuryRunOptions {
 export type TreasuryRunResult =
   | { readonly status: 'off'; readonly reason: string }
   | { readonly status: 'idle'; readonly shortfallBaseUnits: bigint }
-  /** short, but the funding subaccount cannot give TREASURY_MIN_BASE_UNITS */
+  /** short, but the funding subaccount cannot give TREASURY_MIN_BASE_UNITS past the withdrawal fee */
   | { readonly status: 'short'; readonly shortfallBaseUnits: bigint; readonly fundingFreeBaseUnits: bigint }
   | { readonly status: 'pending'; readonly withdrawalId: string; readonly reason: string }
   | { readonly status: 'failed'; readonly withdrawalId: string; readonly reason: string }
@@ -102,6 +102,17 @@ export function shortfallOf(p: { balance: bigint; requested: bigint; floor: bigi
   return free >= floor ? 0n : p.retain - free
 }
 
+/**
+ * What to withdraw for a shortfall, in base units: the shortfall, at most `max` and what the funding
+ * subaccount holds free; 0 when that would not bring TREASURY_MIN_BASE_UNITS past the fee. Derive takes its
+ * fee (up to `feeCap`, USDC at par) out of the amount and refuses a withdrawal the fee would swallow, so
+ * one that small is never signed: it would fail, alert, and be tried again every run.
+ */
+export function withdrawalAmountOf(p: { shortfall: bigint; max: bigint; free: bigint; feeCap: bigint }): bigint {
+  const amount = minBigint(minBigint(p.shortfall, p.max), p.free)
+  return amount - p.feeCap < TREASURY_MIN_BASE_UNITS ? 0n : amount
+}
+
 /** The funding subaccount's USDC that no funding in flight has claimed, in base units. */
 async function fundingFree(deps: TreasuryDeps, s: TreasurySetup): Promise<bigint> {
   const sub = await s.client.getSubaccount(s.funding)
@@ -124,9 +135,9 @@ async function startNew(deps: TreasuryDeps, s: TreasurySetup): Promise<TreasuryR
   const shortfall = shortfallOf({ balance, requested, floor: t.floorUsdcBaseUnits, retain })
   if (shortfall < TREASURY_MIN_BASE_UNITS) return { status: 'idle', shortfallBaseUnits: shortfall }
   const free = await fundingFree(deps, s)
-  const amount = minBigint(minBigint(shortfall, t.maxWithdrawUsdcBaseUnits), free)
-  if (amount < TREASURY_MIN_BASE_UNITS)
-    return { status: 'short', shortfallBaseUnits: shortfall, fundingFreeBaseUnits: free }
+  const feeCap = toBaseUnits(t.withdrawMaxFeeUsd, USDC_DECIMALS, 'up')
+  const amount = withdrawalAmountOf({ shortfall, max: t.maxWithdrawUsdcBaseUnits, free, feeCap })
+  if (amount === 0n) return { status: 'short', shortfallBaseUnits: shortfall, fundingFreeBaseUnits: free }
   const params = await s.client.signFundingWithdrawal({
     asset_name: 'USDC',
     amount: fromBaseUnits(amount, USDC_DECIMALS),
