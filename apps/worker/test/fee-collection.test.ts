@@ -52,7 +52,7 @@ describe('platform fee collection against the simulator', () => {
 
   const sql = () => stack.sql
   const collect = () => runFeeCollection({ ...deps, redis, log: silent })
-  /** the platform's USDC at the exchange: the wallet (v2), the funding subaccount less its interest (v3) */
+  /** the platform's USDC at the exchange: the funding subaccount less its interest */
   const wallet = () => toBaseUnits(stack.platform.balance('USDC'), 6, 'exact')
   const feeRows = async (subRow: string) =>
     sql()<{ id: string; state: string; amount: string; method: string; reason: string | null }[]>`

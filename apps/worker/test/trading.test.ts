@@ -238,7 +238,7 @@ describe('positions: placing, fills and settlement against the simulator', () =>
       time_in_force: 'post_only',
       instrument_name: placing.instrument,
     })
-    // the v2 view of the same engine sees the order the v3 client placed
+    // the stack's own client sees the order the worker's freshly built one placed
     expect((await ours(exchangeId, req.id)).map((o) => o.order_id)).toEqual([resting?.order_id])
 
     sim.control.advance(profile.makerWindowMs)

@@ -3,7 +3,7 @@
  * our client) so each v3 rule of docs/exchange-v3.md is seen on the wire: the owner as wallet,
  * nanosecond nonces (a millisecond one is refused: 11018), the signature expiry window (11011),
  * the v3 domain and trade module (an order signed under the v2 deployment's Matching domain is refused: 14014), bare or 0x signatures,
- * exact 19-digit integer nonces, slim tickers, and the v2 engine underneath (one market, one book).
+ * exact 19-digit integer nonces, slim tickers, one engine underneath (one market, one book).
  */
 import type { Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
