@@ -132,8 +132,8 @@ async function main() {
     DATABASE_URL: `postgres://${APP_LOGIN}@127.0.0.1:54329/wheelhouse`,
     DATABASE_OWNER_URL: 'postgres://postgres@127.0.0.1:54329/wheelhouse',
     CACHE_URL: 'redis://127.0.0.1:63799',
-    EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070',
-    EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/ws',
+    EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070/v3',
+    EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/v3/ws',
     ...Object.fromEntries(
       ['EXCHANGE_CHAIN_RPC_URL', 'RPC_URL_ETHEREUM', 'RPC_URL_OPTIMISM', 'RPC_URL_BASE', 'RPC_URL_ARBITRUM'].map(
         (k) => [k, 'http://127.0.0.1:8545'],
