@@ -21,7 +21,15 @@ import {
 } from '@wh/exchange'
 import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { inFlightLegs } from '@wh/solvency'
-import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
+import {
+  integrationContext,
+  type RpcProxy,
+  type RunningChain,
+  startChain,
+  startRpcProxy,
+  TEST_PRIVATE_KEYS,
+  testEnv,
+} from '@wh/testkit'
 import {
   type Alerter,
   type ChainClients,
@@ -49,6 +57,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'
+import { logsOver } from '../src/jobs/treasury/payout'
 import {
   QUEUED_REASON,
   runTreasury,
@@ -88,6 +97,46 @@ describe('shortfallOf: the bridge surplus rule in reverse', () => {
   })
 })
 
+describe('logsOver: a queued payout followed through providers that cap eth_getLogs', () => {
+  const refusing = (max: bigint, seen: [bigint, bigint][]) => async (from: bigint, to: bigint) => {
+    seen.push([from, to])
+    if (to - from + 1n > max) throw Object.assign(new Error('query exceeds max block range'), { code: -32005 })
+    return Array.from({ length: Number(to - from + 1n) }, (_, i) => from + BigInt(i))
+  }
+  it('reads every block once, in ranges of at most the step', async () => {
+    const seen: [bigint, bigint][] = []
+    expect(await logsOver(100n, 104n, refusing(10n, seen), 2n)).toEqual([100n, 101n, 102n, 103n, 104n])
+    expect(seen).toEqual([
+      [100n, 101n],
+      [102n, 103n],
+      [104n, 104n],
+    ])
+    expect(await logsOver(7n, 7n, refusing(1n, []))).toEqual([7n])
+    expect(await logsOver(8n, 7n, refusing(1n, []))).toEqual([]) // nothing final yet
+  })
+  it('halves a range the provider refuses as too wide, and keeps the narrower size', async () => {
+    const seen: [bigint, bigint][] = []
+    const blocks = await logsOver(0n, 9n, refusing(3n, seen), 16n)
+    expect(blocks).toEqual([0n, 1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n, 9n])
+    expect(seen).toEqual([
+      [0n, 9n], // refused
+      [0n, 4n], // refused
+      [0n, 1n],
+      [2n, 3n],
+      [4n, 5n],
+      [6n, 7n],
+      [8n, 9n],
+    ])
+  })
+  it('throws other errors at once, and a limit that refuses even one block', async () => {
+    const down = async () => {
+      throw new Error('connection refused')
+    }
+    await expect(logsOver(0n, 9n, down)).rejects.toThrow('connection refused')
+    await expect(logsOver(0n, 9n, refusing(0n, []))).rejects.toThrow('max block range')
+  })
+})
+
 describe('withdrawalAmountOf: worth its fee', () => {
   const p = { shortfall: USDC(900), max: USDC(50_000), feeCap: USDC(1) }
   it('the shortfall, capped per run and by what the funding subaccount holds free', () => {
@@ -106,6 +155,8 @@ describe('withdrawalAmountOf: worth its fee', () => {
 
 describe('v3 money out: the treasury tick refills the Ethereum hot wallet from the funding subaccount, paid on L1', () => {
   let chain: RunningChain
+  /** the worker's Ethereum RPC: the node behind a proxy that can play a provider capping eth_getLogs */
+  let proxy: RpcProxy
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let redis: Redis
@@ -174,6 +225,7 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
 
   beforeAll(async () => {
     chain = await startChain({ chainId: L1_CHAIN_ID })
+    proxy = await startRpcProxy({ upstream: chain.rpcUrl })
     sim = await startDeriveSimulator({ chainId: L1_CHAIN_ID })
     const transport = http(chain.rpcUrl)
     const walletClient = createWalletClient({ account: deployer, transport })
@@ -226,7 +278,7 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     })
 
     ctx = await integrationContext({
-      RPC_URL_ETHEREUM: chain.rpcUrl,
+      RPC_URL_ETHEREUM: proxy.url,
       EXCHANGE_CHAIN_ID: String(L1_CHAIN_ID),
       EXCHANGE_HTTP_URL: sim.v3HttpUrl,
       EXCHANGE_WS_URL: sim.v3WsUrl,
@@ -262,6 +314,7 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     redis?.disconnect()
     await ctx?.database.close()
     await sim?.close()
+    await proxy?.stop()
     await chain?.stop()
   })
 
@@ -400,8 +453,14 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     expect(await payer.poll()).toBe(1) // settled at the exchange; its keeper may pay a second's refill
     await mine() // that payment, if any, final too
 
+    // from here on the worker's provider refuses eth_getLogs over more than 2 blocks, as hosted ones cap
+    // ranges: the payout is followed in ranges that fit, every block read once
+    await proxy.script([{ method: 'eth_getLogs', action: { maxLogRange: { blocks: 2 } } }])
+
     // pending, queued: nothing journaled, the row open with its outbox id, counted in flight; told once
     const first = await runTreasury(deps)
+    // three events followed, each over more than 2 blocks: refused once, then read in ranges that fit
+    expect((await proxy.stats()).eth_getLogs?.seen).toBeGreaterThan(6)
     expect(first).toMatchObject({ status: 'pending' })
     if (first.status !== 'pending') return
     expect(first.reason.startsWith(QUEUED_REASON)).toBe(true)

@@ -33,6 +33,11 @@ export type ProxyAction =
   | { readonly flipFlop: { readonly blocks: number } }
   /** the answer comes after `delayMs` */
   | { readonly delayMs: number }
+  /**
+   * eth_getLogs over more than `blocks` blocks is refused as hosted providers refuse it (-32005, "query
+   * exceeds max block range"); narrower ranges and other methods are the node's
+   */
+  | { readonly maxLogRange: { readonly blocks: number } }
 
 export interface ProxyRule {
   /** a JSON-RPC method, or '*' for every call */
@@ -166,6 +171,17 @@ function blockResolver(up: Upstream, at: bigint): (tag: unknown) => Promise<bigi
   }
 }
 
+/** eth_getLogs refused past `blocks` blocks (the `maxLogRange` action); anything else forwarded. */
+async function rangeLimited(up: Upstream, call: RpcCall, blocks: number): Promise<RpcAnswer> {
+  const f = (call.params?.[0] ?? {}) as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown }
+  if (call.method !== 'eth_getLogs' || f.blockHash !== undefined) return forward(up, call)
+  const resolveTag = blockResolver(up, await up.head())
+  const span = (await resolveTag(f.toBlock ?? 'latest')) - (await resolveTag(f.fromBlock ?? 'latest')) + 1n
+  if (span <= BigInt(blocks)) return forward(up, call)
+  const message = `query exceeds max block range ${blocks}`
+  return { jsonrpc: '2.0', id: call.id, error: { code: -32005, message } }
+}
+
 /** A call answered by a backend `lagBlocks` behind the upstream head (the `lag` action). */
 async function lagged(up: Upstream, call: RpcCall, lagBlocks: number): Promise<RpcAnswer> {
   const params = [...(call.params ?? [])]
@@ -243,6 +259,7 @@ function act(state: ProxyState, up: Upstream, call: RpcCall, live: LiveRule): Ca
   if ('httpError' in a) return { plan: { kind: 'http', status: a.httpError.status }, delayMs: 0 }
   if ('rpcError' in a) return answering(Promise.resolve({ jsonrpc: '2.0', id: call.id, error: { ...a.rpcError } }))
   if ('hang' in a) return { plan: { kind: 'hang' }, delayMs: 0 }
+  if ('maxLogRange' in a) return answering(rangeLimited(up, call, a.maxLogRange.blocks))
   if ('flipFlop' in a) {
     const n = state.flips.get(live) ?? 0
     state.flips.set(live, n + 1)

@@ -10,6 +10,7 @@ import {
   http,
   type PublicClient,
   TimeoutError,
+  toHex,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -112,6 +113,25 @@ describe('the hostile RPC proxy', () => {
     expect(price.status).toBe('rejected')
     expect(String((price as PromiseRejectedResult).reason)).toMatch(/limit exceeded/)
     expect(n.status === 'fulfilled' && BigInt(n.value)).toBe(await head(direct))
+  })
+
+  it('maxLogRange: eth_getLogs over a wider range is refused as a hosted provider refuses it; a narrow one is the node’s', async () => {
+    await proxy.reset()
+    await proxy.script([{ method: 'eth_getLogs', action: { maxLogRange: { blocks: 3 } } }])
+    const to = await head(direct)
+    const narrow = await via.request({
+      method: 'eth_getLogs',
+      params: [{ fromBlock: toHex(to - 2n), toBlock: toHex(to) }],
+    })
+    expect(narrow).toEqual(
+      await direct.request({ method: 'eth_getLogs', params: [{ fromBlock: toHex(to - 2n), toBlock: toHex(to) }] }),
+    )
+    const wide = await via
+      .request({ method: 'eth_getLogs', params: [{ fromBlock: toHex(to - 3n), toBlock: toHex(to) }] })
+      .catch((e: unknown) => e)
+    expect(String(wide)).toMatch(/exceeds max block range 3/)
+    expect(await head(via)).toBe(to) // other methods pass
+    expect((await proxy.stats()).eth_getLogs).toEqual({ seen: 2, forwarded: 0, intercepted: 2 }) // both under the rule
   })
 
   it('hang: the client gives up at its timeout; the proxy still resets and serves', async () => {

@@ -27,6 +27,7 @@ export * from './scan'
 export {
   type BlockRange,
   depositAddressLookup,
+  isLogsLimitError,
   NATIVE_TRANSFER_LOG_INDEX,
   parseTransferLog,
   TRANSFER_TOPIC,

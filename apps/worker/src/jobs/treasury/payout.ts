@@ -14,10 +14,13 @@
  * accumulated, so a reorg that drops a partial payment drops it from the sum too. A guardian's
  * `WithdrawalDiverted` or a `WithdrawalSkipped` of one of those ids, a log of them paying someone
  * else, or a settling transaction that paid and queued nothing to the hot wallet, is a problem for a
- * person, not something to follow.
+ * person, not something to follow. The logs are read in ranges of at most PAYOUT_LOG_RANGE blocks,
+ * halved while a provider refuses a range as too wide (`logsOver`), so a queue that lasts days is
+ * still read from providers that cap eth_getLogs.
  */
 import {
   type ChainName,
+  isLogsLimitError,
   WITHDRAWAL_DIVERTED_EVENT,
   WITHDRAWAL_ENQUEUED_EVENT,
   WITHDRAWAL_PAID_EVENT,
@@ -104,11 +107,39 @@ export async function l1PayoutOf(
     }
 
   // every later word on those ids, final only: from the settling block to the head less the confirmations
-  const range = { address: outbox, fromBlock: receipt.blockNumber, toBlock: head - confirmations } as const
+  const over = <T>(read: (fromBlock: bigint, toBlock: bigint) => Promise<T[]>) =>
+    logsOver(receipt.blockNumber, head - confirmations, read)
   const [paidLogs, diverted, skipped] = await Promise.all([
-    c.publicClient.getLogs({ ...range, event: WITHDRAWAL_PAID_EVENT, args: { id: ids }, strict: true }),
-    c.publicClient.getLogs({ ...range, event: WITHDRAWAL_DIVERTED_EVENT, args: { id: ids }, strict: true }),
-    c.publicClient.getLogs({ ...range, event: WITHDRAWAL_SKIPPED_EVENT, args: { id: ids }, strict: true }),
+    over((fromBlock, toBlock) =>
+      c.publicClient.getLogs({
+        address: outbox,
+        fromBlock,
+        toBlock,
+        event: WITHDRAWAL_PAID_EVENT,
+        args: { id: ids },
+        strict: true,
+      }),
+    ),
+    over((fromBlock, toBlock) =>
+      c.publicClient.getLogs({
+        address: outbox,
+        fromBlock,
+        toBlock,
+        event: WITHDRAWAL_DIVERTED_EVENT,
+        args: { id: ids },
+        strict: true,
+      }),
+    ),
+    over((fromBlock, toBlock) =>
+      c.publicClient.getLogs({
+        address: outbox,
+        fromBlock,
+        toBlock,
+        event: WITHDRAWAL_SKIPPED_EVENT,
+        args: { id: ids },
+        strict: true,
+      }),
+    ),
   ])
   if (diverted.length > 0) return { state: 'problem', reason: 'the outbox guardian diverted it (WithdrawalDiverted)' }
   if (skipped.length > 0) return { state: 'problem', reason: `the outbox skipped its id (WithdrawalSkipped)` }
@@ -126,4 +157,33 @@ export async function l1PayoutOf(
       last !== undefined ? last.args.remaining : queued?.eventName === 'WithdrawalEnqueued' ? queued.args.amount : 0n
   }
   return remaining > 0n ? { state: 'queued', ids, paid, remaining } : { state: 'paid', ids, paid }
+}
+
+/** Blocks per eth_getLogs call when following a queued payout (hosted providers cap ranges; 2,000 passes most). */
+export const PAYOUT_LOG_RANGE = 2_000n
+
+/**
+ * The logs of blocks `from`..`to` (inclusive), read in consecutive ranges of at most `step` blocks: no
+ * block read twice or skipped. A range the provider refuses as too wide (`isLogsLimitError`) is halved
+ * and read again, down to one block; any other error, or a single block refused, is thrown.
+ */
+export async function logsOver<T>(
+  from: bigint,
+  to: bigint,
+  read: (fromBlock: bigint, toBlock: bigint) => Promise<T[]>,
+  step: bigint = PAYOUT_LOG_RANGE,
+): Promise<T[]> {
+  const out: T[] = []
+  let size = step
+  for (let start = from; start <= to; ) {
+    const end = start + size - 1n < to ? start + size - 1n : to
+    try {
+      out.push(...(await read(start, end)))
+      start = end + 1n
+    } catch (err) {
+      if (!isLogsLimitError(err) || end === start) throw err
+      size = (end - start + 1n) / 2n
+    }
+  }
+  return out
 }
