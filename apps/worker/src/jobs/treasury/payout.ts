@@ -31,6 +31,7 @@ import {
   getAddress,
   type Hex,
   isAddressEqual,
+  type PublicClient,
   parseEventLogs,
   TransactionReceiptNotFoundError,
 } from 'viem'
@@ -107,40 +108,10 @@ export async function l1PayoutOf(
     }
 
   // every later word on those ids, final only: from the settling block to the head less the confirmations
-  const over = <T>(read: (fromBlock: bigint, toBlock: bigint) => Promise<T[]>) =>
-    logsOver(receipt.blockNumber, head - confirmations, read)
-  const [paidLogs, diverted, skipped] = await Promise.all([
-    over((fromBlock, toBlock) =>
-      c.publicClient.getLogs({
-        address: outbox,
-        fromBlock,
-        toBlock,
-        event: WITHDRAWAL_PAID_EVENT,
-        args: { id: ids },
-        strict: true,
-      }),
-    ),
-    over((fromBlock, toBlock) =>
-      c.publicClient.getLogs({
-        address: outbox,
-        fromBlock,
-        toBlock,
-        event: WITHDRAWAL_DIVERTED_EVENT,
-        args: { id: ids },
-        strict: true,
-      }),
-    ),
-    over((fromBlock, toBlock) =>
-      c.publicClient.getLogs({
-        address: outbox,
-        fromBlock,
-        toBlock,
-        event: WITHDRAWAL_SKIPPED_EVENT,
-        args: { id: ids },
-        strict: true,
-      }),
-    ),
-  ])
+  const [paidLogs, diverted, skipped] = await laterWords(c.publicClient, outbox, ids, {
+    from: receipt.blockNumber,
+    to: head - confirmations,
+  })
   if (diverted.length > 0) return { state: 'problem', reason: 'the outbox guardian diverted it (WithdrawalDiverted)' }
   if (skipped.length > 0) return { state: 'problem', reason: `the outbox skipped its id (WithdrawalSkipped)` }
   if (paidLogs.some((l) => !toUs(l.args)))
@@ -157,6 +128,27 @@ export async function l1PayoutOf(
       last !== undefined ? last.args.remaining : queued?.eventName === 'WithdrawalEnqueued' ? queued.args.amount : 0n
   }
   return remaining > 0n ? { state: 'queued', ids, paid, remaining } : { state: 'paid', ids, paid }
+}
+
+/** The outbox's WithdrawalPaid, WithdrawalDiverted and WithdrawalSkipped logs of `ids` over blocks `from`..`to`. */
+function laterWords(
+  client: PublicClient,
+  outbox: Address,
+  ids: readonly Hex[],
+  blocks: { readonly from: bigint; readonly to: bigint },
+) {
+  const filter = { address: outbox, args: { id: [...ids] }, strict: true } as const
+  return Promise.all([
+    logsOver(blocks.from, blocks.to, (fromBlock, toBlock) =>
+      client.getLogs({ ...filter, fromBlock, toBlock, event: WITHDRAWAL_PAID_EVENT }),
+    ),
+    logsOver(blocks.from, blocks.to, (fromBlock, toBlock) =>
+      client.getLogs({ ...filter, fromBlock, toBlock, event: WITHDRAWAL_DIVERTED_EVENT }),
+    ),
+    logsOver(blocks.from, blocks.to, (fromBlock, toBlock) =>
+      client.getLogs({ ...filter, fromBlock, toBlock, event: WITHDRAWAL_SKIPPED_EVENT }),
+    ),
+  ])
 }
 
 /** Blocks per eth_getLogs call when following a queued payout (hosted providers cap ranges; 2,000 passes most). */
