@@ -21,6 +21,7 @@ import {
 } from '@wh/exchange'
 import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { inFlightLegs } from '@wh/solvency'
+import { failFunding, fundingSubaccountClaims, reserveFundingTransfer, storeSignedFunding } from '@wh/subaccounts'
 import {
   integrationContext,
   type RpcProxy,
@@ -69,7 +70,7 @@ import {
 } from '../src/jobs/treasury/treasury'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { TickContext, WorkerDeps } from '../src/ticks'
-import { journalPlatformDeposits } from './fixtures/exchange-stack'
+import { creditDeposit, journalPlatformDeposits } from './fixtures/exchange-stack'
 
 const silent = { info() {}, warn() {} }
 const USDC = (n: number) => BigInt(Math.round(n * 1_000_000))
@@ -537,4 +538,28 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     expect(await bridgedOut()).toHaveLength(bridgedBefore + 1)
     expect(alerts.length).toBe(alertsBefore + 1)
   }, 60_000)
+
+  it('what fundings in flight claim of the funding subaccount is not the treasury’s to withdraw: reserved, signed (a creation’s fee cap on top) or accepted, until it ends', async () => {
+    const sql = ctx.database.sql
+    const claims = () => fundingSubaccountClaims(sql, 'USDC', 6)
+    const before = await claims()
+    const userId = randomUUID()
+    await creditDeposit(sql, userId, USDC(100), { at: new Date(sim.control.nowMs()) })
+    const { transferId } = await reserveFundingTransfer(sql, {
+      userId,
+      asset: 'USDC',
+      currency: 'USDC',
+      amount: USDC(40),
+    })
+    expect(await claims()).toBe(before + USDC(40))
+    // signed as a creation: the amount and the fee cap sent on top leave the funding subaccount
+    const signed = {
+      method: 'create_subaccount' as const,
+      params: { amount: '41', nonce: '1', signer: hot(), signature: '0x' as Hex, signature_expiry_sec: 1 },
+    }
+    expect(await storeSignedFunding(sql, transferId, signed, new Date())).toBeDefined()
+    expect(await claims()).toBe(before + USDC(41))
+    await failFunding(sql, transferId, 'test over', new Date())
+    expect(await claims()).toBe(before)
+  })
 })

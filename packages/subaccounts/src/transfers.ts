@@ -364,3 +364,18 @@ export async function markMovementFailed(sql: Sql, transferId: string, reason: s
   await sql`update subaccount_transfers set state = 'failed', reason = ${reason}, completed_at = ${now},
     updated_at = now() where id = ${transferId} and state in ('submitted', 'accepted')`
 }
+
+/**
+ * What movements not settled yet will still take out of the platform's funding subaccount, in base units of
+ * `currency`: fundings reserved, signed or accepted (a creation's signed amount, which carries the fee cap on
+ * top, when it is the larger) and creation top-ups not done. Counted whole even where the exchange has
+ * already debited one, so what the funding subaccount has left for anything else is never overstated.
+ */
+export async function fundingSubaccountClaims(sql: Queryable, currency: string, decimals: number): Promise<bigint> {
+  const [row] = await sql<{ v: string }[]>`
+    select coalesce(sum(greatest(amount, coalesce(ceil((params->>'amount')::numeric * power(10::numeric, ${decimals}::int)), 0))), 0)::text as v
+    from subaccount_transfers
+    where currency = ${currency}
+      and ((kind = 'fund' and state in ('reserved', 'submitted', 'accepted')) or (kind = 'top_up' and state <> 'done'))`
+  return BigInt(row?.v ?? '0')
+}

@@ -46,6 +46,12 @@ export async function openWithdrawal(sql: Queryable, chain: string): Promise<Tre
   return row
 }
 
+/** Whether another row than `id` already names the exchange's operation `opUuid` (a landed send is claimed once). */
+export async function opUuidTaken(sql: Queryable, opUuid: string, id: string): Promise<boolean> {
+  const rows = await sql`select 1 from treasury_withdrawals where op_uuid = ${opUuid} and id <> ${id} limit 1`
+  return rows.length > 0
+}
+
 /** Stores a signed withdrawal before it is sent; refused (unique index) while the chain has one open. */
 export async function insertSigned(
   sql: Queryable,

@@ -16,9 +16,10 @@
  * finds none open signs another. The journal's key makes `bridged` land once, in the transaction
  * that closes the row.
  */
-import { fromBaseUnits, minBigint, toBaseUnits } from '@wh/core'
+import { fromBaseUnits, minBigint, toBaseUnits, USDC_DECIMALS } from '@wh/core'
 import { type DeriveClient, ExchangeError, RPC } from '@wh/exchange'
 import { appendBatch } from '@wh/ledger'
+import { fundingSubaccountClaims } from '@wh/subaccounts'
 import { type ChainName, EXCHANGE_CHAIN_NAME } from '@wh/wallet'
 import { type Address, getAddress, type Hex } from 'viem'
 import type { TickContext, TickDefinition } from '../../ticks'
@@ -34,6 +35,7 @@ import {
   noteProblem,
   noteQueued,
   openWithdrawal,
+  opUuidTaken,
   type TreasuryRow,
 } from './store'
 
@@ -43,7 +45,6 @@ export const TREASURY_CHAIN: ChainName = 'ethereum'
 /** Below this shortfall (1 USDC) a withdrawal is not worth its fee. */
 export const TREASURY_MIN_BASE_UNITS = BRIDGE_MIN_BASE_UNITS
 export const TREASURY_TICK_NAME = `treasury-${TREASURY_CHAIN}`
-const USDC_DECIMALS = 6
 
 export type TreasuryDeps = BridgeDeps
 
@@ -113,15 +114,12 @@ export function withdrawalAmountOf(p: { shortfall: bigint; max: bigint; free: bi
   return amount - p.feeCap < TREASURY_MIN_BASE_UNITS ? 0n : amount
 }
 
-/** The funding subaccount's USDC that no funding in flight has claimed, in base units. */
+/** The funding subaccount's USDC that no funding or top-up in flight has claimed, in base units. */
 async function fundingFree(deps: TreasuryDeps, s: TreasurySetup): Promise<bigint> {
   const sub = await s.client.getSubaccount(s.funding)
   const usdc = sub.collaterals.find((c) => c.asset_name === 'USDC')?.amount ?? '0'
   const held = toBaseUnits(usdc, USDC_DECIMALS, 'down')
-  const [claimed] = await deps.sql<{ v: string }[]>`
-    select coalesce(sum(amount), 0)::text as v from subaccount_transfers
-    where kind = 'fund' and currency = 'USDC' and state in ('reserved', 'submitted')`
-  return held - BigInt(claimed?.v ?? '0')
+  return held - (await fundingSubaccountClaims(deps.sql, 'USDC', USDC_DECIMALS))
 }
 
 /** Decides and, when short, signs and stores a new withdrawal (not sent yet). */
@@ -157,9 +155,7 @@ async function findLanded(deps: TreasuryDeps, s: TreasurySetup, row: TreasuryRow
   for (const e of events) {
     if (e.asset !== row.currency || getAddress(e.recipient) !== s.hot) continue
     if (toBaseUnits(e.amount, USDC_DECIMALS, 'down') !== amount) continue
-    const [claimed] = await deps.sql<{ id: string }[]>`
-      select id from treasury_withdrawals where op_uuid = ${e.tx_hash} and id <> ${row.id}`
-    if (!claimed) return e.tx_hash
+    if (!(await opUuidTaken(deps.sql, e.tx_hash, row.id))) return e.tx_hash
   }
   return undefined
 }
@@ -231,15 +227,9 @@ async function settle(
   })
   if (payout.state === 'pending') return pending(payout.reason)
   const amount = BigInt(row.amount)
-  const problem =
-    payout.state === 'problem'
-      ? payout.reason
-      : payout.paid > amount
-        ? `paid ${payout.paid}, more than the ${amount} withdrawn`
-        : undefined
-  if (problem !== undefined || payout.state === 'problem') {
+  if (payout.state === 'problem' || payout.paid > amount) {
     // money left the subaccount and did not arrive whole: a person looks (told once per reason); the row stays open
-    const reason = problem ?? 'not paid'
+    const reason = payout.state === 'problem' ? payout.reason : `paid ${payout.paid}, more than the ${amount} withdrawn`
     if (await noteProblem(deps.sql, row.id, reason))
       await deps.alerter.alert('treasury withdrawal settled but not paid as expected', {
         withdrawalId: row.id,
