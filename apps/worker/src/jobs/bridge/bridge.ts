@@ -282,10 +282,13 @@ export function bridgeAdapterFor(deps: BridgeDeps, hooks?: OutboxDeps['hooks']):
 
 function newAdapter(deps: BridgeDeps, outbox: OutboxDeps): BridgeAdapter {
   const x = deps.config.exchange
+  // required by the worker's configuration (only the local run's set-up reads it without them)
+  if (x.depositManager === undefined || x.fundingSubaccountId === undefined)
+    throw new Error('the bridge needs EXCHANGE_DEPOSIT_MANAGER_ADDRESS and EXCHANGE_FUNDING_SUBACCOUNT_ID')
   let asset: Promise<Address> | undefined
   return new DeriveV3DepositAdapter({
     outbox,
-    manager: x.depositManager as Address,
+    manager: x.depositManager,
     // USDC's protocol asset, read once from the exchange (a failed read is read again next time)
     usdcAsset: () => {
       asset ??= deps.exchange.getCurrency('USDC').then(
@@ -297,7 +300,7 @@ function newAdapter(deps: BridgeDeps, outbox: OutboxDeps): BridgeAdapter {
       )
       return asset
     },
-    fundingSubaccountId: BigInt(x.fundingSubaccountId ?? 0),
+    fundingSubaccountId: BigInt(x.fundingSubaccountId),
     owner: x.walletAddress,
     exchangeChainId: x.chainId,
   })

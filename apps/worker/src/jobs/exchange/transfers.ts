@@ -214,11 +214,12 @@ export async function findLanded(
 }
 
 /**
- * The wallet's subaccounts that no subaccounts row holds, where a creation's new subaccount is looked
- * for. Never v3's funding subaccount (the platform's own, the sender of every funding): its transfer
- * history grows with every movement, and a search would read all of it for each creation.
+ * Where a creation's new subaccount is looked for: the wallet's subaccounts that no subaccounts row holds,
+ * the newest CREATE_SEARCH_MAX_SUBACCOUNTS of them, newest first. Never the funding subaccount (the
+ * platform's own, the sender of every funding): its transfer history grows with every movement, and a
+ * search would read all of it for each creation.
  */
-async function unrecordedSubaccounts(deps: TransferDeps): Promise<number[]> {
+async function newestUnrecorded(deps: TransferDeps): Promise<number[]> {
   const { subaccount_ids } = await deps.exchange.getSubaccounts()
   const known = new Set(
     (
@@ -228,7 +229,10 @@ async function unrecordedSubaccounts(deps: TransferDeps): Promise<number[]> {
     ).map((r) => Number(r.exchange_id)),
   )
   const funding = deps.exchange.fundingSubaccountId
-  return subaccount_ids.filter((id) => !known.has(id) && id !== funding)
+  return subaccount_ids
+    .filter((id) => !known.has(id) && id !== funding)
+    .sort((a, b) => b - a)
+    .slice(0, CREATE_SEARCH_MAX_SUBACCOUNTS)
 }
 
 async function firstUnclaimed<T extends { id: string }>(sql: Sql, candidates: T[]): Promise<T | null> {
@@ -240,11 +244,6 @@ async function firstUnclaimed<T extends { id: string }>(sql: Sql, candidates: T[
     ).map((r) => r.transaction_id),
   )
   return candidates.find((c) => !claimed.has(c.id)) ?? null
-}
-
-/** Where a creation's subaccount is searched for: the newest CREATE_SEARCH_MAX_SUBACCOUNTS unrecorded ones, newest first. */
-async function newestUnrecorded(deps: TransferDeps): Promise<number[]> {
-  return (await unrecordedSubaccounts(deps)).sort((a, b) => b - a).slice(0, CREATE_SEARCH_MAX_SUBACCOUNTS)
 }
 
 /**
