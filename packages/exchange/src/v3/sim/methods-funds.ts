@@ -173,13 +173,14 @@ function queuedWithdrawal(
   },
 ): W.PrivateWithdrawResponse {
   const data = { subaccount: q.sub.id, asset_name: q.c, recipient: q.recipient }
-  if (q.fee.usdE18 > q.maxFeeUsdE18 || q.fee.e18 >= q.amountE18) {
-    const failed = txRecord(
-      engine,
-      'withdrawal',
-      { ...data, error: 'max_fee_usd below the withdrawal fee' },
-      'reverted',
-    )
+  const refused =
+    q.fee.usdE18 > q.maxFeeUsdE18
+      ? 'max_fee_usd below the withdrawal fee'
+      : q.fee.e18 >= q.amountE18
+        ? 'the withdrawal fee takes the whole amount'
+        : undefined
+  if (refused !== undefined) {
+    const failed = txRecord(engine, 'withdrawal', { ...data, error: refused }, 'reverted')
     return { operation_id: engine.transactions.size, op_uuid: failed.id }
   }
   debitFreeCollateral(engine, q.sub, q.c, q.amountE18, 'withdrawal')
