@@ -326,8 +326,8 @@ async function main() {
   const exchangePort = new URL(config.exchange.httpUrl).port
   if (!(await listening(Number(exchangePort)))) {
     // prices walk in the local run; the demo moves them itself (scripts/demo.ts), so they stay put there
-    run('derive-simulator', 'packages/exchange', [
-      'src/simulator/main.ts',
+    run('derive-simulator', 'tools/derive-simulator', [
+      'src/main.ts',
       exchangePort,
       String(config.exchange.chainId),
       ...(demo ? ['--still'] : []),

@@ -19,7 +19,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
-import { attachL1Payer, startDeriveSimulator, watchL1Deposits, whitelistRecipient } from '@wh/exchange'
+import { attachL1Payer, startDeriveSimulator, watchL1Deposits, whitelistRecipient } from '@wh/derive-simulator'
 import { append, reserveWithdrawal } from '@wh/ledger'
 import { localStackEnv, startChain, startPostgres, startRedis, TEST_PRIVATE_KEYS } from '@wh/testkit'
 import {

@@ -6,7 +6,8 @@
  * subaccount: Derive v3).
  */
 import { randomUUID } from 'node:crypto'
-import { type DeriveClient, type RunningSimulator, toE18 } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
+import { type DeriveClient, toE18 } from '@wh/exchange'
 import { append, balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
 import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'

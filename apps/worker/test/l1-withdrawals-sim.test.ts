@@ -1,5 +1,5 @@
 /**
- * The simulator's v3 money out (packages/exchange/src/simulator/l1-withdrawals.ts) and the outbox
+ * The simulator's v3 money out (tools/derive-simulator/src/l1-withdrawals.ts) and the outbox
  * stand-in (packages/wallet/contracts/TestWithdrawalOutbox.sol) on a real anvil node: a batch paid
  * in one executeWithdrawals call, net of the fee and in the token's decimals, settled once
  * confirmations deep; refusals (recipient not whitelisted, a fee above max_fee_usd); a payout the
@@ -8,16 +8,16 @@
  * the payer (the local keeper) pays the queued rest on a later poll once the bucket refilled.
  * docs/exchange-v3.md "Money out".
  */
+
 import {
   attachL1Payer,
-  DeriveClient,
-  ExchangeError,
   type L1Payer,
   outboxIdOf,
   type RunningSimulator,
   startDeriveSimulator,
   whitelistRecipient,
-} from '@wh/exchange'
+} from '@wh/derive-simulator'
+import { DeriveClient, ExchangeError } from '@wh/exchange'
 import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
 import {
   deployTestOnchainActionManager,

@@ -18,7 +18,7 @@ import {
   startDeriveSimulator,
   watchL1Deposits,
   whitelistRecipient,
-} from '@wh/exchange'
+} from '@wh/derive-simulator'
 import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { inFlightLegs } from '@wh/solvency'
 import { failFunding, fundingSubaccountClaims, reserveFundingTransfer, storeSignedFunding } from '@wh/subaccounts'

@@ -5,8 +5,8 @@
  * between subaccounts, and recording each as a transaction.
  */
 import { randomUUID } from 'node:crypto'
+import { fromE18 } from '@wh/exchange'
 import { type Address, type Hex, keccak256, toHex } from 'viem'
-import { fromE18 } from '../protocol/decimal'
 import type { CollateralName } from './assets'
 import type { SimEngine } from './engine'
 import { marginOk } from './margin'

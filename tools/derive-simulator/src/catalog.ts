@@ -4,8 +4,7 @@
  * strikes on a grid around the spot at listing time. Listed instruments are never removed;
  * expired options stay with their settlement price.
  */
-import { E18 } from '../protocol/decimal'
-import { EXPIRY_HOUR_UTC, optionName } from '../protocol/instrument-name'
+import { E18, EXPIRY_HOUR_UTC, optionName } from '@wh/exchange'
 import { COLLATERALS, OPTION_ASSETS, PERP_ASSETS, UNDERLYINGS, type Underlying } from './assets'
 import { FEE_SCHEDULE } from './fees'
 import type { SimInstrument } from './sim-types'

@@ -4,12 +4,13 @@
  * balance, force a balance (a divergence for reconciliation tests), and inject failures into the
  * v3 wire. Also served over HTTP under /_sim/.
  */
+
+import { fromE18, toE18 } from '@wh/exchange'
 import type { Address } from 'viem'
-import { fromE18, toE18 } from '../protocol/decimal'
-import { accountOfOwner } from '../v3/sim/verify'
 import { creditDeposit, fallbackSubaccount, newSubaccount, txRecord } from './accounts'
 import { isCollateralName, type Underlying } from './assets'
 import type { SimEngine } from './engine'
+import { accountOfOwner } from './v3/verify'
 
 export interface SimControl {
   nowMs(): number

@@ -4,8 +4,9 @@
  * USDC and funding on perps, settles options expiring at 08:00 UTC, expires stale orders and
  * lets the market maker take resting orders the mark has crossed.
  */
+
+import { E18, mulE18, toE18 } from '@wh/exchange'
 import { type Address, getAddress } from 'viem'
-import { E18, mulE18, toE18 } from '../protocol/decimal'
 import { UNDERLYINGS, type Underlying } from './assets'
 import { Catalog } from './catalog'
 import { DEFAULT_MARKET, Market, type MarketConfig } from './market'

@@ -1,5 +1,5 @@
+import { E18, fromE18, toE18 } from '@wh/exchange'
 import { describe, expect, it } from 'vitest'
-import { E18, fromE18, toE18 } from '../protocol/decimal'
 import { Catalog } from './catalog'
 import { tradeFeeE18 } from './fees'
 

@@ -5,7 +5,7 @@
  *   option: maker 0.03%, taker $0.50 + 0.04%;  perp: maker 0.01%, taker $0.10 + 0.06%.
  * The cap bounds the rate part; the base fee sits on top of it.
  */
-import { DERIVE_FEE_SCHEDULE, tradeFeeE18 as scheduleFeeE18 } from '../protocol/fee-schedule'
+import { DERIVE_FEE_SCHEDULE, tradeFeeE18 as scheduleFeeE18 } from '@wh/exchange'
 import type { SimInstrument } from './sim-types'
 
 /** The schedule lives in protocol/fee-schedule.ts (the market-data routes publish the same one). */

@@ -16,11 +16,11 @@
  * collateral has at most 18 decimals).
  */
 import { type Address, createPublicClient, decodeAbiParameters, getAddress, type Hex, http, parseAbiItem } from 'viem'
-import { accountOfOwner } from '../v3/sim/verify'
 import { creditDeposit, fallbackSubaccount, newSubaccount } from './accounts'
 import { type CollateralAsset, collateralByAddress } from './assets'
 import type { SimEngine } from './engine'
 import type { SimSubaccount, SimWallet } from './sim-types'
+import { accountOfOwner } from './v3/verify'
 
 export const PUBLIC_ACTION_QUEUED = parseAbiItem(
   'event PublicActionQueued(uint256 indexed actionId, address indexed sender, uint256 indexed actionType, bytes data, bytes32 acc)',

@@ -19,6 +19,8 @@
  * withdrawal in its batch with nothing debited. Deterministic in tests: nothing happens between
  * `poll()` calls when `pollMs` is 0.
  */
+
+import { divE18, toE18 } from '@wh/exchange'
 import {
   type Account,
   type Address,
@@ -36,7 +38,6 @@ import {
   type WalletClient,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { divE18, toE18 } from '../protocol/decimal'
 import { COLLATERALS, type CollateralName } from './assets'
 import type { SimEngine } from './engine'
 import type { SimSubaccount } from './sim-types'

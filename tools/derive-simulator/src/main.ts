@@ -1,5 +1,5 @@
 /**
- * Runs the simulator for the local stack: `tsx src/simulator/main.ts [port] [chainId] [host]
+ * Runs the simulator for the local stack: `tsx src/main.ts [port] [chainId] [host]
  * [--still]` (host 127.0.0.1 by default; the Compose stack passes 0.0.0.0 so other containers
  * reach it). It serves Derive v3 at /v3 and /v3/ws, the control API under /_sim/. Time follows
  * the wall clock (POST /_sim/advance jumps ahead), and prices move: every WALK.intervalMs each

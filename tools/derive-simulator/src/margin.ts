@@ -6,7 +6,7 @@
  * (the simulator does not lend); settlement and funding may push it below zero, which accrues
  * borrow interest.
  */
-import { absBig, E18, minBig, mulE18 } from '../protocol/decimal'
+import { absBig, E18, minBig, mulE18 } from '@wh/exchange'
 import type { Underlying } from './assets'
 import type { SimEngine } from './engine'
 import type { SimSubaccount } from './sim-types'

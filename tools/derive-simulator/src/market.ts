@@ -3,7 +3,7 @@
  * option marks and greeks from Black-Scholes with a flat implied volatility, and a market
  * maker quoting a fixed spread and depth around every mark.
  */
-import { E18, e18ToFloat, floatToE18, maxBig, mulE18, toE18 } from '../protocol/decimal'
+import { E18, e18ToFloat, floatToE18, maxBig, mulE18, toE18 } from '@wh/exchange'
 import type { Underlying } from './assets'
 import { blackScholes, type Greeks } from './black-scholes'
 import type { SimInstrument } from './sim-types'

@@ -1,5 +1,5 @@
 /** A refusal the simulator answers with Derive's error shape `{ code, message, data }`. */
-import { RPC } from '../protocol/rpc-codes'
+import { RPC } from '@wh/exchange'
 
 export class SimRpcError extends Error {
   constructor(

@@ -6,13 +6,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { type Address, getAddress, type Hex } from 'viem'
 import { WebSocketServer } from 'ws'
-import { handleV3Http, handleV3Ws, pushV3Tickers, V3_HTTP_PREFIX, V3_WS_PATH, type V3WsConn } from '../v3/sim/server'
 import type { Underlying } from './assets'
 import { createControl, type SimControl } from './control'
 import { type EngineConfig, SimEngine } from './engine'
 import { startOwnedL1Watcher, stopL1Watchers } from './l1-deposits'
 import { startOwnedL1Payer, stopOwnedL1Payer, whitelistRecipient } from './l1-withdrawals'
 import { priceWalk } from './market'
+import { handleV3Http, handleV3Ws, pushV3Tickers, V3_HTTP_PREFIX, V3_WS_PATH, type V3WsConn } from './v3/server'
 
 const MAX_BODY_BYTES = 1_000_000
 

@@ -1,6 +1,7 @@
 /** The simulator's in-memory state. Every amount and price is an e18 bigint. */
+
+import type { Direction, OrderStatus, TxStatus } from '@wh/exchange'
 import type { Address, Hex } from 'viem'
-import type { Direction, OrderStatus, TxStatus } from '../protocol/types'
 import type { CollateralName, Underlying } from './assets'
 
 export interface SimInstrument {

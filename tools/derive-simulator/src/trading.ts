@@ -5,8 +5,7 @@
  * maker, at their limit price, once the maker's quote moves through them.
  */
 import { randomUUID } from 'node:crypto'
-import { absBig, minBig, mulE18 } from '../protocol/decimal'
-import { RPC } from '../protocol/rpc-codes'
+import { absBig, minBig, mulE18, RPC } from '@wh/exchange'
 import type { SimEngine } from './engine'
 import { tradeFeeE18 } from './fees'
 import { marginOk } from './margin'

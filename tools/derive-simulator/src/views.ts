@@ -2,8 +2,9 @@
  * The simulator's state in the base wire shapes of protocol/types.ts (Derive field names, decimal
  * strings); src/v3/sim/views.ts builds v3's answers on them.
  */
-import { E18, fromE18, mulE18 } from '../protocol/decimal'
-import type { Collateral, Instrument, Order, Position, Subaccount, Ticker, Trade } from '../protocol/types'
+
+import type { Collateral, Instrument, Order, Position, Subaccount, Ticker, Trade } from '@wh/exchange'
+import { E18, fromE18, mulE18 } from '@wh/exchange'
 import { COLLATERALS } from './assets'
 import type { SimEngine } from './engine'
 import { marginView } from './margin'

@@ -7,10 +7,7 @@
  * control.failNext, calls logged without secrets, and the v2 routes gone. One simulator for the
  * file; the tests run in order and share its state and clock.
  */
-import { type Hex, recoverAddress } from 'viem'
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import WebSocket from 'ws'
+
 import {
   DeriveClient,
   type DeriveClientOptions,
@@ -26,12 +23,15 @@ import {
   mulE18,
   optionName,
   RPC,
-  type RunningSimulator,
   type SignedTransfer,
-  startDeriveSimulator,
+  signV3Login,
   toE18,
-} from '../src/index'
-import { signV3Login } from '../src/protocol/auth'
+} from '@wh/exchange'
+import { type Hex, recoverAddress } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { type RunningSimulator, startDeriveSimulator } from '../src/index'
 
 const START = Date.UTC(2026, 0, 5, 0, 0) // a Monday; first expiry 08:00 the same day
 const EXPIRY_SEC = Date.UTC(2026, 0, 5, 8) / 1000

@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { priceWalk } from '../src/simulator/market'
-import { type RunningSimulator, startDeriveSimulator, TICKER_HEARTBEAT_MS } from '../src/simulator/server'
+import { priceWalk } from '../src/market'
+import { type RunningSimulator, startDeriveSimulator, TICKER_HEARTBEAT_MS } from '../src/server'
 
 async function indexOf(sim: RunningSimulator, instrument: string): Promise<string> {
   const res = await fetch(`${sim.v3HttpUrl}/public/get_ticker`, {

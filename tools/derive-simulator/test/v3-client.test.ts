@@ -5,17 +5,12 @@
  * (docs/exchange-v3.md "What the client does on v3"). The worker's movements and the histories:
  * test/v3-movements.test.ts.
  */
+
+import { DeriveClient, ExchangeOrderRejectedError, optionName, V3UnsupportedError } from '@wh/exchange'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  DeriveClient,
-  ExchangeOrderRejectedError,
-  optionName,
-  type RunningSimulator,
-  startDeriveSimulator,
-  V3UnsupportedError,
-} from '../src/index'
-import { COLLATERALS } from '../src/simulator/assets'
+import { COLLATERALS } from '../src/assets'
+import { type RunningSimulator, startDeriveSimulator } from '../src/index'
 
 const START = Date.UTC(2026, 0, 5, 0, 0)
 const EXPIRY_SEC = Date.UTC(2026, 0, 5, 8) / 1000

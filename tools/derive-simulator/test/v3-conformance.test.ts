@@ -11,15 +11,16 @@
  * subscriptions.asyncapi.json. Every method of V3_METHODS must have been exercised.
  */
 import { readFileSync } from 'node:fs'
+import { DeriveClient, optionName, V3_METHODS } from '@wh/exchange'
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { DeriveClient, optionName, type RunningSimulator, startDeriveSimulator } from '../src/index'
-import { V3_METHODS } from '../src/v3/codegen'
+import { type RunningSimulator, startDeriveSimulator } from '../src/index'
 
-const load = (name: string) => JSON.parse(readFileSync(new URL(`./spec/v3/${name}`, import.meta.url), 'utf8'))
+const load = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../../../packages/exchange/test/spec/v3/${name}`, import.meta.url), 'utf8'))
 const START = Date.UTC(2026, 0, 5, 0, 0)
 const PUT = optionName('ETH', Date.UTC(2026, 0, 5, 8) / 1000, '2900', 'P')
 

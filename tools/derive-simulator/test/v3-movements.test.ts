@@ -6,22 +6,22 @@
  * for refused rather than credited short; interest, funding and settlements as the engine booked
  * them; capped histories read whole; L1 withdrawals; order_debug; the slim ticker feed.
  */
-import { concat, keccak256 } from 'viem'
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import {
   DeriveClient,
   encodeTradeDataV3,
   optionName,
   RPC,
-  type RunningSimulator,
   type SignedTransfer,
-  startDeriveSimulator,
   type TickerUpdate,
   toE18,
   tradeDataOf,
   v3DomainSeparator,
-} from '../src/index'
+} from '@wh/exchange'
+import { concat, keccak256 } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type RunningSimulator, startDeriveSimulator } from '../src/index'
 
 const START = Date.UTC(2026, 0, 5, 0, 0)
 const PUT = optionName('ETH', Date.UTC(2026, 0, 5, 8) / 1000, '2900', 'P')

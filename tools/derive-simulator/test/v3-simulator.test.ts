@@ -5,16 +5,24 @@
  * the v3 domain and trade module (an order signed under the v2 deployment's Matching domain is refused: 14014), bare or 0x signatures,
  * exact 19-digit integer nonces, slim tickers, one engine underneath (one market, one book).
  */
+
+import {
+  encodeTradeDataV3,
+  encodeTransferSpot,
+  optionName,
+  signV3Action,
+  signV3Login,
+  toE18,
+  V3_MODULES,
+  v3AuthHeaders,
+  v3WsLoginParams,
+} from '@wh/exchange'
 import type { Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { signV3Action, signV3Login, V3_MODULES, v3AuthHeaders, v3WsLoginParams } from '../src/index'
-import { toE18 } from '../src/protocol/decimal'
-import { optionName } from '../src/protocol/instrument-name'
-import { encodeTradeDataV3, encodeTransferSpot } from '../src/protocol/module-data'
-import { COLLATERALS } from '../src/simulator/assets'
-import { type RunningSimulator, startDeriveSimulator } from '../src/simulator/server'
+import { COLLATERALS } from '../src/assets'
+import { type RunningSimulator, startDeriveSimulator } from '../src/server'
 
 const START = Date.UTC(2026, 0, 5, 0, 0)
 const EXPIRY_SEC = Date.UTC(2026, 0, 5, 8) / 1000

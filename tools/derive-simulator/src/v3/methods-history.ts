@@ -4,14 +4,13 @@
  * (./views-history.ts). A history takes one subaccount, or the whole wallet (`wallet` takes
  * precedence); deposits, withdrawals, transfers and interest answer at most 1000 rows, newest first.
  */
+
+import type { V3Wire as W } from '@wh/exchange'
+import { ACTION_TYPEHASH, encodeTradeDataV3, V3_MODULES, v3ActionDebug } from '@wh/exchange'
 import { getAddress } from 'viem'
-import { v3ActionDebug } from '../../protocol/action'
-import { ACTION_TYPEHASH, V3_MODULES } from '../../protocol/constants'
-import { encodeTradeDataV3 } from '../../protocol/module-data'
-import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
-import { rpcErr } from '../../simulator/rpc-error'
-import type { CashEvent } from '../../simulator/sim-types'
-import type * as W from '../wire.gen'
+import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../handler'
+import { rpcErr } from '../rpc-error'
+import type { CashEvent } from '../sim-types'
 import { e18, encoded } from './methods-funds'
 import {
   V3FundingHistoryParams,

@@ -4,15 +4,14 @@
  * moves (./methods-funds.ts, simulator/accounts.ts), histories read its records
  * (./methods-history.ts); requests and answers take v3's shapes.
  */
+
+import type { V3Wire as W } from '@wh/exchange'
+import { encodeTradeDataV3, RPC, V3_MODULES } from '@wh/exchange'
 import type { Address, Hex } from 'viem'
-import { V3_MODULES } from '../../protocol/constants'
-import { encodeTradeDataV3 } from '../../protocol/module-data'
-import { RPC } from '../../protocol/rpc-codes'
-import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../../simulator/handler'
-import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
-import type { SimInstrument } from '../../simulator/sim-types'
-import { cancelOrder, placeOrder } from '../../simulator/trading'
-import type * as W from '../wire.gen'
+import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../handler'
+import { rpcErr, SimRpcError } from '../rpc-error'
+import type { SimInstrument } from '../sim-types'
+import { cancelOrder, placeOrder } from '../trading'
 import { e18, encoded, fundsV3 } from './methods-funds'
 import { historyV3 } from './methods-history'
 import {

@@ -6,12 +6,12 @@
  * wire: simulator/server.ts mounts it on the engine beside the control API; docs/exchange-v3.md.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { RPC, type RpcErrorBody } from '@wh/exchange'
 import type { WebSocket } from 'ws'
-import { RPC, type RpcErrorBody } from '../../protocol/rpc-codes'
-import type { SimEngine } from '../../simulator/engine'
-import type { Handler } from '../../simulator/handler'
-import { SimRpcError } from '../../simulator/rpc-error'
-import type { SimWallet } from '../../simulator/sim-types'
+import type { SimEngine } from '../engine'
+import type { Handler } from '../handler'
+import { SimRpcError } from '../rpc-error'
+import type { SimWallet } from '../sim-types'
 import { V3_SIM_METHODS } from './methods'
 import { readAuthHeaders, verifyV3Auth } from './verify'
 import { tickerSlim } from './views'

@@ -7,14 +7,19 @@
  * nanosecond time inside its kind's window (11018), unused (11017) and, for transfers and
  * withdrawals, above the subaccount's last one.
  */
+
+import {
+  checkNonce,
+  checkSignatureExpiry,
+  RPC,
+  recoverV3ActionSigner,
+  recoverV3LoginSigner,
+  type V3ActionKind,
+} from '@wh/exchange'
 import { type Address, type Hex, isAddressEqual } from 'viem'
-import { recoverV3ActionSigner } from '../../protocol/action'
-import { recoverV3LoginSigner } from '../../protocol/auth'
-import { checkNonce, checkSignatureExpiry, type V3ActionKind } from '../../protocol/nonce'
-import { RPC } from '../../protocol/rpc-codes'
-import type { SimEngine } from '../../simulator/engine'
-import { rpcErr, SimRpcError } from '../../simulator/rpc-error'
-import type { SimSubaccount, SimWallet } from '../../simulator/sim-types'
+import type { SimEngine } from '../engine'
+import { rpcErr, SimRpcError } from '../rpc-error'
+import type { SimSubaccount, SimWallet } from '../sim-types'
 
 export const V3_INVALID_NONCE_DATE = 11018
 /** How far ahead of the simulator's clock a login timestamp may be. */

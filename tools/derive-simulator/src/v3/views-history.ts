@@ -5,10 +5,12 @@
  * engine books per hour, get a stable uuid of their own. Deposits and transfers name the asset as
  * requests do (`USDC`); withdrawals give the protocol asset address and the ERC-20, as the spec says.
  */
+
+import type { V3Wire as W } from '@wh/exchange'
+import { fromE18 } from '@wh/exchange'
 import { type Hex, keccak256, toHex } from 'viem'
-import { fromE18 } from '../../protocol/decimal'
-import { COLLATERALS } from '../../simulator/assets'
-import type { SimEngine } from '../../simulator/engine'
+import { COLLATERALS } from '../assets'
+import type { SimEngine } from '../engine'
 import type {
   DepositRecord,
   FundingRecord,
@@ -16,8 +18,7 @@ import type {
   SettlementRecord,
   TransferRecord,
   WithdrawalRecord,
-} from '../../simulator/sim-types'
-import type * as W from '../wire.gen'
+} from '../sim-types'
 
 /** Rows per answer of v3's capped histories (deposits, withdrawals, transfers, interest), newest first. */
 export const V3_SIM_HISTORY_CAP = 1000

@@ -3,13 +3,14 @@
  * on the engine's base views (simulator/views.ts, in the shapes of protocol/types.ts) with v3's
  * field names and extra fields (docs/exchange-v3.md).
  */
-import { fromE18 } from '../../protocol/decimal'
-import type * as T from '../../protocol/types'
-import { COLLATERALS, isCollateralName, OPTION_ASSETS, PERP_ASSETS } from '../../simulator/assets'
-import type { SimEngine } from '../../simulator/engine'
-import type { SimInstrument, SimOrder, SimSubaccount, SimTrade } from '../../simulator/sim-types'
-import { instrumentView, orderView, subaccountView, tickerView, tradeView } from '../../simulator/views'
-import type * as W from '../wire.gen'
+
+import type * as T from '@wh/exchange'
+import type { V3Wire as W } from '@wh/exchange'
+import { fromE18 } from '@wh/exchange'
+import { COLLATERALS, isCollateralName, OPTION_ASSETS, PERP_ASSETS } from '../assets'
+import type { SimEngine } from '../engine'
+import type { SimInstrument, SimOrder, SimSubaccount, SimTrade } from '../sim-types'
+import { instrumentView, orderView, subaccountView, tickerView, tradeView } from '../views'
 
 /** Manager id of the standard-margin risk universe the simulator's subaccounts sit in. */
 export const SIM_SM_MANAGER_ID = 1
