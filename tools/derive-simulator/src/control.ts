@@ -5,12 +5,30 @@
  * v3 wire. Also served over HTTP under /_sim/.
  */
 
-import { fromE18, toE18 } from '@wh/exchange'
-import type { Address } from 'viem'
+import { fromE18, type ProtocolScope, toE18 } from '@wh/exchange'
+import { type Address, getAddress } from 'viem'
 import { creditDeposit, fallbackSubaccount, newSubaccount, txRecord } from './accounts'
 import { isCollateralName, type Underlying } from './assets'
 import type { SimEngine } from './engine'
+import { CONTROL_DEFAULT_KEY, setSessionKey } from './session-keys'
 import { accountOfOwner } from './v3/verify'
+
+/**
+ * A session key the control API registers without the owner's signed action: a plain address gets
+ * every power and no expiry (CONTROL_DEFAULT_KEY: a key the test is not about); an object names its
+ * scopes, subaccounts and expiry, as `private/set_session_key` would register it.
+ */
+export type SessionKeyGrant =
+  | Address
+  | {
+      address: Address
+      scopes?: ProtocolScope[]
+      subaccountIds?: number[]
+      /** unix seconds */
+      expirySec?: number
+      label?: string
+      offchainScopes?: string[]
+    }
 
 export interface SimControl {
   nowMs(): number
@@ -18,7 +36,7 @@ export interface SimControl {
   advance(ms: number): number
   advanceTo(ms: number): number
   setPrice(currency: Underlying, price: string): void
-  registerWallet(p: { wallet: Address; owner?: Address; sessionKeys?: Address[] }): void
+  registerWallet(p: { wallet: Address; owner?: Address; sessionKeys?: SessionKeyGrant[] }): void
   /**
    * Credits the account's on-chain balance: what a v3 withdrawal to the owner pays into, and what
    * the local bridge (packages/wallet/src/bridge/local.ts) and the solvency job read as the exchange wallet.
@@ -64,7 +82,20 @@ export function createControl(engine: SimEngine, wallClockOffset?: { offsetMs: n
     },
     setPrice: (currency, price) => engine.setIndex(currency, toE18(price)),
     registerWallet: (p) => {
-      engine.registerWallet(p.wallet, p.owner, p.sessionKeys)
+      const w = engine.registerWallet(p.wallet, p.owner)
+      for (const g of p.sessionKeys ?? []) {
+        const grant = typeof g === 'string' ? { address: g } : g
+        setSessionKey(engine, w, {
+          address: getAddress(grant.address),
+          expirySec: grant.expirySec ?? CONTROL_DEFAULT_KEY.expirySec,
+          scopes: grant.scopes ?? CONTROL_DEFAULT_KEY.scopes,
+          subaccountIds: grant.subaccountIds ?? [],
+          offchainScopes: grant.offchainScopes ?? ['account_info'],
+          label: grant.label ?? '',
+          ipWhitelist: [],
+          registeredSec: Math.floor(engine.now() / 1000),
+        })
+      }
     },
     fundWallet(wallet, a, amount) {
       const w = engine.wallet(wallet) ?? engine.registerWallet(wallet)

@@ -10,6 +10,7 @@ import { type Address, getAddress } from 'viem'
 import { UNDERLYINGS, type Underlying } from './assets'
 import { Catalog } from './catalog'
 import { DEFAULT_MARKET, Market, type MarketConfig } from './market'
+import { RateLimiter, type RateLimits } from './rate-limit'
 import type { SimHistories, SimOrder, SimSubaccount, SimTransaction, SimWallet } from './sim-types'
 import { sweepRestingOrders } from './trading'
 
@@ -34,6 +35,8 @@ export interface EngineConfig {
    * Default 0: the worker's fundings carry no fee (docs/exchange-v3.md "Movements on v3").
    */
   subaccountCreationFeeUsd?: string
+  /** per method class, per window of wall-clock time (rate-limit.ts); none: no limit */
+  rateLimits?: RateLimits
 }
 
 export interface InjectedFailure {
@@ -62,6 +65,7 @@ export class SimEngine {
   }
   readonly failures: InjectedFailure[] = []
   readonly authMaxAgeMs: number
+  readonly rateLimiter: RateLimiter | undefined
   supplyApyE18: bigint
   borrowApyE18: bigint
   fundingRatePerHourE18: bigint
@@ -79,6 +83,7 @@ export class SimEngine {
     this.fundingRatePerHourE18 = toE18(cfg.fundingRatePerHour ?? '0.0000125')
     this.authMaxAgeMs = cfg.authMaxAgeMs ?? 300_000
     this.subaccountCreationFeeE18 = toE18(cfg.subaccountCreationFeeUsd ?? '0')
+    this.rateLimiter = cfg.rateLimits ? new RateLimiter(cfg.rateLimits) : undefined
     this.#nowMs = cfg.startMs
     this.#lastTickMs = Math.floor(cfg.startMs / HOUR_MS) * HOUR_MS
     this.catalog.refresh(cfg.startMs, (u) => Number(this.market.indexE18(u) / E18))
@@ -114,15 +119,16 @@ export class SimEngine {
     this.#changed()
   }
 
-  registerWallet(wallet: Address, owner: Address = wallet, sessionKeys: Address[] = []): SimWallet {
+  /** An account (v3: the owner's own address is the wallet); its keys are set in session-keys.ts. */
+  registerWallet(wallet: Address, owner: Address = wallet): SimWallet {
     const key = wallet.toLowerCase()
     const w = this.wallets.get(key) ?? {
       wallet: getAddress(wallet),
       owner: getAddress(owner),
-      sessionKeys: new Set<string>(),
+      sessionKeys: new Map(),
+      whitelist: new Set<string>(),
       walletBalances: new Map(),
     }
-    for (const k of sessionKeys) w.sessionKeys.add(k.toLowerCase())
     this.wallets.set(key, w)
     return w
   }

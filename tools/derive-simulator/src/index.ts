@@ -3,7 +3,7 @@
  * local run (docs/exchange.md "Simulator"). Development only: no production source imports it
  * (test/architecture.test.ts).
  */
-export type { SimControl } from './control'
+export type { SessionKeyGrant, SimControl } from './control'
 export {
   L1_ACTION,
   type L1DepositWatcher,
@@ -17,6 +17,6 @@ export {
   type L1PayerOptions,
   outboxIdOf,
   WITHDRAWAL_OUTBOX_ABI,
-  whitelistRecipient,
 } from './l1-withdrawals'
 export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } from './server'
+export { CONTROL_DEFAULT_KEY, type SimSessionKey, whitelistRecipient } from './session-keys'

@@ -75,21 +75,6 @@ interface PayerState {
 }
 
 const payers = new WeakMap<SimEngine, PayerState>()
-/** owner (lowercase) → recipients its session keys may pay (private/update_whitelisted_recipients on Derive) */
-const whitelists = new WeakMap<SimEngine, Map<string, Set<string>>>()
-
-export function whitelistRecipient(engine: SimEngine, owner: Address, recipient: Address): void {
-  const byOwner = whitelists.get(engine) ?? new Map<string, Set<string>>()
-  whitelists.set(engine, byOwner)
-  const set = byOwner.get(owner.toLowerCase()) ?? new Set<string>()
-  set.add(recipient.toLowerCase())
-  byOwner.set(owner.toLowerCase(), set)
-}
-
-export function isWhitelisted(engine: SimEngine, owner: Address, recipient: Address): boolean {
-  return whitelists.get(engine)?.get(owner.toLowerCase())?.has(recipient.toLowerCase()) ?? false
-}
-
 /** The withdrawal fee, in USD and in units of `asset` (e18), when a payer is attached; undefined otherwise (the old shortcut). */
 export function l1WithdrawalFee(engine: SimEngine, asset: CollateralName): { usdE18: bigint; e18: bigint } | undefined {
   const p = payers.get(engine)

@@ -4,14 +4,16 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type Address, getAddress, type Hex } from 'viem'
+import type { Address } from 'viem'
 import { WebSocketServer } from 'ws'
 import type { Underlying } from './assets'
-import { createControl, type SimControl } from './control'
+import { createControl, type SessionKeyGrant, type SimControl } from './control'
+import { ControlError, checkBody, runControl } from './control-http'
 import { type EngineConfig, SimEngine } from './engine'
-import { startOwnedL1Watcher, stopL1Watchers } from './l1-deposits'
-import { startOwnedL1Payer, stopOwnedL1Payer, whitelistRecipient } from './l1-withdrawals'
+import { stopL1Watchers } from './l1-deposits'
+import { stopOwnedL1Payer } from './l1-withdrawals'
 import { priceWalk } from './market'
+import { newPrivateFeeds, pushPrivateChannels } from './v3/private-channels'
 import { handleV3Http, handleV3Ws, pushV3Tickers, V3_HTTP_PREFIX, V3_WS_PATH, type V3WsConn } from './v3/server'
 
 const MAX_BODY_BYTES = 1_000_000
@@ -22,12 +24,17 @@ export interface SimulatorOptions extends Partial<Omit<EngineConfig, 'chainId'>>
   host?: string
   /** `manual` (default): time moves only through the control API. `wall`: it also follows the wall clock. */
   clock?: 'manual' | 'wall'
-  wallets?: { wallet: Address; owner?: Address; sessionKeys?: Address[] }[]
+  wallets?: { wallet: Address; owner?: Address; sessionKeys?: SessionKeyGrant[] }[]
   /**
    * With a wall clock: every `intervalMs` each index takes one step of a seeded random walk
    * (market.ts priceWalk), so prices move in the local run as they do on an exchange.
    */
   walk?: { intervalMs: number; annualVolatility: number; seed: number }
+  /**
+   * false: `POST /_sim/advance` is refused, saying why (the run's clients sign with the wall clock,
+   * so a moved exchange clock would refuse them); default true
+   */
+  timeTravel?: boolean
 }
 
 /** How often a wall-clock simulator re-sends every subscribed ticker, moved or not. */
@@ -54,10 +61,14 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
     if (wall) engine.advanceTo(Date.now() + wall.offsetMs)
   }
 
+  const timeTravel = opts.timeTravel !== false
+  const sockets = attachSockets(engine, sync)
   const server = createServer((req, res) => {
-    handleHttp(engine, control, sync, req, res).catch((err) => send(res, 500, { error: String(err) }))
+    handleHttp(engine, control, sync, req, res, { timeTravel, pushPrivate: sockets.pushPrivate }).catch((err) =>
+      send(res, 500, { error: String(err) }),
+    )
   })
-  const sockets = attachSockets(server, engine, sync)
+  sockets.attach(server)
   const pushAll = sockets.pushAll
   engine.onMarketChange(pushAll)
   // Derive's ticker channels publish every interval whether or not the market moved; a consumer
@@ -105,28 +116,46 @@ export async function startDeriveSimulator(opts: SimulatorOptions): Promise<Runn
   }
 }
 
-/** The v3 WebSocket at /v3/ws on the HTTP server; any other upgrade path is refused. */
-function attachSockets(server: Server, engine: SimEngine, sync: () => void) {
+/** The v3 WebSocket at /v3/ws on the HTTP server (`attach`); any other upgrade path is refused. */
+function attachSockets(engine: SimEngine, sync: () => void) {
   const wss = new WebSocketServer({ noServer: true })
-  server.on('upgrade', (req, socket, head) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname
-    if (path !== V3_WS_PATH) return socket.destroy()
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req))
-  })
+  const attach = (server: Server) =>
+    server.on('upgrade', (req, socket, head) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname
+      if (path !== V3_WS_PATH) return socket.destroy()
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req))
+    })
   const clients = new Set<V3WsConn>()
-  wss.on('connection', (ws) => {
-    const conn: V3WsConn = { ws, wallet: null, channels: new Set() }
+  wss.on('connection', (ws, req: IncomingMessage) => {
+    const conn: V3WsConn = {
+      ws,
+      wallet: null,
+      signer: null,
+      ip: req.socket.remoteAddress ?? '',
+      channels: new Set(),
+      feeds: newPrivateFeeds(),
+    }
     clients.add(conn)
     ws.on('close', () => clients.delete(conn))
     ws.on('message', (raw) => {
       sync()
-      handleV3Ws(engine, conn, String(raw)).catch(() => {})
+      handleV3Ws(engine, conn, String(raw))
+        .then(() => pushPrivate())
+        .catch(() => {})
     })
   })
+  const pushPrivate = () => {
+    for (const c of clients) pushPrivateChannels(engine, c)
+  }
   return {
     pushAll: () => {
-      for (const c of clients) pushV3Tickers(engine, c)
+      for (const c of clients) {
+        pushV3Tickers(engine, c)
+        pushPrivateChannels(engine, c)
+      }
     },
+    pushPrivate,
+    attach,
     close: async () => {
       for (const c of clients) c.ws.terminate()
       await new Promise<void>((resolve) => wss.close(() => resolve()))
@@ -140,13 +169,15 @@ async function handleHttp(
   sync: () => void,
   req: IncomingMessage,
   res: ServerResponse,
+  o: { timeTravel: boolean; pushPrivate: () => void },
 ): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://x').pathname
-  if (path.startsWith('/_sim/')) return handleControl(engine, control, path.slice(6), req, res)
+  if (path.startsWith('/_sim/')) return handleControl(engine, control, path.slice(6), req, res, o)
   if (path.startsWith(V3_HTTP_PREFIX)) {
     const body = await readBody(req)
     sync()
-    return handleV3Http(engine, req, body, res)
+    await handleV3Http(engine, req, body, res)
+    return o.pushPrivate()
   }
   return send(res, 404, { error: `no route ${path}: the simulator serves ${V3_HTTP_PREFIX}* and /_sim/*` })
 }
@@ -157,72 +188,25 @@ async function handleControl(
   op: string,
   req: IncomingMessage,
   res: ServerResponse,
+  o: { timeTravel: boolean },
 ) {
   try {
-    const body = req.method === 'POST' ? JSON.parse((await readBody(req)) || '{}') : {}
-    switch (op) {
-      case 'state':
-        return send(res, 200, {
-          now: engine.now(),
-          prices: Object.fromEntries([...engine.market.index].map(([k, v]) => [k, v.toString()])),
-        })
-      case 'advance':
-        return send(res, 200, {
-          now: body.to !== undefined ? control.advanceTo(Number(body.to)) : control.advance(Number(body.ms ?? 0)),
-        })
-      case 'set_price':
-        control.setPrice(body.currency as Underlying, String(body.price))
-        return send(res, 200, { ok: true })
-      case 'register_wallet':
-        control.registerWallet({ wallet: body.wallet, owner: body.owner, sessionKeys: body.session_keys ?? [] })
-        return send(res, 200, { ok: true })
-      case 'wallet_balance':
-        // the local stand-in for reading the exchange wallet on the exchange's own chain
-        return send(res, 200, { amount: control.walletBalance(body.wallet, String(body.asset_name)) })
-      case 'fund_wallet':
-        control.fundWallet(body.wallet, String(body.asset_name), String(body.amount))
-        return send(res, 200, { ok: true })
-      case 'set_balance':
-        control.setBalance(Number(body.subaccount_id), String(body.asset_name), String(body.amount))
-        return send(res, 200, { ok: true })
-      case 'watch_l1': {
-        // the local run's v3 money in: credit what an OnchainActionManager on the L1 queues (l1-deposits.ts)
-        const w = startOwnedL1Watcher(engine, {
-          rpcUrl: String(body.rpc_url),
-          manager: getAddress(String(body.manager)),
-          confirmations: Number(body.confirmations ?? 0),
-          pollMs: Number(body.poll_ms ?? 1_000),
-          ...(body.from_block !== undefined && { fromBlock: BigInt(body.from_block) }),
-        })
-        return send(res, 200, { applied: await w.poll() })
+    let body: unknown = {}
+    if (req.method === 'POST') {
+      const text = await readBody(req)
+      try {
+        body = text.trim() === '' ? {} : JSON.parse(text)
+      } catch {
+        throw new ControlError(400, 'the body is not JSON')
       }
-      case 'pay_l1': {
-        // the local run's v3 money out: pay withdrawals through a WithdrawalOutbox on the L1 (l1-withdrawals.ts)
-        const payer = await startOwnedL1Payer(engine, {
-          rpcUrl: String(body.rpc_url),
-          outbox: getAddress(String(body.outbox)),
-          operatorKey: String(body.operator_key) as Hex,
-          confirmations: Number(body.confirmations ?? 0),
-          pollMs: Number(body.poll_ms ?? 1_000),
-          ...(body.fee_usd !== undefined && { feeUsd: String(body.fee_usd) }),
-        })
-        return send(res, 200, { pending: payer.pending() })
-      }
-      case 'whitelist_recipient':
-        // an owner's private/update_whitelisted_recipients, without the signed action
-        whitelistRecipient(engine, getAddress(String(body.owner)), getAddress(String(body.recipient)))
-        return send(res, 200, { ok: true })
-      case 'subaccounts':
-        // an owner's subaccounts and which is its fallback (what the local run reads its funding subaccount from)
-        return send(res, 200, control.subaccountsOf(getAddress(String(body.owner))))
-      case 'fail_next':
-        control.failNext({ method: body.method, code: body.code, httpStatus: body.http_status, count: body.count })
-        return send(res, 200, { ok: true })
-      default:
-        return send(res, 404, { error: `unknown control ${op}` })
     }
+    const checked = checkBody(op, body)
+    return send(res, 200, await runControl(engine, control, op, checked, o))
   } catch (err) {
-    return send(res, 400, { error: String(err) })
+    if (err instanceof ControlError)
+      return send(res, err.status, { error: err.message, ...(err.field !== undefined && { field: err.field }) })
+    // a failure of the operation itself (an RPC it calls, an amount it cannot take), after the body passed
+    return send(res, 400, { error: err instanceof Error ? err.message : String(err) })
   }
 }
 

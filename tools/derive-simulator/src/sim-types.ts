@@ -3,6 +3,7 @@
 import type { Direction, OrderStatus, TxStatus } from '@wh/exchange'
 import type { Address, Hex } from 'viem'
 import type { CollateralName, Underlying } from './assets'
+import type { SimSessionKey } from './session-keys'
 
 export interface SimInstrument {
   name: string
@@ -25,7 +26,10 @@ export interface SimInstrument {
 export interface SimWallet {
   wallet: Address
   owner: Address
-  sessionKeys: Set<string>
+  /** lower-cased address → the key (session-keys.ts) */
+  sessionKeys: Map<string, SimSessionKey>
+  /** lower-cased recipients the account's session keys may pay (private/update_whitelisted_recipients) */
+  whitelist: Set<string>
   /** On-chain balances of the account (control.fundWallet); an L1 withdrawal to the owner pays into them. */
   walletBalances: Map<CollateralName, bigint>
   /** the subaccount that catches deposits that cannot be applied (opened by the account's first L1 deposit) */
@@ -95,7 +99,7 @@ export interface SimTrade {
 export interface SimTransaction {
   id: string
   status: TxStatus
-  kind: 'deposit' | 'withdrawal' | 'transfer'
+  kind: 'deposit' | 'withdrawal' | 'transfer' | 'account'
   data: Record<string, unknown>
 }
 

@@ -62,7 +62,8 @@ const frames: Array<Record<string, unknown>> = []
 const realSend = WebSocket.prototype.send
 const ajv = specAjv()
 const sessionKey = generatePrivateKey()
-const owner = privateKeyToAccount(generatePrivateKey()).address
+const ownerKey = generatePrivateKey()
+const owner = privateKeyToAccount(ownerKey).address
 
 beforeAll(async () => {
   ajv.addSchema(load('openapi.json'), 'openapi')
@@ -133,6 +134,67 @@ async function movements(sub: number): Promise<void> {
   await client.getL1WithdrawalHistory({ subaccount_id: sub })
 }
 
+/** What an owner EOA's wallet signs: the prepared typed data (eth_signTypedData_v4), integers back to numbers. */
+async function ownerSigns(p: PreparedOwnerAction): Promise<Hex> {
+  const m = p.typedData.message
+  const message = {
+    ...m,
+    subaccountId: BigInt(m.subaccountId ?? 0),
+    nonce: BigInt(m.nonce ?? 0),
+    expiry: BigInt(m.expiry ?? 0),
+  }
+  return privateKeyToAccount(ownerKey).signTypedData({ ...p.typedData, message } as never)
+}
+
+/** Session keys, the whitelist and the account: read, edited, registered and changed by the owner's signature. */
+async function keys(sub: number): Promise<void> {
+  await client.getAccount()
+  await client.sessionKeys()
+  await client.editSessionKey({ key: privateKeyToAccount(sessionKey).address, label: 'conformance' })
+  const next = privateKeyToAccount(generatePrivateKey()).address
+  const expirySec = Math.floor(sim.control.nowMs() / 1000) + 86_400
+  const grant = client.prepareSetSessionKey({
+    key: next,
+    expirySec,
+    scopes: ['trade:orderbook:option'],
+    subaccountIds: [sub],
+  })
+  await client.submitOwnerAction(grant, await ownerSigns(grant))
+  const whitelist = client.prepareWhitelist({ add: [owner, next] })
+  await client.submitOwnerAction(whitelist, await ownerSigns(whitelist))
+}
+
+/** What Derive's SDK helpers call that the service does not: currencies, tickers, live instruments, order history. */
+async function sdkReads(sub: number): Promise<void> {
+  await client.publicCall('get_all_currencies', null as never)
+  await client.publicCall('get_tickers', { instrument_type: 'perp', currency: 'ETH' })
+  await client.publicCall('get_all_live_instruments', null as never)
+  await client.privateCall('get_order_history', { subaccount_id: sub })
+}
+
+/** The private channels: orders and balances of a subaccount, pushed as an order rests and is cancelled. */
+async function privateFeeds(sub: number): Promise<void> {
+  const ws = await client.connectWs()
+  const pushed: string[] = []
+  await ws.subscribe([`${sub}.orders`, `${sub}.balances`], (channel) => void pushed.push(channel))
+  const o = await client.order({
+    subaccount_id: sub,
+    instrument_name: PUT,
+    direction: 'sell',
+    amount: '1',
+    limit_price: '9000',
+    max_fee: '10',
+    time_in_force: 'post_only',
+  })
+  await client.cancel({ subaccount_id: sub, instrument_name: PUT, order_id: o.order.order_id })
+  const perp = await client.getTicker('ETH-PERP')
+  const buy = { subaccount_id: sub, instrument_name: 'ETH-PERP', direction: 'buy' as const, max_fee: '10' }
+  await client.order({ ...buy, amount: '0.1', limit_price: perp.best_ask_price, time_in_force: 'ioc' })
+  for (let i = 0; i < 100 && !(pushed.includes(`${sub}.orders`) && pushed.includes(`${sub}.balances`)); i++)
+    await new Promise((r) => setTimeout(r, 10))
+  await ws.close()
+}
+
 /** Interest and funding after the clock crossed hours, and the put's settlement after its 08:00 expiry. */
 async function accruals(sub: number): Promise<void> {
   sim.control.advanceTo(Date.UTC(2026, 0, 5, 9, 0))
@@ -190,6 +252,9 @@ async function session(): Promise<void> {
   const buy = { subaccount_id: sub, instrument_name: 'ETH-PERP', direction: 'buy' as const, max_fee: '10' }
   await client.order({ ...buy, amount: '0.1', limit_price: perp.best_ask_price, time_in_force: 'ioc' })
   await movements(sub)
+  await keys(sub)
+  await sdkReads(sub)
+  await privateFeeds(sub)
   await accruals(sub)
   await client.cancelAll(sub)
   const tooSoon = Math.floor(sim.control.nowMs() / 1000) + 10
@@ -257,6 +322,27 @@ describe('v3 wire conformance with the published spec', () => {
     expect(seen.filter((s) => 'error' in s.response).map((s) => (s.response.error as { code: number }).code)).toEqual([
       11011,
     ])
+  })
+
+  it('the private channels: every {subaccount}.orders and {subaccount}.balances notification validates against subscriptions.asyncapi.json', () => {
+    const pushes = (suffix: string) =>
+      frames.filter(
+        (f) => f.method === 'subscription' && String((f.params as { channel?: unknown })?.channel).endsWith(suffix),
+      )
+    const orders = pushes('.orders')
+    const balances = pushes('.balances')
+    expect(orders.length).toBeGreaterThan(0)
+    expect(balances.length).toBeGreaterThan(0)
+    const found: string[] = []
+    const each = (frame: Record<string, unknown>, ref: string, what: string) => {
+      const data = (frame.params as { data: unknown[] }).data
+      expect(Array.isArray(data) && data.length > 0).toBe(true)
+      for (const item of data) found.push(...problems(validator(ref), item, what))
+    }
+    for (const f of orders) each(f, 'subs#/components/messages/subaccountOrdersNotification/payload', 'orders push')
+    for (const f of balances)
+      each(f, 'subs#/components/messages/subaccountBalancesNotification/payload', 'balances push')
+    expect(found).toEqual([])
   })
 
   it('the WebSocket login request and its answer validate against websocket.asyncapi.json', () => {

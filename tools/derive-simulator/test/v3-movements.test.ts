@@ -21,7 +21,7 @@ import {
 import { concat, keccak256 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type RunningSimulator, startDeriveSimulator } from '../src/index'
+import { type RunningSimulator, startDeriveSimulator, whitelistRecipient } from '../src/index'
 
 const START = Date.UTC(2026, 0, 5, 0, 0)
 const PUT = optionName('ETH', Date.UTC(2026, 0, 5, 8) / 1000, '2900', 'P')
@@ -39,7 +39,9 @@ const stored = (a: SignedTransfer): SignedTransfer => JSON.parse(JSON.stringify(
 
 beforeAll(async () => {
   sim = await startDeriveSimulator({ chainId: 901, startMs: START })
-  sim.control.registerWallet({ wallet: owner, sessionKeys: [session] })
+  // the key holds what these movements need and withdraw, not admin: the whitelist binds it
+  const scopes = ['trade:all', 'transfer:all', 'withdraw'] as const
+  sim.control.registerWallet({ wallet: owner, sessionKeys: [{ address: session, scopes: [...scopes] }] })
   sim.control.setPrice('ETH', '3000')
   funding = sim.control.depositL1({ owner, asset: 'USDC', amount: '100000' })
   const common = {
@@ -227,9 +229,13 @@ describe('histories on v3 in the shapes the service reads', () => {
     expect(events.at(-1)?.timestamp).toBe(START + 833)
   })
 
-  it('an L1 withdrawal pays the owner and shows in the L1 history; a session key may not pay another address', async () => {
+  it('an L1 withdrawal pays the owner once whitelisted and shows in the L1 history; a session key may not pay another address', async () => {
     const sub = sim.control.openSubaccount(owner, { USDC: '500' })
     const before = Number(sim.control.walletBalance(owner, 'USDC'))
+    const first = { subaccount_id: sub, asset_name: 'USDC', amount: '120.5', max_fee_usd: '1' }
+    // the owner too must be on the whitelist for a session key that is not admin (derive-ts withdrawals.ts)
+    expect((await v3.withdrawToL1(first).catch((e) => e)).rpcCode).toBe(11033)
+    whitelistRecipient(sim.engine, owner, owner)
     const r = await v3.withdrawToL1({ subaccount_id: sub, asset_name: 'USDC', amount: '120.5', max_fee_usd: '1' })
     expect(Number(sim.control.walletBalance(owner, 'USDC')) - before).toBe(120.5)
     expect((await v3.getL1WithdrawalHistory({ subaccount_id: sub })).events).toEqual([

@@ -134,7 +134,8 @@ describe('simulator v3 layer', () => {
     expect(subs).toEqual({ wallet: owner, subaccount_ids: [sub, other] })
     const s = (await rpc('private/get_subaccount', { subaccount_id: sub })).result
     expect(s).toMatchObject({ subaccount_id: sub, currency: ['USDC'], manager_id: 1, failed_to_fetch: false })
-    expect((await rpc('private/get_subaccounts', { wallet: owner }, false)).error?.code).toBe(14020)
+    // no auth headers: Derive's 14021 "The X-DeriveWallet header not provided"
+    expect((await rpc('private/get_subaccounts', { wallet: owner }, false)).error?.code).toBe(14021)
   })
 
   it('refuses a millisecond nonce, a short expiry and a v2-domain signature; takes a bare signature once', async () => {
@@ -194,7 +195,7 @@ describe('simulator v3 layer', () => {
       for (let i = 0; i < 100 && !frames.some((f) => f.id === id); i++) await new Promise((r) => setTimeout(r, 10))
       return frames.find((f) => f.id === id)
     }
-    expect((await call(1, 'private/get_subaccounts', { wallet: owner })).error.code).toBe(14020)
+    expect((await call(1, 'private/get_subaccounts', { wallet: owner })).error.code).toBe(14021)
     const login = await call(
       2,
       'public/login',

@@ -14,15 +14,13 @@ import { debitFreeCollateral, moveCollateral, newSubaccount, txRecord } from '..
 import { COLLATERALS, type CollateralName, isCollateralName } from '../assets'
 import type { SimEngine } from '../engine'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../handler'
-import { isWhitelisted, l1WithdrawalFee, queueL1Payout } from '../l1-withdrawals'
+import { l1WithdrawalFee, queueL1Payout } from '../l1-withdrawals'
 import { rpcErr, SimRpcError } from '../rpc-error'
+import { mayPay, requireScope } from '../session-keys'
 import type { SimSubaccount } from '../sim-types'
 import { V3TransferSpotParams, V3WithdrawParams } from './params'
 import { verifyV3Action } from './verify'
 import { SIM_SM_MANAGER_ID } from './views'
-
-/** Derive's "recipient not whitelisted" (derive-ts src/api/spotTransfers.ts). */
-export const V3_RECIPIENT_NOT_WHITELISTED = 11033
 
 /** A decimal the v3 encoders accept (at most 12 places, else Derive's invalid params). */
 export function e18(value: string, field: string): bigint {
@@ -83,8 +81,10 @@ const transferSpot: Handler = async (ctx, raw): Promise<W.PrivateTransferSpotRes
     }),
   )
   const to = destinationOf(ctx, p, from)
-  await verifyV3Action(ctx.engine, w, from, {
-    kind: 'transfer',
+  // creating a subaccount needs transfer:new_subaccount, moving between existing ones transfer:existing_subaccount
+  const scope = to === 'new' ? 'transfer:new_subaccount' : 'transfer:existing_subaccount'
+  const action = {
+    kind: 'transfer' as const,
     subaccountId: BigInt(from.id),
     nonce: BigInt(p.nonce),
     module: V3_MODULES.transfer,
@@ -92,7 +92,8 @@ const transferSpot: Handler = async (ctx, raw): Promise<W.PrivateTransferSpotRes
     expirySec: BigInt(p.signature_expiry_sec),
     signer: p.signer,
     signature: p.signature,
-  })
+  }
+  await verifyV3Action(ctx.engine, w, from, action, (s) => requireScope(s, scope, from.id))
   const operation_id = ctx.engine.transactions.size + 1
   if (to === 'new' && ctx.engine.subaccountCreationFeeE18 > maxFeeUsdE18) {
     const failed = txRecord(ctx.engine, 'transfer', { from: from.id, error: 'max_fee_usd below the fee' }, 'reverted')
@@ -131,11 +132,14 @@ const withdraw: Handler = async (ctx, raw): Promise<W.PrivateWithdrawResponse> =
   )
   const a = { subaccountId: BigInt(sub.id), nonce: BigInt(p.nonce), module: V3_MODULES.withdrawal, data }
   const signed = { expirySec: BigInt(p.signature_expiry_sec), signer: p.signer, signature: p.signature }
-  await verifyV3Action(ctx.engine, w, sub, { ...a, ...signed, kind: 'withdraw' })
-  // a session key may pay the owner, or a recipient the owner whitelisted
+  // a session key needs withdraw for the subaccount, and pays only a whitelisted recipient (the owner
+  // included) unless it holds admin (derive-ts src/api/withdrawals.ts; 11033 as derive-ts names it)
+  await verifyV3Action(ctx.engine, w, sub, { ...a, ...signed, kind: 'withdraw' }, (s) => {
+    requireScope(s, 'withdraw', sub.id)
+    if (!mayPay(w, s, recipient))
+      throw new SimRpcError(RPC.RECIPIENT_NOT_WHITELISTED, 'Transfer recipient not whitelisted', recipient)
+  })
   const isOwner = (x: string) => x.toLowerCase() === w.owner.toLowerCase()
-  if (!isOwner(recipient) && !isOwner(p.signer) && !isWhitelisted(ctx.engine, w.owner, recipient))
-    throw new SimRpcError(V3_RECIPIENT_NOT_WHITELISTED, 'Withdrawal recipient not whitelisted', recipient)
   const amountE18 = toE18(p.amount_in_underlying)
   const fee = l1WithdrawalFee(ctx.engine, c.name)
   if (fee !== undefined)

@@ -6,10 +6,10 @@
  */
 
 import type { V3Wire as W } from '@wh/exchange'
-import { ACTION_TYPEHASH, encodeTradeDataV3, V3_MODULES, v3ActionDebug } from '@wh/exchange'
+import { ACTION_TYPEHASH, encodeTradeDataV3, RPC, V3_MODULES, v3ActionDebug } from '@wh/exchange'
 import { getAddress } from 'viem'
 import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../handler'
-import { rpcErr } from '../rpc-error'
+import { rpcErr, SimRpcError } from '../rpc-error'
 import type { CashEvent } from '../sim-types'
 import { e18, encoded } from './methods-funds'
 import {
@@ -27,7 +27,12 @@ function scope(ctx: Ctx, raw: Record<string, unknown>, schema = V3HistoryParams)
   const p = check<V3HistoryParams>(schema, raw)
   let subs: number[]
   if (p.wallet != null) {
-    if (p.wallet.toLowerCase() !== w.owner.toLowerCase()) throw rpcErr.auth('wallet is not the authenticated owner')
+    if (p.wallet.toLowerCase() !== w.owner.toLowerCase())
+      throw new SimRpcError(
+        RPC.HEADER_WALLET_MISMATCH,
+        'The X-DeriveWallet header does not match the requested subaccount_id or wallet',
+        p.wallet,
+      )
     subs = [...ctx.engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id)
   } else if (p.subaccount_id != null) subs = [ownSubaccount(ctx, p.subaccount_id).id]
   else throw rpcErr.params('subaccount_id or wallet is required')

@@ -6,14 +6,17 @@
  */
 
 import type { V3Wire as W } from '@wh/exchange'
-import { encodeTradeDataV3, RPC, V3_MODULES } from '@wh/exchange'
+import { encodeTradeDataV3, fromE18, orderMaxFeeFloorE18, orderScopeOf, RPC, V3_MODULES } from '@wh/exchange'
 import type { Address, Hex } from 'viem'
-import { type Ctx, check, type Handler, ownSubaccount, requireWallet } from '../handler'
+import { type Ctx, check, type Handler, ownSubaccount, requireSigner, requireWallet } from '../handler'
 import { rpcErr, SimRpcError } from '../rpc-error'
+import { requireScope, requireTrade } from '../session-keys'
 import type { SimInstrument } from '../sim-types'
 import { cancelOrder, placeOrder } from '../trading'
 import { e18, encoded, fundsV3 } from './methods-funds'
 import { historyV3 } from './methods-history'
+import { keysV3 } from './methods-keys'
+import { sdkV3 } from './methods-sdk'
 import {
   V3AllInstrumentsParams,
   V3CancelParams,
@@ -41,6 +44,21 @@ function instrumentOf({ engine }: Ctx, raw: Record<string, unknown>): SimInstrum
   const i = engine.catalog.get(p.instrument_name)
   if (!i) throw rpcErr.instrument(p.instrument_name)
   return i
+}
+
+/**
+ * Derive refuses an order whose signed max fee is below 2 × the taker rate × max(index, limit) +
+ * the base fee (derive-ts `src/api/orders.ts`), with 11023 (docs.derive.xyz `reference/error-codes`).
+ */
+function requireMaxFeeFloor(ctx: Ctx, inst: SimInstrument, limitPriceE18: bigint, maxFeeE18: bigint): void {
+  const rates = { takerRateE18: inst.takerFeeRateE18, baseFeeE18: inst.baseFeeE18 }
+  const floor = orderMaxFeeFloorE18(rates, ctx.engine.market.indexE18(inst.currency), limitPriceE18)
+  if (maxFeeE18 < floor)
+    throw new SimRpcError(
+      RPC.MAX_FEE_TOO_LOW,
+      'Max fee order param is too low',
+      `signed max_fee must be >= ${fromE18(floor)}`,
+    )
 }
 
 const publicV3: Record<string, Handler> = {
@@ -123,7 +141,10 @@ const tradingV3: Record<string, Handler> = {
     const expirySec = BigInt(p.signature_expiry_sec)
     const signature = p.signature.startsWith('0x') ? p.signature : `0x${p.signature}`
     const a = { subaccountId: BigInt(sub.id), nonce, module: V3_MODULES.trade, data, expirySec }
-    await verifyV3Action(ctx.engine, w, sub, { ...a, kind: 'order', signer: p.signer, signature })
+    await verifyV3Action(ctx.engine, w, sub, { ...a, kind: 'order', signer: p.signer, signature }, (s) =>
+      requireScope(s, orderScopeOf(inst.type), sub.id),
+    )
+    requireMaxFeeFloor(ctx, inst, t.limitPriceE18, maxFeeE18)
     const { order, trades } = placeOrder(ctx.engine, sub, inst, {
       direction: p.direction,
       ...t,
@@ -141,12 +162,13 @@ const tradingV3: Record<string, Handler> = {
 
   'private/cancel': (ctx, raw) => {
     const p = check<V3CancelParams>(V3CancelParams, raw)
-    ownSubaccount(ctx, p.subaccount_id)
+    requireTrade(requireSigner(ctx), ownSubaccount(ctx, p.subaccount_id).id)
     return orderV3(cancelOrder(ctx.engine, p.subaccount_id, p.order_id))
   },
 
   'private/cancel_all': (ctx, raw): W.CancelAllResponse => {
     const sub = ownSubaccount(ctx, check<{ subaccount_id: number }>(V3SubaccountParams, raw).subaccount_id)
+    requireTrade(requireSigner(ctx), sub.id)
     for (const o of ctx.engine.orders.values())
       if (o.subaccountId === sub.id && o.status === 'open') cancelOrder(ctx.engine, sub.id, o.orderId)
     return 'ok'
@@ -195,4 +217,6 @@ export const V3_SIM_METHODS: Record<string, Handler> = {
   ...tradingV3,
   ...fundsV3,
   ...historyV3,
+  ...keysV3,
+  ...sdkV3,
 }

@@ -111,3 +111,57 @@ export const V3FundingHistoryParams = Type.Object({
 export type V3FundingHistoryParams = Static<typeof V3FundingHistoryParams>
 
 export const V3TransactionParams = Type.Object({ op_uuid: Type.String() })
+
+const OptStrings = Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()]))
+
+/** private/set_session_key (spec SetSessionKeyRequest). */
+export const V3SetSessionKeyParams = Type.Object({
+  wallet: Address,
+  public_session_key: Address,
+  expiry_sec: Type.Integer({ minimum: 0 }),
+  protocol_scopes: Type.Array(Type.String()),
+  offchain_scopes: Type.Array(Type.String()),
+  subaccount_ids: Type.Optional(Type.Union([Type.Array(Type.Integer({ minimum: 0 })), Type.Null()])),
+  label: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  ip_whitelist: OptStrings,
+  ...Signed,
+})
+export type V3SetSessionKeyParams = Static<typeof V3SetSessionKeyParams>
+
+/** private/edit_session_key (spec EditSessionKeyRequest): a patch of the key's off-chain attributes. */
+export const V3EditSessionKeyParams = Type.Object({
+  wallet: Address,
+  public_session_key: Address,
+  label: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  ip_whitelist: OptStrings,
+  offchain_scopes: OptStrings,
+})
+export type V3EditSessionKeyParams = Static<typeof V3EditSessionKeyParams>
+
+/** private/update_whitelisted_recipients (spec UpdateWhitelistedRecipientsRequest). */
+export const V3WhitelistParams = Type.Object({
+  wallet: Address,
+  add: Type.Array(Address),
+  remove: Type.Array(Address),
+  ...Signed,
+})
+export type V3WhitelistParams = Static<typeof V3WhitelistParams>
+
+/** private/get_order_history: one subaccount or the whole wallet, a window, pages. */
+export const V3OrderHistoryParams = Type.Object({
+  subaccount_id: OptInt,
+  wallet: Type.Optional(Type.Union([Address, Type.Null()])),
+  from_timestamp: OptInt,
+  to_timestamp: OptInt,
+  page: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  page_size: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()])),
+})
+export type V3OrderHistoryParams = Static<typeof V3OrderHistoryParams>
+
+/** public/get_tickers: options need a currency and an 8-digit expiry date; perps and spot may name a currency. */
+export const V3TickersParams = Type.Object({
+  instrument_type: Type.Union([Type.Literal('option'), Type.Literal('perp'), Type.Literal('erc20')]),
+  currency: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  expiry_date: Type.Optional(Type.Union([Type.Integer(), Type.String({ pattern: '^\\d{8}$' }), Type.Null()])),
+})
+export type V3TickersParams = Static<typeof V3TickersParams>

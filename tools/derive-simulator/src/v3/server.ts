@@ -11,8 +11,10 @@ import type { WebSocket } from 'ws'
 import type { SimEngine } from '../engine'
 import type { Handler } from '../handler'
 import { SimRpcError } from '../rpc-error'
+import { requireRead, type Signer } from '../session-keys'
 import type { SimWallet } from '../sim-types'
 import { V3_SIM_METHODS } from './methods'
+import { type PrivateFeeds, privateChannelOwner, pushPrivateChannels } from './private-channels'
 import { readAuthHeaders, verifyV3Auth } from './verify'
 import { tickerSlim } from './views'
 
@@ -74,20 +76,49 @@ const errorOf = (err: unknown): Outcome =>
     ? { error: { code: err.code, message: err.message, data: err.data } }
     : { error: { code: RPC.INTERNAL, message: 'Internal error', data: null } }
 
-/** One call on the v3 method table; `wallet` is the authenticated account (private methods). */
-export async function dispatchV3(
-  engine: SimEngine,
-  method: string,
-  params: unknown,
-  wallet: SimWallet | null,
-): Promise<Outcome> {
+/** Who made a call: the authenticated account and its signer, or nobody (public), and where from. */
+export interface Caller {
+  wallet: SimWallet | null
+  signer: Signer | null
+  ip: string
+}
+
+/**
+ * The private methods that act (each checks its signer's scopes itself); every other private method
+ * reads, which a session key may do with `account_info` or any protocol scope (session-keys.ts).
+ */
+const ACTING = new Set([
+  'private/order',
+  'private/cancel',
+  'private/cancel_all',
+  'private/transfer_spot',
+  'private/withdraw',
+  'private/set_session_key',
+  'private/edit_session_key',
+  'private/update_whitelisted_recipients',
+])
+
+const RATE_LIMITED: Outcome = { error: { code: RPC.RATE_LIMITED, message: 'Rate limit exceeded', data: null } }
+
+/** One call on the v3 method table (rate limits, then the method; private ones need `caller.wallet`). */
+export async function dispatchV3(engine: SimEngine, method: string, params: unknown, caller: Caller): Promise<Outcome> {
   const handler: Handler | undefined = V3_SIM_METHODS[method]
   if (!handler) return { error: { code: RPC.METHOD_NOT_FOUND, message: 'Method not found', data: method } }
-  if (method.startsWith('private/') && !wallet)
-    return { error: { code: RPC.NOT_AUTHORIZED, message: 'Authentication failed', data: 'login first' } }
+  const { wallet, signer } = caller
+  if (method.startsWith('private/') && (!wallet || !signer))
+    return {
+      error: {
+        code: RPC.HEADER_WALLET_MISSING,
+        message: 'The X-DeriveWallet header not provided',
+        data: 'login first',
+      },
+    }
+  if (engine.rateLimiter && !engine.rateLimiter.take(wallet ? `account:${wallet.wallet}` : `ip:${caller.ip}`, method))
+    return RATE_LIMITED
   const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>
   try {
-    return { result: await handler({ engine, wallet }, p) }
+    if (signer && method.startsWith('private/') && !ACTING.has(method)) requireRead(signer)
+    return { result: await handler({ engine, wallet, signer }, p) }
   } catch (err) {
     return errorOf(err)
   }
@@ -120,27 +151,38 @@ export async function handleV3Http(
   }
   if (injected?.code !== undefined)
     return send({ error: { code: injected.code, message: 'Injected failure', data: null } })
-  let wallet: SimWallet | null = null
+  const caller: Caller = { wallet: null, signer: null, ip: req.socket.remoteAddress ?? '' }
   if (method.startsWith('private/')) {
     try {
-      wallet = await verifyV3Auth(engine, readAuthHeaders(req.headers))
+      Object.assign(caller, await verifyV3Auth(engine, readAuthHeaders(req.headers)))
     } catch (err) {
       return send(errorOf(err))
     }
   }
-  send(await dispatchV3(engine, method, params, wallet))
+  send(await dispatchV3(engine, method, params, caller))
 }
 
 export interface V3WsConn {
   ws: WebSocket
   wallet: SimWallet | null
+  signer: Signer | null
+  ip: string
   channels: Set<string>
+  /** what the private channels last pushed (private-channels.ts) */
+  feeds: PrivateFeeds
 }
 
 /** `ticker_slim.{instrument_name}.{interval_ms}` (subscriptions.asyncapi.json). */
 function slimInstrument(engine: SimEngine, channel: string) {
   const m = /^ticker_slim\.(.+)\.(100|1000)$/.exec(channel)
   return m ? engine.catalog.get(m[1] ?? '') : undefined
+}
+
+/** Whether a channel is served to this connection: a slim ticker, or a private channel of its own subaccount. */
+function served(engine: SimEngine, conn: V3WsConn, channel: string): boolean {
+  if (slimInstrument(engine, channel)) return true
+  const sub = privateChannelOwner(engine, channel)
+  return sub !== undefined && conn.wallet !== null && sub.wallet === conn.wallet.wallet
 }
 
 /** Pushes every subscribed slim ticker of one connection. */
@@ -172,15 +214,28 @@ export async function handleV3Ws(engine: SimEngine, conn: V3WsConn, text: string
         timestamp: String(params.timestamp),
         signature: String(params.signature),
       }
-      conn.wallet = await verifyV3Auth(engine, proof)
-      return out({ result: subaccountIdsOf(engine, conn.wallet.wallet) })
+      const auth = await verifyV3Auth(engine, proof)
+      conn.wallet = auth.wallet
+      conn.signer = auth.signer
+      return out({ result: subaccountIdsOf(engine, auth.wallet.wallet) })
     }
     if (method === 'subscribe' || method === 'unsubscribe') {
-      out({ result: applySubscription(method, params, conn.channels, (c) => slimInstrument(engine, c) !== undefined) })
-      if (method === 'subscribe') pushV3Tickers(engine, conn)
+      const result = applySubscription(method, params, conn.channels, (c) => served(engine, conn, c))
+      // every channel of a subscribe refused: Derive's "Invalid channels"
+      if (
+        method === 'subscribe' &&
+        Object.values(result.status).length > 0 &&
+        !Object.values(result.status).includes('ok')
+      )
+        return out({ error: { code: RPC.INVALID_CHANNELS, message: 'Invalid channels', data: null } })
+      out({ result })
+      if (method === 'subscribe') {
+        pushV3Tickers(engine, conn)
+        pushPrivateChannels(engine, conn)
+      }
       return
     }
-    out(await dispatchV3(engine, method, params, conn.wallet))
+    out(await dispatchV3(engine, method, params, conn))
   } catch (err) {
     out(errorOf(err))
   }

@@ -4,8 +4,9 @@
  * simulator finds the account whose owner it is. Actions are verified under the v3 domain
  * (constant verifying contract, the simulator's chain id) with the owner in the Action struct,
  * the signature expiry inside [now + 5 min, now + 120 days] (11011) and the nonce a present-day
- * nanosecond time inside its kind's window (11018), unused (11017) and, for transfers and
- * withdrawals, above the subaccount's last one.
+ * nanosecond time inside its kind's window (11018), unused (11017) and, for the increasing kinds
+ * (transfers, withdrawals, session keys, the whitelist), above the last one; the signer the owner or
+ * a session key whose scopes cover the action (../session-keys.ts).
  */
 
 import {
@@ -19,9 +20,9 @@ import {
 import { type Address, type Hex, isAddressEqual } from 'viem'
 import type { SimEngine } from '../engine'
 import { rpcErr, SimRpcError } from '../rpc-error'
+import { type Signer, signerOf } from '../session-keys'
 import type { SimSubaccount, SimWallet } from '../sim-types'
 
-export const V3_INVALID_NONCE_DATE = 11018
 /** How far ahead of the simulator's clock a login timestamp may be. */
 const FUTURE_SKEW_MS = 60_000
 
@@ -38,11 +39,6 @@ export function readAuthHeaders(headers: Record<string, string | string[] | unde
   return { wallet, timestamp: String(timestamp), signature }
 }
 
-export function isPermittedSigner(w: SimWallet, signer: string): boolean {
-  const s = signer.toLowerCase()
-  return s === w.owner.toLowerCase() || w.sessionKeys.has(s)
-}
-
 /** The account whose owner (L1 EOA or multisig) is `address`. */
 export function accountOfOwner(engine: SimEngine, address: string): SimWallet | undefined {
   if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return undefined
@@ -53,27 +49,29 @@ export function accountOfOwner(engine: SimEngine, address: string): SimWallet | 
 /**
  * Login (headers or `public/login`): the wallet named is the owner; the timestamp is fresh (within
  * the engine's `authMaxAgeMs`, at most a minute ahead) and its EIP-191 signature recovers to the
- * owner key or one of the account's session keys. The authenticated account, or Derive's auth error.
+ * owner or one of the account's unexpired session keys (unknown 14026, expired 14030). The
+ * authenticated account and who signed, or Derive's refusal.
  */
 export async function verifyV3Auth(
   engine: SimEngine,
   proof: { wallet: string; timestamp: string | number; signature: string } | null,
-): Promise<SimWallet> {
-  if (!proof) throw rpcErr.auth('missing authentication headers')
+): Promise<{ wallet: SimWallet; signer: Signer }> {
+  if (!proof) throw new SimRpcError(RPC.HEADER_WALLET_MISSING, 'The X-DeriveWallet header not provided', null)
   const w = accountOfOwner(engine, proof.wallet)
   if (!w) throw rpcErr.account(proof.wallet)
   const ts = Number(proof.timestamp)
   const now = engine.now()
   if (!Number.isFinite(ts) || ts < now - engine.authMaxAgeMs || ts > now + FUTURE_SKEW_MS)
-    throw rpcErr.auth('stale or future timestamp')
-  let signer: Address
+    throw rpcErr.signature(
+      `login timestamp ${proof.timestamp} is outside [now - ${engine.authMaxAgeMs} ms, now + 1 min]`,
+    )
+  let recovered: Address
   try {
-    signer = await recoverV3LoginSigner(String(proof.timestamp), proof.signature as Hex)
+    recovered = await recoverV3LoginSigner(String(proof.timestamp), proof.signature as Hex)
   } catch {
-    throw rpcErr.auth('malformed signature')
+    throw rpcErr.signature('malformed signature')
   }
-  if (!isPermittedSigner(w, signer)) throw rpcErr.auth('signer is not the owner or a session key of the wallet')
-  return w
+  return { wallet: w, signer: signerOf(engine, w, recovered, RPC.SESSION_KEY_NOT_FOUND) }
 }
 
 export interface V3ActionInput {
@@ -87,17 +85,32 @@ export interface V3ActionInput {
   signature: string
 }
 
-const lastNonce = new WeakMap<SimSubaccount, bigint>()
+/** The last nonce of each subaccount, or of the account itself for its wallet-level actions (signed on subaccount 0). */
+const lastNonce = new WeakMap<SimSubaccount | SimWallet, bigint>()
+const walletNonces = new WeakMap<SimWallet, Set<string>>()
 
-/** Verifies a signed v3 action for `sub`; on success its nonce is spent. */
-export async function verifyV3Action(engine: SimEngine, w: SimWallet, sub: SimSubaccount, a: V3ActionInput) {
+/**
+ * Verifies a signed v3 action of `w` on `on` (a subaccount, or the account itself for wallet-level
+ * actions): the signature expiry (11011), the nonce (11018 outside its kind's window, 11017 reused or
+ * not above the last of an increasing kind), the signature (14014), the signer (the owner or an
+ * unexpired session key: 14023, 14030), then `authorize`, which checks what the signer may do
+ * (scopes, 14031). An order or RFQ may not outlive its key (derive-ts `codecs/sessionKey.ts`).
+ * On success the nonce is spent and the signer returned.
+ */
+export async function verifyV3Action(
+  engine: SimEngine,
+  w: SimWallet,
+  on: SimSubaccount | SimWallet,
+  a: V3ActionInput,
+  authorize: (signer: Signer) => void,
+): Promise<Signer> {
   const now = engine.now()
   if (!checkSignatureExpiry(a.kind, a.expirySec, now))
     throw new SimRpcError(RPC.INVALID_SIGNATURE_EXPIRY, 'Invalid signature expiry', 'outside [now+300s, now+120d]')
-  const verdict = checkNonce(a.kind, a.nonce, now, lastNonce.get(sub))
+  const verdict = checkNonce(a.kind, a.nonce, now, lastNonce.get(on))
   if (!verdict.ok && verdict.reason === 'not_increasing')
     throw new SimRpcError(RPC.NONCE_NOT_UNIQUE, 'Non unique nonce', 'nonce must exceed the last one')
-  if (!verdict.ok) throw new SimRpcError(V3_INVALID_NONCE_DATE, 'Invalid nonce date', verdict.reason)
+  if (!verdict.ok) throw new SimRpcError(RPC.INVALID_NONCE_DATE, 'Invalid nonce date', verdict.reason)
   const signature = (a.signature.startsWith('0x') ? a.signature : `0x${a.signature}`) as Hex
   const fields = { ...a, owner: w.owner, signer: a.signer as Address }
   let recovered: Address
@@ -107,9 +120,19 @@ export async function verifyV3Action(engine: SimEngine, w: SimWallet, sub: SimSu
     throw rpcErr.signature('malformed signature')
   }
   if (!isAddressEqual(recovered, fields.signer)) throw rpcErr.signature('signature does not match data')
-  if (!isPermittedSigner(w, a.signer)) throw rpcErr.auth('signer is not the owner or a session key of the wallet')
+  const signer = signerOf(engine, w, a.signer)
+  authorize(signer)
+  if ((a.kind === 'order' || a.kind === 'rfq') && signer.kind === 'key' && a.expirySec > BigInt(signer.key.expirySec))
+    throw new SimRpcError(
+      RPC.INVALID_SIGNATURE_EXPIRY,
+      'Invalid signature expiry',
+      'the signature outlives its session key',
+    )
+  const used = 'usedNonces' in on ? on.usedNonces : (walletNonces.get(on) ?? new Set<string>())
+  if (!('usedNonces' in on)) walletNonces.set(on, used)
   const key = `v3:${a.nonce}`
-  if (sub.usedNonces.has(key)) throw new SimRpcError(RPC.NONCE_NOT_UNIQUE, 'Non unique nonce', a.nonce.toString())
-  sub.usedNonces.add(key)
-  if (a.kind !== 'order' && a.kind !== 'rfq') lastNonce.set(sub, a.nonce)
+  if (used.has(key)) throw new SimRpcError(RPC.NONCE_NOT_UNIQUE, 'Non unique nonce', a.nonce.toString())
+  used.add(key)
+  if (a.kind !== 'order' && a.kind !== 'rfq') lastNonce.set(on, a.nonce)
+  return signer
 }
