@@ -6,7 +6,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import type { Address } from 'viem'
 import { WebSocketServer } from 'ws'
-import type { Underlying } from './assets'
 import { createControl, type SessionKeyGrant, type SimControl } from './control'
 import { ControlError, checkBody, runControl } from './control-http'
 import { type EngineConfig, SimEngine } from './engine'

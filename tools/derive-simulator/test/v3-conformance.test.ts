@@ -11,9 +11,10 @@
  * subscriptions.asyncapi.json. Every method of V3_METHODS must have been exercised.
  */
 import { readFileSync } from 'node:fs'
-import { DeriveClient, optionName, V3_METHODS } from '@wh/exchange'
+import { DeriveClient, optionName, type PreparedOwnerAction, V3_METHODS } from '@wh/exchange'
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
+import type { Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'

@@ -80,7 +80,7 @@ const publicV3: Record<string, Handler> = {
 
   'public/get_currency': ({ engine }, raw) => {
     const c = currencyV3(engine, String(raw.currency))
-    if (!c) throw rpcErr.asset(String(raw.currency))
+    if (!c) throw rpcErr.currency(String(raw.currency))
     return c
   },
 }
