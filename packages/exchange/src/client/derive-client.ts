@@ -52,6 +52,7 @@ import { DeriveWsClient } from './ws-client'
 
 export type { SignedL1Withdrawal, TransferSpotRequest, WithdrawL1Request } from '../v3/movements'
 export { V3UnsupportedError } from '../v3/port'
+export * from './duties'
 export * from './key-ring'
 export * from './owner-actions'
 export * from './requests'

@@ -38,13 +38,23 @@ export class DutyKeys {
     return module === V3_MODULES.withdrawal ? this.payout : this.trading
   }
 
-  /** The key a ring signs with now, its registrations read first when they are stale. */
+  /**
+   * The key a ring signs with now, its registrations read first when they are stale: authenticated by
+   * the key it would pick, else by each other key of the ring in turn (the one it picked may have just
+   * expired: that is when the next one must be found).
+   */
   async key(ring: KeyRing): Promise<{ address: Address; privateKey: Hex }> {
     const now = this.o.nowMs()
     if (ring.stale(now)) {
-      const privateKey = ring.pick(now).privateKey
-      // unreadable: the ring signs with its first key until the next read
-      const registered = await this.#registered(privateKey).catch(() => [])
+      const first = ring.pick(now)
+      let registered: RegisteredKey[] = [] // unreadable: the ring signs with its first key until the next read
+      for (const k of [first, ...ring.keys.filter((x) => x.address !== first.address)]) {
+        const read = await this.#registered(k.privateKey).catch(() => undefined)
+        if (read) {
+          registered = read
+          break
+        }
+      }
       ring.learn(registered, now)
     }
     return ring.pick(now)

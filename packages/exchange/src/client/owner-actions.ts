@@ -118,6 +118,21 @@ function prepared(
   }
 }
 
+/**
+ * The L1 form of a key's registration, for an owner that is a contract (a multisig): the
+ * OnchainActionManager's `submit(51, abi.encode(key, expiry, scopes, subaccounts))`, sent by the owner.
+ * No signature, nonce or envelope: the sender is the owner. An expiry of 0 deletes the key.
+ */
+export function l1SetSessionKeyCall(g: Omit<SessionKeyGrantRequest, 'label' | 'offchainScopes'>): Hex {
+  const data = encodeSessionKeyData({
+    sessionKey: getAddress(g.key),
+    expirySec: BigInt(g.expirySec),
+    scopes: g.scopes.map((s) => PROTOCOL_SCOPES[s]),
+    subaccountIds: (g.subaccountIds ?? []).map(BigInt),
+  })
+  return encodeFunctionData({ abi: SUBMIT_ABI, functionName: 'submit', args: [L1_SET_SESSION_KEY_ACTION, data] })
+}
+
 /** `private/set_session_key` for the owner to sign: `g`'s scopes, subaccounts and expiry, signed on subaccount 0. */
 export function prepareSetSessionKey(g: SessionKeyGrantRequest, env: Envelope): PreparedOwnerAction {
   const nowSec = Math.floor(env.nowMs / 1000)
@@ -138,7 +153,7 @@ export function prepareSetSessionKey(g: SessionKeyGrantRequest, env: Envelope): 
     subaccount_ids: g.subaccountIds && g.subaccountIds.length > 0 ? [...g.subaccountIds] : null,
     label: g.label ?? null,
   })
-  const l1 = encodeFunctionData({ abi: SUBMIT_ABI, functionName: 'submit', args: [L1_SET_SESSION_KEY_ACTION, data] })
+  const l1 = l1SetSessionKeyCall(g)
   return { ...action, l1: { data: l1, note: 'call OnchainActionManager with this data from the owner (a multisig)' } }
 }
 

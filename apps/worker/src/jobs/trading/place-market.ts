@@ -3,7 +3,7 @@
  * market (instruments and tickers read once per run), our resting orders, and e18 figures as the
  * exchange's decimal strings.
  */
-import { type DeriveClient, type Instrument, type Order, toE18 } from '@wh/exchange'
+import { ceilToE12, type DeriveClient, type Instrument, type Order, orderMaxFeeFloorE18, toE18 } from '@wh/exchange'
 import { E18, type OptionQuote, optionQuoteOf } from '@wh/trading'
 
 const BPS = 10_000n
@@ -22,9 +22,15 @@ export async function cancelQuietly(exchange: DeriveClient, subId: number, o: Or
   }
 }
 
-/** The most fee we accept per contract: the taker fee's base plus 0.1 % of the index, in USD. */
-export function maxFee(index: string): string {
-  return fmt(E18 + (toE18(index) * 10n) / BPS)
+/**
+ * The most fee we accept per contract: the taker fee's base plus 0.1 % of the index, in USD, and never
+ * below the floor Derive requires of a signed max fee, 2 × the taker rate × max(index, limit) + the base
+ * fee (orderMaxFeeFloorE18; an order under it is refused, 11023).
+ */
+export function maxFee(t: Pick<Instrument, 'taker_fee_rate' | 'base_fee'> & { index_price: string }, limitE18: bigint) {
+  const ours = E18 + (toE18(t.index_price) * 10n) / BPS
+  const rates = { takerRateE18: toE18(t.taker_fee_rate), baseFeeE18: toE18(t.base_fee) }
+  return fmt(maxBig(ours, ceilToE12(orderMaxFeeFloorE18(rates, toE18(t.index_price), limitE18))))
 }
 
 export function maxBig(a: bigint, b: bigint): bigint {

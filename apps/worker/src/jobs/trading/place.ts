@@ -386,7 +386,7 @@ async function crossRest(deps: PlaceDeps, market: MarketCache, p: Live, remainin
     direction: 'sell',
     amount: fmt(remaining),
     limit_price: fmt(bid),
-    max_fee: maxFee(t.index_price),
+    max_fee: maxFee(t, bid),
     time_in_force: 'ioc',
     label: p.id,
   })
@@ -454,7 +454,7 @@ async function reprice(
       direction: 'sell',
       amount: fmt(remaining),
       limit_price: fmt(price),
-      max_fee: maxFee(t.index_price),
+      max_fee: maxFee(t, price),
       time_in_force: 'post_only',
       label: p.id,
     })
