@@ -3,10 +3,28 @@
  * market (instruments and tickers read once per run), our resting orders, and e18 figures as the
  * exchange's decimal strings.
  */
+
+import { errorMessage } from '@wh/core'
+import type { Sql } from '@wh/db'
 import { ceilToE12, type DeriveClient, type Instrument, type Order, orderMaxFeeFloorE18, toE18 } from '@wh/exchange'
-import { E18, type OptionQuote, optionQuoteOf } from '@wh/trading'
+import { E18, type OptionQuote, optionQuoteOf, setPositionReason } from '@wh/trading'
 
 const BPS = 10_000n
+
+/**
+ * An error that stopped positions' step: its text as each row's reason (what the user and the desk
+ * see) and in the log, never swallowed.
+ */
+export async function stepFailed(
+  deps: { sql: Sql; log?: { warn(obj: object, msg?: string): void } | undefined },
+  positions: readonly { id: string }[],
+  what: string,
+  e: unknown,
+): Promise<void> {
+  const reason = `${what}: ${errorMessage(e)}`.slice(0, 500)
+  for (const p of positions) await setPositionReason(deps.sql, p.id, reason)
+  deps.log?.warn({ positions: positions.map((p) => p.id), err: e }, reason)
+}
 
 export async function ourOrders(exchange: DeriveClient, subId: number, positionId: string): Promise<Order[]> {
   const { orders } = await exchange.getOpenOrders(subId)
