@@ -23,7 +23,7 @@
  * the same buckets and keys, `interest_accrued` without a user (the platform's income), its cursor
  * kept in Redis, as it has no `subaccounts` row.
  */
-import { CASH_CURRENCY, errorMessage } from '@wh/core'
+import { CASH_CURRENCY } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type DeriveClient, type FundingEvent, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
