@@ -11,6 +11,7 @@ import { Redis } from 'ioredis'
 import { clockSyncedTicks } from './clock-sync'
 import { buildWorkerDeps } from './deps'
 import { startWorkerPriceFeed } from './feeds/prices'
+import { checkExchangeContracts } from './jobs/exchange/contracts-check'
 import { checkSessionKeys } from './jobs/exchange/session-keys'
 import { ticks } from './jobs/index'
 import { workerLogger } from './logger'
@@ -40,6 +41,18 @@ try {
   if (!(e instanceof ChainIdMismatchError)) throw e
   log.error({ chain: e.chain, expected: e.expected, actual: e.actual }, e.message)
   console.error(e.message)
+  process.exit(1)
+}
+// Derive's L1 contracts, from configuration only: each is checked to be what it claims (chain id, code,
+// an ABI call that answers) before money moves (docs/exchange-v3.md "Contracts")
+const contracts = await checkExchangeContracts(config)
+if (contracts.unreachable)
+  log.warn({ reason: contracts.unreachable }, 'exchange chain not answering at start: its contracts are not checked')
+for (const w of contracts.warnings) log.warn({}, w)
+if (contracts.problems.length > 0) {
+  const text = `exchange contracts are not what the configuration says:\n  - ${contracts.problems.join('\n  - ')}`
+  log.error({ problems: contracts.problems }, text)
+  console.error(text)
   process.exit(1)
 }
 // a key per duty, and none holding more (docs/operations.md "Exchange session keys"): read back from the

@@ -19,6 +19,7 @@ import { type Address, createPublicClient, decodeAbiParameters, getAddress, type
 import { creditDeposit, fallbackSubaccount, newSubaccount } from './accounts'
 import { type CollateralAsset, collateralByAddress } from './assets'
 import type { SimEngine } from './engine'
+import { applyL1SessionKey } from './session-keys'
 import type { SimSubaccount, SimWallet } from './sim-types'
 import { accountOfOwner } from './v3/verify'
 
@@ -26,7 +27,11 @@ export const PUBLIC_ACTION_QUEUED = parseAbiItem(
   'event PublicActionQueued(uint256 indexed actionId, address indexed sender, uint256 indexed actionType, bytes data, bytes32 acc)',
 )
 /** The stand-in contract's action type codes (its DEPOSIT_TYPE and DEPOSIT_TO_NEW_SUBACCOUNT_TYPE). */
-export const L1_ACTION = { deposit: 1n, depositToNewSubaccount: 2n } as const
+/**
+ * The action types the simulator applies: the stand-in's deposits, and Derive's public L1 action 51, a
+ * session key set by the owner itself (a multisig's path: derive-ts ONCHAIN_ACTION_TYPE.SetSessionKey).
+ */
+export const L1_ACTION = { deposit: 1n, depositToNewSubaccount: 2n, setSessionKey: 51n } as const
 
 /** Per engine, the last action id applied: a second watcher (a restart) never applies one twice. */
 const appliedThrough = new WeakMap<SimEngine, bigint>()
@@ -87,10 +92,10 @@ export function watchL1Deposits(engine: SimEngine, o: L1DepositWatchOptions): L1
     })
     let count = 0
     for (const log of logs) {
-      const { actionId, actionType, data } = log.args
+      const { actionId, actionType, data, sender } = log.args
       const applied = appliedThrough.get(engine) ?? 0n
       if (actionId === undefined || actionType === undefined || data === undefined || actionId <= applied) continue
-      if (applyAction(engine, actionType, data, `l1:${actionId}`, log.transactionHash ?? '0x')) count++
+      if (applyAction(engine, actionType, data, `l1:${actionId}`, log.transactionHash ?? '0x', sender)) count++
       appliedThrough.set(engine, actionId)
     }
     nextBlock = safe + 1n
@@ -122,11 +127,19 @@ export function watchL1Deposits(engine: SimEngine, o: L1DepositWatchOptions): L1
 }
 
 /**
- * One queued action, decoded by its type and applied to the engine; false when it moves no money
- * here (an unknown type, or an asset the simulator does not list: the real manager accepts only
- * the protocol's assets, the stand-in only those its owner mapped).
+ * One queued action, decoded by its type and applied to the engine; false when it changes nothing
+ * here (an unknown type, an asset the simulator does not list: the real manager accepts only the
+ * protocol's assets, the stand-in only those its owner mapped; a session key Derive would ignore).
  */
-export function applyAction(engine: SimEngine, actionType: bigint, data: Hex, txId: string, txHash: Hex): boolean {
+export function applyAction(
+  engine: SimEngine,
+  actionType: bigint,
+  data: Hex,
+  txId: string,
+  txHash: Hex,
+  sender?: Address,
+): boolean {
+  if (actionType === L1_ACTION.setSessionKey) return sender !== undefined && applyL1SessionKey(engine, sender, data)
   if (actionType === L1_ACTION.deposit) {
     const [asset, amount, subaccountId, fallback] = decodeAbiParameters(
       [{ type: 'address' }, { type: 'uint256' }, { type: 'uint64' }, { type: 'address' }],

@@ -10,13 +10,14 @@ import {
   ACCOUNT_INFO_SCOPE,
   type ProtocolScope,
   RPC,
+  scopeOfCode,
   scopeOfWire,
   scopesAllow,
   scopesWithin,
   scopeWire,
   TRADE_SCOPES,
 } from '@wh/exchange'
-import { type Address, getAddress } from 'viem'
+import { type Address, decodeAbiParameters, getAddress, type Hex } from 'viem'
 import type { SimEngine } from './engine'
 import { SimRpcError } from './rpc-error'
 import type { SimWallet } from './sim-types'
@@ -170,6 +171,41 @@ export function whitelistRecipient(engine: SimEngine, owner: Address, recipient:
 export function mayPay(w: SimWallet, signer: Signer, recipient: Address): boolean {
   if (signer.kind === 'owner' || scopesAllow(signer.key.scopes, 'admin')) return true
   return w.whitelist.has(recipient.toLowerCase())
+}
+
+/**
+ * Derive's L1 action 51 from `sender`: the owner of an account sets a key without a signature (a
+ * multisig's path, derive-ts `src/api/onchainActions.ts`): `(key, expiry, scopes, subaccounts)`; an
+ * expiry now or past (0) deletes the key; no floor on the expiry. Ignored, as Derive ignores it, when
+ * the sender owns no account, the key is another account's, or a scope code is unknown.
+ */
+export function applyL1SessionKey(engine: SimEngine, sender: Address, data: Hex): boolean {
+  const w = walletOfOwner(engine, sender)
+  if (!w) return false
+  const [key, expiry, codes, subs] = decodeAbiParameters(
+    [{ type: 'address' }, { type: 'uint256' }, { type: 'uint256[]' }, { type: 'uint256[]' }],
+    data,
+  )
+  const scopes = codes.map((c) => scopeOfCode(Number(c)))
+  if (scopes.some((s) => s === undefined)) return false
+  const address = getAddress(key)
+  const nowSec = Math.floor(engine.now() / 1000)
+  if (Number(expiry) <= nowSec) return w.sessionKeys.delete(address.toLowerCase())
+  try {
+    setSessionKey(engine, w, {
+      address,
+      expirySec: Number(expiry),
+      scopes: scopes as ProtocolScope[],
+      subaccountIds: subs.map(Number),
+      offchainScopes: [ACCOUNT_INFO_SCOPE],
+      label: '',
+      ipWhitelist: [],
+      registeredSec: nowSec,
+    })
+  } catch {
+    return false // another account's key
+  }
+  return true
 }
 
 function walletOfOwner(engine: SimEngine, owner: Address): SimWallet | undefined {

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs'
 import {
   DeriveClient,
+  l1SetSessionKeyCall,
   optionName,
   type PreparedOwnerAction,
   type ProtocolScope,
@@ -16,14 +17,16 @@ import {
   signV3Action,
   V3_METHODS,
 } from '@wh/exchange'
-import type { Address, Hex } from 'viem'
+import { type Address, decodeFunctionData, type Hex, parseAbi } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { applyAction } from '../src/l1-deposits'
 import { RATE_LIMIT_CLASS, RateLimiter, rateLimitClassOf } from '../src/rate-limit'
 import { type RunningSimulator, startDeriveSimulator } from '../src/server'
 import { V3_SIM_METHODS } from '../src/v3/methods'
 
 const START = Date.UTC(2026, 0, 5, 0, 0)
+const SUBMIT = parseAbi(['function submit(uint256 actionType, bytes data) payable returns (uint256 actionId)'])
 const PUT = optionName('ETH', Date.UTC(2026, 0, 5, 8) / 1000, '2900', 'P')
 const CHAIN = 901
 const MIN = 60_000
@@ -230,6 +233,25 @@ describe('what only the owner may sign', () => {
     await expect(ownerClient.editSessionKey({ key: address, ipWhitelist: ['10.0.0.1'] })).resolves.toMatchObject({
       ip_whitelist: ['10.0.0.1'],
     })
+  })
+})
+
+describe("a multisig owner's path: the key set by the owner's own L1 action (OnchainActionManager.submit(51, …))", () => {
+  it('registers the key with its scopes, without a signature; an expiry of 0 deletes it; a non-owner sender is ignored', async () => {
+    const key = generatePrivateKey()
+    const address = privateKeyToAccount(key).address
+    const l1Data = (expirySec: number) => {
+      const call = l1SetSessionKeyCall({ key: address, expirySec, scopes: ['trade:orderbook:option'] })
+      const { args } = decodeFunctionData({ abi: SUBMIT, data: call })
+      expect(args[0]).toBe(51n)
+      return args[1]
+    }
+    const stranger = privateKeyToAccount(generatePrivateKey()).address
+    expect(applyAction(sim.engine, 51n, l1Data(nowSec() + 3_600), 'l1:a', '0x', stranger)).toBe(false)
+    expect(applyAction(sim.engine, 51n, l1Data(nowSec() + 3_600), 'l1:b', '0x', owner)).toBe(true)
+    await expect(order(clientOf(key))).resolves.toBeTruthy()
+    expect(applyAction(sim.engine, 51n, l1Data(0), 'l1:c', '0x', owner)).toBe(true)
+    expect(await refusal(clientOf(key).getSubaccounts())).toBe(RPC.SESSION_KEY_NOT_FOUND)
   })
 })
 
