@@ -1,6 +1,6 @@
 /**
  * Subaccounts and collateral on the engine, whatever moves it (v3's transfer_spot and withdraw in
- * src/v3/sim, an L1 deposit in l1-deposits.ts, the control API): opening a subaccount and the
+ * v3/, an L1 deposit in l1-deposits.ts, the control API): opening a subaccount and the
  * account's fallback one, crediting a deposit, debiting free collateral, moving collateral
  * between subaccounts, and recording each as a transaction.
  */
@@ -96,7 +96,7 @@ export function fallbackSubaccount(engine: SimEngine, w: SimWallet): SimSubaccou
  * Moves collateral between two subaccounts: refused when the sender lacks it or its margin would
  * not hold; recorded as a transaction and on both sides' transfer histories. A fee (v3 charges
  * one for creating a subaccount) is taken in kind: the receiver gets `amountE18 - feeE18`. v3's
- * transfer_spot (src/v3/sim/methods-funds.ts) moves money through here.
+ * transfer_spot (v3/methods-funds.ts) moves money through here.
  */
 export function moveCollateral(
   engine: SimEngine,

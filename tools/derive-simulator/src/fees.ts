@@ -8,7 +8,7 @@
 import { DERIVE_FEE_SCHEDULE, tradeFeeE18 as scheduleFeeE18 } from '@wh/exchange'
 import type { SimInstrument } from './sim-types'
 
-/** The schedule lives in protocol/fee-schedule.ts (the market-data routes publish the same one). */
+/** The schedule lives in @wh/exchange (packages/exchange/src/protocol/fee-schedule.ts) (the market-data routes publish the same one). */
 export const FEE_SCHEDULE = DERIVE_FEE_SCHEDULE
 
 /** The fee of one fill at an instrument's own rates; `includeBase` once per taker order (the base fee is per order, not per fill). */

@@ -1,4 +1,4 @@
-/** What a simulated JSON-RPC method (src/v3/sim) gets: the engine, the authenticated account (private methods) and params. */
+/** What a simulated JSON-RPC method (v3/) gets: the engine, the authenticated account (private methods) and params. */
 import type { TSchema } from 'typebox'
 import Value from 'typebox/value'
 import type { SimEngine } from './engine'

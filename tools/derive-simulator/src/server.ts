@@ -1,6 +1,6 @@
 /**
  * The Derive simulator's server: Derive v3's JSON-RPC over HTTP (POST /v3/*) and over the
- * WebSocket /v3/ws (src/v3/sim), and the control API under /_sim/, on one engine.
+ * WebSocket /v3/ws (v3/), and the control API under /_sim/, on one engine.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'

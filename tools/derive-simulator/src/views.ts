@@ -1,6 +1,6 @@
 /**
- * The simulator's state in the base wire shapes of protocol/types.ts (Derive field names, decimal
- * strings); src/v3/sim/views.ts builds v3's answers on them.
+ * The simulator's state in the base wire shapes of @wh/exchange (its protocol/types.ts) (Derive field names, decimal
+ * strings); v3/views.ts builds v3's answers on them.
  */
 
 import type { Collateral, Instrument, Order, Position, Subaccount, Ticker, Trade } from '@wh/exchange'

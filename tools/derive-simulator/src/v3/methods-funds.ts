@@ -1,7 +1,7 @@
 /**
  * v3 money movements on the simulator's engine: `private/transfer_spot` (between the owner's
  * subaccounts, or into a new one under a manager) through the engine's collateral move
- * (simulator/accounts.ts), and `private/withdraw` (an L1 payout; the account's on-chain balance stands in
+ * (../accounts.ts), and `private/withdraw` (an L1 payout; the account's on-chain balance stands in
  * for the recipient). Creating a subaccount costs `engine.subaccountCreationFeeE18` (USD, 0 by
  * default), taken in kind; a `max_fee_usd` below it is accepted and the operation then fails in
  * its batch, as derive-ts describes ("ACKed then rejected asynchronously").
@@ -160,7 +160,7 @@ const withdraw: Handler = async (ctx, raw): Promise<W.PrivateWithdrawResponse> =
 }
 
 /**
- * With an L1 payer attached (simulator/l1-withdrawals.ts): debited now, paid on L1 with the next
+ * With an L1 payer attached (../l1-withdrawals.ts): debited now, paid on L1 with the next
  * batch. A fee above `max_fee_usd` is accepted and fails in its batch, nothing debited.
  */
 function queuedWithdrawal(

@@ -1,6 +1,6 @@
 /**
  * v3 history reads, `public/get_transaction` and `private/order_debug` on the simulator's engine:
- * the engine's records (simulator/sim-types.ts SimHistories), in v3's shapes
+ * the engine's records (../sim-types.ts SimHistories), in v3's shapes
  * (./views-history.ts). A history takes one subaccount, or the whole wallet (`wallet` takes
  * precedence); deposits, withdrawals, transfers and interest answer at most 1000 rows, newest first.
  */

@@ -1,7 +1,7 @@
 /**
- * The v3 methods the simulator serves (the set in ../codegen.ts V3_METHODS) on its engine: orders
- * go through its matching (simulator/trading.ts), transfers and withdrawals through its collateral
- * moves (./methods-funds.ts, simulator/accounts.ts), histories read its records
+ * The v3 methods the simulator serves (@wh/exchange V3_METHODS) on its engine: orders
+ * go through its matching (../trading.ts), transfers and withdrawals through its collateral
+ * moves (./methods-funds.ts, ../accounts.ts), histories read its records
  * (./methods-history.ts); requests and answers take v3's shapes.
  */
 

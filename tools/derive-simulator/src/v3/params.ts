@@ -1,6 +1,6 @@
 /**
  * v3 request params the simulator checks, as TypeBox schemas mirroring the spec's required fields
- * (src/v3/wire.gen.ts). Nonces arrive as decimal strings, JSON numbers, or, past 2^53, as bigints
+ * (@wh/exchange V3Wire). Nonces arrive as decimal strings, JSON numbers, or, past 2^53, as bigints
  * (the v3 layer parses integer literals exactly); docs/exchange-v3.md "Nonces, expiries and number formats".
  */
 import Type, { type Static } from 'typebox'

@@ -3,7 +3,7 @@
  * (auth headers on private calls, wallet = the owner) and over a WebSocket at `/v3/ws`
  * (`public/login`, `subscribe` to `ticker_slim.{instrument}.{interval}`, any method). Integer
  * literals past 2^53 (v3's nanosecond nonces) are parsed exactly, as bigints. The simulator's only
- * wire: simulator/server.ts mounts it on the engine beside the control API; docs/exchange-v3.md.
+ * wire: ../server.ts mounts it on the engine beside the control API; docs/exchange-v3.md.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { RPC, type RpcErrorBody } from '@wh/exchange'

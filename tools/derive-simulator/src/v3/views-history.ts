@@ -1,5 +1,5 @@
 /**
- * The simulator's history records (simulator/sim-types.ts) in v3's entry shapes (src/v3/wire.gen.ts).
+ * The simulator's history records (../sim-types.ts) in v3's entry shapes (@wh/exchange V3Wire).
  * The simulator executes every operation at once, so each is `Settled` in a batch of its own
  * (the batch uuid is the operation's) with the hash it recorded; funding settlements, which the
  * engine books per hour, get a stable uuid of their own. Deposits and transfers name the asset as
@@ -144,7 +144,7 @@ export function transactionResult(engine: SimEngine, opUuid: string): W.GetTrans
   return {
     data: JSON.stringify({ kind: tx.kind, ...tx.data }),
     status: tx.status === 'settled' ? 'Settled' : failed ? 'ExecutingError' : 'Batching',
-    // an L1 payout's batch names the L1 transaction that paid it (simulator/l1-withdrawals.ts)
+    // an L1 payout's batch names the L1 transaction that paid it (../l1-withdrawals.ts)
     transaction_hash:
       tx.status === 'settled' ? ((tx.data.l1TxHash as Hex | undefined) ?? keccak256(toHex(tx.id))) : null,
     error_log: failed ? String(tx.data.error ?? 'the operation failed in its batch') : null,

@@ -1,6 +1,6 @@
 /**
- * The simulator's state in v3's wire shapes (src/v3/wire.gen.ts, from the published spec), built
- * on the engine's base views (simulator/views.ts, in the shapes of protocol/types.ts) with v3's
+ * The simulator's state in v3's wire shapes (@wh/exchange V3Wire, generated from the published spec), built
+ * on the engine's base views (../views.ts, in the shapes of @wh/exchange types) with v3's
  * field names and extra fields (docs/exchange-v3.md).
  */
 
