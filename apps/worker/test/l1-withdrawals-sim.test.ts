@@ -101,9 +101,12 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
       chain: null,
     })
     await publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
-    sim.control.registerWallet({ wallet: owner, sessionKeys: [privateKeyToAccount(sessionKey).address] })
+    // a payout key: withdraw only, not admin, so Derive's whitelist binds it (the owner too is on it)
+    const payoutKey = { address: privateKeyToAccount(sessionKey).address, scopes: ['withdraw' as const] }
+    sim.control.registerWallet({ wallet: owner, sessionKeys: [payoutKey] })
     funding = sim.control.depositL1({ owner, asset: 'USDC', amount: '10000' })
     whitelistRecipient(sim.engine, owner, friend)
+    whitelistRecipient(sim.engine, owner, owner)
     payer = attachL1Payer(sim.engine, {
       rpcUrl: chain.rpcUrl,
       outbox,

@@ -8,6 +8,9 @@
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SESSION_KEY_DUTIES } from '@wh/exchange'
 import { TEST_OWNER_PRIVATE_KEY, testEnv } from '@wh/testkit'
@@ -26,6 +29,35 @@ const DAY = 86_400_000
 // a Monday 09:00 UTC: the balanced profile's first expiry is Wednesday 08:00
 const START = Date.UTC(2026, 10, 23, 9, 0, 0)
 const WORKER_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
+const KEYS_CLI = fileURLToPath(new URL('../src/cli/session-keys.ts', import.meta.url))
+
+/** The operator's command: its one JSON line and exit code. */
+function cli(args: string[], env: Record<string, string | undefined>, stdin?: string) {
+  return new Promise<{ code: number | null; json: Record<string, unknown> | undefined; output: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', KEYS_CLI, ...args], {
+      env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...env } as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (d) => {
+      output += String(d)
+    })
+    child.stderr.on('data', (d) => {
+      output += String(d)
+    })
+    child.stdin.end(stdin ?? '')
+    child.on('exit', (code) => {
+      const line = output.trim().split('\n').at(-1) ?? ''
+      let json: Record<string, unknown> | undefined
+      try {
+        json = JSON.parse(line)
+      } catch {
+        json = undefined
+      }
+      resolve({ code, json, output })
+    })
+  })
+}
 
 function startWorker(env: Record<string, string | undefined>, waitMs: number) {
   return new Promise<{ code: number | null; output: string }>((resolve) => {
@@ -57,6 +89,29 @@ describe('a key per duty, read back from the exchange', () => {
     stack = await startExchangeStack()
   })
   afterAll(async () => stack?.close())
+
+  it("the operator's commands: a new key, its grant prepared, signed with the owner's key on stdin, submitted; listed", async () => {
+    const env = testEnv({ ...stack.ctx.env })
+    const dir = mkdtempSync(join(tmpdir(), 'keys-'))
+    const made = await cli(['new', '--out', join(dir, 'next.key')], env)
+    expect(made.code).toBe(0)
+    const address = made.json?.address as string
+    const key = readFileSync(join(dir, 'next.key'), 'utf8').trim()
+    expect(privateKeyToAccount(key as Hex).address).toBe(address)
+    expect(made.output).not.toContain(key.slice(2)) // the key is in the file only
+    const prepared = await cli(['grant', '--duty', 'trading', '--key', address, '--out', join(dir, 'grant.json')], env)
+    expect(prepared).toMatchObject({ code: 0, json: { prepared: 'set_session_key' } })
+    // a key that is not the owner's is refused before anything is sent
+    expect((await cli(['sign', join(dir, 'grant.json')], {}, generatePrivateKey())).code).toBe(1)
+    const signed = await cli(['sign', join(dir, 'grant.json')], {}, TEST_OWNER_PRIVATE_KEY)
+    expect(signed.code).toBe(0)
+    const sent = await cli(['submit', join(dir, 'grant.json'), '--signature', signed.json?.signature as string], env)
+    expect(sent).toMatchObject({ code: 0, json: { submitted: true } })
+    const listed = (await stack.deps.exchange.sessionKeys()).find((k) => k.public_session_key === address)
+    expect(listed?.protocol_scopes).toEqual([...SESSION_KEY_DUTIES.trading])
+    const list = await cli(['list'], env)
+    expect(list).toMatchObject({ code: 0, json: { problems: [] } })
+  })
 
   it('the keys as the fixtures register them fit their duties; an admin key, a payout key reaching everything, an unregistered key do not', async () => {
     const { config } = stack.ctx
