@@ -65,6 +65,9 @@ export const GAS_LIMIT_MARGIN_PCT = 20n
 /** The max fee is the latest base fee × 1.2 plus the priority fee (viem's estimateFeesPerGas rule). */
 const BASE_FEE_MULTIPLIER_TENTHS = 12n
 
+/** A chain's probe gives up after this long: a hanging provider is a chain that does not answer. */
+export const PROBE_TIMEOUT_MS = 5_000
+
 /** The least JSON-RPC surface the policy needs: any viem client's `request`. */
 export interface Rpc {
   request(args: { method: string; params?: unknown }): Promise<unknown>
@@ -291,16 +294,22 @@ async function estimateWithin(
  *   if (!(await probeChain(rpcOf(publicClient), 8453)).ok) // this chain waits for the next run
  */
 export async function probeChain(rpc: Rpc, chainId: number): Promise<{ ok: true } | { ok: false; detail: string }> {
+  let timer: NodeJS.Timeout | undefined
   try {
-    const [id, height] = await Promise.all([
-      rpc.request({ method: 'eth_chainId' }),
-      rpc.request({ method: 'eth_blockNumber' }),
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('probe timed out')), PROBE_TIMEOUT_MS)
+    })
+    const [id, height] = await Promise.race([
+      Promise.all([rpc.request({ method: 'eth_chainId' }), rpc.request({ method: 'eth_blockNumber' })]),
+      timeout,
     ])
     if (Number(hexInt(id)) !== chainId) return { ok: false, detail: `answers chain id ${hexInt(id)}, not ${chainId}` }
     hexInt(height)
     return { ok: true }
   } catch (e) {
     return { ok: false, detail: (e as { name?: string }).name ?? 'error' }
+  } finally {
+    clearTimeout(timer)
   }
 }
 
