@@ -70,7 +70,7 @@ export const PROBE_TIMEOUT_MS = 5_000
 
 /** The least JSON-RPC surface the policy needs: any viem client's `request`. */
 export interface Rpc {
-  request(args: { method: string; params?: unknown }): Promise<unknown>
+  request(args: { method: string; params?: unknown }, options?: { retryCount?: number }): Promise<unknown>
 }
 /** A viem client as the policy's Rpc (the policy speaks raw JSON-RPC: no helper may drop a field). */
 export const rpcOf = (client: { request: unknown }): Rpc => client as unknown as Rpc
@@ -206,7 +206,9 @@ export async function dryRun(
       : {}),
   }
   try {
-    return hexInt(await rpc.request({ method: 'eth_estimateGas', params: [request, 'latest'] }))
+    // no retry: an EVM error (an invalid opcode is a JSON-RPC "internal error", which a transport
+    // would retry) answers the same every time; a transport failure is the caller's unknown
+    return hexInt(await rpc.request({ method: 'eth_estimateGas', params: [request, 'latest'] }, { retryCount: 0 }))
   } catch (e) {
     // the node's error in viem's types (a revert is an ExecutionRevertedError), as viem's own
     // estimateGas would throw it: callers tell a revert from an outage by the cause

@@ -46,6 +46,7 @@ import {
   toRecord,
   versionsOf,
 } from './outbox-store'
+import { TOKEN_MOVED_NOTHING, tokenUnitsSent } from './outbox-token'
 
 /** A transaction not mined this long after its newest version was signed is replaced. */
 export const OUTBOUND_REPLACE_AFTER_MS = 3 * 60_000
@@ -208,10 +209,19 @@ async function settleMined(
   // re-check the receipt against the chain at that height: a backend on a stale fork can serve a
   // receipt whose block the canonical chain no longer has
   if (final) final = (await blockHashAt(c, receipt.blockNumber)) === receipt.blockHash
-  // a mined fill took the nonce: nothing of the row's own transaction ever ran, so it failed
-  const succeeded = receipt.status === 'success' && !version.fills_nonce
+  // a mined fill took the nonce: nothing of the row's own transaction ever ran, so it failed; a
+  // token transfer that logged nothing moved nothing (a token answering false), so it failed too
+  const movedNothing =
+    receipt.status === 'success' &&
+    !version.fills_nonce &&
+    tokenUnitsSent(version.raw_tx, row.from_address, receipt.logs) === 0n
+  const succeeded = receipt.status === 'success' && !version.fills_nonce && !movedNothing
   const state = final ? (succeeded ? 'confirmed' : 'failed') : 'broadcast'
-  const error = version.fills_nonce ? `${NONCE_FILLED_ERROR} (${row.error ?? 'refused'})`.slice(0, 500) : 'reverted'
+  const error = version.fills_nonce
+    ? `${NONCE_FILLED_ERROR} (${row.error ?? 'refused'})`.slice(0, 500)
+    : movedNothing
+      ? TOKEN_MOVED_NOTHING
+      : 'reverted'
   const updated = await recordMined(deps.sql, row.id, {
     state,
     rawTx: version.raw_tx,

@@ -60,9 +60,9 @@ function counting(rpc: Rpc) {
   return {
     calls,
     rpc: {
-      request: (args: { method: string; params?: unknown }) => {
+      request: (args: { method: string; params?: unknown }, options?: { retryCount?: number }) => {
         calls.push(args)
-        return rpc.request(args)
+        return rpc.request(args, options)
       },
     } satisfies Rpc,
   }
