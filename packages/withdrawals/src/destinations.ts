@@ -75,6 +75,46 @@ export interface DestinationGuard {
   check(req: DestinationRequest & { cooling?: Cooling }): Promise<void>
 }
 
+type Client = ReturnType<typeof createChainClients>['publicClient']
+type Log = DestinationGuardOptions['log']
+
+/** undefined when the chain does not answer (the worker decides), else whether `to` holds code. */
+async function hasCode(client: Client | undefined, to: Address, log: Log): Promise<boolean | undefined> {
+  if (!client) return undefined
+  try {
+    const code = await client.getCode({ address: to })
+    return code !== undefined && code !== '0x'
+  } catch (err) {
+    log?.warn({ chain: client.chain.name, err: (err as Error).name }, 'withdrawal destination: code read unavailable')
+    return undefined
+  }
+}
+
+/** The ETH payment's dry run as the worker will sign it (outbound-policy.ts); throws the refusal, else returns. */
+async function dryRunEth(
+  client: Client,
+  p: { chain: ChainName; from: Address; to: Address; value: bigint },
+  log: Log,
+): Promise<void> {
+  try {
+    await planGas(rpcOf(client), {
+      chain: p.chain,
+      purpose: 'withdrawal',
+      from: p.from,
+      call: { to: p.to, value: p.value, data: undefined },
+      kind: 'transfer',
+      native: true,
+    })
+  } catch (err) {
+    const f = outboundFailureOf(err)
+    if (f.kind === 'row' && f.reason === 'gas-above-cap')
+      throw new DestinationGasAboveBudgetError(p.chain, ETH_TO_CODE_GAS_BUDGET)
+    if (f.kind === 'row') throw new DestinationRefusesEthError(p.chain)
+    // the hot wallet short, or no answer: the worker's own dry run decides at send time
+    log?.warn({ chain: p.chain, err: (err as Error).name }, 'withdrawal destination: dry run unavailable')
+  }
+}
+
 export function destinationGuard(opts: DestinationGuardOptions): DestinationGuard {
   const now = opts.now ?? Date.now
   const hdIndexByUser = new Lru<string, number>(100_000)
@@ -112,42 +152,6 @@ export function destinationGuard(opts: DestinationGuardOptions): DestinationGuar
     return hit.length > 0
   }
 
-  /** undefined when the chain does not answer (the worker decides), else whether `to` holds code. */
-  async function hasCode(chain: ChainName, to: Address): Promise<boolean | undefined> {
-    const client = clients.get(chain)
-    if (!client) return undefined
-    try {
-      const code = await client.getCode({ address: to })
-      return code !== undefined && code !== '0x'
-    } catch (err) {
-      opts.log?.warn({ chain, err: (err as Error).name }, 'withdrawal destination: code read unavailable')
-      return undefined
-    }
-  }
-
-  /** The ETH payment's dry run as the worker will sign it; throws the refusal, else returns. */
-  async function dryRunEth(chain: ChainName, from: Address, to: Address, value: bigint): Promise<void> {
-    const client = clients.get(chain)
-    if (!client) return
-    try {
-      await planGas(rpcOf(client), {
-        chain,
-        purpose: 'withdrawal',
-        from,
-        call: { to, value, data: undefined },
-        kind: 'transfer',
-        native: true,
-      })
-    } catch (err) {
-      const f = outboundFailureOf(err)
-      if (f.kind === 'row' && f.reason === 'gas-above-cap')
-        throw new DestinationGasAboveBudgetError(chain, ETH_TO_CODE_GAS_BUDGET)
-      if (f.kind === 'row') throw new DestinationRefusesEthError(chain)
-      // the hot wallet short, or no answer: the worker's own dry run decides at send time
-      opts.log?.warn({ chain, err: (err as Error).name }, 'withdrawal destination: dry run unavailable')
-    }
-  }
-
   const guard: DestinationGuard = {
     async checkOwn({ userId, destination }) {
       const own = await platformWallets()
@@ -159,12 +163,13 @@ export function destinationGuard(opts: DestinationGuardOptions): DestinationGuar
     async checkOnChain({ chain, asset, amount, destination, cooling }) {
       // only ETH runs the destination's code; any asset waits while the caller is cooling
       if (asset !== 'ETH' && cooling?.until === undefined) return
-      const code = await hasCode(chain, destination)
+      const code = await hasCode(clients.get(chain), destination, opts.log)
       if (!code) return
       if (cooling?.until !== undefined) throw new ContractDestinationsCoolingError(cooling.failures, cooling.until)
       if (asset !== 'ETH') return
       const hot = [...(await platformWallets())].find(([, role]) => role === 'hot')?.[0] as Address | undefined
-      if (hot) await dryRunEth(chain, hot, destination, amount)
+      const client = clients.get(chain)
+      if (hot && client) await dryRunEth(client, { chain, from: hot, to: destination, value: amount }, opts.log)
     },
     async check(req) {
       await guard.checkOwn(req)
