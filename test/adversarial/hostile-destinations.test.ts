@@ -19,7 +19,7 @@ import { getAddress, parseEther } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runBridge } from '../../apps/worker/src/jobs/bridge/bridge'
 import { outboxOf } from '../../apps/worker/src/outbox-deps'
-import { type Case, caseArbitrary, everyCase, expectedOf, TIMINGS } from './fixtures/hostile-corpus'
+import { type Case, caseArbitrary, describeCase, everyCase, expectedOf, TIMINGS } from './fixtures/hostile-corpus'
 import {
   change,
   ETH_AMOUNT,
@@ -37,6 +37,10 @@ import { anvilOf, CHAIN, type Client, USDC } from './fixtures/stack'
 
 /** ticks a batch may take at most before its properties are read */
 const MAX_TICKS = 6
+/** HOSTILE_GAS_TABLE=1 prints each case's outcome and gas (docs/hostile-world.md "Destinations, kind by kind") */
+// biome-ignore lint/suspicious/noUndeclaredEnvVars: an opt-in printout of this test, read by no service
+const GAS_TABLE = process.env.HOSTILE_GAS_TABLE === '1'
+const gasTable: string[] = []
 
 describe('hostile destinations (over HTTP, the real send path on anvil)', () => {
   let w: HostileWorld
@@ -49,7 +53,17 @@ describe('hostile destinations (over HTTP, the real send path on anvil)', () => 
     baseline.minedLater = (await playBatch([], { minedLater: true })).honestTicks
     expect(baseline).toEqual({ automine: 1, minedLater: 2 })
   }, 120_000)
-  afterAll(() => w?.s.close())
+  afterAll(async () => {
+    if (GAS_TABLE)
+      console.log(
+        [
+          '| case | request | outcome | gas burnt (wei) | charged (wei) | platform net (wei) |',
+          '| - | - | - | -: | -: | -: |',
+          ...gasTable,
+        ].join('\n'),
+      )
+    await w?.s.close()
+  })
 
   const post = (c: Client, asset: 'ETH' | 'USDC', destination: string) =>
     c.call('POST', '/withdrawals', {
@@ -150,6 +164,18 @@ describe('hostile destinations (over HTTP, the real send path on anvil)', () => 
     for (const p of batch.played) await expectCaseKept(w, p)
     await expectNoNonceGap(w)
     await expectJournalIsChain(batch)
+    if (GAS_TABLE) for (const p of batch.played) gasTable.push(await gasRow(p))
+  }
+
+  async function gasRow(p: Played): Promise<string> {
+    if (!p.withdrawalId) return `| ${describeCase(p.c)} | ${p.status} ${p.code} | — | 0 | 0 | 0 |`
+    const o = await outcomeOf(w, p.withdrawalId)
+    const gas = BigInt(o.gas ?? 0)
+    const charged = BigInt(o.charged ?? 0)
+    const [used] = await w.s.ctx.database.sql<{ gas_used: string | null }[]>`
+      select gas_used::text from outbound_txs where purpose = 'withdrawal' and ref_id = ${p.withdrawalId}`
+    const outcome = `${o.state}${o.last_error_code ? ` ${o.last_error_code}` : ''}${used?.gas_used ? ` (${used.gas_used} gas)` : ''}`
+    return `| ${describeCase(p.c)} | ${p.status} | ${outcome} | ${gas} | ${charged} | ${gas - charged} |`
   }
 
   for (const timing of TIMINGS)
