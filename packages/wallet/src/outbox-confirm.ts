@@ -32,6 +32,7 @@ import type { OutboxDeps } from './outbox'
 import { bump, fillNonce, maxOf as max, OUTBOUND_MAX_VERSIONS_WITH_FILLS, onBroadcastRefused } from './outbox-fill'
 import {
   clearContradictions,
+  clearRefusals,
   findById,
   forgetMined,
   markBroadcast,
@@ -189,6 +190,7 @@ export async function confirmOutbound(deps: OutboxDeps, id: string): Promise<Out
 async function rebroadcast(deps: OutboxDeps, c: ChainClients, row: OutboundRow): Promise<void> {
   try {
     await broadcastRaw(c, row.raw_tx as Hex)
+    if (row.refusals > 0) await clearRefusals(deps.sql, row.id)
   } catch (e) {
     const signer = await deps.signerOf?.(row.from_address as Address)
     await onBroadcastRefused(deps, c, row, signer, e).catch(() => undefined)

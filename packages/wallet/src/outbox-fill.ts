@@ -17,14 +17,21 @@
  * and filled past OUTBOUND_REFUSALS_BEFORE_FILL: safe for the same reason.
  */
 import { AppError, errorMessage } from '@wh/core'
-import { type Hex, keccak256, type LocalAccount, parseTransaction, type TransactionSerializableEIP1559 } from 'viem'
+import {
+  type Address,
+  type Hex,
+  keccak256,
+  type LocalAccount,
+  parseTransaction,
+  type TransactionSerializableEIP1559,
+} from 'viem'
 import type { ChainClients } from './clients'
 import { currentFees, ETH_TO_EOA_GAS, probeChain, rpcOf } from './outbound-policy'
 import type { OutboxDeps } from './outbox'
 import { countRefusal, type OutboundRow, type OutboundVersion, recordReplacement, versionsOf } from './outbox-store'
 import { broadcastRefusalOf } from './send-errors'
 
-/** Broadcasts refused with an unknown error (the chain answering its probe) before the nonce is filled. */
+/** Broadcasts in a row refused with an unknown error (the chain answering its probe) before the nonce is filled. */
 export const OUTBOUND_REFUSALS_BEFORE_FILL = 5
 /** Versions a row may have at most, fills included (replacements alone stop at OUTBOUND_MAX_VERSIONS). */
 export const OUTBOUND_MAX_VERSIONS_WITH_FILLS = 9
@@ -60,6 +67,10 @@ export async function fillNonce(
 ): Promise<boolean> {
   const versions = await versionsOf(deps.sql, row.id)
   if (versions.some((v) => v.fills_nonce) || versions.length >= OUTBOUND_MAX_VERSIONS_WITH_FILLS) return false
+  // a nonce the chain has used already needs no filling: a version of the row (or something else)
+  // took it, and the confirmation reads which
+  const used = await c.publicClient.getTransactionCount({ address: row.from_address as Address, blockTag: 'latest' })
+  if (used > Number(row.nonce)) return false
   const current = parseTransaction(row.raw_tx as Hex) as TransactionSerializableEIP1559
   const fees = await currentFees(rpcOf(c.publicClient))
   const priority = maxOf(fees.maxPriorityFeePerGas, bump(current.maxPriorityFeePerGas ?? 0n))

@@ -160,7 +160,8 @@ export async function originalRawTx(sql: Queryable, id: string): Promise<Hex | u
 
 /**
  * One more broadcast of the row's bytes refused with an unknown error (the chain answered its
- * probe); returns the count so far.
+ * probe); returns the count so far. A broadcast that goes through clears it (`clearRefusals`): only
+ * refusals in a row count.
  */
 export async function countRefusal(sql: Sql, id: string): Promise<number> {
   const [row] = await sql<{ refusals: number }[]>`
@@ -238,6 +239,11 @@ export async function forgetMined(sql: Sql, id: string): Promise<void> {
   await sql`
     update outbound_txs set gas_used = null, effective_gas_price = null, block_number = null, updated_at = now()
     where id = ${id} and state in ('signed', 'broadcast')`
+}
+
+/** A broadcast went through: the refusals before it were passing trouble. */
+export async function clearRefusals(sql: Sql, id: string): Promise<void> {
+  await sql`update outbound_txs set refusals = 0 where id = ${id} and refusals > 0`
 }
 
 /** The evidence is consistent again (the nonce is not used, or a receipt was found). */

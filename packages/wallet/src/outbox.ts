@@ -43,6 +43,7 @@ import {
 import { broadcastRaw, OutboundNotFoundError } from './outbox-confirm'
 import { onBroadcastRefused } from './outbox-fill'
 import {
+  clearRefusals,
   findById,
   findByRef,
   insertSigned,
@@ -325,6 +326,7 @@ async function broadcast(deps: OutboxDeps, row: OutboundRow, signer: LocalAccoun
   const c = clientsOf(deps, row.chain)
   try {
     await broadcastRaw(c, row.raw_tx as Hex)
+    if (row.refusals > 0) await clearRefusals(deps.sql, row.id)
   } catch (e) {
     await onBroadcastRefused(deps, c, row, signer, e)
   }
