@@ -65,6 +65,15 @@ export const GAS_LIMIT_MARGIN_PCT = 20n
 /** The max fee is the latest base fee × 1.2 plus the priority fee (viem's estimateFeesPerGas rule). */
 const BASE_FEE_MULTIPLIER_TENTHS = 12n
 
+/**
+ * Chains whose gas units carry the cost of posting a transaction's data to L1 (Arbitrum One: a
+ * plain transfer there "uses" 21,000 plus that share, which moves with L1's fees and can be many
+ * times 21,000). On them every cap, and a plain transfer's gas, is counted on top of that share,
+ * read from the node for the transaction's own data (`l1DataGas`). OP Mainnet and Base charge it
+ * outside the gas: nothing to add there, nor on Ethereum.
+ */
+export const L1_DATA_IN_GAS_CHAINS: ReadonlySet<string> = new Set(['arbitrum'])
+
 /** A chain's probe gives up after this long: a hanging provider is a chain that does not answer. */
 export const PROBE_TIMEOUT_MS = 5_000
 
@@ -170,17 +179,42 @@ async function readChainNow(rpc: Rpc, from: Address, codeAt: Address | undefined
   }
 }
 
+/** The calldata's intrinsic gas: 4 per zero byte, 16 per other byte. */
+function calldataGas(data: Hex | undefined): bigint {
+  if (!data) return 0n
+  let gas = 0n
+  for (let i = 2; i < data.length; i += 2) gas += data.slice(i, i + 2) === '00' ? 4n : 16n
+  return gas
+}
+
+/**
+ * The gas a chain of L1_DATA_IN_GAS_CHAINS adds to a transaction carrying `data` for posting it to
+ * L1, with a 20 % margin (it moves with L1's fees): a 0-value self transfer with that data, dry-run,
+ * less its execution and intrinsic gas. 0 on every other chain, without a call.
+ */
+export async function l1DataGas(rpc: Rpc, chain: string, from: Address, data: Hex | undefined): Promise<bigint> {
+  if (!L1_DATA_IN_GAS_CHAINS.has(chain)) return 0n
+  const request = { from, to: from, value: '0x0', ...(data ? { data } : {}) }
+  const estimate = hexInt(
+    await rpc.request({ method: 'eth_estimateGas', params: [request, 'latest'] }, { retryCount: 0 }),
+  )
+  const share = estimate - ETH_TO_EOA_GAS - calldataGas(data)
+  return share > 0n ? share + (share * GAS_LIMIT_MARGIN_PCT + 99n) / 100n : 0n
+}
+
 /** The most gas a transaction of this shape may carry: its purpose's cap within the chain's limits. */
 export function gasCapOf(
   req: Pick<PlanRequest, 'purpose' | 'kind' | 'native'>,
   toHasCode: boolean,
   blockGasLimit: bigint,
+  l1Gas = 0n,
 ): { capGas: bigint; exact: boolean } {
   const ceiling = min(PER_TX_GAS_CAP, blockGasLimit)
-  if (req.kind === 'transfer' && req.native && !toHasCode) return { capGas: min(ETH_TO_EOA_GAS, ceiling), exact: true }
+  if (req.kind === 'transfer' && req.native && !toHasCode)
+    return { capGas: min(ETH_TO_EOA_GAS + l1Gas, ceiling), exact: true }
   const cap =
     req.kind === 'call' ? CALL_GAS_CAPS[req.purpose] : req.native ? ETH_TO_CODE_GAS_BUDGET : TOKEN_TRANSFER_GAS_CAP
-  return { capGas: min(cap, ceiling), exact: false }
+  return { capGas: min(cap + l1Gas, ceiling), exact: false }
 }
 
 /**
@@ -229,8 +263,11 @@ export async function dryRun(
  */
 export async function planGas(rpc: Rpc, req: PlanRequest): Promise<GasPlan> {
   const from = getAddress(req.from)
-  const now = await readChainNow(rpc, from, req.kind === 'transfer' && req.native ? req.call.to : undefined)
-  const { capGas, exact } = gasCapOf(req, now.toHasCode, now.blockGasLimit)
+  const [now, l1Gas] = await Promise.all([
+    readChainNow(rpc, from, req.kind === 'transfer' && req.native ? req.call.to : undefined),
+    l1DataGas(rpc, req.chain, from, req.call.data),
+  ])
+  const { capGas, exact } = gasCapOf(req, now.toHasCode, now.blockGasLimit, l1Gas)
   const fees = { maxFeePerGas: now.maxFeePerGas, maxPriorityFeePerGas: now.maxPriorityFeePerGas }
   const available = now.balanceWei - req.call.value
   // the gas the sender can pay at the max fee, as a node caps a dry run by it

@@ -2,7 +2,8 @@
  * Never leave a nonce gap (docs/hostile-world.md "One policy for every outbound transaction"): when
  * a node refuses a signed transaction for good (its gas limit above the block's, intrinsic gas, a
  * malformed transaction), no later transaction of that sender can be mined until something takes
- * its nonce. That something is a no-op: a 0-value transfer of the sender to itself, 21,000 gas, at
+ * its nonce. That something is a no-op: a 0-value transfer of the sender to itself, 21,000 gas (and
+ * the chain's L1 data share where its gas carries one: outbound-policy.ts `l1DataGas`), at
  * the same nonce and with fees above the refused version's (a pool that holds it must take the
  * replacement). It is a version of the same outbox row, recorded before it is broadcast like any
  * replacement, so:
@@ -13,8 +14,9 @@
  *   the mined version; a mined fill ends the row `failed` with `filled`); before that its reserve
  *   stays, since the original could still be mined.
  *
- * Bytes refused with an error nobody recognises are counted while the chain answers its own probe,
- * and filled past OUTBOUND_REFUSALS_BEFORE_FILL: safe for the same reason.
+ * Bytes refused with an error nobody recognises, in a row, are counted while the chain answers its
+ * own probe, and filled past OUTBOUND_REFUSALS_BEFORE_FILL: safe for the same reason. A nonce the
+ * chain has used already is never filled.
  */
 import { AppError, errorMessage } from '@wh/core'
 import {
@@ -26,7 +28,7 @@ import {
   type TransactionSerializableEIP1559,
 } from 'viem'
 import type { ChainClients } from './clients'
-import { currentFees, ETH_TO_EOA_GAS, probeChain, rpcOf } from './outbound-policy'
+import { currentFees, ETH_TO_EOA_GAS, l1DataGas, probeChain, rpcOf } from './outbound-policy'
 import type { OutboxDeps } from './outbox'
 import { countRefusal, type OutboundRow, type OutboundVersion, recordReplacement, versionsOf } from './outbox-store'
 import { broadcastRefusalOf } from './send-errors'
@@ -72,7 +74,10 @@ export async function fillNonce(
   const used = await c.publicClient.getTransactionCount({ address: row.from_address as Address, blockTag: 'latest' })
   if (used > Number(row.nonce)) return false
   const current = parseTransaction(row.raw_tx as Hex) as TransactionSerializableEIP1559
-  const fees = await currentFees(rpcOf(c.publicClient))
+  const [fees, l1Gas] = await Promise.all([
+    currentFees(rpcOf(c.publicClient)),
+    l1DataGas(rpcOf(c.publicClient), row.chain, signer.address, undefined),
+  ])
   const priority = maxOf(fees.maxPriorityFeePerGas, bump(current.maxPriorityFeePerGas ?? 0n))
   const maxFee = maxOf(fees.maxFeePerGas, bump(current.maxFeePerGas ?? 0n), priority)
   const raw = await signer.signTransaction({
@@ -81,7 +86,7 @@ export async function fillNonce(
     nonce: Number(row.nonce),
     to: signer.address,
     value: 0n,
-    gas: ETH_TO_EOA_GAS,
+    gas: ETH_TO_EOA_GAS + l1Gas,
     maxFeePerGas: maxFee,
     maxPriorityFeePerGas: priority,
   })

@@ -219,6 +219,28 @@ describe('the outbound policy on a real chain', () => {
     expect((dear as OutboundFeeAboveLimitError).retryable).toBe(true)
   })
 
+  it('on a chain whose gas carries the L1 data share (Arbitrum), caps and a plain transfer count on top of it', async () => {
+    // an Arbitrum-like node: every estimate includes the L1 share of posting the transaction
+    const SHARE = 300_000n
+    const arbitrumLike: Rpc = {
+      request: async (args, options) => {
+        const answer = await rpc.request(args, options)
+        return args.method === 'eth_estimateGas' ? `0x${(BigInt(answer as string) + SHARE).toString(16)}` : answer
+      },
+    }
+    const withShare = SHARE + SHARE / 5n
+    const eoa = await planGas(arbitrumLike, eth(fresh(), { chain: 'arbitrum' }))
+    expect(eoa.gasLimit).toBe(21_000n + withShare)
+    const safe = await planGas(arbitrumLike, eth(await withCode('0x00'), { chain: 'arbitrum' }))
+    expect(safe.capGas).toBe(ETH_TO_CODE_GAS_BUDGET + withShare)
+    const burner = await planGas(arbitrumLike, eth(await withCode(CODE.burns), { chain: 'arbitrum' })).catch((e) => e)
+    expect(burner).toBeInstanceOf(OutboundGasAboveCapError)
+    // elsewhere nothing is added, and no call is spent finding out
+    const c = counting(arbitrumLike)
+    expect((await planGas(c.rpc, eth(fresh(), { chain: 'base' }))).gasLimit).toBe(21_000n)
+    expect(c.calls.map((x) => x.method)).not.toContain('eth_estimateGas')
+  })
+
   it('a chain is unavailable only by its own probe: its id and its height', async () => {
     expect(await probeChain(rpc, 901)).toEqual({ ok: true })
     expect((await probeChain(rpc, 8453)).ok).toBe(false)
