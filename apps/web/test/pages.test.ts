@@ -9,12 +9,13 @@
  * go to test-output/browser/pages-*.png (docs/console.md shows a few).
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { DepositKeyring } from '@wh/wallet'
 import type { Browser, Page } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { simulatorWithThreshold } from '../../api/test/quote-support'
-import { type Api, startApi } from '../../api/test/support'
+import { type Api, getNonce, siweMessage, startApi, verify } from '../../api/test/support'
 import { candles, deposit, publishRoot, solvencyRun, userOf, wheelWithHistory } from './seed'
 import {
   buildConsole,
@@ -81,6 +82,8 @@ describe('the console, page by page, at phone and desktop widths', () => {
         expect(await overflowsSideways(page), `${title} at ${v.width} px`).toBe(false)
         findings.push(...(await seriousViolations(page)).map((f) => `${title} at ${v.name}: ${f}`))
         await shot(page, `${prefix}-${title.toLowerCase()}-${v.name}`)
+        // what fits on one screen, for docs/console.md
+        await page.screenshot({ path: join(SCREENSHOTS, `${prefix}-${title.toLowerCase()}-${v.name}-screen.png`) })
       }
     }
     expect(findings).toEqual([])
@@ -260,17 +263,41 @@ describe('the console, page by page, at phone and desktop widths', () => {
   /** The proof is fetched and checked in the browser against the public root; the solvency figures beside it. */
   async function proof(page: Page, wallet: WalletBrowser) {
     const sql = api.ctx.database.sql
+    // two more users in the tree, so a proof has a path to recompute
+    for (const amount of [7_000_000n, 9_000_000n]) {
+      const other = privateKeyToAccount(generatePrivateKey())
+      expect(await signInAs(other)).toBeTruthy()
+      await deposit(sql, await userOf(sql, other.address), DEST, 'USDC', amount)
+    }
     await publishRoot(sql)
     await solvencyRun(sql, 1_000_000_000n)
     await openPage(page, 'Proof')
     await page.getByTestId('liability-root').waitFor()
     await page.getByTestId('solvency').getByRole('rowheader', { name: 'USDC' }).waitFor()
     await page.getByRole('button', { name: 'Check my inclusion' }).click()
-    await page
-      .getByTestId('proof-result')
-      .getByText(/^✓ Verified in your browser/)
-      .waitFor()
+    const verified = /^✓ Verified in your browser: .* \(2 steps up to it recomputed/
+    await page.getByTestId('proof-result').getByText(verified).waitFor()
     await wallet.shot(page, 'flow-08-proof-verified')
+
+    // someone who signed up after the root: told when the next one comes
+    const late = privateKeyToAccount(generatePrivateKey())
+    const other = await walletBrowser(browser, late)
+    try {
+      const p = await other.open(`${base}/console/#/proof`)
+      await connectAndSignIn(p, late)
+      await p.getByRole('button', { name: 'Check my inclusion' }).click()
+      const next = /^You are not in a tree yet: .* The next root is published at \d{4}-\d{2}-\d{2} \d{2}:00/
+      await p.getByTestId('proof-result').getByText(next).waitFor()
+      await other.shot(p, 'flow-08b-proof-not-in-a-tree-yet')
+    } finally {
+      await other.context.close()
+    }
+  }
+
+  /** A user signed in through the API directly (the tree needs their rows, not their browser). */
+  async function signInAs(account: ReturnType<typeof privateKeyToAccount>): Promise<string> {
+    const message = siweMessage(account, await getNonce(api.app), { domain: new URL(base).host, uri: base })
+    return (await verify(api.app, message, await account.signMessage({ message }))).json().token
   }
 
   async function market(page: Page, wallet: WalletBrowser) {

@@ -92,7 +92,8 @@ function MyProof({ root }: { root: LiabilityRootBody | undefined }) {
         .map((c, i) => `${c} ${mine.proof.balances[i]}`)
         .filter((s) => !s.endsWith(' 0'))
       const now = summary.value ? checkOwnBalances(mine.proof, summary.value) : { ok: true as const }
-      return `✓ Verified in your browser: your balances are in root ${published.root.slice(0, 12)}… (${mine.proof.path.length} steps recomputed, every sum checked)${held.length ? '' : ', with nothing held'}. ${
+      const steps = mine.proof.path.length
+      return `✓ Verified in your browser: your balances are in root ${published.root.slice(0, 12)}… (${steps} ${steps === 1 ? 'step' : 'steps'} up to it recomputed, every sum checked)${held.length ? '' : ', with nothing held'}. ${
         now.ok
           ? 'They match your balances now.'
           : 'Your balances moved since the root was built (a deposit, a fill): they differ from now, as expected.'
@@ -140,7 +141,9 @@ function Solvency({ s }: { s: PublicSolvencyResponse }) {
         </table>
       </ScrollRegion>
       <details>
-        <summary>Where the assets were read ({s.addresses.length} addresses)</summary>
+        <summary>
+          Where the assets were read ({s.addresses.length} {s.addresses.length === 1 ? 'address' : 'addresses'})
+        </summary>
         <ul class="small">
           {s.addresses.map((a) => (
             <li key={`${a.chain}:${a.address}`}>
