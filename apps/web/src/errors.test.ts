@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { ApiError } from '@wh/client'
 import { describe, expect, it } from 'vitest'
-import { apiErrorCodes } from './error-codes'
+import { apiErrorCodes } from '../test/error-codes'
 import { errorText, SENTENCES, sentenceOf } from './errors'
 
 const ROOT = join(import.meta.dirname, '../../..')

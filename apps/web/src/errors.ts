@@ -1,7 +1,7 @@
 /**
  * Every error the API answers, in words (docs/console.md "Errors in words"). The API's `code` picks
  * a sentence; the error's `details` fill in what a person can act on (a minimum, a balance). The
- * list of codes is the API's own (error-codes.ts reads it from the source; errors.test.ts fails on
+ * list of codes is the API's own (test/error-codes.ts reads it from the source; errors.test.ts fails on
  * a code without a sentence here). An unknown code still reads as a sentence, with the API's message.
  */
 import { ApiError } from '@wh/client'
