@@ -120,6 +120,7 @@ function listItem(row: WithdrawalRow) {
     networkFeeAsset: 'ETH' as const,
     txHash: row.txHash,
     failureReason: row.failureReason,
+    failureCode: row.state === 'failed' ? row.lastErrorCode : null,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
     sentAt: row.sentAt ? iso(row.sentAt) : null,
