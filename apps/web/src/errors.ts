@@ -63,6 +63,16 @@ export const SENTENCES: Readonly<Record<string, Sentence>> = {
   PLATFORM_ADDRESS: 'The destination is an address of this service. The amount is back in your balance.',
   REVERTED: 'The transaction failed on chain. The amount is back in your balance.',
   INCOMPLETE: 'The request had no route or destination. The amount is back in your balance.',
+  REVERTED_CHARGED:
+    'The transaction failed on chain when it was mined: the destination refused it. Its network fee was taken from the amount; the rest is back in your balance.',
+  NOT_SENT: 'The network refused this transfer for good and nothing was sent. The amount is back in your balance.',
+  SEND_ERROR: 'The network kept refusing this transfer, so nothing was sent. The amount is back in your balance.',
+  DESTINATION_GAS_ABOVE_BUDGET:
+    'That address is a contract that needs more gas to receive a payment than a withdrawal may spend. Send to another address.',
+  CONTRACT_DESTINATIONS_COOLING:
+    'Two of your withdrawals failed on chain in the last 24 hours, so withdrawals to contract addresses are paused for now. Withdrawals to ordinary addresses still go through.',
+  TOO_MANY_WITHDRAWAL_REQUESTS: 'Too many withdrawal requests in a short time. Wait a minute, then try again.',
+  FEES_ABOVE_AMOUNT: 'The network fee is above the amount right now; the withdrawal waits until fees fall.',
   // positions and the wheel
   SELLING_PAUSED: (d) =>
     `Selling ${str(d, 'side') ? `${str(d, 'side')}s` : 'this side'}${d?.asset ? ` on ${str(d, 'asset')}` : ''} is paused by a market signal. Try again later.`,
@@ -129,6 +139,10 @@ export const SENTENCES: Readonly<Record<string, Sentence>> = {
   OUTBOUND_NOT_HELD: 'That transaction is not held for review.',
   OUTBOX_CONFIG: INTERNAL,
   OUTBOX_MISMATCH: INTERNAL,
+  OUTBOUND_GAS_ABOVE_CAP: 'That transfer would need more gas than this kind of transfer may spend; nothing was sent.',
+  OUTBOUND_FEE_ABOVE_LIMIT: 'Network fees are above the limit for this transfer right now; it waits until they fall.',
+  OUTBOUND_SENDER_SHORT: 'The platform wallet is being refilled with gas; the transfer is sent as soon as it is.',
+  CHAIN_UNAVAILABLE: `A blockchain network did not answer. ${TRY_AGAIN}`,
   SIGNAL_REJECTED: 'The trading signal was refused.',
   SIGNAL_REPLAYED: 'The trading signal was already received.',
   UNKNOWN_TRADING_PROFILE: INTERNAL,
