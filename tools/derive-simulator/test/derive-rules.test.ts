@@ -259,12 +259,28 @@ describe('the recipient whitelist (Derive: every recipient of a session key, the
   it('a payout key pays only whitelisted recipients, the owner too (11033); an admin key pays anyone', async () => {
     const hot = privateKeyToAccount(generatePrivateKey()).address
     const payout = clientOf(await grant(['withdraw'], { subaccountIds: [subB] }))
-    const pay = (recipient: Address) =>
-      payout.withdrawToL1({ subaccount_id: subB, asset_name: 'USDC', amount: '1', max_fee_usd: '1', recipient })
+    const pay = (recipient?: Address) =>
+      payout.withdrawToL1({
+        subaccount_id: subB,
+        asset_name: 'USDC',
+        amount: '1',
+        max_fee_usd: '1',
+        ...(recipient && { recipient }),
+      })
+    const whitelist = async (change: { add?: Address[]; remove?: Address[] }) => {
+      const w = ownerClient.prepareWhitelist(change)
+      await ownerClient.submitOwnerAction(w, await ownerSig(w))
+    }
+    await whitelist({ remove: [owner] }) // an earlier test whitelisted the owner
     expect(await refusal(pay(hot))).toBe(RPC.RECIPIENT_NOT_WHITELISTED)
-    const w = ownerClient.prepareWhitelist({ add: [hot] })
-    await ownerClient.submitOwnerAction(w, await ownerSig(w))
+    // the owner is no exception for a session key: named, or as the default recipient
+    expect(await refusal(pay(owner))).toBe(RPC.RECIPIENT_NOT_WHITELISTED)
+    expect(await refusal(pay())).toBe(RPC.RECIPIENT_NOT_WHITELISTED)
+    await whitelist({ add: [hot] })
     await expect(pay(hot)).resolves.toMatchObject({ op_uuid: expect.any(String) })
+    expect(await refusal(pay())).toBe(RPC.RECIPIENT_NOT_WHITELISTED)
+    await whitelist({ add: [owner] })
+    await expect(pay()).resolves.toMatchObject({ op_uuid: expect.any(String) })
     const stranger = privateKeyToAccount(generatePrivateKey()).address
     expect(await refusal(pay(stranger))).toBe(RPC.RECIPIENT_NOT_WHITELISTED)
     const admin = clientOf(await grant(['admin']))
