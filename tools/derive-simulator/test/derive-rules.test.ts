@@ -222,6 +222,18 @@ describe('what only the owner may sign', () => {
     })
   })
 
+  it("a key another account holds is not registered for this one (14011); the other account's key stays its own", async () => {
+    const other = privateKeyToAccount(generatePrivateKey()).address
+    const theirs = privateKeyToAccount(generatePrivateKey()).address
+    sim.control.registerWallet({ wallet: other, sessionKeys: [{ address: theirs, scopes: ['withdraw'] }] })
+    const p = ownerClient.prepareSetSessionKey({ key: theirs, expirySec: nowSec() + 3_600, scopes: ['admin'] })
+    expect(await refusal(ownerClient.submitOwnerAction(p, await ownerSig(p)))).toBe(
+      RPC.SESSION_KEY_REGISTERED_OTHER_ACCOUNT,
+    )
+    const mine = (await ownerClient.sessionKeys()).map((k) => k.public_session_key)
+    expect(mine).not.toContain(theirs)
+  })
+
   it("a key's IP list and off-chain scopes are the owner's (or an admin's) to edit; its label any reader's", async () => {
     const key = await grant(['trade:all'])
     const c = clientOf(key)
