@@ -8,6 +8,7 @@ import { resolve } from 'node:path'
 import type { TSchema } from 'typebox'
 import Value from 'typebox/value'
 import { getAddress } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import {
   compareDecimal,
   DECIMAL,
@@ -110,6 +111,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, o:
     keys: {
       masterPrivateKey: hex('MASTER_PRIVATE_KEY'),
       sessionPrivateKey: hex('SESSION_PRIVATE_KEY'),
+      sessionPrivateKeyNext: v.SESSION_PRIVATE_KEY_NEXT as `0x${string}` | undefined,
+      payoutSessionKey: v.EXCHANGE_PAYOUT_SESSION_KEY as `0x${string}` | undefined,
+      payoutSessionKeyNext: v.EXCHANGE_PAYOUT_SESSION_KEY_NEXT as `0x${string}` | undefined,
       gasWalletPrivateKey: hex('GAS_WALLET_PRIVATE_KEY'),
       swapWalletPrivateKey: hex('SWAP_WALLET_PRIVATE_KEY'),
       masterMnemonic: mnemonic as string,
@@ -253,9 +257,44 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
   }
   if ((v.SWAP_POOL_ADDRESS_LOCAL === undefined) !== (v.WETH_ADDRESS_LOCAL === undefined))
     problems.push({ name: 'SWAP_POOL_ADDRESS_LOCAL', reason: 'must be set together with WETH_ADDRESS_LOCAL' })
+  keyProblems(v, problems)
   if (v.WORKER_CLOCK === 'exchange' && v.NODE_ENV === 'production') {
     // the simulator's clock is for moving time in development; a deployment runs on its own
     problems.push({ name: 'WORKER_CLOCK', reason: 'must not be exchange when NODE_ENV=production' })
+  }
+}
+
+/** Every private key the worker may hold, by variable. */
+const KEY_VARS = [
+  'MASTER_PRIVATE_KEY',
+  'GAS_WALLET_PRIVATE_KEY',
+  'SWAP_WALLET_PRIVATE_KEY',
+  'SESSION_PRIVATE_KEY',
+  'SESSION_PRIVATE_KEY_NEXT',
+  'EXCHANGE_PAYOUT_SESSION_KEY',
+  'EXCHANGE_PAYOUT_SESSION_KEY_NEXT',
+] as const satisfies readonly EnvName[]
+
+/**
+ * The owner key reaches no process: no key the worker holds may be EXCHANGE_WALLET_ADDRESS's (what the
+ * owner alone may sign is signed by an operator, docs/operations.md "Exchange session keys"); and each
+ * session key has its one duty, so no key serves two settings.
+ */
+function keyProblems(v: Partial<Record<EnvName, string>>, problems: Problem[]): void {
+  const owner = v.EXCHANGE_WALLET_ADDRESS?.toLowerCase()
+  const seen = new Map<string, EnvName>()
+  for (const name of KEY_VARS) {
+    const key = v[name]
+    if (key === undefined) continue
+    const address = privateKeyToAccount(key as `0x${string}`).address.toLowerCase()
+    if (address === owner)
+      problems.push({
+        name,
+        reason: "is the exchange owner's key (EXCHANGE_WALLET_ADDRESS): the owner key must reach no process",
+      })
+    const other = seen.get(address)
+    if (other) problems.push({ name, reason: `is the same key as ${other}: each key has one duty` })
+    seen.set(address, name)
   }
 }
 
@@ -274,6 +313,7 @@ function exchangePart(v: Partial<Record<EnvName, string>>): Config['exchange'] {
       ? getAddress(v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS)
       : undefined,
     subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
+    sessionKeyAlertDays: Number(s('EXCHANGE_SESSION_KEY_ALERT_DAYS')),
   }
 }
 

@@ -5,9 +5,11 @@
  * 1. TestUSDC on the local node: reused when USDC_ADDRESS_LOCAL already names a contract there
  *    (the node kept running), else deployed from the standard dev account 0, which then holds
  *    LOCAL_MINT_USDC to play deposits with;
- * 2. the simulator learns EXCHANGE_WALLET_ADDRESS with SESSION_PRIVATE_KEY's address as a session
- *    key, so the worker's Derive client is accepted (the simulator keeps no state across restarts,
- *    so this runs on every start);
+ * 2. the simulator learns EXCHANGE_WALLET_ADDRESS with the service's session keys, each with exactly
+ *    its duty (SESSION_KEY_DUTIES: SESSION_PRIVATE_KEY trades and moves collateral on every subaccount,
+ *    EXCHANGE_PAYOUT_SESSION_KEY withdraws from the funding subaccount only, once it is open), so the
+ *    worker's start check passes (the simulator keeps no state across restarts, so this runs on every
+ *    start; the owner's signed registration is what production does, docs/operations.md);
  * 3. Derive v3's money in and out (local-v3.ts): the OnchainActionManager and WithdrawalOutbox stand-ins,
  *    the simulator watching them, and the platform's funding subaccount opened by a first deposit.
  *
@@ -15,6 +17,7 @@
  * ids only, never a key).
  */
 import { loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { SESSION_KEY_DUTIES, scopeWire } from '@wh/exchange'
 import { TEST_PRIVATE_KEYS } from '@wh/testkit'
 import { createPublicClient, createWalletClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -51,13 +54,18 @@ if (!usdcAddress || !code || code === '0x') {
 }
 
 const sessionKey = privateKeyToAccount(config.keys.sessionPrivateKey).address
-const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl), {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ wallet: config.exchange.walletAddress, session_keys: [sessionKey] }),
-  signal: AbortSignal.timeout(5_000),
-})
-if (!res.ok) throw new Error(`the simulator refused register_wallet (${res.status})`)
+/** Registers keys of the account at the simulator through its control API (scope wire strings). */
+async function registerKeys(keys: { address: string; scopes: readonly string[]; subaccount_ids?: number[] }[]) {
+  const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ wallet: config.exchange.walletAddress, session_keys: keys }),
+    signal: AbortSignal.timeout(5_000),
+  })
+  if (!res.ok) throw new Error(`the simulator refused register_wallet (${res.status}): ${await res.text()}`)
+}
+const wire = (duty: keyof typeof SESSION_KEY_DUTIES) => SESSION_KEY_DUTIES[duty].map(scopeWire)
+await registerKeys([{ address: sessionKey, scopes: wire('trading') }])
 
 const v3 = await setUpLocalV3({
   walletClient,
@@ -69,6 +77,12 @@ const v3 = await setUpLocalV3({
   // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
   hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
 })
+
+// the payout key reaches the funding subaccount only: registered once the opening deposit made it
+if (config.keys.payoutSessionKey) {
+  const payout = privateKeyToAccount(config.keys.payoutSessionKey).address
+  await registerKeys([{ address: payout, scopes: wire('payout'), subaccount_ids: [v3.fundingSubaccountId] }])
+}
 
 process.stdout.write(
   `${JSON.stringify({ usdcAddress, deployed, exchangeWallet: config.exchange.walletAddress, sessionKey, v3 })}\n`,
