@@ -22,6 +22,15 @@ export * from './deposit-addresses'
 export * from './expected-balance'
 export * from './hd'
 export * from './outbox'
+// an operator's verdict on a held transaction, on the chain's evidence (docs/hostile-world.md "Never pay twice")
+export {
+  type HeldEvidence,
+  type HeldVerdict,
+  OutboundMayStillMineError,
+  OutboundMinedError,
+  OutboundReceiptNotFinalError,
+  readHeldEvidence,
+} from './outbox-confirm'
 export * from './platform-wallets'
 export * from './scan'
 export {
