@@ -58,69 +58,53 @@ export interface BalanceCheckResult {
  *   if (check.differenceCount > 0) await alerter.alert('ledger: balances differ from their postings', …)
  */
 export async function checkBalances(sql: Sql, o: { full?: boolean | 'auto' } = {}): Promise<BalanceCheckResult> {
-  const reserved = await sql.reserve()
+  // the lock is held by a session of its own, taken before the check's snapshot (a lock taken inside
+  // a REPEATABLE READ transaction comes after its snapshot, which could then miss the sums the
+  // previous holder committed)
+  const lock = await sql.reserve()
   try {
-    await reserved`select pg_advisory_lock(${CHECK_LOCK})`
+    await lock`select pg_advisory_lock(${CHECK_LOCK})`
     try {
-      const started = performance.now()
-      const startedAt = new Date()
-      const result = await inSnapshot(reserved, async (tx) => {
-        // the snapshot's first statement: every transaction below xmin has ended and is seen by it
-        const [snap] = await tx<{ w: string; prev: string | null; last_full: Date | null }[]>`
-          select pg_snapshot_xmin(pg_current_snapshot())::text as w,
-            (select watermark::text from ledger_checks order by id desc limit 1) as prev,
-            (select max(started_at) from ledger_checks where kind = 'full') as last_full`
-        const { w, prev, last_full } = snap as { w: string; prev: string | null; last_full: Date | null }
-        const full =
-          prev === null ||
-          o.full === true ||
-          ((o.full ?? 'auto') === 'auto' &&
-            (last_full === null || startedAt.getTime() - last_full.getTime() >= FULL_BALANCE_CHECK_EVERY_MS))
-        if (full) await resumAll(tx, w)
-        const from = full ? w : (prev as string)
-        const compared = await compare(tx, from)
-        if (!full) await moveSums(tx, from, w)
-        // a full check summed every event
-        if (full)
-          compared.events = Number((await tx<{ n: string }[]>`select count(*)::text as n from ledger_events`)[0]?.n)
-        return { kind: full ? ('full' as const) : ('incremental' as const), w, ...compared }
-      })
-      const durationMs = Math.round(performance.now() - started)
-      const [row] = await reserved<{ id: string }[]>`
-        insert into ledger_checks (kind, started_at, duration_ms, watermark, events, accounts, difference_count,
-          differences)
-        values (${result.kind}, ${startedAt}, ${durationMs}, ${result.w}::xid8, ${result.events}, ${result.accounts},
-          ${result.differenceCount}, ${reserved.json(result.differences.map(differenceJson) as never)})
-        returning id::text`
-      return {
-        id: Number(row?.id),
-        kind: result.kind,
-        startedAt,
-        durationMs,
-        events: result.events,
-        accounts: result.accounts,
-        differenceCount: result.differenceCount,
-        differences: result.differences,
-      }
+      return await runCheck(sql, o)
     } finally {
-      await reserved`select pg_advisory_unlock(${CHECK_LOCK})`
+      await lock`select pg_advisory_unlock(${CHECK_LOCK})`
     }
   } finally {
-    reserved.release()
+    lock.release()
   }
 }
 
-/** `work` in one REPEATABLE READ transaction on the reserved connection (which has no `begin`). */
-async function inSnapshot<T>(conn: Sql, work: (tx: Sql) => Promise<T>): Promise<T> {
-  await conn.unsafe('begin isolation level repeatable read')
-  try {
-    const out = await work(conn)
-    await conn.unsafe('commit')
-    return out
-  } catch (e) {
-    await conn.unsafe('rollback')
-    throw e
-  }
+/** One check in one REPEATABLE READ snapshot: the comparison, the sums moved and its record commit together. */
+async function runCheck(sql: Sql, o: { full?: boolean | 'auto' }): Promise<BalanceCheckResult> {
+  const started = performance.now()
+  const startedAt = new Date()
+  return sql.begin('isolation level repeatable read', async (tx) => {
+    // the snapshot's first statement: every transaction below xmin has ended and is seen by it
+    const [snap] = await tx<{ w: string; prev: string | null; last_full: Date | null }[]>`
+      select pg_snapshot_xmin(pg_current_snapshot())::text as w,
+        (select watermark::text from ledger_checks order by id desc limit 1) as prev,
+        (select max(started_at) from ledger_checks where kind = 'full') as last_full`
+    const { w, prev, last_full } = snap as { w: string; prev: string | null; last_full: Date | null }
+    const full =
+      prev === null ||
+      o.full === true ||
+      ((o.full ?? 'auto') === 'auto' &&
+        (last_full === null || startedAt.getTime() - last_full.getTime() >= FULL_BALANCE_CHECK_EVERY_MS))
+    if (full) await resumAll(tx, w)
+    const compared = await compare(tx, full ? w : (prev as string))
+    if (!full) await moveSums(tx, prev as string, w)
+    // a full check summed every event
+    if (full) compared.events = Number((await tx<{ n: string }[]>`select count(*)::text as n from ledger_events`)[0]?.n)
+    const kind = full ? ('full' as const) : ('incremental' as const)
+    const durationMs = Math.round(performance.now() - started)
+    const [row] = await tx<{ id: string }[]>`
+      insert into ledger_checks (kind, started_at, duration_ms, watermark, events, accounts, difference_count,
+        differences)
+      values (${kind}, ${startedAt}, ${durationMs}, ${w}::xid8, ${compared.events}, ${compared.accounts},
+        ${compared.differenceCount}, ${tx.json(compared.differences.map(differenceJson) as never)})
+      returning id::text`
+    return { id: Number(row?.id), kind, startedAt, durationMs, ...compared }
+  })
 }
 
 const differenceJson = (d: BalanceDifference) => ({
@@ -131,7 +115,7 @@ const differenceJson = (d: BalanceDifference) => ({
 })
 
 /** The full check's first half: the sums rebuilt from every posting of a transaction below `w`. */
-async function resumAll(tx: Sql, w: string): Promise<void> {
+async function resumAll(tx: Queryable, w: string): Promise<void> {
   await tx`delete from ledger_check_sums`
   await tx`
     insert into ledger_check_sums (account, currency, amount)
@@ -143,7 +127,7 @@ async function resumAll(tx: Sql, w: string): Promise<void> {
 
 /** Balances against the stored sums plus the postings of every visible event of a transaction at or above `from`. */
 async function compare(
-  tx: Sql,
+  tx: Queryable,
   from: string,
 ): Promise<{ events: number; accounts: number; differenceCount: number; differences: BalanceDifference[] }> {
   const rows = await tx<{ account: string; currency: string; balance: string; postings: string; n: string }[]>`
@@ -182,7 +166,7 @@ async function compare(
 }
 
 /** The incremental check's second half: the sums move up to `w` (events of transactions in [from, w)). */
-async function moveSums(tx: Sql, from: string, w: string): Promise<void> {
+async function moveSums(tx: Queryable, from: string, w: string): Promise<void> {
   await tx`
     insert into ledger_check_sums as s (account, currency, amount)
     select p.account, p.currency, sum(p.amount) from ledger_events e
@@ -209,6 +193,6 @@ export async function listBalanceChecks(sql: Queryable, limit = 1): Promise<Stor
   const rows = await sql<(Omit<StoredBalanceCheck, 'id' | 'events'> & { id: string; events: string })[]>`
     select id::text, kind, started_at as "startedAt", duration_ms as "durationMs", events::text, accounts,
       difference_count as "differenceCount", differences
-    from ledger_checks order by id desc limit ${Math.min(Math.max(limit, 1), 100)}`
+    from ledger_checks c order by c.id desc limit ${Math.min(Math.max(limit, 1), 100)}`
   return rows.map((r) => ({ ...r, id: Number(r.id), events: Number(r.events) }))
 }

@@ -6,8 +6,9 @@
  * - `recheck`: the provider was at fault; the next confirmation reads the chain afresh, and the
  *   business row returns to its queue;
  * - `failed`: another transaction provably took the nonce and this one can never be mined. The
- *   chain is read again first (wallet's readHeldEvidence): a version with a receipt, or a nonce not
- *   yet used at confirmed depth, refuses it. The business row returns to its queue, whose tick then
+ *   chain is read again first (wallet's readHeldEvidence): a nonce not yet used at confirmed depth,
+ *   a version with a receipt, or a block showing our own version took the nonce refuses it; the
+ *   transaction that took it is recorded as the proof. The business row returns to its queue, whose tick then
  *   ends it (a withdrawal fails and its reserve is released; a sweep fails with an alert);
  * - `mined` (marked sent): one of its versions has a final receipt the chain shows (read again);
  *   it is settled on that receipt, and the business row's tick books it as sent.
@@ -132,7 +133,13 @@ export async function resolveHeldIn(
 }
 
 function evidenceDetails(e: HeldEvidence): Record<string, unknown> {
-  if (e.verdict === 'failed') return { nonceAtDepth: e.nonceAtDepth, checkedBlock: e.block.toString() }
+  if (e.verdict === 'failed')
+    return {
+      nonceAtDepth: e.nonceAtDepth,
+      checkedBlock: e.block.toString(),
+      takenBy: e.takenBy.hash,
+      takenInBlock: e.takenBy.blockNumber.toString(),
+    }
   if (e.verdict === 'mined')
     return { minedHash: e.version.tx_hash, block: e.receipt.blockNumber.toString(), status: e.receipt.status }
   return {}

@@ -28,9 +28,11 @@ export {
   type HeldVerdict,
   OutboundMayStillMineError,
   OutboundMinedError,
+  OutboundNonceTakerUnknownError,
   OutboundReceiptNotFinalError,
   readHeldEvidence,
-} from './outbox-confirm'
+  resolveHeldOutbound,
+} from './outbox-held'
 export * from './platform-wallets'
 export * from './scan'
 export {

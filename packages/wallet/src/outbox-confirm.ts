@@ -16,7 +16,6 @@
  *   is what the journal records.
  */
 import { AppError } from '@wh/core'
-import type { Queryable, Sql } from '@wh/db'
 import {
   type Address,
   type Hex,
@@ -40,7 +39,6 @@ import {
   recordContradiction,
   recordMined,
   recordReplacement,
-  resolveHeldRow,
   toRecord,
   versionsOf,
 } from './outbox-store'
@@ -104,7 +102,7 @@ export async function broadcastRaw(c: ChainClients, raw: Hex): Promise<void> {
   }
 }
 
-async function receiptOf(c: ChainClients, hash: Hex) {
+export async function receiptOf(c: ChainClients, hash: Hex) {
   try {
     return await c.publicClient.getTransactionReceipt({ hash })
   } catch (e) {
@@ -113,10 +111,10 @@ async function receiptOf(c: ChainClients, hash: Hex) {
   }
 }
 
-type Receipt = NonNullable<Awaited<ReturnType<typeof receiptOf>>>
+export type Receipt = NonNullable<Awaited<ReturnType<typeof receiptOf>>>
 
 /** The one version with a receipt (versions share a nonce: at most one can be mined). */
-async function minedVersion(
+export async function minedVersion(
   c: ChainClients,
   versions: readonly OutboundVersion[],
 ): Promise<{ version: OutboundVersion; receipt: Receipt } | undefined> {
@@ -128,12 +126,12 @@ async function minedVersion(
 }
 
 /** eth_blockNumber straight from the node: viem's getBlockNumber caches for seconds. */
-async function headOf(c: ChainClients): Promise<bigint> {
+export async function headOf(c: ChainClients): Promise<bigint> {
   return BigInt(await c.publicClient.request({ method: 'eth_blockNumber' }))
 }
 
 /** The hash of the block at `n` as the node answers now, or undefined when it has none. */
-async function blockHashAt(c: ChainClients, n: bigint): Promise<Hex | undefined> {
+export async function blockHashAt(c: ChainClients, n: bigint): Promise<Hex | undefined> {
   const block = await c.publicClient.request({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false] })
   return (block as { hash?: Hex } | null)?.hash ?? undefined
 }
@@ -311,115 +309,4 @@ function signReplacement(
     maxFeePerGas,
     maxPriorityFeePerGas,
   })
-}
-
-/** A held transaction the chain shows mined: it cannot be failed (recheck it, or mark it sent). */
-export class OutboundMinedError extends AppError {
-  constructor(id: string, txHash: string) {
-    super({
-      code: 'OUTBOUND_MINED',
-      statusCode: 409,
-      message: 'a signed version of this transaction has a receipt: it was mined, it cannot be failed',
-      details: { id, txHash },
-    })
-  }
-}
-
-/** A held transaction whose nonce the chain has not used at confirmed depth: it may still be mined. */
-export class OutboundMayStillMineError extends AppError {
-  constructor(id: string, nonce: number, atDepth: number, block: bigint) {
-    super({
-      code: 'OUTBOUND_MAY_STILL_MINE',
-      statusCode: 409,
-      message: "the sender's nonce is not used at confirmed depth: this transaction could still be mined",
-      details: { id, nonce, nonceAtDepth: atDepth, block: block.toString() },
-    })
-  }
-}
-
-/** Marked sent on a hash that is no version of the transaction, or whose receipt is not final. */
-export class OutboundReceiptNotFinalError extends AppError {
-  constructor(id: string, txHash: string, why: string) {
-    super({ code: 'OUTBOUND_RECEIPT_NOT_FINAL', statusCode: 409, message: why, details: { id, txHash } })
-  }
-}
-
-/**
- * What the chain says now about held transaction `id`, read before an operator's verdict takes
- * effect (docs/hostile-world.md "Never pay twice"): an operator misled by the provider that caused
- * the hold must not release money on its word.
- * - `failed`: the sender's nonce is used at confirmed depth (else it may still be mined:
- *   OutboundMayStillMineError), and then no signed version has a receipt (else it was mined:
- *   OutboundMinedError). Read in that order: a version mined after the nonce reading shows its receipt.
- * - `mined`: `txHash` is one of its signed versions and its receipt is at confirmed depth in a block
- *   the chain still has at that height; the receipt is returned for the journal (its gas).
- * - `recheck` reads nothing: the next confirmation reads the chain afresh.
- */
-export async function readHeldEvidence(
-  deps: { sql: Sql; client: ChainClients },
-  id: string,
-  verdict: HeldVerdict,
-  txHash?: Hex,
-): Promise<HeldEvidence> {
-  if (verdict === 'recheck') return { verdict }
-  const row = await findById(deps.sql, id)
-  if (!row) throw new OutboundNotFoundError(id)
-  if (row.state !== 'held') throw new OutboundNotHeldError(id)
-  const c = deps.client
-  const versions = await versionsOf(deps.sql, id)
-  const confirmations = BigInt(c.info.confirmations)
-  if (verdict === 'mined') {
-    const version = versions.find((v) => v.tx_hash.toLowerCase() === txHash?.toLowerCase())
-    if (!version)
-      throw new OutboundReceiptNotFinalError(id, txHash ?? '', 'the hash is no signed version of this transaction')
-    const receipt = await receiptOf(c, version.tx_hash)
-    if (!receipt) throw new OutboundReceiptNotFinalError(id, version.tx_hash, 'the chain has no receipt for it')
-    const final =
-      (await headOf(c)) >= receipt.blockNumber + confirmations &&
-      (await blockHashAt(c, receipt.blockNumber)) === receipt.blockHash
-    if (!final) throw new OutboundReceiptNotFinalError(id, version.tx_hash, 'its receipt is not at confirmed depth')
-    return { verdict, version, receipt }
-  }
-  const depth = (await headOf(c)) - confirmations
-  const block = depth < 0n ? 0n : depth
-  const atDepth = await c.publicClient.getTransactionCount({ address: row.from_address as Address, blockNumber: block })
-  if (atDepth <= Number(row.nonce)) throw new OutboundMayStillMineError(id, Number(row.nonce), atDepth, block)
-  const mined = await minedVersion(c, versions)
-  if (mined) throw new OutboundMinedError(id, mined.version.tx_hash)
-  return { verdict, nonceAtDepth: atDepth, block, versions: versions.length }
-}
-
-export type HeldVerdict = 'recheck' | 'failed' | 'mined'
-export type HeldEvidence =
-  | { readonly verdict: 'recheck' }
-  | { readonly verdict: 'failed'; readonly nonceAtDepth: number; readonly block: bigint; readonly versions: number }
-  | { readonly verdict: 'mined'; readonly version: OutboundVersion; readonly receipt: Receipt }
-
-/**
- * An operator's decision on a held transaction (docs/hostile-world.md), in the caller's transaction
- * (with its record and the release of the row that waits on it: @wh/ops resolveHeld), on the
- * evidence readHeldEvidence read: `recheck` reads the chain afresh on the next confirmation (the
- * provider was at fault), `failed` ends it as never mined (another transaction took its nonce),
- * `mined` settles it on its verified receipt (confirmed, or failed when it reverted). Returns the
- * row, or undefined when it is not held (any more).
- */
-export async function resolveHeldOutbound(
-  tx: Queryable,
-  id: string,
-  evidence: HeldEvidence,
-  note: string,
-): Promise<OutboundRecord | undefined> {
-  const mined =
-    evidence.verdict === 'mined'
-      ? {
-          state: evidence.receipt.status === 'success' ? ('confirmed' as const) : ('failed' as const),
-          rawTx: evidence.version.raw_tx,
-          txHash: evidence.version.tx_hash,
-          gasUsed: evidence.receipt.gasUsed,
-          effectiveGasPrice: evidence.receipt.effectiveGasPrice,
-          blockNumber: evidence.receipt.blockNumber,
-        }
-      : undefined
-  const row = await resolveHeldRow(tx, id, evidence.verdict, note, mined)
-  return row ? toRecord(row) : undefined
 }

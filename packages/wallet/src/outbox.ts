@@ -52,7 +52,6 @@ export {
   OUTBOUND_REPLACE_AFTER_MS,
   OutboundNotFoundError,
   OutboundNotHeldError,
-  resolveHeldOutbound,
 } from './outbox-confirm'
 export type { OutboundRecord, OutboundState } from './outbox-store'
 
