@@ -1,4 +1,7 @@
-/** spec 6: the 18 event types of the journal, spelled as the spec spells them. */
+/**
+ * spec 6: the 18 event types of the journal, spelled as the spec spells them, and the platform's own
+ * capital (an extension of the contract's list, docs/contract.md: money the operator brings in or takes out).
+ */
 export const EVENT_TYPES = [
   'deposit_detected',
   'deposit_swept',
@@ -18,6 +21,8 @@ export const EVENT_TYPES = [
   'reconciliation_adjustment',
   'stop_raised',
   'stop_cleared',
+  'capital_contributed',
+  'capital_withdrawn',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]

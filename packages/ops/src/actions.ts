@@ -17,6 +17,8 @@ export const OPERATOR_ACTION_KINDS = [
   'platform_stop_cleared',
   // Bull Board: a job retried, promoted, removed or a queue cleaned (apps/api/src/plugins/bull-board.ts)
   'queue_changed',
+  // the platform's own capital journaled (capital.ts)
+  'capital_recorded',
 ] as const
 export type OperatorActionKind = (typeof OPERATOR_ACTION_KINDS)[number]
 

@@ -5,6 +5,7 @@
  * admin listener (apps/api/src/admin) call these same functions.
  */
 export * from './actions'
+export * from './capital'
 export * from './chain-halt'
 export * from './held'
 export * from './operators'

@@ -18,6 +18,7 @@ import type { Sql } from '@wh/db'
 import { recordOperatorAction } from '@wh/ops'
 import type { Queue } from 'bullmq'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { sendError } from './errors'
 import { type LoginThrottle, SignInThrottledError } from './login-throttle'
 import { OperatorAuth } from './operator-auth'
 
@@ -75,7 +76,8 @@ export async function bullBoardRoutes(app: FastifyInstance, opts: BullBoardOptio
       const wantsPage = request.method === 'GET' && String(request.headers.accept ?? '').includes('text/html')
       if (e instanceof UnauthorizedError && wantsPage && auth.mode === 'password')
         return reply.redirect(LOGIN_PATH, 303)
-      throw e
+      // answered here, in the API's one error shape: Bull Board's own handler would reshape it
+      return sendError(request, reply, e)
     }
   })
   // every change made through the board is on the record, with who
