@@ -27,10 +27,27 @@ export async function redeemNonce(sql: Sql, nonce: string, now: Date): Promise<b
   return rows.length === 1
 }
 
+/**
+ * Before a contract account's signature is asked of a chain (docs/architecture.md "Sign-in"): whether
+ * `nonce` exists, is unused and has not expired, and the chain `walletAddress`'s user is bound to
+ * (null: none, or no user yet). A read: the nonce is redeemed only after the signature passed.
+ */
+export async function contractSignInPrecheck(
+  sql: Sql,
+  nonce: string,
+  walletAddress: string,
+  now: Date,
+): Promise<{ usable: boolean; boundChainId: number | null }> {
+  const [row] = await sql<{ usable: boolean; bound: number | null }[]>`
+    select exists (select 1 from siwe_nonces where nonce = ${nonce} and used_at is null and expires_at > ${now}) as usable,
+      (select contract_chain_id from users where wallet_address = ${walletAddress}) as bound`
+  return { usable: row?.usable ?? false, boundChainId: row?.bound ?? null }
+}
+
 export interface Redemption {
   readonly redeemed: boolean
   /** the wallet's user when it already exists; read in the same statement, used only if redeemed */
-  readonly user: { id: string; hdIndex: number } | undefined
+  readonly user: { id: string; hdIndex: number; contractChainId: number | null } | undefined
 }
 
 interface Pending {
@@ -89,13 +106,13 @@ export class NonceRedeemer {
     const now = this.#now()
     const nonces = batch.map((p) => p.nonce)
     const addresses = batch.map((p) => p.walletAddress)
-    this.#sql<{ nonce: string; id: string | null; hd_index: number | null }[]>`
+    this.#sql<{ nonce: string; id: string | null; hd_index: number | null; contract_chain_id: number | null }[]>`
       with redeemed as (
         update siwe_nonces set used_at = ${now}
         where nonce = any(${nonces}::text[]) and used_at is null and expires_at > ${now}
         returning nonce
       )
-      select r.nonce, u.id, u.hd_index
+      select r.nonce, u.id, u.hd_index, u.contract_chain_id
       from redeemed r
       join unnest(${nonces}::text[], ${addresses}::text[]) as req(nonce, address) on req.nonce = r.nonce
       left join users u on u.wallet_address = req.address`.then(
@@ -107,7 +124,10 @@ export class NonceRedeemer {
             row
               ? {
                   redeemed: true,
-                  user: row.id === null ? undefined : { id: row.id, hdIndex: row.hd_index as number },
+                  user:
+                    row.id === null
+                      ? undefined
+                      : { id: row.id, hdIndex: row.hd_index as number, contractChainId: row.contract_chain_id },
                 }
               : { redeemed: false, user: undefined },
           )
