@@ -54,7 +54,10 @@ export interface ServerDeps {
   clock?: Clock
   logger?: FastifyServerOptions['logger']
   /** market data: Redis names (tests namespace them), WebSocket heartbeat and slow-client limit */
-  marketData?: Pick<MarketRoutesOptions, 'names' | 'fees' | 'strategiesCacheMs' | 'publicCache'> & {
+  marketData?: Pick<
+    MarketRoutesOptions,
+    'names' | 'fees' | 'strategiesCacheMs' | 'publicCache' | 'publicCacheMaxEntries'
+  > & {
     heartbeatMs?: number
     maxBufferedBytes?: number
   }
@@ -316,6 +319,9 @@ async function registerStreamsAndMarket(app: FastifyInstance, deps: ServerDeps, 
     profile: tradingProfile(config.tradingProfile),
     ...(deps.marketData?.strategiesCacheMs !== undefined && { strategiesCacheMs: deps.marketData.strategiesCacheMs }),
     ...(deps.marketData?.publicCache !== undefined && { publicCache: deps.marketData.publicCache }),
+    ...(deps.marketData?.publicCacheMaxEntries !== undefined && {
+      publicCacheMaxEntries: deps.marketData.publicCacheMaxEntries,
+    }),
   })
 
   await app.register(consolePlugin, { dir: config.consoleDir })
