@@ -54,6 +54,8 @@ const KEY_OF: KeyOf = {
   stop_cleared: (p) => stopClearedKey(p),
   capital_contributed: (p) => capitalKey('contributed', p.reference),
   capital_withdrawn: (p) => capitalKey('withdrawn', p.reference),
+  // the second fact about the failed transaction: its gas_spent holds slot 0
+  withdrawal_gas_charged: (p) => ownTxKey({ chain: p.chain, txHash: p.txHash, slot: 1 }),
 }
 
 /** The spec 6.1 key of an event. */

@@ -1,6 +1,8 @@
 /**
- * spec 6: the 18 event types of the journal, spelled as the spec spells them, and the platform's own
- * capital (an extension of the contract's list, docs/contract.md: money the operator brings in or takes out).
+ * spec 6: the 18 event types of the journal, spelled as the spec spells them, and this service's
+ * extensions after them (docs/contract.md section 6): `withdrawal_gas_charged`, the gas of a
+ * withdrawal that failed on chain charged to its user (docs/ledger.md), and the platform's own
+ * capital, `capital_contributed` / `capital_withdrawn` (money the operator brings in or takes out).
  */
 export const EVENT_TYPES = [
   'deposit_detected',
@@ -21,6 +23,7 @@ export const EVENT_TYPES = [
   'reconciliation_adjustment',
   'stop_raised',
   'stop_cleared',
+  'withdrawal_gas_charged',
   'capital_contributed',
   'capital_withdrawn',
 ] as const

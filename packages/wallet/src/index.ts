@@ -11,16 +11,22 @@ export {
   testErc1271WalletFactoryAbi,
   testErc1271WalletFactoryBytecode,
 } from './contracts/test-erc1271-wallet-factory.gen'
+export { testErc1967ProxyAbi, testErc1967ProxyBytecode } from './contracts/test-erc1967-proxy.gen'
+export { testErc4337AccountAbi, testErc4337AccountBytecode } from './contracts/test-erc4337-account.gen'
+export { testHostileTokenAbi, testHostileTokenBytecode } from './contracts/test-hostile-token.gen'
 export {
   testOnchainActionManagerAbi,
   testOnchainActionManagerBytecode,
 } from './contracts/test-onchain-action-manager.gen'
+export { testSafeProxyAbi, testSafeProxyBytecode } from './contracts/test-safe-proxy.gen'
+export { testSafeSingletonAbi, testSafeSingletonBytecode } from './contracts/test-safe-singleton.gen'
 export { testSmartWalletAbi, testSmartWalletBytecode } from './contracts/test-smart-wallet.gen'
 export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc.gen'
 export { testWithdrawalOutboxAbi } from './contracts/test-withdrawal-outbox.gen'
 export * from './deposit-addresses'
 export * from './expected-balance'
 export * from './hd'
+export * from './outbound-policy'
 export * from './outbox'
 // an operator's verdict on a held transaction, on the chain's evidence (docs/hostile-world.md "Never pay twice")
 export {

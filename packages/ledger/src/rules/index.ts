@@ -12,6 +12,7 @@ import { subaccountFunded } from './subaccount_funded'
 import { subaccountReleased } from './subaccount_released'
 import { swapExecuted } from './swap_executed'
 import type { PostingRule, PostingRules } from './types'
+import { withdrawalGasCharged } from './withdrawal_gas_charged'
 import { withdrawalSent } from './withdrawal_sent'
 
 export type { Posting, PostingRule, PostingRules } from './types'
@@ -38,4 +39,5 @@ export const POSTING_RULES = {
   stop_cleared: stopCleared,
   capital_contributed: capitalContributed,
   capital_withdrawn: capitalWithdrawn,
+  withdrawal_gas_charged: withdrawalGasCharged,
 } as const satisfies { [T in keyof PostingRules]-?: PostingRule<T> }

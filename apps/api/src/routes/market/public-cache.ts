@@ -7,12 +7,14 @@
  * its 404 before the cache) until the next event on any of the feed's channels (this process
  * subscribes to them on a connection of its own) or `maxAgeS`, whichever comes first. Every answer carries a strong `ETag`
  * and `Cache-Control: public, max-age`, so a CDN or a browser may keep it too, and a request whose
- * `If-None-Match` names the current answer gets 304 with no body. Only 200 answers are kept;
+ * `If-None-Match` names the current answer (weakly compared: `W/"…"` and lists too, plugins/etag.ts)
+ * gets 304 with no body. Only 200 answers are kept;
  * `x-cache: hit | miss` says which it was.
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
+import { etagMatches } from '../../plugins/etag'
 import { type CacheKey, cacheKeyOf } from './cache-key'
 
 export interface PublicCacheRouteConfig {
@@ -154,7 +156,7 @@ export async function publicCache(
     fromCache.add(request)
     cacheHeaders(reply, hit.etag, cfg.maxAgeS)
     reply.header('x-cache', 'hit')
-    if (request.headers['if-none-match'] === hit.etag) return reply.code(304).send()
+    if (etagMatches(request.headers['if-none-match'], hit.etag)) return reply.code(304).send()
     return reply.code(200).type(hit.type).send(hit.body)
   })
 
@@ -178,7 +180,7 @@ export async function publicCache(
         generation: gen,
       })
     }
-    if (request.headers['if-none-match'] === etag) {
+    if (etagMatches(request.headers['if-none-match'], etag)) {
       reply.code(304)
       return ''
     }
