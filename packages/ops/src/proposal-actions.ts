@@ -52,7 +52,12 @@ interface ActionRunner {
   execute(tx: Queryable, deps: ActionDeps, input: ActionInput, prepared: unknown, d: Decider): Promise<object>
 }
 
-const notWaiting = (code: string, message: string) => new AppError({ code, statusCode: 409, message })
+/** The state a proposal acts on is gone (cleared meanwhile); a class so the console's error-code reader finds each code. */
+class NotWaitingError extends AppError {
+  constructor(code: string, message: string) {
+    super({ code, statusCode: 409, message })
+  }
+}
 
 async function assertHeld(sql: Queryable, id: string): Promise<void> {
   const [row] = await sql<{ state: string }[]>`select state from outbound_txs where id = ${id}`
@@ -78,12 +83,12 @@ const outboundMarkSent: ActionRunner = {
 const platformStopClear: ActionRunner = {
   check: async (deps) => {
     if ((await openPlatformStops(deps.sql)).length === 0)
-      throw notWaiting('PLATFORM_NOT_STOPPED', 'the platform is not stopped')
+      throw new NotWaitingError('PLATFORM_NOT_STOPPED', 'the platform is not stopped')
   },
   prepare: async () => undefined,
   execute: async (tx, _deps, _p, _prepared, d) => {
     const cleared = await clearPlatformStopIn(tx, d)
-    if (cleared === 0) throw notWaiting('PLATFORM_NOT_STOPPED', 'the platform is not stopped')
+    if (cleared === 0) throw new NotWaitingError('PLATFORM_NOT_STOPPED', 'the platform is not stopped')
     return { cleared }
   },
 }
@@ -93,12 +98,12 @@ const subaccountStopClear: ActionRunner = {
     const [row] = await deps.sql<{ stopped: boolean }[]>`
       select stopped_at is not null as stopped from subaccounts where id = ${p.subject}`
     if (!row) throw new NotFoundError('subaccount')
-    if (!row.stopped) throw notWaiting('SUBACCOUNT_NOT_STOPPED', 'the subaccount is not stopped')
+    if (!row.stopped) throw new NotWaitingError('SUBACCOUNT_NOT_STOPPED', 'the subaccount is not stopped')
   },
   prepare: async () => undefined,
   execute: async (tx, deps, p, _prepared, d) => {
     const r = await clearStopIn(tx, deps.clock, { subaccountRowId: p.subject, ...d })
-    if (!r.cleared) throw notWaiting('SUBACCOUNT_NOT_STOPPED', 'the subaccount is not stopped')
+    if (!r.cleared) throw new NotWaitingError('SUBACCOUNT_NOT_STOPPED', 'the subaccount is not stopped')
     return { cleared: true, eventId: r.eventId, idempotencyKey: r.idempotencyKey }
   },
 }
@@ -106,19 +111,19 @@ const subaccountStopClear: ActionRunner = {
 const chainResume: ActionRunner = {
   check: async (deps, p) => {
     const cursor = (await listCursors(deps.sql)).find((c) => c.chain === p.subject)
-    if (!cursor?.haltedAt) throw notWaiting('CHAIN_NOT_HALTED', `the ${p.subject} deposit watch is not halted`)
+    if (!cursor?.haltedAt) throw new NotWaitingError('CHAIN_NOT_HALTED', `the ${p.subject} deposit watch is not halted`)
   },
   prepare: async (deps, p) => {
     const client = deps.clients.get(p.subject as ChainName)?.publicClient
     if (!client) throw new NotFoundError(`a client for ${p.subject}`)
     const from = p.params.fromBlock === undefined ? undefined : BigInt(String(p.params.fromBlock))
     const point = await resumePoint(deps.sql, client, p.subject as ChainName, from)
-    if (!point) throw notWaiting('CHAIN_NOT_HALTED', `the ${p.subject} deposit watch is not halted`)
+    if (!point) throw new NotWaitingError('CHAIN_NOT_HALTED', `the ${p.subject} deposit watch is not halted`)
     return point
   },
   execute: async (tx, _deps, p, point, d) => {
     const resumed = await resumeChainIn(tx, point as NonNullable<Awaited<ReturnType<typeof resumePoint>>>, d)
-    if (!resumed) throw notWaiting('CHAIN_NOT_HALTED', `the ${p.subject} deposit watch is not halted`)
+    if (!resumed) throw new NotWaitingError('CHAIN_NOT_HALTED', `the ${p.subject} deposit watch is not halted`)
     return { chain: p.subject, resumed: true, fromBlock: (point as { fromBlock: bigint }).fromBlock.toString() }
   },
 }

@@ -50,18 +50,22 @@ export interface ProposalDeps extends ActionDeps {
   readonly approvalsRequired: number
 }
 
-const proposalError = (code: string, statusCode: number, message: string, details?: Record<string, unknown>) =>
-  new AppError({ code, statusCode, message, ...(details && { details }) })
+/** A four-eyes refusal; a class so the console's error-code reader finds each code where it is thrown. */
+class ProposalError extends AppError {
+  constructor(code: string, statusCode: number, message: string, details?: Record<string, unknown>) {
+    super({ code, statusCode, message, ...(details && { details }) })
+  }
+}
 
 /** The database's four-eyes refusals (migration 0028), as the errors the desk answers. */
 function mapped(e: unknown): unknown {
   const code = (e as { code?: string }).code
   if (code === 'WL007')
-    return proposalError('FOUR_EYES', 403, 'a proposal is approved by someone other than its proposer')
-  if (code === 'WL008') return proposalError('PROPOSAL_EXPIRED', 409, 'the proposal expired')
-  if (code === 'WL009') return proposalError('PROPOSAL_DECIDED', 409, 'the proposal was already decided')
-  if (code === 'WL010') return proposalError('NOT_ENOUGH_APPROVALS', 409, 'the proposal lacks approvals')
-  if (code === 'WL011') return proposalError('ROLE_REQUIRED', 403, (e as Error).message)
+    return new ProposalError('FOUR_EYES', 403, 'a proposal is approved by someone other than its proposer')
+  if (code === 'WL008') return new ProposalError('PROPOSAL_EXPIRED', 409, 'the proposal expired')
+  if (code === 'WL009') return new ProposalError('PROPOSAL_DECIDED', 409, 'the proposal was already decided')
+  if (code === 'WL010') return new ProposalError('NOT_ENOUGH_APPROVALS', 409, 'the proposal lacks approvals')
+  if (code === 'WL011') return new ProposalError('ROLE_REQUIRED', 403, (e as Error).message)
   return e
 }
 
@@ -150,10 +154,10 @@ export async function propose(
   p: { action: ProposalAction; subject: string; params?: Record<string, unknown>; reason: string; proposedBy: string },
 ): Promise<{ proposal: Proposal; existing: boolean }> {
   if (!(PROPOSAL_ACTIONS as readonly string[]).includes(p.action))
-    throw proposalError('UNKNOWN_ACTION', 400, `no such action: ${p.action}`)
+    throw new ProposalError('UNKNOWN_ACTION', 400, `no such action: ${p.action}`)
   const reason = p.reason.trim()
   if (reason.length === 0 || reason.length > 500)
-    throw proposalError('INVALID_REASON', 400, 'a reason of 1 to 500 characters')
+    throw new ProposalError('INVALID_REASON', 400, 'a reason of 1 to 500 characters')
   const params = p.params ?? {}
   await ACTION_RUNNERS[p.action].check(deps, { subject: p.subject, params, reason })
   const [open] = (await listProposals(deps.sql, { open: true, subject: p.subject, limit: 50 })).filter(
@@ -187,13 +191,13 @@ async function approvable(sql: Queryable, id: string, approver: string): Promise
   const approvedBefore = p.approvals.some((a) => a.approver === approver)
   if (p.outcome) {
     if (approvedBefore && p.outcome.outcome === 'executed') return { proposal: p, executed: false, alreadyDone: true }
-    throw proposalError('PROPOSAL_DECIDED', 409, `the proposal was ${p.outcome.outcome}`, {
+    throw new ProposalError('PROPOSAL_DECIDED', 409, `the proposal was ${p.outcome.outcome}`, {
       outcome: p.outcome.outcome,
     })
   }
-  if (p.status === 'expired') throw proposalError('PROPOSAL_EXPIRED', 409, 'the proposal expired')
+  if (p.status === 'expired') throw new ProposalError('PROPOSAL_EXPIRED', 409, 'the proposal expired')
   if (p.proposedBy === approver)
-    throw proposalError('FOUR_EYES', 403, 'a proposal is approved by someone other than its proposer')
+    throw new ProposalError('FOUR_EYES', 403, 'a proposal is approved by someone other than its proposer')
   if (approvedBefore) return { proposal: p, executed: false, alreadyDone: true }
   return p
 }
@@ -265,14 +269,14 @@ export async function withdrawProposal(
 ): Promise<Proposal> {
   const p = await getProposal(sql, id)
   if (!p) throw new NotFoundError('proposal')
-  if (p.status !== 'open') throw proposalError('PROPOSAL_DECIDED', 409, `the proposal is ${p.status}`)
+  if (p.status !== 'open') throw new ProposalError('PROPOSAL_DECIDED', 409, `the proposal is ${p.status}`)
   if (p.proposedBy !== by.name && !by.approver)
-    throw proposalError('ROLE_REQUIRED', 403, 'a proposal is withdrawn by its proposer or rejected by an approver')
+    throw new ProposalError('ROLE_REQUIRED', 403, 'a proposal is withdrawn by its proposer or rejected by an approver')
   try {
     await sql`insert into operator_proposal_outcomes (proposal_id, outcome, decided_by, result)
       values (${id}, 'withdrawn', ${by.name}, ${sql.json({ reason: reason.slice(0, 500) } as never)})`
   } catch (e) {
-    if ((e as { code?: string }).code === '23505') throw proposalError('PROPOSAL_DECIDED', 409, 'decided meanwhile')
+    if ((e as { code?: string }).code === '23505') throw new ProposalError('PROPOSAL_DECIDED', 409, 'decided meanwhile')
     throw mapped(e)
   }
   return (await getProposal(sql, id)) as Proposal
