@@ -215,5 +215,7 @@ export function accountLabel(account: string): string {
       return 'Platform fee revenue'
     case 'expense_reconciliation':
       return 'Platform cost: reconciliation'
+    case 'equity':
+      return 'Platform capital'
   }
 }
