@@ -342,6 +342,33 @@ describe('the operator desk', () => {
     expect([none.status, none.body.code]).toEqual([409, 'PLATFORM_NOT_STOPPED'])
   })
 
+  it("ADMIN_AUTH=proxy: the name header is believed only with the proxy secret, and the role is the table's", async () => {
+    const secret = randomBytes(24).toString('hex')
+    const proxied = await buildAdminServer({
+      database: ctx.database,
+      clients: new Map(),
+      operators: { auth: { kind: 'proxy', userHeader: 'x-forwarded-user', secret }, approvalsRequired: 1 },
+      logger: false,
+    })
+    try {
+      const via = deskCaller(await proxied.listen({ host: '127.0.0.1', port: 0 }))
+      const as = (name: string, s?: string) => ({ 'x-forwarded-user': name, ...(s && { 'x-proxy-secret': s }) })
+      // anyone who reaches the listener can send a name: without the secret it names nobody
+      expect((await via('GET', '/admin/me', { headers: as('alice') })).status).toBe(401)
+      expect((await via('GET', '/admin/me', { headers: as('alice', `${secret.slice(1)}x`) })).status).toBe(401)
+      expect((await via('GET', '/admin/me', { headers: as('nobody', secret) })).status).toBe(401)
+      const me = await via('GET', '/admin/me', { headers: as('Otto', secret) })
+      expect([me.status, me.body.operator]).toEqual([200, { name: 'otto', role: 'operator' }])
+      const viewer = await via('POST', '/admin/platform-stop', { headers: as('vera', secret), body: { reason } })
+      expect([viewer.status, viewer.body.code]).toEqual([403, 'ROLE_REQUIRED'])
+      // no passwords here: the proxy signs operators in
+      const session = await via('POST', '/admin/session', { body: { operator: 'vera', password: passwords.vera } })
+      expect([session.status, session.body.code]).toEqual([409, 'SIGN_IN_BY_PROXY'])
+    } finally {
+      await proxied.close()
+    }
+  })
+
   it('the overview counts the withdrawals and deposits held with a transaction, not only the transactions', async () => {
     const sql = ctx.database.sql
     const [user] = await sql<{ id: string }[]>`
