@@ -161,7 +161,7 @@ describe('the operator desk', () => {
     expect((await call('GET', '/admin/overview', { token: token.vera })).status).toBe(200)
     const denied = await call('POST', '/admin/platform-stop', { token: token.vera, body: { reason } })
     expect([denied.status, denied.body.code]).toEqual([403, 'ROLE_REQUIRED'])
-    // what the issue saw recorded: a name the caller typed
+    // a name the caller types is never recorded: the body has no such field
     const typed = await call('POST', '/admin/platform-stop', {
       token: token.otto,
       body: { operator: 'ceo@wheelhouse (not me)', reason },

@@ -49,7 +49,7 @@ describe('secrets never reach the logs', () => {
     await app.inject({ method: 'GET', url: '/deposit-address', headers: { authorization: `Bearer ${token}` } })
     await app.inject({ method: 'GET', url: '/deposit-address', headers: { authorization: `Bearer ${token}x` } })
     await verify(app, message, signature) // a replay: rejected
-    // what the issue saw logged whole: a token in a WebSocket's query (refused, 4400, but logged)
+    // a token in a WebSocket's query: the socket is refused (4400), the request still logged
     await app.listen({ host: '127.0.0.1', port: 0 })
     const address = app.server.address() as { port: number }
     const closed = await new Promise<number>((resolve) => {

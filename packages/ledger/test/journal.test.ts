@@ -296,7 +296,7 @@ describe('the database guards the journal', () => {
     const u = randomUUID()
     await append(sql, deposit(u, 1_000_000n))
     const transit = userTransit(u)
-    // what the issue saw done: a user's transit raised by 1,000,000 USDC; now refused, whatever the statement
+    // a user's transit raised by 1,000,000 USDC behind the journal: refused, whatever the statement
     for (const statement of [
       sql`update ledger_balances set balance = balance + 1000000000000 where account = ${transit}`,
       sql`update ledger_balances set balance = 0`,
