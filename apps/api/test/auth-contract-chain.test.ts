@@ -103,7 +103,9 @@ describe('a contract account signs in on its own chain', () => {
     expect(res.statusCode).toBe(200)
     expect(await boundChain(wallet)).toBe(BASE)
     const validatorCall = baseRelay.calls.find((c) => c.method === 'eth_call')
-    expect((validatorCall?.params[0] as { gas?: Hex }).gas).toBe(`0x${CONTRACT_SIGNATURE_GAS.toString(16)}`)
+    expect((validatorCall?.params[0] as { gas?: Hex } | undefined)?.gas).toBe(
+      `0x${CONTRACT_SIGNATURE_GAS.toString(16)}`,
+    )
   })
 
   it("someone else's wallet at the same address on arbitrum is refused, without a call to arbitrum", async () => {

@@ -93,6 +93,7 @@ describe('public market data: kept until the next event, with ETags', () => {
         await new Promise((r) => setTimeout(r, 10))
       const kept = await at('/BTC/fees')
       expect((await at('/BTC/fees')).headers['x-cache']).toBe('hit')
+      const keptEth = await at('/ETH/fees')
       const hour = 3_600_000
       const start = Math.floor(Date.now() / hour - 260) * hour
       for (let i = 0; i < 250; i++) {
@@ -101,7 +102,9 @@ describe('public market data: kept until the next event, with ETags', () => {
       }
       const after = await at('/BTC/fees')
       expect([after.headers['x-cache'], after.headers.etag]).toEqual(['hit', kept.headers.etag])
-      expect((await at('/assets')).headers['x-cache']).toBe('hit')
+      // fees are kept 15 s, longer than the flood takes on a loaded machine (/assets, 5 s, may age out meanwhile)
+      const eth = await at('/ETH/fees')
+      expect([eth.headers['x-cache'], eth.headers.etag]).toEqual(['hit', keptEth.headers.etag])
     } finally {
       await small.close()
     }

@@ -142,14 +142,16 @@ export const SENTENCES: Readonly<Record<string, Sentence>> = {
     'That transaction may still be mined (its nonce is not used at confirmed depth yet), so nothing was released. Try again later.',
   OUTBOUND_NONCE_TAKER_UNKNOWN:
     'The chain used that nonce, but the transaction that took it could not be found, so nothing was released. Try again later.',
-  OUTBOUND_RECEIPT_NOT_FINAL: 'The chain does not show that receipt at confirmed depth yet, so nothing was recorded. Try again later.',
+  OUTBOUND_RECEIPT_NOT_FINAL:
+    'The chain does not show that receipt at confirmed depth yet, so nothing was recorded. Try again later.',
   CHAIN_NOT_CONFIGURED: 'That chain is not configured on this service, so its transactions cannot be checked.',
   // the operator desk's sign-in and roles
   SIGN_IN_REJECTED: 'Wrong name or password. Check both, then sign in again.',
   SIGN_IN_THROTTLED: 'Too many failed sign-ins for this name or address. Wait, then try again.',
   SIGN_IN_BY_PROXY: 'Operators sign in through the company proxy here, not with a password.',
   ROLE_REQUIRED: (d) => `Your role cannot do this${d?.needed ? `: it needs the ${str(d, 'needed')} role` : ''}.`,
-  INVALID_OPERATOR: 'That operator name, role or password is not valid (a password needs at least 15 characters, 6 of them different, and not the name).',
+  INVALID_OPERATOR:
+    'That operator name, role or password is not valid (a password needs at least 15 characters, 6 of them different, and not the name).',
   OPERATOR_EXISTS: 'An operator with that name already exists.',
   // four eyes on money (docs/operations.md "Approvals")
   FOUR_EYES: 'A proposal is approved by operators other than the one who proposed it.',
