@@ -59,6 +59,12 @@ interface Pending {
 
 /** Redemptions that share one round trip at most. */
 export const MAX_REDEMPTION_BATCH = 256
+/**
+ * Redemption statements in flight at once. While they are, new redemptions wait for one to return
+ * and then share the next statement (a group commit): under load a batch grows with the wait
+ * instead of every turn of the event loop sending its own, and an idle server still sends at once.
+ */
+export const MAX_REDEMPTIONS_IN_FLIGHT = 2
 
 /**
  * The sign-in hot path: burns nonces (the same conditional update as redeemNonce) and, in the
@@ -78,6 +84,7 @@ export class NonceRedeemer {
   #pending: Pending[] = []
   #inBatch = new Set<string>()
   #scheduled = false
+  #inFlight = 0
 
   constructor(sql: Sql, now: () => Date) {
     this.#sql = sql
@@ -90,17 +97,24 @@ export class NonceRedeemer {
       this.#pending.push({ nonce, walletAddress, resolve, reject })
       this.#inBatch.add(nonce)
       if (this.#pending.length >= MAX_REDEMPTION_BATCH) this.#flush()
-      else if (!this.#scheduled) {
-        this.#scheduled = true
-        setImmediate(() => this.#flush())
-      }
+      else this.#schedule()
     })
+  }
+
+  /** A flush on the next turn, unless one is due or the statements in flight will call it on return. */
+  #schedule(): void {
+    if (this.#scheduled || this.#inFlight >= MAX_REDEMPTIONS_IN_FLIGHT) return
+    this.#scheduled = true
+    setImmediate(() => this.#flush())
   }
 
   #flush(): void {
     this.#scheduled = false
     const batch = this.#pending
     if (batch.length === 0) return
+    // a full batch goes at once; a partial one waits while the statements in flight are at their bound
+    if (batch.length < MAX_REDEMPTION_BATCH && this.#inFlight >= MAX_REDEMPTIONS_IN_FLIGHT) return
+    this.#inFlight++
     this.#pending = []
     this.#inBatch = new Set()
     const now = this.#now()
@@ -115,27 +129,33 @@ export class NonceRedeemer {
       select r.nonce, u.id, u.hd_index, u.contract_chain_id
       from redeemed r
       join unnest(${nonces}::text[], ${addresses}::text[]) as req(nonce, address) on req.nonce = r.nonce
-      left join users u on u.wallet_address = req.address`.then(
-      (rows) => {
-        const byNonce = new Map(rows.map((r) => [r.nonce, r]))
-        for (const p of batch) {
-          const row = byNonce.get(p.nonce)
-          p.resolve(
-            row
-              ? {
-                  redeemed: true,
-                  user:
-                    row.id === null
-                      ? undefined
-                      : { id: row.id, hdIndex: row.hd_index as number, contractChainId: row.contract_chain_id },
-                }
-              : { redeemed: false, user: undefined },
-          )
-        }
-      },
-      (err) => {
-        for (const p of batch) p.reject(err)
-      },
-    )
+      left join users u on u.wallet_address = req.address`
+      .then(
+        (rows) => {
+          const byNonce = new Map(rows.map((r) => [r.nonce, r]))
+          for (const p of batch) {
+            const row = byNonce.get(p.nonce)
+            p.resolve(
+              row
+                ? {
+                    redeemed: true,
+                    user:
+                      row.id === null
+                        ? undefined
+                        : { id: row.id, hdIndex: row.hd_index as number, contractChainId: row.contract_chain_id },
+                  }
+                : { redeemed: false, user: undefined },
+            )
+          }
+        },
+        (err) => {
+          for (const p of batch) p.reject(err)
+        },
+      )
+      .finally(() => {
+        this.#inFlight--
+        // what arrived meanwhile goes in the next statement
+        if (this.#pending.length > 0) this.#schedule()
+      })
   }
 }
