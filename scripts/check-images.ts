@@ -144,7 +144,7 @@ async function main() {
     JWT_SECRET: randomBytes(32).toString('base64url'),
     SIWE_DOMAIN: 'localhost:3000',
     WEBHOOK_SECRET: randomBytes(32).toString('base64url'),
-    ADMIN_PASSWORD: randomBytes(18).toString('base64url'),
+    METRICS_TOKEN: randomBytes(24).toString('base64url'),
     BRIDGE_RETAIN_USDC: '100',
   })
   const envOf = (name: string, img: Image): Record<string, string> => {

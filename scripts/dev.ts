@@ -17,6 +17,7 @@ import { generateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import { depositXpubOf, ENV_LOCAL_PATH, ENV_SPEC, loadConfig, processEnv } from '@wh/config'
 import { grantAppRole, runMigrations } from '@wh/db'
+import { createOperator, listOperators, setOperatorPassword } from '@wh/ops'
 import {
   APP_LOGIN,
   apiProcessEnv,
@@ -82,8 +83,7 @@ function ensureEnvLocal(): Record<string, string> {
         JWT_SECRET: secret(),
         SIWE_DOMAIN: WEB_HOST,
         WEBHOOK_SECRET: secret(),
-        ADMIN_PASSWORD: secret(18),
-        // the operator desk's own listener, on loopback (docs/operations.md)
+        // the operator desk's own listener, on loopback (docs/operations.md); its operators: localOperators
         ADMIN_PORT: String(ADMIN_PORT),
         // the bridge tick leaves this much USDC in the hot wallet for withdrawals (docs/chains.md)
         BRIDGE_RETAIN_USDC: '100',
@@ -192,6 +192,57 @@ function pgDataDir(): string {
   return join(base, 'pg')
 }
 
+/** The local run's operators: two approvers, so one can approve what the other proposes (docs/operations.md). */
+const LOCAL_OPERATORS = ['alice', 'bob'] as const
+const operatorPasswordKey = (name: string) => `DEV_OPERATOR_${name.toUpperCase()}_PASSWORD`
+
+/**
+ * The local run's operator settings: Bull Board mounted, one approval besides the proposer's, and
+ * the shared password of .env.local files from before operators signed in with their own names
+ * dropped (the service refuses ADMIN_PASSWORD now).
+ */
+function localOperatorSettings(env: Record<string, string>): void {
+  if (env.ADMIN_PASSWORD !== undefined) {
+    delete env.ADMIN_PASSWORD
+    writeFileSync(
+      ENV_LOCAL_PATH,
+      readFileSync(ENV_LOCAL_PATH, 'utf8')
+        .split('\n')
+        .filter((l) => !l.startsWith('ADMIN_PASSWORD='))
+        .join('\n'),
+      { mode: 0o600 },
+    )
+  }
+  if (!env.BULL_BOARD_ENABLED) keepSetting(env, 'BULL_BOARD_ENABLED', 'true')
+  if (!env.ADMIN_APPROVALS_REQUIRED) keepSetting(env, 'ADMIN_APPROVALS_REQUIRED', '1')
+}
+
+/**
+ * Two operators with the approver role, alice and bob, created as the schema owner, each with a
+ * generated password kept in .env.local (DEV_OPERATOR_<NAME>_PASSWORD): reused while the database
+ * keeps them, set again when a new database or a deleted line needs it. The passwords stay in
+ * .env.local: no process of the run is given them. Returns the names.
+ */
+async function localOperators(env: Record<string, string>, ownerUrl: string): Promise<string[]> {
+  const { default: postgres } = await import('postgres')
+  const owner = postgres(ownerUrl, { max: 1, onnotice: () => {} })
+  try {
+    const existing = new Set((await listOperators(owner)).map((o) => o.name))
+    for (const name of LOCAL_OPERATORS) {
+      const key = operatorPasswordKey(name)
+      const kept = env[key]
+      const password = kept ?? `dev-${secret(18)}`
+      if (!kept) setEnvLocal(key, password)
+      if (!existing.has(name)) await createOperator(owner, { name, role: 'approver', password })
+      else if (!kept) await setOperatorPassword(owner, name, password)
+      delete env[key]
+    }
+    return [...LOCAL_OPERATORS]
+  } finally {
+    await owner.end()
+  }
+}
+
 async function main() {
   if (process.argv.includes('--v2')) {
     // Derive retired its v2 protocol: a run that asks for it must not quietly get v3
@@ -212,10 +263,8 @@ async function main() {
     setEnvLocal('DATABASE_URL', env.DATABASE_URL)
   }
   // .env.local files from before the operator desk
-  if (!env.ADMIN_PORT && env.ADMIN_PASSWORD) {
-    env.ADMIN_PORT = String(ADMIN_PORT)
-    setEnvLocal('ADMIN_PORT', env.ADMIN_PORT)
-  }
+  if (!env.ADMIN_PORT) keepSetting(env, 'ADMIN_PORT', String(ADMIN_PORT))
+  localOperatorSettings(env)
   // .env.local files from before the API stopped reading the mnemonic
   if (!env.DEPOSIT_XPUB && env.MASTER_MNEMONIC) {
     env.DEPOSIT_XPUB = depositXpubOf(env.MASTER_MNEMONIC)
@@ -280,6 +329,7 @@ async function main() {
   await runMigrations(ownerUrl)
   // APP_LOGIN is created (passwordless: this cluster trusts loopback) and made a member of wheelhouse_app
   await grantAppRole(ownerUrl, config.databaseUrl)
+  const operators = await localOperators(env, ownerUrl)
 
   if (!(await listening(redisPort))) started.push(await startRedis({ port: redisPort }))
 
@@ -391,8 +441,8 @@ async function main() {
     API            ${base}
     Web console    http://${WEB_HOST}   (sign in with an injected wallet; SIWE domain ${WEB_HOST})
     OpenAPI UI     ${base}/docs
-    Bull Board     ${base}/admin/queues   (user admin, password ADMIN_PASSWORD in .env.local)
-    Operator desk  http://127.0.0.1:${ADMIN_PORT}/admin/overview   (same user and password; docs/operations.md)
+    Bull Board     ${base}/admin/queues   (sign in as ${operators.join(' or ')}: passwords ${operators.map(operatorPasswordKey).join(', ')} in .env.local)
+    Operator desk  http://127.0.0.1:${env.ADMIN_PORT}/admin/overview   (sign in with POST /admin/session, the same names; docs/operations.md)
     Health         ${base}/health
     Local chain    ${config.rpcUrls.ethereum} (chain id ${config.exchange.chainId}; every chain's RPC points here)
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)

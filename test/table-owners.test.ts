@@ -57,6 +57,15 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   platform_stops: { owner: ['packages/ops/src/platform-stop.ts'] },
   signal_state: { owner: ['packages/trading/src/signal-state.ts'] },
   operator_actions: { owner: ['packages/ops/src/actions.ts'] },
+  // operators are written by the schema owner only (the operators CLI); sessions by the desk's sign-in
+  operators: { owner: ['packages/ops/src/operators.ts'] },
+  operator_sessions: { owner: ['packages/ops/src/operators.ts'] },
+  operator_proposals: { owner: ['packages/ops/src/proposals.ts'] },
+  operator_approvals: { owner: ['packages/ops/src/proposals.ts'] },
+  operator_proposal_outcomes: { owner: ['packages/ops/src/proposals.ts'] },
+  // the balance check's sums and its record (docs/solvency.md "Balances against postings")
+  ledger_check_sums: { owner: ['packages/ledger/src/balance-check.ts'] },
+  ledger_checks: { owner: ['packages/ledger/src/balance-check.ts'] },
   solvency_runs: { owner: ['packages/solvency/src/runs.ts'] },
   solvency_deficits: { owner: ['packages/solvency/src/runs.ts'] },
   platform_wallets: { owner: ['packages/wallet/src/platform-wallets.ts'] },

@@ -214,23 +214,26 @@ async function main() {
   const pgCpu0 = processCpu(pgNeedle)
   const useWrk = hasWrk()
   const bodies = items.map((x) => JSON.stringify({ message: x.message, signature: x.signature }))
+  const verifyLoad = (amount: number): autocannon.Options => ({
+    url: `${base}/auth/verify`,
+    amount,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => {
+          const x = items[next++ % items.length]
+          return { ...req, body: JSON.stringify({ message: x?.message, signature: x?.signature }) }
+        },
+      },
+    ],
+  })
+  // the warm-up is sent and not measured with either tool: JIT, and every wallet's first sign-in
   if (useWrk) await wrkVerify(base, bodies.slice(0, WARM_UP), 1)
+  else await load(verifyLoad(WARM_UP))
   const verify = useWrk
     ? await wrkVerify(base, bodies.slice(WARM_UP), WRK_SECONDS)
-    : await load({
-        url: `${base}/auth/verify`,
-        amount: SIGN_INS,
-        requests: [
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            setupRequest: (req) => {
-              const x = items[next++ % items.length]
-              return { ...req, body: JSON.stringify({ message: x?.message, signature: x?.signature }) }
-            },
-          },
-        ],
-      })
+    : await load(verifyLoad(SIGN_INS - WARM_UP))
   const apiCpuUs = verify.apiCpuUs
   const pgCpuUs = ((processCpu(pgNeedle) - pgCpu0) * 1e6) / verify.total
   const users = (await db`select count(*)::int as n from users`)[0]?.n
@@ -288,8 +291,10 @@ async function main() {
   console.log(`  CPU per verify: siwe library   ${f(siweCpuUs)} µs  → ${f(1e6 / siweCpuUs)} /s per core`)
   console.log(`  CPU per sign-in: API process   ${f(apiCpuUs)} µs  → ${f(1e6 / apiCpuUs)} /s per core`)
   console.log(`  CPU per sign-in: Postgres      ${f(pgCpuUs)} µs`)
-  console.log(`  ratio, per core                ${(siweCpuUs / apiCpuUs).toFixed(1).padStart(8)} x   (goal ≥ 10x)`)
-  console.log(`  users created                  ${f(Number(users))}   (registered during the warm-up when wrk runs)`)
+  console.log(
+    `  ratio, per core                ${(siweCpuUs / apiCpuUs).toFixed(1).padStart(8)} x   (goal ≥ 13x, aim 20x)`,
+  )
+  console.log(`  users created                  ${f(Number(users))}   (registered during the warm-up, not measured)`)
   console.log('\nGET /deposit-address vs a bare JWT-guarded route')
   console.log(
     `  bare guarded route             ${f(bare.rps)} /s   p50 ${bare.p50} ms  p99 ${bare.p99} ms  non-2xx ${bare.non2xx}  API CPU ${f(bare.apiCpuUs)} µs/req`,

@@ -44,7 +44,7 @@ const KEYS = 2_000
 /** users whose tokens read GET /deposit-address */
 const TOKEN_USERS = 500
 const DOMAIN = 'bench.example'
-const ADMIN_PASSWORD = 'load-bench-admin-password'
+const METRICS_TOKEN = 'load-bench-metrics-scrape-token-0123456789'
 const E18 = 10n ** 18n
 const HOUR_MS = 3_600_000
 
@@ -130,7 +130,7 @@ function peakRss(pid: number): number {
 /** The API's own figures: prom-client's process metrics and the per-route request counter. */
 async function scrape(base: string) {
   const res = await fetch(`${base}/metrics`, {
-    headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}` },
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
   })
   if (!res.ok) throw new Error(`GET /metrics: ${res.status}`)
   const text = await res.text()
@@ -204,7 +204,7 @@ async function main() {
     PORT: String(port),
     SIWE_DOMAIN: DOMAIN,
     AUTH_RATE_LIMIT_PER_MINUTE: '100000000',
-    ADMIN_PASSWORD,
+    METRICS_TOKEN,
     API_PROCESSES: String(API_PROCESSES),
     EXCHANGE_HTTP_URL: sim.v3HttpUrl,
     EXCHANGE_WS_URL: sim.v3WsUrl,

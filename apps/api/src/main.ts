@@ -14,13 +14,15 @@ import {
   loadDotEnvLocal,
   processEnv,
 } from '@wh/config'
-import { createDatabase } from '@wh/db'
+import { createDatabase, type Database } from '@wh/db'
 import { BULL_PREFIX, logErrorsOf, QUEUES } from '@wh/jobs'
 import {
   buildChainClients,
   buildChainRegistry,
+  type ChainClients,
   ChainGuard,
   ChainIdMismatchError,
+  type ChainName,
   checkChainsAtStart,
   configuredChainOverrides,
   DepositKeyring,
@@ -41,6 +43,21 @@ if (config.apiProcesses > 1 && cluster.isPrimary) {
   runPrimary(config.apiProcesses, (msg, fields) => console.log(JSON.stringify({ level: 'info', msg, ...fields })))
 } else {
   await serve()
+}
+
+/**
+ * The operator desk: its own listener, loopback by default, only when ADMIN_PORT is set; operators
+ * sign in with their own names (docs/operations.md "Operators and roles").
+ */
+async function buildDesk(database: Database, clients: ReadonlyMap<ChainName, ChainClients>) {
+  if (!config.adminListener) return undefined
+  return buildAdminServer({
+    database,
+    clients,
+    operators: config.operators,
+    logLevel: config.logLevel,
+    trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : config.trustProxy,
+  })
 }
 
 async function serve(): Promise<void> {
@@ -89,11 +106,7 @@ async function serve(): Promise<void> {
     queues,
   })
 
-  // the operator desk: its own listener, loopback by default, only when ADMIN_PORT is set (with ADMIN_PASSWORD)
-  const admin =
-    config.adminListener && config.adminPassword
-      ? await buildAdminServer({ password: config.adminPassword, database, clients, logLevel: config.logLevel })
-      : undefined
+  const admin = await buildDesk(database, clients)
 
   // refused when NODE_ENV=production (loadApiConfig); elsewhere named, so a development setup that
   // hands the API the worker's environment is seen

@@ -5,13 +5,13 @@
 import { randomUUID } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
 import type { ApiConfig } from '@wh/config'
-import { AppError, type Clock, redactUrls, serializeError, systemClock } from '@wh/core'
+import { AppError, type Clock, redactLogLine, serializeError, systemClock } from '@wh/core'
 import type { Database } from '@wh/db'
 import { BULL_PREFIX } from '@wh/jobs'
 import { tradingProfile } from '@wh/trading'
 import type { ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
 import type { Queue } from 'bullmq'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
 import { asyncapiPlugin } from './plugins/asyncapi'
 import { jwtPlugin } from './plugins/auth'
@@ -56,7 +56,10 @@ export interface ServerDeps {
   clock?: Clock
   logger?: FastifyServerOptions['logger']
   /** market data: Redis names (tests namespace them), WebSocket heartbeat and slow-client limit */
-  marketData?: Pick<MarketRoutesOptions, 'names' | 'fees' | 'strategiesCacheMs' | 'publicCache'> & {
+  marketData?: Pick<
+    MarketRoutesOptions,
+    'names' | 'fees' | 'strategiesCacheMs' | 'publicCache' | 'publicCacheMaxEntries'
+  > & {
     heartbeatMs?: number
     maxBufferedBytes?: number
   }
@@ -102,7 +105,40 @@ function acceptEmptyJsonBodies(app: FastifyInstance): void {
 /** A client's request id: up to 64 letters, digits and `._:-` (a UUID, a trace id). */
 export const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/
 
-export const LOG_SERIALIZERS = { err: (err: Error) => serializeError(err) }
+/**
+ * What a request's log line keeps of its URL: the path, and the query unless the path is a
+ * WebSocket's (/ws/*, whose token may come in the query); credential-named parameters elsewhere
+ * lose their values in redactLogLine, which every line goes through.
+ */
+export function loggedUrl(url: string): string {
+  return url.startsWith('/ws/') ? (url.split('?')[0] as string) : url
+}
+
+export const LOG_SERIALIZERS = {
+  err: (err: Error) => serializeError(err),
+  req: (req: FastifyRequest) => ({
+    method: req.method,
+    url: loggedUrl(req.url),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  }),
+}
+
+/**
+ * The API's logger: its level, with the redaction of headers, errors, URLs and credentials every
+ * line goes through (docs/architecture.md "Least privilege"). Tests write it to a stream of their own.
+ */
+export function loggerOptions(level: string) {
+  return {
+    level,
+    redact: REDACTED_PATHS,
+    serializers: LOG_SERIALIZERS,
+    // every line: a URL's path and query (an RPC provider's key), tokens, signatures and
+    // authorization values never reach the log
+    hooks: { streamWrite: redactLogLine },
+  }
+}
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock
@@ -118,13 +154,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 function createApp(deps: ServerDeps): FastifyInstance {
   const { config } = deps
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.logLevel,
-      redact: REDACTED_PATHS,
-      serializers: LOG_SERIALIZERS,
-      // every line: a URL's path and query (an RPC provider's key) never reach the log
-      hooks: { streamWrite: redactUrls },
-    },
+    logger: deps.logger ?? loggerOptions(config.logLevel),
     bodyLimit: BODY_LIMIT_BYTES,
     // TRUST_PROXY: request.ip (the sign-in rate limit's key) is the client X-Forwarded-For names
     // only through the proxies trusted here; off, it is the socket's peer and the header is ignored
@@ -163,7 +193,7 @@ async function registerPlatform(app: FastifyInstance, deps: ServerDeps): Promise
     redis: deps.redis,
     queues: deps.queues ?? [],
     prefix: deps.bullPrefix ?? BULL_PREFIX,
-    password: config.adminPassword,
+    token: config.metricsToken,
     allowOpen: config.nodeEnv !== 'production',
   })
   // the console's origin may call everything (it cancels with DELETE, changes a wheel with PATCH,
@@ -290,15 +320,19 @@ async function registerStreamsAndMarket(app: FastifyInstance, deps: ServerDeps, 
     profile: tradingProfile(config.tradingProfile),
     ...(deps.marketData?.strategiesCacheMs !== undefined && { strategiesCacheMs: deps.marketData.strategiesCacheMs }),
     ...(deps.marketData?.publicCache !== undefined && { publicCache: deps.marketData.publicCache }),
+    ...(deps.marketData?.publicCacheMaxEntries !== undefined && {
+      publicCacheMaxEntries: deps.marketData.publicCacheMaxEntries,
+    }),
   })
 
   await app.register(consolePlugin, { dir: config.consoleDir })
 
-  if (config.adminPassword && deps.queues && deps.queues.length > 0) {
+  if (config.bullBoard && deps.queues && deps.queues.length > 0) {
     await app.register(bullBoardRoutes, {
       queues: deps.queues,
-      password: config.adminPassword,
-      readOnly: config.bullBoardReadOnly,
+      readOnly: config.bullBoard.readOnly,
+      sql,
+      auth: config.operators.auth,
     })
     app.log.debug(`bull board mounted at ${BULL_BOARD_PATH}`)
   }

@@ -1,21 +1,24 @@
 /**
- * The operator's desk (apps/api/src/admin, docs/operations.md) on its own listener: basic auth on
- * every route and its document, not on the public server, and each decision taken through the
- * same functions as the CLIs, recorded with who and why, idempotent when repeated.
+ * The operator's desk (apps/api/src/admin, docs/operations.md) on its own listener: operators sign
+ * in with names of their own (throttled), each route needs the role its document names, the body
+ * never says who decides, and the decisions that lift a guard take effect only once another
+ * operator approved them, recorded with who and why. Held transactions and their chain readings:
+ * admin-held.test.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import { setOperatorDisabled } from '@wh/ops'
 import { moveEpisodes, storeRun } from '@wh/solvency'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
-import type { ChainClients, ChainName } from '@wh/wallet'
+import type { ChainClients, ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
+import postgres from 'postgres'
 import { createPublicClient, getAddress, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAdminServer } from '../src/admin/server'
+import { deskCaller, deskSignIn, makeOperators } from './desk-support'
 import { type Api, startApi } from './support'
 
-const PASSWORD = 'admin-password-for-desk-tests'
-const AUTH = { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` }
-const decision = { operator: 'alice', reason: 'second provider shows the nonce taken by 0xabc' }
+const reason = 'second provider shows the nonce taken by 0xabc'
 const address = () => getAddress(`0x${randomBytes(20).toString('hex')}`)
 
 describe('the operator desk', () => {
@@ -23,79 +26,174 @@ describe('the operator desk', () => {
   let admin: FastifyInstance
   let base: string
   let chain: RunningChain
+  let call: ReturnType<typeof deskCaller>
+  let passwords: Record<string, string>
+  const token: Record<string, string> = {}
 
   beforeAll(async () => {
     ctx = await integrationContext()
     chain = await startChain()
-    // read-only clients, as the API holds them: resuming reads the block below the new cursor
-    const client = { publicClient: createPublicClient({ transport: http(chain.rpcUrl) }) } as unknown as ChainClients
+    const client = {
+      info: { confirmations: 0 } as ChainInfo,
+      publicClient: createPublicClient({ transport: http(chain.rpcUrl) }),
+    } as unknown as ChainClients
     admin = await buildAdminServer({
-      password: PASSWORD,
       database: ctx.database,
       clients: new Map<ChainName, ChainClients>([
         ['optimism', client],
         ['base', client],
       ]),
+      // one approval besides the proposer's own proposal, as in the local run
+      operators: { auth: { kind: 'password' }, approvalsRequired: 1 },
       logger: false,
     })
     base = await admin.listen({ host: '127.0.0.1', port: 0 })
-  })
+    call = deskCaller(base)
+    passwords = await makeOperators(ctx.ownerUrl, [
+      { name: 'vera', role: 'viewer' },
+      { name: 'otto', role: 'operator' },
+      { name: 'alice', role: 'approver' },
+      { name: 'bob', role: 'approver' },
+      { name: 'tina', role: 'viewer' },
+    ])
+    for (const name of ['vera', 'otto', 'alice', 'bob'])
+      token[name] = await deskSignIn(base, name, passwords[name] as string)
+  }, 60_000)
   afterAll(async () => {
     await admin?.close()
     await ctx?.database.close()
     await chain?.stop()
   })
 
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = AUTH) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    })
-    const text = await res.text()
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers }
-  }
-
-  it('asks for basic auth on every route and on its document, which declares that scheme', async () => {
-    const doc = await call('GET', '/docs/json')
+  it('every route needs a signed-in operator; the document names the role of each', async () => {
+    const doc = await call('GET', '/docs/json', { token: token.vera })
     expect(doc.status).toBe(200)
-    expect(doc.body.components.securitySchemes.adminBasic).toEqual({ type: 'http', scheme: 'basic' })
-    const paths = Object.keys(doc.body.paths)
-    expect(paths).toEqual(
-      expect.arrayContaining([
-        '/admin/overview',
-        '/admin/held',
-        '/admin/held/{id}/recheck',
-        '/admin/held/{id}/fail',
-        '/admin/chains',
-        '/admin/chains/{chain}/resume',
-        '/admin/subaccounts/stopped',
-        '/admin/subaccounts/{id}/clear-stop',
-        '/admin/actions',
-        '/admin/solvency',
-        '/admin/solvency/runs',
-        '/admin/platform-stop',
-        '/admin/platform-stop/clear',
-      ]),
-    )
-    const wrong = { authorization: `Basic ${Buffer.from('admin:not-the-password').toString('base64')}` }
-    for (const path of ['/docs/json', '/admin/overview', '/admin/held', '/admin/actions', '/admin/solvency']) {
-      for (const headers of [{}, wrong]) {
-        const r = await call('GET', path, undefined, headers)
-        expect(r.status).toBe(401)
+    expect(doc.body.components.securitySchemes).toMatchObject({
+      deskSession: { type: 'http', scheme: 'bearer' },
+      deskCookie: { type: 'apiKey', in: 'cookie', name: 'wh_desk' },
+    })
+    const roles: Record<string, string> = {}
+    for (const [path, methods] of Object.entries(
+      doc.body.paths as Record<string, Record<string, Record<string, unknown>>>,
+    ))
+      for (const [method, op] of Object.entries(methods)) {
+        const role = op['x-role'] as string
+        roles[`${method.toUpperCase()} ${path}`] = role
+        expect(['public', 'viewer', 'operator', 'approver'], `${method} ${path}`).toContain(role)
+        expect(String(op.description), `${method} ${path}`).toMatch(/^\*\*Role: /)
+        if (role !== 'public')
+          expect(op.security, `${method} ${path}`).toEqual([{ deskSession: [role] }, { deskCookie: [role] }])
+      }
+    expect(roles).toMatchObject({
+      'POST /admin/session': 'public',
+      'GET /admin/overview': 'viewer',
+      'GET /admin/held': 'viewer',
+      'POST /admin/held/{id}/recheck': 'operator',
+      'POST /admin/held/{id}/fail': 'operator',
+      'POST /admin/held/{id}/mark-sent': 'operator',
+      'POST /admin/chains/{chain}/resume': 'operator',
+      'POST /admin/subaccounts/{id}/clear-stop': 'operator',
+      'POST /admin/platform-stop': 'operator',
+      'POST /admin/platform-stop/clear': 'operator',
+      'GET /admin/proposals': 'viewer',
+      'POST /admin/proposals/{id}/approve': 'approver',
+      'POST /admin/proposals/{id}/withdraw': 'operator',
+      'GET /admin/actions': 'viewer',
+      'GET /admin/solvency': 'viewer',
+    })
+    const wrong = { authorization: `Bearer ${randomBytes(32).toString('base64url')}` }
+    const basic = { authorization: `Basic ${Buffer.from('admin:anything').toString('base64')}` }
+    for (const path of ['/docs/json', '/admin/overview', '/admin/held', '/admin/actions', '/admin/proposals']) {
+      for (const headers of [{}, wrong, basic]) {
+        const r = await call('GET', path, { headers })
+        expect(r.status, path).toBe(401)
         expect(r.body.code).toBe('UNAUTHORIZED')
-        expect(r.headers.get('www-authenticate')).toMatch(/^Basic/)
       }
     }
-    const post = await call('POST', `/admin/held/${randomUUID()}/fail`, decision, {})
-    expect(post.status).toBe(401)
+    expect((await call('POST', `/admin/held/${randomUUID()}/fail`, { body: { reason } })).status).toBe(401)
+    expect((await call('GET', '/admin/me', { token: token.otto })).body).toEqual({
+      operator: { name: 'otto', role: 'operator' },
+      auth: 'password',
+    })
+  })
+
+  it('sign-in: the same 401 for a wrong password and an unknown name; throttled per name; a disabled operator is out at once', async () => {
+    const wrong = await call('POST', '/admin/session', {
+      body: { operator: 'tina', password: 'not-her-password-at-all' },
+    })
+    const unknown = await call('POST', '/admin/session', {
+      body: { operator: 'nobody', password: 'not-her-password-at-all' },
+    })
+    expect([wrong.status, unknown.status]).toEqual([401, 401])
+    expect(wrong.body).toEqual(unknown.body)
+    for (let i = 0; i < 4; i++)
+      expect(
+        (await call('POST', '/admin/session', { body: { operator: 'tina', password: `wrong-${i}` } })).status,
+      ).toBe(401)
+    // five failures: the name is refused, even with the right password, without checking it
+    const throttled = await call('POST', '/admin/session', { body: { operator: 'tina', password: passwords.tina } })
+    expect(throttled.status).toBe(429)
+    expect(throttled.body.code).toBe('SIGN_IN_THROTTLED')
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0)
+    // another operator from the same address still signs in
+    const session = await call('POST', '/admin/session', { body: { operator: 'vera', password: passwords.vera } })
+    expect(session.status).toBe(200)
+    expect(session.headers.get('set-cookie')).toMatch(/^wh_desk=[^;]+; Path=\/; Expires=.*; HttpOnly; SameSite=Strict/)
+    // the cookie alone is a session too
+    const cookie = String(session.headers.get('set-cookie')).split(';')[0] as string
+    expect((await call('GET', '/admin/overview', { headers: { cookie } })).status).toBe(200)
+    // disabled by the owner: the session is refused at once; signed out: refused too
+    const owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
+    try {
+      await setOperatorDisabled(owner, 'vera', true)
+      expect((await call('GET', '/admin/overview', { token: session.body.token })).status).toBe(401)
+      await setOperatorDisabled(owner, 'vera', false)
+    } finally {
+      await owner.end()
+    }
+    token.vera = await deskSignIn(base, 'vera', passwords.vera as string)
+    const t = await deskSignIn(base, 'vera', passwords.vera as string)
+    expect((await call('DELETE', '/admin/session', { token: t })).status).toBe(204)
+    expect((await call('GET', '/admin/overview', { token: t })).status).toBe(401)
+  })
+
+  it('roles: a viewer reads and decides nothing; an operator proposes and cannot approve; the body never names who decides', async () => {
+    expect((await call('GET', '/admin/overview', { token: token.vera })).status).toBe(200)
+    const denied = await call('POST', '/admin/platform-stop', { token: token.vera, body: { reason } })
+    expect([denied.status, denied.body.code]).toEqual([403, 'ROLE_REQUIRED'])
+    // a name the caller types is never recorded: the body has no such field
+    const typed = await call('POST', '/admin/platform-stop', {
+      token: token.otto,
+      body: { operator: 'ceo@wheelhouse (not me)', reason },
+    })
+    expect(typed.status).toBe(400)
+    const raised = await call('POST', '/admin/platform-stop', { token: token.otto, body: { reason } })
+    expect(raised.body).toEqual({ stopped: true, alreadyDone: false })
+    const [action] = (await call('GET', '/admin/actions?subject=platform', { token: token.vera })).body.items
+    expect(action).toMatchObject({ action: 'platform_stop_raised', actor: 'otto', reason })
+    const proposed = await call('POST', '/admin/platform-stop/clear', {
+      token: token.otto,
+      body: { reason: 'explained' },
+    })
+    expect(proposed.status).toBe(202)
+    const id = proposed.body.proposal.id
+    const byOperator = await call('POST', `/admin/proposals/${id}/approve`, { token: token.otto })
+    expect([byOperator.status, byOperator.body.code]).toEqual([403, 'ROLE_REQUIRED'])
+    // an approver may reject it
+    const rejected = await call('POST', `/admin/proposals/${id}/withdraw`, {
+      token: token.alice,
+      body: { reason: 'no' },
+    })
+    expect(rejected.body).toMatchObject({ status: 'withdrawn', outcome: { outcome: 'withdrawn', decidedBy: 'alice' } })
+    expect((await call('POST', `/admin/proposals/${id}/approve`, { token: token.bob })).status).toBe(409)
+    expect((await call('GET', '/admin/overview', { token: token.vera })).body.platformStopped).toBe(true)
   })
 
   it('is not served by the public API', async () => {
-    const api: Api = await startApi({ ADMIN_PASSWORD: PASSWORD })
+    const api: Api = await startApi({ BULL_BOARD_ENABLED: 'true' })
     try {
-      for (const url of ['/admin/overview', '/admin/held', '/admin/actions']) {
-        const r = await api.app.inject({ method: 'GET', url, headers: AUTH })
+      for (const url of ['/admin/overview', '/admin/held', '/admin/actions', '/admin/session', '/admin/proposals']) {
+        const r = await api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token.alice}` } })
         expect(r.statusCode).toBe(404)
       }
     } finally {
@@ -103,77 +201,61 @@ describe('the operator desk', () => {
     }
   })
 
-  it('a held transaction: listed, failed with who and why, the withdrawal back in its queue; repeated, the same answer', async () => {
-    const sql = ctx.database.sql
-    const withdrawalId = randomUUID()
-    const [user] = await sql<{ id: string }[]>`
-      insert into users (wallet_address, hd_index) values (${address()}, ${Math.floor(Math.random() * 1e6)}) returning id`
-    await sql`insert into withdrawals (id, user_id, currency, amount, state, chain, destination, held_at, hold_reason)
-      values (${withdrawalId}, ${user?.id as string}, 'USDC', 1000000, 'requested', 'base', ${address()}, now(), 'held')`
-    const [out] = await sql<{ id: string }[]>`
-      insert into outbound_txs (chain, purpose, ref_id, from_address, to_address, token, amount, nonce, raw_tx, tx_hash,
-        state, contradictions, hold_reason)
-      values ('base', 'withdrawal', ${withdrawalId}, ${address()}, ${address()}, 'USDC', 1000000, 7, '0x00',
-        ${`0x${randomBytes(32).toString('hex')}`}, 'held', 3, 'nonce used, no receipt')
-      returning id`
-    const id = out?.id as string
-
-    const listed = await call('GET', '/admin/held')
-    expect(listed.status).toBe(200)
-    expect(listed.body.items).toEqual([
-      expect.objectContaining({ id, purpose: 'withdrawal', refId: withdrawalId, nonce: '7', contradictions: 3 }),
-    ])
-    expect((await call('GET', '/admin/overview')).body.heldTransactions).toBe(1)
-
-    const failed = await call('POST', `/admin/held/${id}/fail`, decision)
-    expect(failed.status).toBe(200)
-    expect(failed.body).toMatchObject({ id, verdict: 'failed', alreadyDone: false })
-    const [w] = await sql<{ held_at: Date | null }[]>`select held_at from withdrawals where id = ${withdrawalId}`
-    expect(w?.held_at).toBeNull()
-    const [action] = (await call('GET', `/admin/actions?subject=${id}`)).body.items
-    expect(action).toMatchObject({ action: 'outbound_failed', subject: id, actor: 'alice', reason: decision.reason })
-
-    const again = await call('POST', `/admin/held/${id}/fail`, decision)
-    expect(again.status).toBe(200)
-    expect(again.body).toMatchObject({ id, verdict: 'failed', alreadyDone: true })
-    expect((await call('GET', `/admin/actions?subject=${id}`)).body.items).toHaveLength(1)
-    // the other decision, once this one took effect, is refused
-    const other = await call('POST', `/admin/held/${id}/recheck`, decision)
-    expect(other.status).toBe(409)
-    expect(other.body.code).toBe('OUTBOUND_NOT_HELD')
-    expect((await call('GET', '/admin/held')).body.items).toEqual([])
-  })
-
-  it('a halted deposit watch: shown with its reason, resumed with who and why, then 409 for a watch not halted', async () => {
+  it('a halted deposit watch: proposed, resumed when another operator approves, with who and why; 409 once not halted', async () => {
     const sql = ctx.database.sql
     await sql`insert into chain_cursors (chain, next_block, block_hash, halted_at, halt_reason)
       values ('optimism', 120, ${`0x${'ab'.repeat(32)}`}, now(), 'reorg past the cursor')`
-    const chains = await call('GET', '/admin/chains')
-    expect(chains.body.items).toEqual([
-      expect.objectContaining({ chain: 'optimism', nextBlock: '120', haltReason: 'reorg past the cursor' }),
-    ])
-    expect((await call('GET', '/admin/overview')).body.haltedChains).toEqual(['optimism'])
-    const resumed = await call('POST', '/admin/chains/optimism/resume', { ...decision, fromBlock: '1' })
-    expect(resumed.status).toBe(200)
-    expect(resumed.body).toEqual({ chain: 'optimism', resumed: true, alreadyDone: false })
+    expect((await call('GET', '/admin/overview', { token: token.vera })).body.haltedChains).toEqual(['optimism'])
+    const proposed = await call('POST', '/admin/chains/optimism/resume', {
+      token: token.alice,
+      body: { reason, fromBlock: '1' },
+    })
+    expect(proposed.status).toBe(202)
+    expect(proposed.body.proposal).toMatchObject({
+      action: 'chain_resume',
+      subject: 'optimism',
+      params: { fromBlock: '1' },
+      proposedBy: 'alice',
+      status: 'open',
+      approvalsRequired: 1,
+    })
+    // proposing it again answers the open proposal
+    const again = await call('POST', '/admin/chains/optimism/resume', { token: token.otto, body: { reason } })
+    expect([again.body.existing, again.body.proposal.id]).toEqual([true, proposed.body.proposal.id])
+    const id = proposed.body.proposal.id
+    // nothing moved yet; the proposer may not approve their own proposal
+    const own = await call('POST', `/admin/proposals/${id}/approve`, { token: token.alice })
+    expect([own.status, own.body.code]).toEqual([403, 'FOUR_EYES'])
+    const [before] = await sql<
+      { halted_at: Date | null }[]
+    >`select halted_at from chain_cursors where chain = 'optimism'`
+    expect(before?.halted_at).not.toBeNull()
+    const approved = await call('POST', `/admin/proposals/${id}/approve`, { token: token.bob })
+    expect(approved.body).toMatchObject({ executed: true, alreadyDone: false, proposal: { status: 'executed' } })
+    expect(approved.body.proposal.approvals.map((a: { approver: string }) => a.approver)).toEqual(['bob'])
     const [cursor] = await sql<{ next_block: string; halted_at: Date | null; block_hash: string }[]>`
       select next_block::text, halted_at, block_hash from chain_cursors where chain = 'optimism'`
     const genesis = await createPublicClient({ transport: http(chain.rpcUrl) }).getBlock({ blockNumber: 0n })
     expect(cursor).toEqual({ next_block: '1', halted_at: null, block_hash: genesis.hash })
-    const [action] = (await call('GET', '/admin/actions?subject=optimism')).body.items
-    expect(action).toMatchObject({ action: 'chain_resumed', actor: 'alice', details: { fromBlock: '1' } })
-
-    const again = await call('POST', '/admin/chains/optimism/resume', { ...decision, fromBlock: '1' })
-    expect(again.body).toEqual({ chain: 'optimism', resumed: true, alreadyDone: true })
-    await sql`insert into chain_cursors (chain, next_block) values ('base', 5)`
-    const notHalted = await call('POST', '/admin/chains/base/resume', decision)
-    expect(notHalted.status).toBe(409)
-    expect(notHalted.body.code).toBe('CHAIN_NOT_HALTED')
-    const unknownChain = await call('POST', '/admin/chains/solana/resume', decision)
-    expect(unknownChain.status).toBe(400)
+    const [action] = (await call('GET', '/admin/actions?subject=optimism', { token: token.vera })).body.items
+    expect(action).toMatchObject({
+      action: 'chain_resumed',
+      actor: 'alice',
+      details: { fromBlock: '1', proposalId: id, approvedBy: ['bob'] },
+    })
+    // approving again changes nothing; a proposal on a watch not halted is refused
+    expect((await call('POST', `/admin/proposals/${id}/approve`, { token: token.bob })).body).toMatchObject({
+      executed: false,
+      alreadyDone: true,
+    })
+    const notHalted = await call('POST', '/admin/chains/optimism/resume', { token: token.otto, body: { reason } })
+    expect([notHalted.status, notHalted.body.code]).toEqual([409, 'CHAIN_NOT_HALTED'])
+    expect((await call('POST', '/admin/chains/solana/resume', { token: token.otto, body: { reason } })).status).toBe(
+      400,
+    )
   })
 
-  it('a stopped subaccount: cleared with who and why (journaled), repeated the same, unknown 404, bad input 400', async () => {
+  it('a stopped subaccount: cleared on approval (journaled), 404 unknown, 400 bad input', async () => {
     const sql = ctx.database.sql
     const [user] = await sql<{ id: string }[]>`
       insert into users (wallet_address, hd_index) values (${address()}, ${Math.floor(Math.random() * 1e6)}) returning id`
@@ -182,41 +264,30 @@ describe('the operator desk', () => {
       values (${user?.id as string}, 'ETH', ${Math.floor(Math.random() * 1e9)}, now(), 'journal and exchange differ')
       returning id`
     const id = sub?.id as string
-    expect((await call('GET', '/admin/subaccounts/stopped')).body.items).toEqual([
-      expect.objectContaining({ id, asset: 'ETH', stopReason: 'journal and exchange differ' }),
-    ])
-
-    const cleared = await call('POST', `/admin/subaccounts/${id}/clear-stop`, decision)
-    expect(cleared.status).toBe(200)
-    expect(cleared.body).toEqual({ id, cleared: true, alreadyDone: false })
+    const proposed = await call('POST', `/admin/subaccounts/${id}/clear-stop`, { token: token.otto, body: { reason } })
+    expect(proposed.status).toBe(202)
+    const approved = await call('POST', `/admin/proposals/${proposed.body.proposal.id}/approve`, { token: token.alice })
+    expect(approved.body.proposal.outcome).toMatchObject({ outcome: 'executed', decidedBy: 'alice' })
     const events = await sql<{ type: string }[]>`
       select type from ledger_events where type = 'stop_cleared' and user_id = ${user?.id as string}`
     expect(events).toHaveLength(1)
-    const [action] = (await call('GET', `/admin/actions?subject=${id}`)).body.items
-    expect(action).toMatchObject({ action: 'stop_cleared', actor: 'alice', reason: decision.reason })
-
-    const again = await call('POST', `/admin/subaccounts/${id}/clear-stop`, decision)
-    expect(again.body).toEqual({ id, cleared: true, alreadyDone: true })
-
-    const unknown = await call('POST', `/admin/subaccounts/${randomUUID()}/clear-stop`, decision)
-    expect(unknown.status).toBe(404)
-    for (const body of [
-      { reason: 'x' },
-      { operator: 'alice' },
-      { ...decision, extra: 1 },
-      { ...decision, reason: '' },
-    ]) {
-      const bad = await call('POST', `/admin/subaccounts/${id}/clear-stop`, body)
+    const [action] = (await call('GET', `/admin/actions?subject=${id}`, { token: token.vera })).body.items
+    expect(action).toMatchObject({ action: 'stop_cleared', actor: 'otto', reason, details: { approvedBy: ['alice'] } })
+    expect(
+      (await call('POST', `/admin/subaccounts/${randomUUID()}/clear-stop`, { token: token.otto, body: { reason } }))
+        .status,
+    ).toBe(404)
+    for (const body of [{}, { operator: 'alice', reason }, { reason: '' }, { reason, extra: 1 }]) {
+      const bad = await call('POST', `/admin/subaccounts/${id}/clear-stop`, { token: token.otto, body })
       expect(bad.status).toBe(400)
-      expect(bad.body).toMatchObject({ statusCode: 400 })
     }
-    const badId = await call('POST', '/admin/subaccounts/not-a-uuid/clear-stop', decision)
-    expect(badId.status).toBe(400)
+    expect(
+      (await call('POST', '/admin/subaccounts/not-a-uuid/clear-stop', { token: token.otto, body: { reason } })).status,
+    ).toBe(400)
   })
-  it('solvency: the latest run with its legs and deficits; the platform stop raised and cleared with who and why, each idempotent', async () => {
+
+  it('solvency: the latest run, deficits and the balance check; the platform stop raised alone, cleared with four eyes', async () => {
     const sql = ctx.database.sql
-    const empty = await call('GET', '/admin/solvency')
-    expect(empty.status).toBe(200)
     const runId = await storeRun(sql, {
       startedAt: new Date(),
       complete: true,
@@ -234,40 +305,84 @@ describe('the operator desk', () => {
       [{ currency: 'USDC', assets: 900n, liabilities: 1_000n, surplus: -100n }],
       new Set(['USDC']),
     )
-    const view = await call('GET', '/admin/solvency')
-    expect(view.body.latest).toMatchObject({
-      id: runId,
-      complete: true,
-      totals: [{ currency: 'USDC', assets: '900', liabilities: '1000', surplus: '-100' }],
-    })
-    expect(view.body.latest.legs).toHaveLength(2)
+    const view = await call('GET', '/admin/solvency', { token: token.vera })
+    expect(view.body.latest).toMatchObject({ id: runId, totals: [{ currency: 'USDC', surplus: '-100' }] })
     expect(view.body.deficits).toEqual([
       expect.objectContaining({ currency: 'USDC', worst: '100', openedRunId: runId }),
     ])
-    expect((await call('GET', '/admin/solvency/runs?limit=5')).body.items[0]).toMatchObject({ id: runId })
-    expect((await call('GET', '/admin/solvency/runs?limit=0')).status).toBe(400)
-
-    const raised = await call('POST', '/admin/platform-stop', decision)
-    expect(raised.body).toEqual({ stopped: true, alreadyDone: false })
-    expect((await call('POST', '/admin/platform-stop', decision)).body).toEqual({ stopped: true, alreadyDone: true })
-    const overview = (await call('GET', '/admin/overview')).body
-    expect([overview.platformStopped, overview.deficits]).toEqual([true, ['USDC']])
-    expect((await call('GET', '/admin/solvency')).body.stops).toEqual([
-      expect.objectContaining({ raisedBy: 'operator', reason: decision.reason }),
-    ])
-
-    const cleared = await call('POST', '/admin/platform-stop/clear', decision)
-    expect(cleared.body).toEqual({ stopped: false, alreadyDone: false })
-    expect((await call('POST', '/admin/platform-stop/clear', decision)).body).toEqual({
-      stopped: false,
-      alreadyDone: true,
+    expect(view.body.balanceCheck).toBeNull()
+    expect((await call('GET', '/admin/solvency/runs?limit=5', { token: token.vera })).body.items[0]).toMatchObject({
+      id: runId,
     })
-    expect((await call('GET', '/admin/overview')).body.platformStopped).toBe(false)
-    const actions = (await call('GET', '/admin/actions?subject=platform')).body.items
+
+    // raised before (roles test); cleared only once approved
+    const proposed = await call('POST', '/admin/platform-stop/clear', {
+      token: token.otto,
+      body: { reason: 'explained' },
+    })
+    expect(
+      (await call('GET', '/admin/proposals', { token: token.vera })).body.items.map((p: { id: string }) => p.id),
+    ).toContain(proposed.body.proposal.id)
+    expect((await call('GET', '/admin/overview', { token: token.vera })).body).toMatchObject({
+      platformStopped: true,
+      openProposals: 1,
+    })
+    await call('POST', `/admin/proposals/${proposed.body.proposal.id}/approve`, { token: token.bob })
+    expect((await call('GET', '/admin/overview', { token: token.vera })).body).toMatchObject({
+      platformStopped: false,
+      openProposals: 0,
+      deficits: ['USDC'],
+    })
+    const actions = (await call('GET', '/admin/actions?subject=platform', { token: token.vera })).body.items
     expect(actions.map((a: { action: string; actor: string }) => [a.action, a.actor])).toEqual([
-      ['platform_stop_cleared', 'alice'],
-      ['platform_stop_raised', 'alice'],
+      ['platform_stop_cleared', 'otto'],
+      ['platform_stop_raised', 'otto'],
     ])
-    expect((await call('POST', '/admin/platform-stop/clear', { operator: 'alice' })).status).toBe(400)
+    const none = await call('POST', '/admin/platform-stop/clear', { token: token.otto, body: { reason: 'again' } })
+    expect([none.status, none.body.code]).toEqual([409, 'PLATFORM_NOT_STOPPED'])
+  })
+
+  it("ADMIN_AUTH=proxy: the name header is believed only with the proxy secret, and the role is the table's", async () => {
+    const secret = randomBytes(24).toString('hex')
+    const proxied = await buildAdminServer({
+      database: ctx.database,
+      clients: new Map(),
+      operators: { auth: { kind: 'proxy', userHeader: 'x-forwarded-user', secret }, approvalsRequired: 1 },
+      logger: false,
+    })
+    try {
+      const via = deskCaller(await proxied.listen({ host: '127.0.0.1', port: 0 }))
+      const as = (name: string, s?: string) => ({ 'x-forwarded-user': name, ...(s && { 'x-proxy-secret': s }) })
+      // anyone who reaches the listener can send a name: without the secret it names nobody
+      expect((await via('GET', '/admin/me', { headers: as('alice') })).status).toBe(401)
+      expect((await via('GET', '/admin/me', { headers: as('alice', `${secret.slice(1)}x`) })).status).toBe(401)
+      expect((await via('GET', '/admin/me', { headers: as('nobody', secret) })).status).toBe(401)
+      const me = await via('GET', '/admin/me', { headers: as('Otto', secret) })
+      expect([me.status, me.body.operator]).toEqual([200, { name: 'otto', role: 'operator' }])
+      const viewer = await via('POST', '/admin/platform-stop', { headers: as('vera', secret), body: { reason } })
+      expect([viewer.status, viewer.body.code]).toEqual([403, 'ROLE_REQUIRED'])
+      // no passwords here: the proxy signs operators in
+      const session = await via('POST', '/admin/session', { body: { operator: 'vera', password: passwords.vera } })
+      expect([session.status, session.body.code]).toEqual([409, 'SIGN_IN_BY_PROXY'])
+    } finally {
+      await proxied.close()
+    }
+  })
+
+  it('the overview counts the withdrawals and deposits held with a transaction, not only the transactions', async () => {
+    const sql = ctx.database.sql
+    const [user] = await sql<{ id: string }[]>`
+      insert into users (wallet_address, hd_index) values (${address()}, ${Math.floor(Math.random() * 1e6)}) returning id`
+    await sql`insert into withdrawals (id, user_id, currency, amount, state, chain, destination, held_at, hold_reason)
+      values (${randomUUID()}, ${user?.id as string}, 'USDC', 1000000, 'requested', 'base', ${address()}, now(), 'held')`
+    await sql`insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount,
+        state, held_at, hold_reason)
+      values ('base', ${`0x${randomBytes(32).toString('hex')}`}, 0, 5, ${user?.id as string}, 1, ${address()}, 'USDC', 5,
+        'detected', now(), 'held')`
+    expect((await call('GET', '/admin/overview', { token: token.vera })).body).toMatchObject({
+      heldTransactions: 0,
+      heldWithdrawals: 1,
+      heldDeposits: 1,
+    })
   })
 })

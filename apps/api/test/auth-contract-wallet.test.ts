@@ -224,8 +224,8 @@ describe('sign-in by a contract account (ERC-1271, ERC-6492)', () => {
   })
 
   it('an RPC that answers an error, an HTTP 503, or refuses the connection: the same 401, never a 5xx', async () => {
-    const attempt = async (chainId: number) => {
-      const message = siweMessage({ address: wallet }, await getNonce(api.app), { chainId })
+    const attempt = async (chainId: number, address: Address = wallet) => {
+      const message = siweMessage({ address }, await getNonce(api.app), { chainId })
       return verify(api.app, message, await owner.signMessage({ message }))
     }
     for (const action of [
@@ -237,15 +237,17 @@ describe('sign-in by a contract account (ERC-1271, ERC-6492)', () => {
       expect(res.json(), JSON.stringify(action)).toEqual(REJECTED)
     }
     proxy.reset()
-    // ethereum (chain 1) is left at the discard port: nothing listens
-    expect((await attempt(1)).json()).toEqual(REJECTED)
+    // ethereum (chain 1) is left at the discard port: nothing listens (an account bound to no chain yet)
+    expect((await attempt(1, await counterfactual(owner, keccak256(toHex('unbound'))))).json()).toEqual(REJECTED)
     // and the same wallet, the same kind of signature, passes once the chain answers
     expect((await attempt(BASE)).statusCode).toBe(200)
   })
 
   it('an RPC that never answers: the same 401 within the bound, never a 5xx', async () => {
     const requests = silent.requests()
-    const message = siweMessage({ address: wallet }, await getNonce(api.app), { chainId: OPTIMISM })
+    // an account no one signed in with yet (`wallet` is bound to base by now: it would be refused before any call)
+    const unbound = await counterfactual(owner, keccak256(toHex('never signed in')))
+    const message = siweMessage({ address: unbound }, await getNonce(api.app), { chainId: OPTIMISM })
     const signature = await owner.signMessage({ message })
     const started = performance.now()
     const res = await verify(api.app, message, signature)

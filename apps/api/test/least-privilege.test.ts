@@ -15,6 +15,7 @@ import { apiProcessEnv, freePort, integrationContext } from '@wh/testkit'
 import { DepositKeyring } from '@wh/wallet'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deskSignIn, makeOperators } from './desk-support'
 import { DOMAIN, siweMessage } from './support'
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
@@ -27,7 +28,6 @@ describe('the API process with no private key and no mnemonic', () => {
   let base: string
   let apiEnv: Record<string, string>
   let adminPort: number
-  const adminPassword = 'desk-password-of-the-least-privilege-test'
   const output: string[] = []
 
   beforeAll(async () => {
@@ -40,7 +40,6 @@ describe('the API process with no private key and no mnemonic', () => {
       PORT: '0',
       LOG_LEVEL: 'info',
       // the operator desk on its own loopback listener
-      ADMIN_PASSWORD: adminPassword,
       ADMIN_PORT: String(adminPort),
     }
     child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
@@ -142,9 +141,11 @@ describe('the API process with no private key and no mnemonic', () => {
     expect(health.status).toBe(200)
     expect(health.body.status).toBe('degraded')
 
-    // the operator desk answers on its own listener only
+    // the operator desk answers on its own listener only, to an operator who signed in
+    const { viewer } = await makeOperators(ctx.ownerUrl, [{ name: 'viewer', role: 'viewer' }])
+    const token = await deskSignIn(`http://127.0.0.1:${adminPort}`, 'viewer', viewer as string)
     const desk = await fetch(`http://127.0.0.1:${adminPort}/admin/overview`, {
-      headers: { authorization: `Basic ${Buffer.from(`admin:${adminPassword}`).toString('base64')}` },
+      headers: { authorization: `Bearer ${token}` },
     })
     expect(desk.status).toBe(200)
     expect(await desk.json()).toMatchObject({ heldTransactions: 0, stoppedSubaccounts: 0 })

@@ -4,7 +4,7 @@ import { integrationContext } from '@wh/testkit'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildServer, REDACTED_PATHS } from '../src/server'
+import { buildServer, loggerOptions } from '../src/server'
 import { getNonce, newAccount, siweMessage, verify } from './support'
 
 describe('secrets never reach the logs', () => {
@@ -29,8 +29,8 @@ describe('secrets never reach the logs', () => {
       keyring: DepositKeyring.fromMnemonic(ctx.config.keys.masterMnemonic).publicOnly(),
       chains: buildChainRegistry(ctx.config),
       clock: new ManualClock(Date.now()),
-      // the most verbose level, with the production redaction
-      logger: { level: 'trace', stream, redact: REDACTED_PATHS },
+      // the most verbose level, with the production redaction (serializers and every line's hook)
+      logger: { ...loggerOptions('trace'), stream },
     })
     await app.ready()
   })
@@ -49,6 +49,18 @@ describe('secrets never reach the logs', () => {
     await app.inject({ method: 'GET', url: '/deposit-address', headers: { authorization: `Bearer ${token}` } })
     await app.inject({ method: 'GET', url: '/deposit-address', headers: { authorization: `Bearer ${token}x` } })
     await verify(app, message, signature) // a replay: rejected
+    // a token in a WebSocket's query: the socket is refused (4400), the request still logged
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const address = app.server.address() as { port: number }
+    const closed = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${address.port}/ws/account?token=${token}&x=1`)
+      ws.addEventListener('close', (e) => resolve(e.code))
+      ws.addEventListener('error', () => undefined)
+    })
+    expect(closed).toBe(4400)
+    // credential-named query parameters on any route, and a Bearer quoted in a value
+    await app.inject({ method: 'GET', url: `/assets?signature=${signature}&access_token=${token}` })
+    await app.inject({ method: 'GET', url: `/deposit-address?authorization=${encodeURIComponent(`Bearer ${token}`)}` })
     await app.inject({
       method: 'POST',
       url: '/auth/verify',
@@ -59,6 +71,10 @@ describe('secrets never reach the logs', () => {
     expect(lines.length).toBeGreaterThan(5)
     const all = lines.join('')
     expect(all).toContain('incoming request')
+    // the WebSocket's request is logged, without its query; the other paths keep their harmless parameters
+    expect(all).toContain('"url":"/ws/account"')
+    expect(all).toContain('signature=[redacted]')
+    expect(all).toContain('access_token=[redacted]')
     const secrets = {
       JWT_SECRET: ctx.env.JWT_SECRET,
       MASTER_MNEMONIC: ctx.env.MASTER_MNEMONIC,

@@ -1,7 +1,7 @@
 /**
  * GET /metrics over a real Postgres and Redis: request counts by route
  * pattern, queue depths, the worker runtime's last successful tick, the reconciliation drift, the
- * ledger's appends of the last minute; access by ADMIN_PASSWORD; no secret in the output.
+ * ledger's appends of the last minute; access by METRICS_TOKEN; no secret in the output.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { type Config, SECRET_ENV_NAMES } from '@wh/config'
@@ -19,7 +19,7 @@ import { startRuntime } from '../../worker/src/runtime'
 import { ledgerEventsSince, uuidv7LowerBound } from '../src/plugins/metrics-collect'
 import { buildServer } from '../src/server'
 
-const ADMIN_PASSWORD = 'metrics-admin-password-for-tests'
+const METRICS_TOKEN = 'metrics-scrape-token-for-the-tests-0123456789'
 const silent = { info() {}, warn() {} }
 
 /** the value of one sample line, e.g. `wh_queue_jobs{queue="deposits",state="waiting"}` */
@@ -230,15 +230,15 @@ describe('GET /metrics', () => {
   })
 
   it('holds no secret value: none of the configured secrets appears in the output', async () => {
-    const protectedApp = await build({ ...ctx.config, adminPassword: ADMIN_PASSWORD })
+    const protectedApp = await build({ ...ctx.config, metricsToken: METRICS_TOKEN })
     const res = await protectedApp.inject({
       method: 'GET',
       url: '/metrics',
-      headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}` },
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
     })
     expect(res.statusCode).toBe(200)
     const secrets = [
-      ADMIN_PASSWORD,
+      METRICS_TOKEN,
       ...SECRET_ENV_NAMES.map((n) => ctx.env[n]).filter((v): v is string => v !== undefined && v.length > 8),
     ]
     expect(secrets.length).toBeGreaterThan(5)
@@ -246,22 +246,23 @@ describe('GET /metrics', () => {
     expect(res.body).not.toContain(ctx.config.databaseUrl)
   })
 
-  it('asks for the admin credential when ADMIN_PASSWORD is set; is not served in production without one', async () => {
-    const protectedApp = await build({ ...ctx.config, adminPassword: ADMIN_PASSWORD })
+  it('asks for its scrape token when METRICS_TOKEN is set (no operator password opens it); is not served in production without one', async () => {
+    const protectedApp = await build({ ...ctx.config, metricsToken: METRICS_TOKEN })
     const anon = await protectedApp.inject({ method: 'GET', url: '/metrics' })
     expect(anon.statusCode).toBe(401)
-    expect(anon.headers['www-authenticate']).toContain('Basic')
+    expect(anon.headers['www-authenticate']).toContain('Bearer')
     expect(anon.json().code).toBe('UNAUTHORIZED')
-    const wrong = await protectedApp.inject({
-      method: 'GET',
-      url: '/metrics',
-      headers: { authorization: `Basic ${Buffer.from('admin:wrong').toString('base64')}` },
-    })
-    expect(wrong.statusCode).toBe(401)
+    for (const authorization of [
+      `Bearer ${METRICS_TOKEN}x`,
+      `Basic ${Buffer.from(`admin:${METRICS_TOKEN}`).toString('base64')}`,
+    ]) {
+      const wrong = await protectedApp.inject({ method: 'GET', url: '/metrics', headers: { authorization } })
+      expect(wrong.statusCode).toBe(401)
+    }
     // the credential guards /metrics only
     expect((await protectedApp.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200)
 
-    const production = await build({ ...ctx.config, nodeEnv: 'production', adminPassword: undefined })
+    const production = await build({ ...ctx.config, nodeEnv: 'production', metricsToken: undefined })
     expect((await production.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404)
     expect(BULL_PREFIX).toBe('wh') // the worker's hashes: wh:metrics:* in a deployment
   })

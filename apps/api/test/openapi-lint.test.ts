@@ -2,14 +2,12 @@
  * The OpenAPI documents pass Redocly's recommended rules with no error (what a generator or a
  * portal meets first): the public API's and the operator desk's. Warnings are allowed and counted.
  */
-import { randomBytes } from 'node:crypto'
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core'
 import { integrationContext } from '@wh/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAdminServer } from '../src/admin/server'
+import { makeOperators } from './desk-support'
 import { type Api, startApi } from './support'
-
-const PASSWORD = randomBytes(16).toString('hex')
 
 async function lint(source: string): Promise<NormalizedProblem[]> {
   const config = await createConfig({ extends: ['recommended'] })
@@ -40,16 +38,22 @@ describe('the OpenAPI documents under Redocly lint (recommended)', () => {
 
   it('the operator desk: no error', async () => {
     const desk = await buildAdminServer({
-      password: PASSWORD,
       database: ctx.database,
       clients: new Map(),
+      operators: { auth: { kind: 'password' }, approvalsRequired: 1 },
       logger: false,
     })
     try {
+      const { viewer } = await makeOperators(ctx.ownerUrl, [{ name: 'viewer', role: 'viewer' }])
+      const login = await desk.inject({
+        method: 'POST',
+        url: '/admin/session',
+        payload: { operator: 'viewer', password: viewer },
+      })
       const doc = await desk.inject({
         method: 'GET',
         url: '/docs/json',
-        headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` },
+        headers: { authorization: `Bearer ${login.json().token}` },
       })
       expect(doc.statusCode).toBe(200)
       expect(errorsOf(await lint(doc.body))).toEqual([])

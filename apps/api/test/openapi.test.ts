@@ -34,13 +34,13 @@ describe('the OpenAPI document', () => {
     expect(ops.find((o) => o.path === '/positions/{id}')?.op.operationId).toBe('deletePositionsById')
   })
 
-  it('declares /metrics as basic auth answering text/plain, not as a bearer-token route', async () => {
+  it("declares /metrics with its own scrape token answering text/plain, not as a users' bearer-token route", async () => {
     const doc = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json()
-    expect(doc.components.securitySchemes.metricsBasic).toEqual({ type: 'http', scheme: 'basic' })
+    expect(doc.components.securitySchemes.metricsToken).toMatchObject({ type: 'http', scheme: 'bearer' })
     const metrics = ops.find((o) => o.method === 'get' && o.path === '/metrics')?.op as Op & {
       responses: Record<string, { content?: Record<string, unknown> }>
     }
-    expect(metrics.security).toEqual([{ metricsBasic: [] }])
+    expect(metrics.security).toEqual([{ metricsToken: [] }])
     expect(Object.keys(metrics.responses['200']?.content ?? {})).toEqual(['text/plain'])
     expect(metrics.responses['401']).toBeDefined()
     const statement = ops.find((o) => o.method === 'get' && o.path === '/portfolio/statement')?.op as Op & {

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { makeOperators } from './desk-support'
 import { type Api, newAccount, signIn, startApi } from './support'
 
 describe('errors, health, docs, CORS and Bull Board', () => {
   let api: Api
   beforeAll(async () => {
-    api = await startApi({ ADMIN_PASSWORD: 'admin-password-for-tests' })
+    api = await startApi({ BULL_BOARD_ENABLED: 'true', BULL_BOARD_READ_ONLY: 'false' })
   })
   afterAll(() => api.close())
 
@@ -97,19 +98,44 @@ describe('errors, health, docs, CORS and Bull Board', () => {
     expect(broken.statusCode).toBe(400)
   })
 
-  it('Bull Board lists the queues behind the admin credential', async () => {
+  it('Bull Board: each operator signs in; reading needs a viewer, its writing actions an operator, recorded with who', async () => {
+    const pw = await makeOperators(api.ctx.ownerUrl, [
+      { name: 'vera', role: 'viewer' },
+      { name: 'otto', role: 'operator' },
+    ])
     const anon = await api.app.inject({ method: 'GET', url: '/admin/queues/api/queues' })
     expect(anon.statusCode).toBe(401)
-    const wrong = await api.app.inject({
-      method: 'GET',
-      url: '/admin/queues/api/queues',
-      headers: { authorization: `Basic ${Buffer.from('admin:wrong').toString('base64')}` },
-    })
-    expect(wrong.statusCode).toBe(401)
-    const res = await api.app.inject({
+    // a person at the board's page is sent to the sign-in form
+    const page = await api.app.inject({ method: 'GET', url: '/admin/queues', headers: { accept: 'text/html' } })
+    expect([page.statusCode, page.headers.location]).toEqual([303, '/admin/queues/login'])
+    const form = await api.app.inject({ method: 'GET', url: '/admin/queues/login' })
+    expect(form.body).toContain('<form method="post" action="/admin/queues/login">')
+    // the shared password of before opens nothing
+    const basic = await api.app.inject({
       method: 'GET',
       url: '/admin/queues/api/queues',
       headers: { authorization: `Basic ${Buffer.from('admin:admin-password-for-tests').toString('base64')}` },
+    })
+    expect(basic.statusCode).toBe(401)
+    const signIn = async (operator: string, password: string) => {
+      const res = await api.app.inject({
+        method: 'POST',
+        url: '/admin/queues/login',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ operator, password }).toString(),
+      })
+      return { res, cookie: String(res.headers['set-cookie'] ?? '').split(';')[0] as string }
+    }
+    const wrong = await signIn('vera', 'not-her-password')
+    expect(wrong.res.statusCode).toBe(401)
+    expect(wrong.res.body).toContain('wrong name or password')
+    const vera = await signIn('vera', pw.vera as string)
+    expect([vera.res.statusCode, vera.res.headers.location]).toEqual([303, '/admin/queues/'])
+    expect(String(vera.res.headers['set-cookie'])).toMatch(/; Path=\/admin\/queues; .*HttpOnly; SameSite=Strict/)
+    const res = await api.app.inject({
+      method: 'GET',
+      url: '/admin/queues/api/queues',
+      headers: { cookie: vera.cookie },
     })
     expect(res.statusCode).toBe(200)
     const names = res.json().queues.map((q: { name: string }) => q.name)
@@ -122,8 +148,20 @@ describe('errors, health, docs, CORS and Bull Board', () => {
       '{treasury}',
       '{withdrawals}',
     ])
-    // read-only by default: jobs are shown, not retried or removed from here
-    for (const q of res.json().queues as Array<{ readOnlyMode: boolean }>) expect(q.readOnlyMode).toBe(true)
+    const pause = (cookie: string) =>
+      api.app.inject({ method: 'PUT', url: '/admin/queues/api/queues/%7Btrading%7D/pause', headers: { cookie } })
+    const denied = await pause(vera.cookie)
+    expect([denied.statusCode, denied.json().code]).toEqual([403, 'ROLE_REQUIRED'])
+    const otto = await signIn('otto', pw.otto as string)
+    expect((await pause(otto.cookie)).statusCode).toBe(200)
+    const [action] = await api.ctx.database.sql<{ action: string; actor: string; subject: string }[]>`
+      select action, actor, subject from operator_actions where action = 'queue_changed'`
+    expect(action).toEqual({ action: 'queue_changed', actor: 'otto', subject: '/api/queues/%7Btrading%7D/pause' })
+    await api.app.inject({
+      method: 'PUT',
+      url: '/admin/queues/api/queues/%7Btrading%7D/resume',
+      headers: { cookie: otto.cookie },
+    })
   })
 
   it('echoes a request id on every answer', async () => {

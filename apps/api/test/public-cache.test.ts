@@ -61,6 +61,55 @@ describe('public market data: kept until the next event, with ETags', () => {
     expect(fresh.headers.etag).not.toBe(kept.headers.etag)
   })
 
+  it('keeps answers per canonical request: another spelling of the same question is a hit, not a new entry', async () => {
+    const fees = await get('/ETH/fees')
+    expect(fees.statusCode).toBe(200)
+    for (const url of ['/ETH/fees', '/eth/fees', '/%45TH/fees', '/Eth/fees?cachebuster=1']) {
+      const r = await get(url)
+      expect([r.statusCode, r.headers['x-cache'], r.headers.etag], url).toEqual([200, 'hit', fees.headers.etag])
+    }
+    await get('/assets')
+    for (const url of ['/assets?x=1', '/assets?x=2&y=3', '/assets?'])
+      expect((await get(url)).headers['x-cache'], url).toBe('hit')
+    // a parameter a route refuses is its 400, never an answer kept under another key
+    const refused = await get('/ETH/chart?interval=1h&x=1')
+    expect(refused.statusCode).toBe(400)
+    expect((await get('/ETH/chart?interval=bogus')).statusCode).toBe(400)
+    // unknown assets are the route's 404 before the cache: no entry, in any spelling
+    for (const url of ['/DOGE/fees', '/doge/chart', '/%44OGE/strategies']) {
+      const r = await get(url)
+      expect([r.statusCode, r.json().code], url).toEqual([404, 'UNKNOWN_ASSET'])
+      expect(r.headers['x-cache']).toBeUndefined()
+    }
+  })
+
+  it('requests with free values (a chart range) keep to a partition of their own: a flood of them evicts nothing else', async () => {
+    // a cache of 50 answers: 250 distinct ranges would have pushed every other answer out
+    const small = await startApi({}, { publicCacheMaxEntries: 50 })
+    try {
+      const at = (url: string) => small.app.inject({ method: 'GET', url })
+      await small.seedPrice('ETH', '3000')
+      for (let i = 0; i < 100 && (await at('/assets')).headers['x-cache'] !== 'hit'; i++)
+        await new Promise((r) => setTimeout(r, 10))
+      const kept = await at('/BTC/fees')
+      expect((await at('/BTC/fees')).headers['x-cache']).toBe('hit')
+      const keptEth = await at('/ETH/fees')
+      const hour = 3_600_000
+      const start = Math.floor(Date.now() / hour - 260) * hour
+      for (let i = 0; i < 250; i++) {
+        const from = new Date(start + i * hour).toISOString()
+        expect((await at(`/ETH/chart?interval=1h&from=${from}`)).statusCode).toBe(200)
+      }
+      const after = await at('/BTC/fees')
+      expect([after.headers['x-cache'], after.headers.etag]).toEqual(['hit', kept.headers.etag])
+      // fees are kept 15 s, longer than the flood takes on a loaded machine (/assets, 5 s, may age out meanwhile)
+      const eth = await at('/ETH/fees')
+      expect([eth.headers['x-cache'], eth.headers.etag]).toEqual(['hit', keptEth.headers.etag])
+    } finally {
+      await small.close()
+    }
+  })
+
   it('keeps answers per URL and never keeps an error', async () => {
     const a = await get('/ETH/chart?interval=1h')
     const b = await get('/ETH/chart?interval=1d')

@@ -20,7 +20,9 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BODY_LIMIT_BYTES, buildServer, LOG_SERIALIZERS, REDACTED_PATHS } from '../src/server'
+import { buildAdminServer } from '../src/admin/server'
+import { BODY_LIMIT_BYTES, buildServer, loggerOptions } from '../src/server'
+import { makeOperators } from './desk-support'
 import { getNonce, newAccount, siweMessage, verify } from './support'
 
 /** Every form a secret may take in a log line. */
@@ -65,7 +67,7 @@ describe('no secret reaches a log line', () => {
     GAS_WALLET_PRIVATE_KEY: generatePrivateKey(),
     SWAP_WALLET_PRIVATE_KEY: generatePrivateKey(),
     WEBHOOK_SECRET: randomBytes(32).toString('hex'),
-    ADMIN_PASSWORD: randomBytes(18).toString('base64url'),
+    METRICS_TOKEN: randomBytes(24).toString('base64url'),
   }
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let app: FastifyInstance
@@ -79,6 +81,7 @@ describe('no secret reaches a log line', () => {
       AUTH_RATE_LIMIT_PER_MINUTE: '100000',
       SIWE_DOMAIN: 'app.example.test',
       LOG_LEVEL: 'trace',
+      BULL_BOARD_ENABLED: 'true',
       ...secrets,
     })
     redis = new Redis(ctx.config.cacheUrl, { maxRetriesPerRequest: 1 })
@@ -102,8 +105,8 @@ describe('no secret reaches a log line', () => {
       bullPrefix: prefix,
       clock,
       marketData: { names: marketNames(`sl-${randomUUID().slice(0, 8)}:`) },
-      // the most verbose level, with the production redaction
-      logger: { level: 'trace', stream, redact: REDACTED_PATHS, serializers: LOG_SERIALIZERS },
+      // the most verbose level, with the production redaction (serializers and every line's hook)
+      logger: { ...loggerOptions('trace'), stream },
     })
     // an unexpected failure whose error carries configuration (as a client library's error carries
     // its options): the 500 path logs the error, and must not log what it holds
@@ -120,7 +123,52 @@ describe('no secret reaches a log line', () => {
     await ctx?.database.close()
   })
 
-  it('across sign-in, guarded routes, signals, metrics, health and errors', async () => {
+  /** Sign-ins of operators on Bull Board and on the desk (its own listener, logging to the same lines). */
+  async function operatorPaths(issued: Record<string, string>): Promise<void> {
+    const pw = await makeOperators(ctx.ownerUrl, [{ name: 'otto', role: 'operator' }])
+    issued['operator password'] = pw.otto as string
+    const form = (password: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/admin/queues/login',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ operator: 'otto', password }).toString(),
+      })
+    expect((await form('a-wrong-password-for-otto')).statusCode).toBe(401)
+    const signedIn = await form(pw.otto as string)
+    const cookie = String(signedIn.headers['set-cookie']).split(';')[0] as string
+    issued['Bull Board session'] = cookie.split('=')[1] as string
+    expect((await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { cookie } })).statusCode).toBe(
+      200,
+    )
+    const desk = await buildAdminServer({
+      database: ctx.database,
+      clients: new Map(),
+      operators: { auth: { kind: 'password' }, approvalsRequired: 1 },
+      logger: {
+        ...loggerOptions('trace'),
+        stream: { write: (l: string) => void lines.push(...l.split('\n').filter(Boolean)) },
+      },
+    })
+    try {
+      const session = await desk.inject({
+        method: 'POST',
+        url: '/admin/session',
+        payload: { operator: 'otto', password: pw.otto },
+      })
+      issued['desk session'] = session.json().token
+      const auth = { authorization: `Bearer ${session.json().token}` }
+      expect((await desk.inject({ method: 'GET', url: '/admin/overview', headers: auth })).statusCode).toBe(200)
+      expect(
+        (await desk.inject({ method: 'GET', url: `/admin/actions?token=${session.json().token}`, headers: auth }))
+          .statusCode,
+      ).toBe(400)
+    } finally {
+      await desk.close()
+    }
+  }
+
+  it('across sign-in, guarded routes, signals, metrics, health, errors and operators', async () => {
     const issued: Record<string, string> = {}
     const bearer = (t: string) => ({ authorization: `Bearer ${t}` })
 
@@ -218,20 +266,13 @@ describe('no secret reaches a log line', () => {
     expect((await app.inject({ method: 'GET', url: '/signals/state' })).statusCode).toBe(200)
     expect((await app.inject({ method: 'GET', url: '/trading-config' })).statusCode).toBe(200)
 
-    // metrics (basic auth: right and wrong password), health, public market data
-    const basic = (pw: string) => `Basic ${Buffer.from(`admin:${pw}`).toString('base64')}`
-    issued['metrics basic credential'] = basic(secrets.ADMIN_PASSWORD as string).slice('Basic '.length)
+    // metrics (its scrape token: right and wrong), health, public market data
     expect(
-      (
-        await app.inject({
-          method: 'GET',
-          url: '/metrics',
-          headers: { authorization: basic(secrets.ADMIN_PASSWORD as string) },
-        })
-      ).statusCode,
+      (await app.inject({ method: 'GET', url: '/metrics', headers: bearer(secrets.METRICS_TOKEN as string) }))
+        .statusCode,
     ).toBe(200)
     expect(
-      (await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: basic('wrong-password') } }))
+      (await app.inject({ method: 'GET', url: '/metrics', headers: bearer('a-wrong-scrape-token-of-some-length') }))
         .statusCode,
     ).toBe(401)
     expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401)
@@ -263,6 +304,9 @@ describe('no secret reaches a log line', () => {
       ).statusCode,
     ).toBe(400)
     expect((await app.inject({ method: 'GET', url: '/__test/boom', headers: bearer(token) })).statusCode).toBe(500)
+
+    // operators: Bull Board's sign-in (a wrong password, the right one, the session cookie) and the desk's
+    await operatorPaths(issued)
 
     expect(lines.length).toBeGreaterThan(50)
     const all = lines.join('\n')

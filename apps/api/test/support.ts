@@ -35,7 +35,7 @@ export interface Api {
 export async function startApi(
   env: Record<string, string | undefined> = {},
   /** WebSocket heartbeat period (default: the API's) */
-  o: { heartbeatMs?: number; authTimeoutMs?: number } = {},
+  o: { heartbeatMs?: number; authTimeoutMs?: number; publicCacheMaxEntries?: number } = {},
 ): Promise<Api> {
   const ctx = await integrationContext({ AUTH_RATE_LIMIT_PER_MINUTE: '100000', SIWE_DOMAIN: DOMAIN, ...env })
   const clock = new ManualClock(Date.now())
@@ -53,7 +53,11 @@ export async function startApi(
     queues,
     clock,
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
-    marketData: { names, ...(o.heartbeatMs !== undefined && { heartbeatMs: o.heartbeatMs }) },
+    marketData: {
+      names,
+      ...(o.heartbeatMs !== undefined && { heartbeatMs: o.heartbeatMs }),
+      ...(o.publicCacheMaxEntries !== undefined && { publicCacheMaxEntries: o.publicCacheMaxEntries }),
+    },
     ...(o.authTimeoutMs !== undefined && { accountStream: { authTimeoutMs: o.authTimeoutMs } }),
   })
   // every response a test gets is checked against the document (contract.ts)

@@ -137,6 +137,30 @@ export const SENTENCES: Readonly<Record<string, Sentence>> = {
   INVALID_STOP_REASON: 'That stop reason is not valid.',
   OUTBOUND_NOT_FOUND: 'That transaction was not found.',
   OUTBOUND_NOT_HELD: 'That transaction is not held for review.',
+  OUTBOUND_MINED: 'The chain shows that transaction mined, so it cannot be failed; nothing was released.',
+  OUTBOUND_MAY_STILL_MINE:
+    'That transaction may still be mined (its nonce is not used at confirmed depth yet), so nothing was released. Try again later.',
+  OUTBOUND_NONCE_TAKER_UNKNOWN:
+    'The chain used that nonce, but the transaction that took it could not be found, so nothing was released. Try again later.',
+  OUTBOUND_RECEIPT_NOT_FINAL:
+    'The chain does not show that receipt at confirmed depth yet, so nothing was recorded. Try again later.',
+  CHAIN_NOT_CONFIGURED: 'That chain is not configured on this service, so its transactions cannot be checked.',
+  // the operator desk's sign-in and roles
+  SIGN_IN_REJECTED: 'Wrong name or password. Check both, then sign in again.',
+  SIGN_IN_THROTTLED: 'Too many failed sign-ins for this name or address. Wait, then try again.',
+  SIGN_IN_BY_PROXY: 'Operators sign in through the company proxy here, not with a password.',
+  ROLE_REQUIRED: (d) => `Your role cannot do this${d?.needed ? `: it needs the ${str(d, 'needed')} role` : ''}.`,
+  INVALID_OPERATOR:
+    'That operator name, role or password is not valid (a password needs at least 15 characters, 6 of them different, and not the name).',
+  OPERATOR_EXISTS: 'An operator with that name already exists.',
+  // four eyes on money (docs/operations.md "Approvals")
+  FOUR_EYES: 'A proposal is approved by operators other than the one who proposed it.',
+  NOT_ENOUGH_APPROVALS: 'That proposal does not have enough approvals yet; nothing was done.',
+  PROPOSAL_DECIDED: 'That proposal was already decided.',
+  PROPOSAL_EXPIRED: 'That proposal expired before it was approved; propose it again if it is still needed.',
+  UNKNOWN_ACTION: 'That is not an action that can be proposed.',
+  INVALID_REASON: 'Give a reason of 1 to 500 characters.',
+  PLATFORM_NOT_STOPPED: 'The platform is not stopped.',
   OUTBOX_CONFIG: INTERNAL,
   OUTBOX_MISMATCH: INTERNAL,
   OUTBOUND_GAS_ABOVE_CAP: 'That transfer would need more gas than this kind of transfer may spend; nothing was sent.',

@@ -1,5 +1,5 @@
 /** The worker's pino logger: main.ts and the tests build it here, so a test sees what production logs. */
-import { redactUrls, serializeError } from '@wh/core'
+import { redactLogLine, serializeError } from '@wh/core'
 import pino, { type DestinationStream, type Logger } from 'pino'
 
 /**
@@ -16,7 +16,7 @@ export function workerLogger(level: string, destination?: DestinationStream): Lo
     serializers: { err: serializeError },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     // every line, whatever put a URL in it: an RPC URL's path and query hold the provider's key
-    hooks: { streamWrite: redactUrls },
+    hooks: { streamWrite: redactLogLine },
   }
   return destination ? pino(options, destination) : pino(options)
 }

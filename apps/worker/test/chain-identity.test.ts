@@ -124,7 +124,9 @@ describe('chains are who they say they are', () => {
     expect(
       await resumeChain(ctx.database.sql, client, { chain: 'ethereum', fromBlock: from, reason: 'test', actor: 'ops' }),
     ).toBe(true)
-    expect(await resumeChain(ctx.database.sql, client, { chain: 'ethereum', reason: 'again' })).toBe(false)
+    expect(await resumeChain(ctx.database.sql, client, { chain: 'ethereum', reason: 'again', actor: 'ops' })).toBe(
+      false,
+    )
     for (let i = 0; i < 5 && (await scan()).status === 'scanned'; i++);
     expect(await credited(later.txHash)).toBe(1)
     const [action] = await ctx.database.sql<{ action: string; subject: string; actor: string }[]>`

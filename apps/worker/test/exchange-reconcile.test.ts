@@ -7,9 +7,7 @@
  * a transfer in flight is not compared; the cycle lock makes a concurrent run skip.
  * The tests run in order on one simulator and its manual clock.
  */
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { fromBaseUnits, systemClock } from '@wh/core'
 import { fromE18, toE18 } from '@wh/exchange'
 import { reconcileDriftKey, tryLock } from '@wh/jobs'
@@ -33,35 +31,10 @@ import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
+import { makeOperators, runOpsCli } from './fixtures/operators'
 
 const START = Date.UTC(2026, 0, 5, 0, 30)
 const at = (h: number, m = 0) => Date.UTC(2026, 0, 5, h, m)
-const CLI = fileURLToPath(new URL('../src/cli/clear-stop.ts', import.meta.url))
-
-function runCli(
-  args: string[],
-  env: Record<string, string | undefined>,
-): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...env } as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += String(d)
-    })
-    child.stderr.on('data', (d) => {
-      out += String(d)
-    })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      resolve({ code, out })
-    })
-  })
-}
-
 describe('reconciliation against the simulator', () => {
   let stack: AccountingStack
   let c: OpenedSubaccount // a million USDC: an hour of interest (~5.7 USDC) is far above epsilon
@@ -237,24 +210,58 @@ describe('reconciliation against the simulator', () => {
     expect(await enforce()).toMatchObject({ clean: 2, stopped: 0 })
   })
 
-  it('the ops CLI clears the stop with stop_cleared in one transaction; clearing again is a no-op', async () => {
+  it('the ops CLI proposes clearing the stop, a second operator approves, stop_cleared in one transaction; again a no-op', async () => {
     const env = stack.ctx.env
-    const first = await runCli([c.ledgerId, '--reason', 'injected in a test'], env)
-    expect(first.code).toBe(0)
-    const result = JSON.parse(first.out.trim().split('\n').at(-1) ?? '{}')
-    expect(result).toMatchObject({ cleared: true, subaccountRowId: c.rowId })
-    expect(result.idempotencyKey).toMatch(new RegExp(`^stop_cleared:${c.ledgerId}:[0-9]+$`))
+    const pw = await makeOperators(stack.ctx.ownerUrl, [
+      { name: 'otto', role: 'operator' },
+      { name: 'alice', role: 'approver' },
+    ])
+    const proposed = await runOpsCli(
+      'clear-stop.ts',
+      [c.ledgerId, '--reason', 'injected in a test', '--operator', 'otto'],
+      env,
+      `${pw.otto}\n`,
+    )
+    expect(proposed.code, proposed.text).toBe(0)
+    expect(proposed.out).toMatchObject({
+      proposal: { action: 'subaccount_stop_clear', status: 'open' },
+      existing: false,
+    })
+    // nothing moved on one operator's word
+    expect(await stoppedAt(c)).not.toBeNull()
+    // a wrong password is refused, whoever it names
+    const forged = await runOpsCli(
+      'proposals.ts',
+      [proposed.out.proposal.id, '--approve', '--operator', 'alice'],
+      env,
+      'guess\n',
+    )
+    expect([forged.code, forged.out]).toEqual([1, { error: 'SIGN_IN_REJECTED', message: 'wrong name or password' }])
+    const approved = await runOpsCli(
+      'proposals.ts',
+      [proposed.out.proposal.id, '--approve', '--operator', 'alice'],
+      env,
+      `${pw.alice}\n`,
+    )
+    expect(approved.code, approved.text).toBe(0)
+    expect(approved.out).toMatchObject({ executed: true, proposal: { status: 'executed' } })
+    expect(approved.out.proposal.outcome.result.idempotencyKey).toMatch(
+      new RegExp(`^stop_cleared:${c.ledgerId}:[0-9]+$`),
+    )
     expect(await stoppedAt(c)).toBeNull()
     expect(await isTradingStopped(sql(), c.rowId)).toBe(false)
     const cleared = await events(c, ['stop_cleared'])
     expect(cleared).toEqual([
       expect.objectContaining({ payload: expect.objectContaining({ reason: 'injected in a test', userId: c.userId }) }),
     ])
-    // by the row id this time, straight through the function the CLI calls
-    const again = await clearStop({ sql: sql(), clock: systemClock }, { subaccountRowId: c.rowId, reason: 'again' })
+    // by the row id this time, straight through the function the approval ran
+    const again = await clearStop(
+      { sql: sql(), clock: systemClock },
+      { subaccountRowId: c.rowId, reason: 'again', actor: 'otto' },
+    )
     expect(again).toEqual({ cleared: false, subaccountRowId: c.rowId })
     expect(await events(c, ['stop_cleared'])).toHaveLength(1)
-  })
+  }, 120_000)
 
   it('a subaccount with a transfer in flight is not compared', async () => {
     await shift(d, '-1')

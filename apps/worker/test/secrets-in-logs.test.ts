@@ -44,7 +44,7 @@ describe('no secret reaches a worker log line', () => {
     GAS_WALLET_PRIVATE_KEY: generatePrivateKey(),
     SWAP_WALLET_PRIVATE_KEY: generatePrivateKey(),
     WEBHOOK_SECRET: randomBytes(32).toString('hex'),
-    ADMIN_PASSWORD: randomBytes(18).toString('base64url'),
+    METRICS_TOKEN: randomBytes(24).toString('base64url'),
     ALERT_BOT_TOKEN: `${Math.floor(Math.random() * 1e9)}:${randomBytes(20).toString('base64url')}`,
   }
   // a provider's key in its RPC URL's path, as Alchemy and Infura take it: viem's errors name the URL

@@ -4,15 +4,14 @@
  * without a credit shows as a surplus at its address; a journal entry without its money shows as a
  * deficit, confirmed by a second run, alerted once, and stops the platform until an operator clears it.
  */
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { DEFAULT_RETRY } from '@wh/exchange'
-import { append } from '@wh/ledger'
+import { append, userTransit } from '@wh/ledger'
 import { activePlatformStop, clearPlatformStop, listOperatorActions } from '@wh/ops'
 import { openDeficits, runSolvency, type SolvencyResult } from '@wh/solvency'
 import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
 import { type ChainClients, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import postgres from 'postgres'
 import {
   type Address,
   createPublicClient,
@@ -26,30 +25,10 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { solvencyDeps } from '../src/jobs/solvency/solvency'
 import { type ExchangeStack, startExchangeStack } from './fixtures/exchange-stack'
+import { makeOperators, runOpsCli } from './fixtures/operators'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
-const CLI = fileURLToPath(new URL('../src/cli/solvency.ts', import.meta.url))
 
-/** The ops CLI as an operator runs it: its last stdout line, parsed. */
-// biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON output, read field by field by each test
-function cli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; out: any }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...env } as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += String(d)
-    })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      const last = out.trim().split('\n').at(-1)
-      resolve({ code, out: last ? JSON.parse(last) : undefined })
-    })
-  })
-}
 const CHAIN_ID = 901
 
 describe('solvency: assets against liabilities, per currency', () => {
@@ -218,26 +197,64 @@ describe('solvency: assets against liabilities, per currency', () => {
     expect(r.errors.map((e) => e.place)).toEqual(['exchange'])
     expect(r.opened).toEqual([])
   })
-  it('the ops CLI runs a solvency run, shows it, and raises and clears the platform stop with who and why', async () => {
+  it('a balance row changed behind the journal: the run finds it, alerts once, and again only when it changes', async () => {
+    const owner = postgres(stack.ctx.ownerUrl, { max: 1, onnotice: () => {} })
+    try {
+      const { userId } = await depositedUser(USDC(5))
+      const clean = await run()
+      expect(clean.balanceCheck).toMatchObject({ differenceCount: 0 })
+      const alertsBefore = stack.alerts.length
+      // as the owner (the application's role cannot: packages/ledger/test/journal.test.ts)
+      await owner`update ledger_balances set balance = balance + 1000000 where account = ${userTransit(userId)}`
+      const found = await run()
+      expect(found.balanceCheck.differences).toEqual([
+        { account: userTransit(userId), currency: 'USDC', balance: USDC(6), postings: USDC(5) },
+      ])
+      await run()
+      expect(stack.alerts.slice(alertsBefore).map((a) => a.text)).toEqual([
+        'ledger: balance rows differ from the sums of their postings',
+      ])
+      await owner`update ledger_balances set balance = balance - 1000000 where account = ${userTransit(userId)}`
+      expect((await run()).balanceCheck.differenceCount).toBe(0)
+    } finally {
+      await owner.end()
+    }
+  })
+
+  it('the ops CLI runs a solvency run, shows it, raises the platform stop, and clears it with four eyes', async () => {
     const env = stack.ctx.env
-    const ran = await cli(['--run'], env)
-    expect(ran.code).toBe(0)
+    const pw = await makeOperators(stack.ctx.ownerUrl, [
+      { name: 'bob', role: 'operator' },
+      { name: 'carol', role: 'approver' },
+    ])
+    const ran = await runOpsCli('solvency.ts', ['--run'], env)
+    expect(ran.code, ran.text).toBe(0)
     expect(ran.out).toMatchObject({ complete: true, runId: expect.any(String) })
-    const shown = await cli(['--show'], env)
+    const shown = await runOpsCli('solvency.ts', ['--show'], env)
     expect(shown.out.run.id).toBe(ran.out.runId)
     expect(shown.out.run.totals.map((t: { currency: string }) => t.currency)).toContain('USDC')
 
-    expect((await cli(['--stop'], env)).code, 'a decision needs its reason').toBe(2)
-    const stopped = await cli(['--stop', '--reason', 'the exchange reports a hack', '--operator', 'bob'], env)
+    expect((await runOpsCli('solvency.ts', ['--stop'], env)).code, 'a decision needs its reason').toBe(2)
+    const args = (what: string, reason: string) => [what, '--reason', reason, '--operator', 'bob']
+    const stopped = await runOpsCli('solvency.ts', args('--stop', 'the exchange reports a hack'), env, `${pw.bob}\n`)
     expect(stopped.out).toMatchObject({ stopped: true, alreadyDone: false })
     expect((await activePlatformStop(stack.sql))?.raisedBy).toBe('operator')
-    const cleared = await cli(['--clear', '--reason', 'funds accounted for', '--operator', 'bob'], env)
-    expect(cleared.out).toEqual({ stopped: false, cleared: 1 })
+    const proposed = await runOpsCli('solvency.ts', args('--clear', 'funds accounted for'), env, `${pw.bob}\n`)
+    expect(proposed.out).toMatchObject({ proposal: { action: 'platform_stop_clear', status: 'open' } })
+    expect(await activePlatformStop(stack.sql)).toBeDefined()
+    const approved = await runOpsCli(
+      'proposals.ts',
+      [proposed.out.proposal.id, '--approve', '--operator', 'carol'],
+      env,
+      `${pw.carol}\n`,
+    )
+    expect(approved.out).toMatchObject({ executed: true })
     expect(await activePlatformStop(stack.sql)).toBeUndefined()
     const actions = await listOperatorActions(stack.sql, { subject: 'platform', limit: 2 })
     expect(actions.map((a) => [a.action, a.actor, a.reason])).toEqual([
       ['platform_stop_cleared', 'bob', 'funds accounted for'],
       ['platform_stop_raised', 'bob', 'the exchange reports a hack'],
     ])
+    expect(actions[0]?.details).toMatchObject({ approvedBy: ['carol'] })
   }, 120_000)
 })

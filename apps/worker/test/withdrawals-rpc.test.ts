@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { append, freeBalance, reserveWithdrawal } from '@wh/ledger'
-import { listHeld, resolveHeld } from '@wh/ops'
+import { heldEvidence, listHeld, recheckHeld } from '@wh/ops'
 import { integrationContext, type RpcProxy, type RunningChain, startChain, startRpcProxy } from '@wh/testkit'
 import { sendWithdrawals } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
@@ -120,11 +120,19 @@ describe('withdrawals when RPC providers disagree, stall or fail', () => {
     // a held withdrawal leaves the queue: further ticks neither send nor fail it
     expect(await tick()).toMatchObject({ sent: 0, failed: 0, held: 0, pending: 0 })
 
-    // the operator checks a second provider (here: the node itself), finds the receipt, rechecks
     const [h] = (await listHeld(ctx.database.sql)).filter((x) => x.ref_id === withdrawalId)
     expect(h?.purpose).toBe('withdrawal')
+    // an operator misled by the same provider would fail it, and the reserve would pay a second time:
+    // the chain is read again first, and the block where the nonce was used shows our own version
+    await expect(
+      heldEvidence({ sql: ctx.database.sql, clients: deps.clients }, h?.id as string, 'failed'),
+    ).rejects.toMatchObject({ code: 'OUTBOUND_MINED' })
+    // the operator checks a second provider (here: the node itself), finds the receipt, rechecks
     await proxy.reset()
-    await resolveHeld(ctx.database.sql, h?.id as string, 'recheck', 'receipt found on the node behind the provider')
+    await recheckHeld(ctx.database.sql, h?.id as string, {
+      reason: 'receipt found on the node behind the provider',
+      actor: 'alice',
+    })
     expect(await tick()).toMatchObject({ sent: 1 })
     expect((await row(withdrawalId))?.state).toBe('sent')
     expect(await balanceAt(destination)).toBe(parseEther('0.1'))

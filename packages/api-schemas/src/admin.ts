@@ -6,14 +6,97 @@ import { LiteralUnion } from './literals'
 const Iso = Type.String({ format: 'date-time' })
 const Uuid = Type.String({ format: 'uuid' })
 
-/** Who takes a decision and why: both recorded in operator_actions. */
-export const Decision = Type.Object(
+const Reason = Type.String({ minLength: 1, maxLength: 500, description: 'why (the evidence looked at, recorded)' })
+
+/**
+ * Why a decision is taken, recorded in operator_actions with the signed-in operator (who is never a
+ * field of the body: a body naming an `operator` is refused).
+ */
+export const Decision = Type.Object({ reason: Reason }, { additionalProperties: false })
+
+/** Marking a held transaction sent: which of its signed versions the chain shows mined. */
+export const MarkSentBody = Type.Object(
   {
-    operator: Type.String({ minLength: 1, maxLength: 100, description: 'who decides (a name, recorded)' }),
-    reason: Type.String({ minLength: 1, maxLength: 500, description: 'why (the evidence looked at, recorded)' }),
+    reason: Reason,
+    txHash: Type.String({
+      pattern: '^0x[0-9a-fA-F]{64}$',
+      description: 'the mined version: one of its signed versions',
+    }),
   },
   { additionalProperties: false },
 )
+
+/** Signing in to the desk (ADMIN_AUTH=password). */
+export const SignInBody = Type.Object(
+  {
+    operator: Type.String({ minLength: 2, maxLength: 64, description: 'the operator’s name' }),
+    password: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  { additionalProperties: false },
+)
+export const OperatorView = Type.Object(
+  {
+    name: Type.String(),
+    role: LiteralUnion(['viewer', 'operator', 'approver']),
+  },
+  { title: 'Operator' },
+)
+export const SessionView = Type.Object({
+  operator: OperatorView,
+  token: Type.String({ description: 'send as `Authorization: Bearer <token>` (also set as an HttpOnly cookie)' }),
+  expiresAt: Iso,
+})
+export const Me = Type.Object({ operator: OperatorView, auth: LiteralUnion(['password', 'proxy']) })
+
+export const ProposalView = Type.Object(
+  {
+    id: Uuid,
+    action: LiteralUnion([
+      'outbound_fail',
+      'outbound_mark_sent',
+      'platform_stop_clear',
+      'subaccount_stop_clear',
+      'chain_resume',
+    ]),
+    subject: Type.String(),
+    params: Type.Record(Type.String(), Type.Unknown()),
+    reason: Type.String(),
+    proposedBy: Type.String(),
+    approvalsRequired: Type.Integer(),
+    approvals: Type.Array(Type.Object({ approver: Type.String(), at: Iso })),
+    createdAt: Iso,
+    expiresAt: Iso,
+    status: LiteralUnion(['open', 'expired', 'executed', 'refused', 'withdrawn']),
+    outcome: Type.Union([
+      Type.Object({
+        outcome: LiteralUnion(['executed', 'refused', 'withdrawn']),
+        decidedBy: Type.String(),
+        decidedAt: Iso,
+        result: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+      }),
+      Type.Null(),
+    ]),
+  },
+  { title: 'Proposal' },
+)
+/** A decision that takes four eyes, proposed: it waits for approvals (or an open one was found). */
+export const Proposed = Type.Object({
+  proposal: ProposalView,
+  existing: Type.Boolean({ description: 'an open proposal of this action on this subject was there already' }),
+})
+export const ProposalList = Type.Object({ items: Type.Array(ProposalView) })
+export const ProposalsQuery = Type.Object(
+  {
+    status: Type.Optional(LiteralUnion(['open', 'all'], { default: 'open' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  },
+  { additionalProperties: false },
+)
+export const Approved = Type.Object({
+  proposal: ProposalView,
+  executed: Type.Boolean({ description: 'this approval was the last one needed: the decision took effect' }),
+  alreadyDone: Type.Boolean(),
+})
 
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false })
 
@@ -35,7 +118,7 @@ export const HeldList = Type.Object({ items: Type.Array(HeldTransaction) })
 
 export const HeldDecision = Type.Object({
   id: Uuid,
-  verdict: LiteralUnion(['recheck', 'failed']),
+  verdict: LiteralUnion(['recheck']),
   state: Type.String(),
   txHash: Type.String(),
   /** true: this decision had already been taken (the command is idempotent) */
@@ -61,8 +144,7 @@ export const ChainParams = Type.Object(
 )
 export const ResumeBody = Type.Object(
   {
-    operator: Decision.properties.operator,
-    reason: Decision.properties.reason,
+    reason: Reason,
     fromBlock: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}$', description: 'scan again from this block' })),
   },
   { additionalProperties: false },
@@ -106,6 +188,13 @@ export const ActionList = Type.Object({ items: Type.Array(OperatorAction) })
 
 export const Overview = Type.Object({
   heldTransactions: Type.Integer(),
+  /** withdrawals and deposits held with a transaction (their reserve kept), waiting on a decision */
+  heldWithdrawals: Type.Integer(),
+  heldDeposits: Type.Integer(),
+  /** proposals waiting for approvals */
+  openProposals: Type.Integer(),
+  /** balance rows that differ from their postings at the last check (docs/solvency.md) */
+  balanceDifferences: Type.Union([Type.Integer(), Type.Null()], { description: 'null: no check has run yet' }),
   haltedChains: Type.Array(Type.String()),
   stoppedSubaccounts: Type.Integer(),
   /** an open platform stop (docs/solvency.md "The platform stop") */
@@ -174,7 +263,25 @@ export const PlatformStopView = Type.Object(
   },
   { title: 'PlatformStop' },
 )
+export const BalanceCheckView = Type.Object(
+  {
+    id: Type.Integer(),
+    kind: LiteralUnion(['full', 'incremental']),
+    startedAt: Iso,
+    durationMs: Type.Integer(),
+    events: Type.Integer({ description: 'events whose postings it summed' }),
+    accounts: Type.Integer({ description: '(account, currency) pairs with a balance' }),
+    differenceCount: Type.Integer(),
+    differences: Type.Array(
+      Type.Object({ account: Type.String(), currency: Type.String(), balance: BaseUnits, postings: BaseUnits }),
+    ),
+  },
+  { title: 'BalanceCheck' },
+)
 export const SolvencyView = Type.Object({
+  balanceCheck: Type.Union([BalanceCheckView, Type.Null()], {
+    description: 'the last check of the balance rows against their postings',
+  }),
   latest: Type.Union([SolvencyRun, Type.Null()], { description: 'the newest run, complete or not' }),
   lastComplete: Type.Union([Iso, Type.Null()], { description: 'when the newest complete run finished' }),
   deficits: Type.Array(DeficitEpisode, { description: 'open deficit episodes' }),

@@ -45,9 +45,19 @@ export interface ApiConfig {
   readonly conversionFastTickSeconds: number
   readonly conversionStuckMinutes: number
   readonly wheelEnabled: boolean
-  readonly adminPassword: string | undefined
-  /** BULL_BOARD_READ_ONLY: Bull Board shows jobs but cannot act on them */
-  readonly bullBoardReadOnly: boolean
+  /** who the operators are and how many approve a decision (docs/operations.md "Operators and roles") */
+  readonly operators: {
+    /** ADMIN_AUTH: passwords of the operators table, or an authenticating proxy's name header (with its secret) */
+    readonly auth:
+      | { readonly kind: 'password' }
+      | { readonly kind: 'proxy'; readonly userHeader: string; readonly secret: string }
+    /** ADMIN_APPROVALS_REQUIRED resolved: 2 in production unless set */
+    readonly approvalsRequired: number
+  }
+  /** BULL_BOARD_ENABLED: Bull Board on the public port; `readOnly` (BULL_BOARD_READ_ONLY): shows jobs, cannot act */
+  readonly bullBoard: { readonly readOnly: boolean } | undefined
+  /** METRICS_TOKEN: the bearer credential of GET /metrics */
+  readonly metricsToken: string | undefined
   /** the operator desk's listener (ADMIN_HOST, ADMIN_PORT); undefined: not served */
   readonly adminListener: { readonly host: string; readonly port: number } | undefined
   readonly authRateLimitPerMinute: number
@@ -91,10 +101,15 @@ export const API_ENV_NAMES = [
   'WHEEL_ENABLED',
   'HOST',
   'LOG_LEVEL',
-  'ADMIN_PASSWORD',
   'ADMIN_PORT',
   'ADMIN_HOST',
+  'ADMIN_AUTH',
+  'ADMIN_PROXY_USER_HEADER',
+  'ADMIN_PROXY_SECRET',
+  'ADMIN_APPROVALS_REQUIRED',
+  'BULL_BOARD_ENABLED',
   'BULL_BOARD_READ_ONLY',
+  'METRICS_TOKEN',
   'AUTH_RATE_LIMIT_PER_MINUTE',
   'DEPOSIT_XPUB',
   'TRUST_PROXY',

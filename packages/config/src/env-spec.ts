@@ -213,11 +213,9 @@ export const ENV_SPEC = {
         ? undefined
         : `must be auto or a whole number from 1 to ${MAX_API_PROCESSES}`,
   },
-  /** Bull Board and operator desk password (user "admin"); neither is served when unset */
-  ADMIN_PASSWORD: { schema: str({ minLength: 16 }), secret: true, optional: true },
   /**
    * the operator desk's own listener (docs/operations.md): off when unset; never the public PORT.
-   * Requires ADMIN_PASSWORD
+   * Operators sign in with their own names (the operators CLI creates them), or through ADMIN_AUTH=proxy
    */
   ADMIN_PORT: {
     schema: str({ pattern: INT }),
@@ -225,10 +223,40 @@ export const ENV_SPEC = {
     check: (v) => (Number(v) < 65536 ? undefined : 'must be a TCP port'),
   },
   /**
-   * Bull Board shows the queues read-only unless this is `false` (then it can retry, promote, clean
-   * and remove jobs: an operator's tool, best kept off)
+   * how the desk and Bull Board know who the operator is: `password` (the default: each operator signs
+   * in with their name and password, kept as a scrypt hash in the operators table) or `proxy` (an
+   * authenticating reverse proxy names the operator in ADMIN_PROXY_USER_HEADER, believed only with
+   * ADMIN_PROXY_SECRET in x-proxy-secret); either way the role comes from the operators table
+   */
+  ADMIN_AUTH: { schema: Type.Union([Type.Literal('password'), Type.Literal('proxy')]), default: 'password' },
+  /** ADMIN_AUTH=proxy: the request header that carries the operator's name */
+  ADMIN_PROXY_USER_HEADER: { schema: str({ pattern: '^[a-z0-9-]{1,64}$' }), default: 'x-forwarded-user' },
+  /** ADMIN_AUTH=proxy: the secret the proxy sends in x-proxy-secret; without it the name header is not believed */
+  ADMIN_PROXY_SECRET: { schema: str({ minLength: 32 }), secret: true, optional: true },
+  /**
+   * how many approvers (other than the proposer) a decision that releases money needs
+   * (docs/operations.md "Approvals"): 1 to 5; unset, 2 when NODE_ENV=production and 1 otherwise
+   */
+  ADMIN_APPROVALS_REQUIRED: {
+    schema: str({ pattern: INT }),
+    optional: true,
+    check: (v) => (Number(v) >= 1 && Number(v) <= 5 ? undefined : 'must be 1 to 5'),
+  },
+  /**
+   * Bull Board at /admin/queues on the public port, behind the operators' sign-in: `true` or `false`
+   * (the default: not mounted)
+   */
+  BULL_BOARD_ENABLED: { schema: Type.Union([Type.Literal('true'), Type.Literal('false')]), default: 'false' },
+  /**
+   * Bull Board shows the queues read-only unless this is `false` (then an operator of role operator can
+   * retry, promote, clean and remove jobs, each recorded: an operator's tool, best kept off)
    */
   BULL_BOARD_READ_ONLY: { schema: Type.Union([Type.Literal('true'), Type.Literal('false')]), default: 'true' },
+  /**
+   * the scrape credential of GET /metrics, sent as `Authorization: Bearer <token>` (Prometheus'
+   * `authorization` or `bearer_token`); unset, /metrics is open outside production and not served in production
+   */
+  METRICS_TOKEN: { schema: str({ minLength: 32 }), secret: true, optional: true },
   /** the interface the operator desk binds to: loopback unless an operator opens it wider */
   ADMIN_HOST: { schema: str(), default: '127.0.0.1' },
   /** sign-in attempts per IP per minute on /auth/* */

@@ -426,17 +426,55 @@ describe("the API's configuration (loadApiConfig: no key, no mnemonic)", () => {
   }
   const account = HDKey.fromMasterSeed(mnemonicToSeedSync(VALID.MASTER_MNEMONIC as string)).derive("m/44'/60'/0'")
 
-  it('serves the operator desk on its own listener only with a password, loopback by default, never on PORT', () => {
+  it('serves the operator desk on its own listener, loopback by default, never on PORT', () => {
     expect(loadApiConfig(API_ENV).adminListener).toBeUndefined()
-    const withDesk = loadApiConfig({ ...API_ENV, ADMIN_PORT: '4100', ADMIN_PASSWORD: 'a-password-of-16-chars' })
+    const withDesk = loadApiConfig({ ...API_ENV, ADMIN_PORT: '4100' })
     expect(withDesk.adminListener).toEqual({ host: '127.0.0.1', port: 4100 })
-    expect(apiProblems({ ...API_ENV, ADMIN_PORT: '4100' }).problems).toEqual([
-      { name: 'ADMIN_PORT', reason: expect.stringMatching(/needs ADMIN_PASSWORD/) },
-    ])
     const port = API_ENV.PORT === '0' ? '4101' : (API_ENV.PORT as string)
-    expect(
-      apiProblems({ ...API_ENV, PORT: port, ADMIN_PORT: port, ADMIN_PASSWORD: 'a-password-of-16-chars' }).problems,
-    ).toEqual([{ name: 'ADMIN_PORT', reason: 'must not be the public PORT' }])
+    expect(apiProblems({ ...API_ENV, PORT: port, ADMIN_PORT: port }).problems).toEqual([
+      { name: 'ADMIN_PORT', reason: 'must not be the public PORT' },
+    ])
+  })
+
+  it('operators: passwords by default, a proxy only with its secret; approvals 2 in production, 1 elsewhere, unless set', () => {
+    expect(loadApiConfig(API_ENV).operators).toEqual({ auth: { kind: 'password' }, approvalsRequired: 1 })
+    expect(loadApiConfig({ ...API_ENV, NODE_ENV: 'production' }).operators.approvalsRequired).toBe(2)
+    expect(loadApiConfig({ ...API_ENV, NODE_ENV: 'production', ADMIN_APPROVALS_REQUIRED: '3' }).operators).toEqual({
+      auth: { kind: 'password' },
+      approvalsRequired: 3,
+    })
+    expect(apiProblems({ ...API_ENV, ADMIN_APPROVALS_REQUIRED: '0' }).problems).toEqual([
+      { name: 'ADMIN_APPROVALS_REQUIRED', reason: 'must be 1 to 5' },
+    ])
+    expect(apiProblems({ ...API_ENV, ADMIN_AUTH: 'proxy' }).problems).toEqual([
+      { name: 'ADMIN_PROXY_SECRET', reason: expect.stringMatching(/required with ADMIN_AUTH=proxy/) },
+    ])
+    const secret = 'p'.repeat(32)
+    expect(loadApiConfig({ ...API_ENV, ADMIN_AUTH: 'proxy', ADMIN_PROXY_SECRET: secret }).operators.auth).toEqual({
+      kind: 'proxy',
+      userHeader: 'x-forwarded-user',
+      secret,
+    })
+    expect(SECRET_ENV_NAMES).toEqual(expect.arrayContaining(['ADMIN_PROXY_SECRET', 'METRICS_TOKEN']))
+  })
+
+  it('ADMIN_PASSWORD is retired: any value is refused, naming what replaced it', () => {
+    expect(apiProblems({ ...API_ENV, ADMIN_PASSWORD: 'a-password-of-16-chars' }).problems).toEqual([
+      { name: 'ADMIN_PASSWORD', reason: expect.stringMatching(/operators sign in with names.*METRICS_TOKEN/) },
+    ])
+    expect(ENV_SPEC).not.toHaveProperty('ADMIN_PASSWORD')
+  })
+
+  it('Bull Board is mounted only when enabled, read-only unless said otherwise; /metrics takes METRICS_TOKEN', () => {
+    expect(loadApiConfig(API_ENV).bullBoard).toBeUndefined()
+    expect(loadApiConfig({ ...API_ENV, BULL_BOARD_ENABLED: 'true' }).bullBoard).toEqual({ readOnly: true })
+    expect(loadApiConfig({ ...API_ENV, BULL_BOARD_ENABLED: 'true', BULL_BOARD_READ_ONLY: 'false' }).bullBoard).toEqual({
+      readOnly: false,
+    })
+    expect(loadApiConfig({ ...API_ENV, METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32))
+    expect(apiProblems({ ...API_ENV, METRICS_TOKEN: 'short' }).problems).toEqual([
+      { name: 'METRICS_TOKEN', reason: 'must be at least 32 characters' },
+    ])
   })
 
   it('serves the built console only when CONSOLE_DIR is set, as an absolute path', () => {

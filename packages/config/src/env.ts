@@ -70,6 +70,12 @@ const RETIRED_ENV: Readonly<Record<string, { readonly harmless: readonly string[
     reason:
       'Derive retired its v2 protocol and the service speaks v3 only: unset EXCHANGE_PROTOCOL (README "Configuration")',
   },
+  ADMIN_PASSWORD: {
+    harmless: [],
+    reason:
+      'operators sign in with names and passwords of their own (apps/worker/src/cli/operators.ts creates them) and ' +
+      '/metrics takes METRICS_TOKEN: unset ADMIN_PASSWORD (docs/operations.md "Operators and roles")',
+  },
 }
 
 /** A problem for each retired variable `env` sets to anything but a harmless value (its name, never the value). */
@@ -233,8 +239,11 @@ function readVars(
 
 /** Checks across variables; each applies only when its variables were read. */
 function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], read: ReadonlySet<EnvName>): void {
-  if (v.ADMIN_PORT !== undefined && v.ADMIN_PASSWORD === undefined)
-    problems.push({ name: 'ADMIN_PORT', reason: 'needs ADMIN_PASSWORD: the operator desk is never served without it' })
+  if (v.ADMIN_AUTH === 'proxy' && v.ADMIN_PROXY_SECRET === undefined)
+    problems.push({
+      name: 'ADMIN_PROXY_SECRET',
+      reason: "is required with ADMIN_AUTH=proxy: a name header is believed only with the proxy's secret",
+    })
   if (v.ADMIN_PORT !== undefined && v.PORT !== undefined && v.ADMIN_PORT === v.PORT && v.PORT !== '0')
     problems.push({ name: 'ADMIN_PORT', reason: 'must not be the public PORT' })
   if (v.WITHDRAWAL_MIN_USD && v.WITHDRAWAL_MAX_USD && compareDecimal(v.WITHDRAWAL_MIN_USD, v.WITHDRAWAL_MAX_USD) > 0) {
@@ -354,8 +363,20 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     conversionFastTickSeconds: Number(s('CONVERSION_FAST_TICK_SECONDS')),
     conversionStuckMinutes: Number(s('CONVERSION_STUCK_MINUTES')),
     wheelEnabled: s('WHEEL_ENABLED') === 'true',
-    adminPassword: v.ADMIN_PASSWORD,
-    bullBoardReadOnly: s('BULL_BOARD_READ_ONLY') !== 'false',
+    operators: {
+      auth:
+        s('ADMIN_AUTH') === 'proxy'
+          ? { kind: 'proxy', userHeader: s('ADMIN_PROXY_USER_HEADER'), secret: v.ADMIN_PROXY_SECRET as string }
+          : { kind: 'password' },
+      approvalsRequired:
+        v.ADMIN_APPROVALS_REQUIRED === undefined
+          ? v.NODE_ENV === 'production'
+            ? 2
+            : 1
+          : Number(v.ADMIN_APPROVALS_REQUIRED),
+    },
+    bullBoard: s('BULL_BOARD_ENABLED') === 'true' ? { readOnly: s('BULL_BOARD_READ_ONLY') !== 'false' } : undefined,
+    metricsToken: v.METRICS_TOKEN,
     adminListener: v.ADMIN_PORT === undefined ? undefined : { host: s('ADMIN_HOST'), port: Number(v.ADMIN_PORT) },
     authRateLimitPerMinute: Number(s('AUTH_RATE_LIMIT_PER_MINUTE')),
     depositXpub,

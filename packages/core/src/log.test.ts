@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { errorMessage, redactUrls, serializeError } from './log'
+import { errorMessage, redactLogLine, redactSecrets, redactUrls, serializeError } from './log'
 
 describe('redactUrls', () => {
   it("keeps a URL's scheme, host and port and replaces its credentials, path and query", () => {
@@ -46,5 +46,49 @@ describe('serializeError of what is not an Error', () => {
     })
     expect(serializeError({ code: 14030 }).message).toBe('{"code":14030}')
     expect(serializeError('plain').message).toBe('plain')
+  })
+})
+
+describe('redactSecrets', () => {
+  const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJlLXBhcnQtb2YtdGhlLXRva2Vu'
+  const sig = `0x${'ab'.repeat(65)}`
+
+  it('drops the query of a /ws/ path, and any credential-named query value anywhere', () => {
+    expect(redactSecrets(`{"req":{"url":"/ws/account?token=${jwt}&x=1"}}`)).toBe('{"req":{"url":"/ws/account"}}')
+    expect(redactSecrets(`{"url":"/withdrawals?signature=${sig}&limit=5"}`)).toBe(
+      '{"url":"/withdrawals?signature=[redacted]&limit=5"}',
+    )
+    expect(redactSecrets(`GET /x?a=1&access_token=${jwt}`)).toBe('GET /x?a=1&access_token=[redacted]')
+    expect(redactSecrets('{"url":"/ETH/chart?interval=1h"}')).toBe('{"url":"/ETH/chart?interval=1h"}')
+  })
+
+  it('drops credential-named JSON values and Bearer/Basic credentials in text; keeps short values and the rest', () => {
+    const line = JSON.stringify({
+      token: jwt,
+      signature: sig,
+      authorization: `Bearer ${jwt}`,
+      sessionToken: 'abcdefghijklmnop',
+      password: 'correct horse battery staple',
+      currency: 'USDC',
+      msg: `sent Authorization: Bearer ${jwt} upstream`,
+    })
+    const out = redactSecrets(line)
+    for (const secret of [jwt, sig, 'abcdefghijklmnop', 'correct horse battery staple'])
+      expect(out).not.toContain(secret)
+    expect(JSON.parse(out)).toMatchObject({
+      token: '[redacted]',
+      currency: 'USDC',
+      msg: 'sent Authorization: Bearer [redacted] upstream',
+    })
+    // a currency in a `token` field stays readable; a line naming nothing sensitive is the same string
+    expect(redactSecrets('{"token":"USDC","amount":"5"}')).toBe('{"token":"USDC","amount":"5"}')
+    const plain = '{"level":30,"msg":"request completed","responseTime":1.2}'
+    expect(redactSecrets(plain)).toBe(plain)
+  })
+
+  it('redactLogLine redacts URLs and credentials together', () => {
+    expect(redactLogLine(`{"msg":"https://rpc.example/v2/KEY123 failed","token":"${jwt}"}`)).toBe(
+      '{"msg":"https://rpc.example/[redacted] failed","token":"[redacted]"}',
+    )
   })
 })

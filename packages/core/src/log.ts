@@ -67,3 +67,36 @@ const URL_IN_TEXT = /\b([a-z][a-z0-9+.-]*):\/\/(?:([^\s"'<>\\/@]*)@)?([^\s"'<>\\
 export function errorMessage(err: unknown): string {
   return redactUrls(err instanceof Error ? err.message : String(err))
 }
+
+/** A word that names a credential in a key or a query parameter: its value never reaches a log. */
+const SECRET_NAME = '[A-Za-z0-9_.-]*(?:token|signature|authori[sz]ation|password|secret|cookie|jwt)[A-Za-z0-9_.-]*'
+const QUICK = /token|signature|authori[sz]ation|password|secret|cookie|jwt|bearer|\/ws\//i
+// "key": "value" (JSON, the log line's own shape), the value a string with its escapes, of 8 characters
+// or more: a credential is longer, and a currency named in a `token` field ("USDC") stays readable
+const SECRET_JSON = new RegExp(String.raw`("${SECRET_NAME}"\s*:\s*)"(?:[^"\\]|\\.){8,}"`, 'gi')
+// ?key=value or &key=value anywhere (a URL in a message, a path with its query)
+const SECRET_QUERY = new RegExp(String.raw`([?&]${SECRET_NAME}=)[^&\s"'#]*`, 'gi')
+// an Authorization header's value quoted in text
+const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g
+// a WebSocket path keeps no query at all (its token may come there): "/ws/account?…" up to the quote
+const WS_QUERY = /(\/ws\/[A-Za-z0-9_/-]*)\?[^"\s]*/g
+
+/**
+ * A log line without the values of credentials (docs/architecture.md "Least privilege"): any JSON
+ * field or query parameter whose name says token, signature, authorization, password, secret,
+ * cookie or jwt keeps its name and loses its value; a Bearer or Basic credential in text loses its
+ * value; a /ws/ path loses its query. Lines that name none of these pass untouched (one test).
+ */
+export function redactSecrets(line: string): string {
+  if (!QUICK.test(line)) return line
+  return line
+    .replace(SECRET_JSON, `$1"${REDACTED}"`)
+    .replace(SECRET_QUERY, `$1${REDACTED}`)
+    .replace(BEARER, `$1 ${REDACTED}`)
+    .replace(WS_QUERY, '$1')
+}
+
+/** Every log line the API and the worker write (pino's streamWrite hook): URLs and credentials redacted. */
+export function redactLogLine(line: string): string {
+  return redactSecrets(redactUrls(line))
+}

@@ -2,7 +2,9 @@
  * `pnpm --filter @wh/ledger bench`: append throughput and read times on a durable (fsync on)
  * throwaway Postgres. Goals: >= 25,000 events/s batched; >= 1,500 single appends/s with
  * p99 < 10 ms; zero deadlocks with 10 writers sharing a hot platform account; reads independent of
- * table size (measured before and after filling the journal to 1,000,000 postings).
+ * table size (measured before and after filling the journal to 1,000,000 postings); what the
+ * solvency run's balance check costs on that journal, in full and incrementally (docs/solvency.md
+ * "Balances against postings").
  * BENCH_SCALE (default 1) scales every count down for a quick run.
  */
 import { randomUUID } from 'node:crypto'
@@ -12,6 +14,7 @@ import { startPostgres } from '@wh/testkit'
 import {
   appendBatch,
   balanceOf,
+  checkBalances,
   type EventInput,
   freeBalance,
   PLATFORM_FEE_REVENUE,
@@ -206,6 +209,29 @@ try {
   await sql`vacuum analyze ledger_events`
   await sql`vacuum analyze ledger_postings`
   await reads('after fill')
+
+  // the balance check on the filled journal: the daily full one, then an incremental one that sums
+  // only the events written since (here 10,000, about a busy hour's worth)
+  {
+    const full = await checkBalances(sql, { full: true })
+    const { count } = one(await sql<{ count: string }[]>`select count(*) from ledger_postings`)
+    rows.push({
+      case: 'balance check, full',
+      figure: `${full.durationMs} ms`,
+      p50: '',
+      p99: '',
+      notes: `${full.events} events, ${count} postings, ${full.accounts} balances; differences ${full.differenceCount}`,
+    })
+    await writers(2, n(5), 1_000, mixed)
+    const inc = await checkBalances(sql, { full: false })
+    rows.push({
+      case: 'balance check, incremental',
+      figure: `${inc.durationMs} ms`,
+      p50: '',
+      p99: '',
+      notes: `${inc.events} events since the last check, ${inc.accounts} balances; differences ${inc.differenceCount}`,
+    })
+  }
 
   await close()
 } finally {

@@ -4,6 +4,7 @@ import {
   bearerOf,
   isUserHolding,
   ownerOf,
+  PLATFORM_EQUITY,
   PLATFORM_EXPENSE_OVERHEAD,
   PLATFORM_EXPENSE_RECONCILIATION,
   PLATFORM_FEE_REVENUE,
@@ -90,6 +91,7 @@ describe('account names (spec 2.4)', () => {
       userExpense(u, 'settlement'),
       platformHot('base'),
       PLATFORM_FEE_REVENUE,
+      PLATFORM_EQUITY,
     ].map(accountLabel)
     expect(labels).toEqual([
       'Platform balance',
@@ -99,6 +101,7 @@ describe('account names (spec 2.4)', () => {
       'Cost: settlement at expiry',
       'Platform hot wallet (base)',
       'Platform fee revenue',
+      'Platform capital',
     ])
     for (const l of labels) expect(l).not.toContain(u)
     expect(accountLabel('not an account')).toBe('not an account')

@@ -81,6 +81,11 @@ export const PLATFORM_EXPENSE_OVERHEAD = name(PLATFORM, 'expense', 'overhead')
 export const PLATFORM_FEE_REVENUE = name(PLATFORM, 'fee_revenue')
 /** The unexplained difference between the journal and the exchange. */
 export const PLATFORM_EXPENSE_RECONCILIATION = name(PLATFORM, 'expense', 'reconciliation')
+/**
+ * The platform's own capital: the source of money its operator brings in (capital_contributed) and
+ * the sink of what it takes out (capital_withdrawn); negative = net capital in (docs/ledger.md).
+ */
+export const PLATFORM_EQUITY = name(PLATFORM, 'equity')
 
 function oneOf<T extends string>(value: T, allowed: readonly T[], what: string): T {
   if (!allowed.includes(value)) throw new InvalidAccountError(`invalid ${what}`, { [what]: value })
@@ -94,7 +99,7 @@ export type ParsedAccount =
   | { bearer: 'user'; userId: string; family: 'income'; kind: IncomeKind }
   | { bearer: 'user'; userId: string; family: 'expense'; kind: ExpenseKind }
   | { bearer: 'platform'; family: 'gas' | 'hot' | 'expense_gas'; chain: string }
-  | { bearer: 'platform'; family: 'expense_overhead' | 'fee_revenue' | 'expense_reconciliation' }
+  | { bearer: 'platform'; family: 'expense_overhead' | 'fee_revenue' | 'expense_reconciliation' | 'equity' }
 
 /** Parses a name back into its parts, or undefined when it is not one of the shapes of spec 2.4. */
 export function parseAccount(account: string): ParsedAccount | undefined {
@@ -118,6 +123,7 @@ export function parseAccount(account: string): ParsedAccount | undefined {
   if (account === PLATFORM_EXPENSE_OVERHEAD) return { bearer: 'platform', family: 'expense_overhead' }
   if (account === PLATFORM_FEE_REVENUE) return { bearer: 'platform', family: 'fee_revenue' }
   if (account === PLATFORM_EXPENSE_RECONCILIATION) return { bearer: 'platform', family: 'expense_reconciliation' }
+  if (account === PLATFORM_EQUITY) return { bearer: 'platform', family: 'equity' }
   return undefined
 }
 
@@ -209,5 +215,7 @@ export function accountLabel(account: string): string {
       return 'Platform fee revenue'
     case 'expense_reconciliation':
       return 'Platform cost: reconciliation'
+    case 'equity':
+      return 'Platform capital'
   }
 }

@@ -6,6 +6,7 @@
 import type { EventType } from './events'
 import {
   accrualKey,
+  capitalKey,
   chainEventKey,
   ownTxKey,
   reconcileAdjustmentKey,
@@ -51,6 +52,8 @@ const KEY_OF: KeyOf = {
     }),
   stop_raised: (p) => (p.source === 'reconciliation' ? reconcileStopKey(p) : stopKey(p)),
   stop_cleared: (p) => stopClearedKey(p),
+  capital_contributed: (p) => capitalKey('contributed', p.reference),
+  capital_withdrawn: (p) => capitalKey('withdrawn', p.reference),
   // the second fact about the failed transaction: its gas_spent holds slot 0
   withdrawal_gas_charged: (p) => ownTxKey({ chain: p.chain, txHash: p.txHash, slot: 1 }),
 }

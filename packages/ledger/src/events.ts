@@ -1,7 +1,8 @@
 /**
  * spec 6: the 18 event types of the journal, spelled as the spec spells them, and this service's
  * extensions after them (docs/contract.md section 6): `withdrawal_gas_charged`, the gas of a
- * withdrawal that failed on chain charged to its user (docs/ledger.md).
+ * withdrawal that failed on chain charged to its user (docs/ledger.md), and the platform's own
+ * capital, `capital_contributed` / `capital_withdrawn` (money the operator brings in or takes out).
  */
 export const EVENT_TYPES = [
   'deposit_detected',
@@ -23,6 +24,8 @@ export const EVENT_TYPES = [
   'stop_raised',
   'stop_cleared',
   'withdrawal_gas_charged',
+  'capital_contributed',
+  'capital_withdrawn',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]

@@ -1,5 +1,6 @@
 /** @wh/ledger: the journal of spec 6 posted to the accounts of spec 2.4. docs/ledger.md explains it. */
 export * from './accounts'
+export * from './balance-check'
 export * from './balances'
 export * from './errors'
 export { eventKey } from './event-keys'

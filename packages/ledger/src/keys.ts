@@ -138,3 +138,8 @@ export function signalKey(signalId: string): string {
 export function stopClearedKey(p: { subaccountId: string; minuteBucket: number }): string {
   return `stop_cleared:${nonEmpty(p.subaccountId, 'subaccountId')}:${seconds(p.minuteBucket, 'minuteBucket', 60)}`
 }
+
+/** The platform's capital moved: `capital_contributed:{reference}` or `capital_withdrawn:{reference}` (not in 6.1). */
+export function capitalKey(direction: 'contributed' | 'withdrawn', reference: string): string {
+  return `capital_${direction}:${nonEmpty(reference, 'reference')}`
+}

@@ -138,5 +138,18 @@ export function eventArbitrary(users: readonly string[]): fc.Arbitrary<EventInpu
       ),
     ),
     ev('stop_cleared', fc.record({ subaccountId: sub, minuteBucket: minute, reason: id })),
+    ...(['capital_contributed', 'capital_withdrawn'] as const).map((type) =>
+      ev(
+        type,
+        fc.record({
+          holding: fc.constantFrom('hot' as const, 'gas' as const),
+          chain: fc.constantFrom('ethereum', 'base', 'derive'),
+          currency,
+          amount,
+          reference: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,40}$/),
+          reason: id,
+        }),
+      ),
+    ),
   )
 }

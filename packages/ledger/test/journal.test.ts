@@ -253,11 +253,19 @@ describe('journal append (spec 6)', () => {
 
 describe('the database guards the journal', () => {
   let ctx: Awaited<ReturnType<typeof integrationContext>>
+  /** the schema owner: the journal's own guards (triggers) are tested with rights the application lacks */
+  let owner: postgres.Sql
   beforeAll(async () => {
     ctx = await integrationContext()
+    owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
     await append(ctx.database.sql, deposit(randomUUID()))
   })
-  afterAll(() => ctx.database.close())
+  afterAll(async () => {
+    await owner?.end()
+    await ctx.database.close()
+  })
+
+  const refused = { code: '42501', message: expect.stringMatching(/permission denied/) }
 
   it('as the application role, UPDATE, DELETE and TRUNCATE of the journal are not permitted; appends and reads work', async () => {
     const { sql } = ctx.database
@@ -273,10 +281,7 @@ describe('the database guards the journal', () => {
       sql`delete from ledger_postings`,
       sql`truncate ledger_postings`,
     ])
-      await expect(statement).rejects.toMatchObject({
-        code: '42501',
-        message: expect.stringMatching(/permission denied/),
-      })
+      await expect(statement).rejects.toMatchObject(refused)
     // what the service does with the journal: append (ledger_append), reserve (ledger_reserve_*), read
     const u = randomUUID()
     expect((await append(sql, deposit(u, 500n))).duplicate).toBe(false)
@@ -286,35 +291,81 @@ describe('the database guards the journal', () => {
     expect(await balancesSnapshot(sql)).toEqual(await postingsSnapshot(sql))
   })
 
-  it('even the owner cannot change the journal: UPDATE, DELETE and TRUNCATE are refused by its triggers', async () => {
-    // the owner may (it could drop the triggers too): the application role above never can
-    const sql = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
-    try {
-      await expect(sql`update ledger_events set type = 'bridged'`).rejects.toThrow(/append-only/)
-      await expect(sql`delete from ledger_events`).rejects.toThrow(/append-only/)
-      await expect(sql`update ledger_postings set amount = 0`).rejects.toThrow(/append-only/)
-      await expect(sql`delete from ledger_postings`).rejects.toThrow(/append-only/)
-      await expect(sql`truncate ledger_postings`).rejects.toThrow(/append-only/)
-    } finally {
-      await sql.end()
+  it('as the application role, the balances cannot be written at all, nor the journal but through ledger_append', async () => {
+    const { sql } = ctx.database
+    const u = randomUUID()
+    await append(sql, deposit(u, 1_000_000n))
+    const transit = userTransit(u)
+    // a user's transit raised by 1,000,000 USDC behind the journal: refused, whatever the statement
+    for (const statement of [
+      sql`update ledger_balances set balance = balance + 1000000000000 where account = ${transit}`,
+      sql`update ledger_balances set balance = 0`,
+      sql`delete from ledger_balances where account = ${transit}`,
+      sql`delete from ledger_balances`,
+      sql`truncate ledger_balances`,
+      sql`insert into ledger_balances (account, currency, slot, user_id, balance)
+          values (${transit}, 'USDC', 1, ${u}, 1000000000000)`,
+      sql`select 1 from ledger_balances where account = ${transit} for update`,
+      // raw postings would move money without moving the balances
+      sql`insert into ledger_events (id, type, idempotency_key, payload, occurred_at)
+          values (${randomUUID()}, 'bridged', ${`manual-${u}`}, '{}', now())`,
+      sql`insert into ledger_postings select id, ${PLATFORM_FEE_REVENUE}, 'USDC', 0 from ledger_events limit 1`,
+    ])
+      await expect(statement).rejects.toMatchObject(refused)
+    expect(await balanceOf(sql, transit, 'USDC')).toBe(1_000_000n)
+    // the functions that keep them run as their owner, with a fixed search_path, and only for the application
+    const fns = await owner<{ name: string; definer: boolean; config: string[] | null; public: boolean }[]>`
+      select p.proname as name, p.prosecdef as definer, p.proconfig as config,
+        has_function_privilege('public', p.oid, 'execute') as public
+      from pg_proc p where p.proname in ('ledger_append', 'ledger_reserve_withdrawal', 'ledger_reserve_funding')
+      order by p.proname`
+    expect(fns.map((f) => f.name)).toEqual(['ledger_append', 'ledger_reserve_funding', 'ledger_reserve_withdrawal'])
+    for (const f of fns) {
+      expect(f, f.name).toMatchObject({ definer: true, public: false })
+      expect(f.config, f.name).toContain('search_path=public, pg_temp')
     }
   })
 
-  it('postings that do not sum to zero are refused, and nothing of their transaction stays', async () => {
+  it("as the application role, the operators' record is appended, never rewritten", async () => {
     const { sql } = ctx.database
+    await sql`insert into operator_actions (action, subject, actor, reason) values ('chain_resumed', 'base', 'alice', 'test')`
+    for (const statement of [
+      sql`update operator_actions set actor = 'ceo@wheelhouse (not me)'`,
+      sql`delete from operator_actions`,
+      sql`truncate operator_actions`,
+      sql`update operator_proposals set proposed_by = 'x'`,
+      sql`delete from operator_approvals`,
+      sql`delete from operator_proposal_outcomes`,
+    ])
+      await expect(statement).rejects.toMatchObject(refused)
+    // and the owner meets the append-only triggers
+    await expect(owner`update operator_actions set actor = 'x'`).rejects.toThrow(/append-only/)
+    await expect(owner`delete from operator_actions`).rejects.toThrow(/append-only/)
+  })
+
+  it('even the owner cannot change the journal: UPDATE, DELETE and TRUNCATE are refused by its triggers', async () => {
+    // the owner may (it could drop the triggers too): the application role above never can
+    await expect(owner`update ledger_events set type = 'bridged'`).rejects.toThrow(/append-only/)
+    await expect(owner`delete from ledger_events`).rejects.toThrow(/append-only/)
+    await expect(owner`update ledger_postings set amount = 0`).rejects.toThrow(/append-only/)
+    await expect(owner`delete from ledger_postings`).rejects.toThrow(/append-only/)
+    await expect(owner`truncate ledger_postings`).rejects.toThrow(/append-only/)
+  })
+
+  it('postings that do not sum to zero are refused, and nothing of their transaction stays', async () => {
     const id = randomUUID()
     await expect(
-      sql.begin(async (t) => {
+      owner.begin(async (t) => {
         await t`insert into ledger_events (id, type, idempotency_key, payload, occurred_at)
                 values (${id}, 'bridged', ${`manual-${id}`}, '{}', now())`
         await t`insert into ledger_postings values (${id}, ${PLATFORM_FEE_REVENUE}, 'USDC', 5),
                 (${id}, ${platformGas('base')}, 'USDC', -4)`
       }),
     ).rejects.toThrow(/does not sum to zero/)
-    expect(await sql`select 1 from ledger_events where id = ${id}`).toHaveLength(0)
+    expect(await owner`select 1 from ledger_events where id = ${id}`).toHaveLength(0)
     // balanced per currency: accepted
     const id2 = randomUUID()
-    await sql.begin(async (t) => {
+    await owner.begin(async (t) => {
       await t`insert into ledger_events (id, type, idempotency_key, payload, occurred_at)
               values (${id2}, 'bridged', ${`manual-${id2}`}, '{}', now())`
       await t`insert into ledger_postings values (${id2}, ${PLATFORM_FEE_REVENUE}, 'USDC', 5),
@@ -323,10 +374,9 @@ describe('the database guards the journal', () => {
   })
 
   it('every insert statement must balance by itself: two halves in two statements are refused', async () => {
-    const { sql } = ctx.database
     const id = randomUUID()
     await expect(
-      sql.begin(async (t) => {
+      owner.begin(async (t) => {
         await t`insert into ledger_events (id, type, idempotency_key, payload, occurred_at)
                 values (${id}, 'bridged', ${`manual-${id}`}, '{}', now())`
         await t`insert into ledger_postings values (${id}, ${PLATFORM_FEE_REVENUE}, 'USDC', 5)`
@@ -336,9 +386,8 @@ describe('the database guards the journal', () => {
   })
 
   it('postings cannot be added to an event of an earlier transaction', async () => {
-    const { sql } = ctx.database
     await expect(
-      sql`insert into ledger_postings select id, ${PLATFORM_FEE_REVENUE}, 'USDC', 0 from ledger_events limit 1`,
+      owner`insert into ledger_postings select id, ${PLATFORM_FEE_REVENUE}, 'USDC', 0 from ledger_events limit 1`,
     ).rejects.toThrow(/same transaction/)
   })
 })

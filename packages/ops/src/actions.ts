@@ -1,42 +1,40 @@
 /**
  * The operators' log (the one owner of `operator_actions`): every decision an operator takes on the
- * money path is recorded with who took it and why (docs/hostile-world.md).
+ * money path is recorded with who took it and why (docs/hostile-world.md). Appended, never rewritten
+ * (migration 0028: the application's role may not, and triggers refuse the owner). The actor is the
+ * authenticated operator (the desk's session, the proxy's identity, the CLI's sign-in), never a name
+ * a caller typed.
  */
-import { userInfo } from 'node:os'
 import type { Queryable } from '@wh/db'
 
 export const OPERATOR_ACTION_KINDS = [
   'chain_resumed',
   'outbound_rechecked',
   'outbound_failed',
+  'outbound_marked_sent',
   'stop_cleared',
   'platform_stop_raised',
   'platform_stop_cleared',
+  // Bull Board: a job retried, promoted, removed or a queue cleaned (apps/api/src/plugins/bull-board.ts)
+  'queue_changed',
+  // the platform's own capital journaled (capital.ts)
+  'capital_recorded',
 ] as const
 export type OperatorActionKind = (typeof OPERATOR_ACTION_KINDS)[number]
 
 export interface OperatorAction {
   readonly action: OperatorActionKind
   readonly subject: string
-  /** who; the OS user running the command when not given */
-  readonly actor?: string
+  /** who: the authenticated operator */
+  readonly actor: string
   readonly reason: string
   readonly details?: Record<string, unknown>
-}
-
-/** The OS user running this process: the default actor of an operator's command. */
-export function defaultActor(): string {
-  try {
-    return userInfo().username
-  } catch {
-    return 'unknown'
-  }
 }
 
 export async function recordOperatorAction(sql: Queryable, a: OperatorAction): Promise<void> {
   await sql`
     insert into operator_actions (action, subject, actor, reason, details)
-    values (${a.action}, ${a.subject}, ${(a.actor ?? defaultActor()).slice(0, 200)}, ${a.reason.slice(0, 2000)},
+    values (${a.action}, ${a.subject}, ${a.actor.slice(0, 200)}, ${a.reason.slice(0, 2000)},
       ${a.details ? sql.json(a.details as never) : null})`
 }
 

@@ -9,7 +9,7 @@
  * sets the cursor back to a block the operator names and lifts the halt; the blocks from there are
  * scanned again, and deposits already credited are a no-op by their keys.
  */
-import type { Sql } from '@wh/db'
+import type { Queryable, Sql } from '@wh/db'
 import { type ChainClients, type ChainName, listCursors, resumeCursor } from '@wh/wallet'
 import { type Hex, numberToHex, TransactionReceiptNotFoundError } from 'viem'
 import { recordOperatorAction } from './actions'
@@ -97,18 +97,27 @@ export async function inspectHalt(
   }
 }
 
+/** What resuming a halted chain needs from the chain: the block to scan from and the hash of the one below. */
+export interface ResumePoint {
+  readonly chain: ChainName
+  readonly fromBlock: bigint
+  readonly belowHash: Hex | null
+  readonly haltReason: string | null
+}
+
 /**
- * Lifts the halt of `chain` and scans again from `fromBlock` (default: where the cursor stands),
- * recording who and why. Returns false when the chain was not halted.
+ * Where a halted `chain` would resume (`fromBlock`, default: where the cursor stands) and the hash
+ * of the block below it, read from the chain; undefined when the chain is not halted.
  */
-export async function resumeChain(
+export async function resumePoint(
   sql: Sql,
   client: ChainClients['publicClient'],
-  r: { chain: ChainName; fromBlock?: bigint; reason: string; actor?: string },
-): Promise<boolean> {
-  const cursor = (await listCursors(sql)).find((c) => c.chain === r.chain)
-  if (!cursor?.haltedAt) return false
-  const from = r.fromBlock ?? cursor.nextBlock
+  chain: ChainName,
+  fromBlock?: bigint,
+): Promise<ResumePoint | undefined> {
+  const cursor = (await listCursors(sql)).find((c) => c.chain === chain)
+  if (!cursor?.haltedAt) return undefined
+  const from = fromBlock ?? cursor.nextBlock
   const below =
     from > 0n
       ? ((
@@ -117,16 +126,41 @@ export async function resumeChain(
           } | null
         )?.hash ?? null)
       : null
-  return sql.begin(async (tx) => {
-    const resumed = await resumeCursor(tx, r.chain, from, below)
-    if (resumed)
-      await recordOperatorAction(tx, {
-        action: 'chain_resumed',
-        subject: r.chain,
-        ...(r.actor !== undefined && { actor: r.actor }),
-        reason: r.reason,
-        details: { fromBlock: from.toString(), haltReason: cursor.haltReason },
-      })
-    return resumed
-  })
+  return { chain, fromBlock: from, belowHash: below, haltReason: cursor.haltReason }
+}
+
+/**
+ * Lifts the halt at `point` in the caller's transaction, recording who and why. Returns false when
+ * the chain was not halted (any more). Resuming credits deposits again: the desk and the CLI run it
+ * as an approved proposal (proposals.ts).
+ */
+export async function resumeChainIn(
+  tx: Queryable,
+  point: ResumePoint,
+  r: { reason: string; actor: string; details?: Record<string, unknown> },
+): Promise<boolean> {
+  const resumed = await resumeCursor(tx, point.chain, point.fromBlock, point.belowHash)
+  if (resumed)
+    await recordOperatorAction(tx, {
+      action: 'chain_resumed',
+      subject: point.chain,
+      actor: r.actor,
+      reason: r.reason,
+      details: { fromBlock: point.fromBlock.toString(), haltReason: point.haltReason, ...r.details },
+    })
+  return resumed
+}
+
+/**
+ * Lifts the halt of `chain` and scans again from `fromBlock` (default: where the cursor stands),
+ * recording who and why, in one transaction. Returns false when the chain was not halted.
+ */
+export async function resumeChain(
+  sql: Sql,
+  client: ChainClients['publicClient'],
+  r: { chain: ChainName; fromBlock?: bigint; reason: string; actor: string },
+): Promise<boolean> {
+  const point = await resumePoint(sql, client, r.chain, r.fromBlock)
+  if (!point) return false
+  return sql.begin((tx) => resumeChainIn(tx, point, r))
 }

@@ -6,7 +6,7 @@
  */
 import { AppError } from '@wh/core'
 import type { Queryable, Sql } from '@wh/db'
-import { defaultActor, recordOperatorAction } from './actions'
+import { recordOperatorAction } from './actions'
 
 export type PlatformStopRaiser = 'solvency' | 'operator'
 
@@ -70,7 +70,7 @@ export async function raisePlatformStop(
       await recordOperatorAction(sql, {
         action: 'platform_stop_raised',
         subject: 'platform',
-        actor: r.actor,
+        actor: r.actor ?? 'unknown',
         reason: r.reason,
       })
     return { raised: true, stop: stop as PlatformStop }
@@ -84,24 +84,31 @@ export async function raisePlatformStop(
 }
 
 /**
- * An operator clears every open stop, with who and why (recorded in the operators' log). Returns
- * how many it cleared: 0 when the platform was not stopped (a repeated command does nothing).
+ * An operator clears every open stop, with who and why (recorded in the operators' log), in the
+ * caller's transaction: the stop is never lifted without its record. Returns how many it cleared: 0
+ * when the platform was not stopped (a repeated command does nothing). Lifting the stop releases
+ * money: the desk and the CLI run it as an approved proposal (proposals.ts).
  */
-export async function clearPlatformStop(sql: Sql, c: { reason: string; actor?: string }): Promise<number> {
-  const actor = (c.actor ?? defaultActor()).slice(0, 200)
-  // one commit: the stop is never lifted without its record
-  return sql.begin(async (tx) => {
-    const cleared = await tx<{ id: string }[]>`
-      update platform_stops set cleared_at = now(), cleared_by = ${actor}, clear_reason = ${c.reason.slice(0, 2000)}
-      where cleared_at is null returning id::text`
-    if (cleared.length > 0)
-      await recordOperatorAction(tx, {
-        action: 'platform_stop_cleared',
-        subject: 'platform',
-        actor,
-        reason: c.reason,
-        details: { stops: cleared.map((s) => s.id) },
-      })
-    return cleared.length
-  })
+export async function clearPlatformStopIn(
+  tx: Queryable,
+  c: { reason: string; actor: string; details?: Record<string, unknown> },
+): Promise<number> {
+  const actor = c.actor.slice(0, 200)
+  const cleared = await tx<{ id: string }[]>`
+    update platform_stops set cleared_at = now(), cleared_by = ${actor}, clear_reason = ${c.reason.slice(0, 2000)}
+    where cleared_at is null returning id::text`
+  if (cleared.length > 0)
+    await recordOperatorAction(tx, {
+      action: 'platform_stop_cleared',
+      subject: 'platform',
+      actor,
+      reason: c.reason,
+      details: { stops: cleared.map((s) => s.id), ...c.details },
+    })
+  return cleared.length
+}
+
+/** clearPlatformStopIn in a transaction of its own. */
+export async function clearPlatformStop(sql: Sql, c: { reason: string; actor: string }): Promise<number> {
+  return sql.begin((tx) => clearPlatformStopIn(tx, c))
 }

@@ -92,46 +92,60 @@ export interface ClearStopResult {
 }
 
 /**
- * Clears a stop: appends `stop_cleared` (key `stop_cleared:{sub}:{minute bucket}`, built by the
- * ledger from the payload: docs/ledger.md), clears `stopped_at` and records the operator's
- * decision (operator_actions) in one transaction. The
- * operator gives the reason (what explained the divergence). A subaccount that is not stopped is
- * left alone.
- *
- * @example
- *   await clearStop({ sql, clock: systemClock }, { subaccountRowId, reason: 'fee rebate, see ticket 42' })
+ * Clears a stop, in the caller's transaction: appends `stop_cleared` (key
+ * `stop_cleared:{sub}:{minute bucket}`, built by the ledger from the payload: docs/ledger.md),
+ * clears `stopped_at` and records the operator's decision (operator_actions). The operator gives
+ * the reason (what explained the divergence). A subaccount that is not stopped is left alone.
+ * Clearing a stop lets money move again: the desk and the CLI run it as an approved proposal.
  */
-export async function clearStop(
-  deps: { sql: Sql; clock: Clock },
-  p: { subaccountRowId: string; reason: string; actor?: string },
+export async function clearStopIn(
+  tx: Queryable,
+  clock: Clock,
+  p: { subaccountRowId: string; reason: string; actor: string; details?: Record<string, unknown> },
 ): Promise<ClearStopResult> {
   const reason = p.reason.trim()
   if (reason.length === 0 || reason.length > 500)
     throw new AppError({ code: 'INVALID_STOP_REASON', statusCode: 400, message: 'a reason of 1 to 500 characters' })
-  return deps.sql.begin(async (tx) => {
-    const row = await stopRow(tx, p.subaccountRowId, 'update')
-    if (row.stopped_at === null) return { cleared: false, subaccountRowId: row.id }
-    if (row.exchange_id === null)
-      throw new AppError({ code: 'NO_EXCHANGE_ID', message: 'a stopped subaccount without an exchange id' })
-    const at = deps.clock.now()
-    const r = await append(tx, {
-      type: 'stop_cleared',
-      payload: { subaccountId: String(row.exchange_id), minuteBucket: minuteBucket(at), reason, userId: row.user_id },
-      occurredAt: at,
-    })
-    // cleared, raised again and cleared again within one minute: the second stop_cleared would
-    // deduplicate against the first and the journal would end on a raised stop
-    if (r.duplicate) throw new StopClearTooSoonError(row.id)
-    await clearSubaccountStop(tx, row.id)
-    await recordOperatorAction(tx, {
-      action: 'stop_cleared',
-      subject: row.id,
-      ...(p.actor !== undefined && { actor: p.actor }),
-      reason,
-      details: { exchangeSubaccountId: String(row.exchange_id), stopReason: row.stop_reason, eventId: r.event.id },
-    })
-    return { cleared: true, subaccountRowId: row.id, eventId: r.event.id, idempotencyKey: r.event.idempotencyKey }
+  const row = await stopRow(tx, p.subaccountRowId, 'update')
+  if (row.stopped_at === null) return { cleared: false, subaccountRowId: row.id }
+  if (row.exchange_id === null)
+    throw new AppError({ code: 'NO_EXCHANGE_ID', message: 'a stopped subaccount without an exchange id' })
+  const at = clock.now()
+  const r = await append(tx, {
+    type: 'stop_cleared',
+    payload: { subaccountId: String(row.exchange_id), minuteBucket: minuteBucket(at), reason, userId: row.user_id },
+    occurredAt: at,
   })
+  // cleared, raised again and cleared again within one minute: the second stop_cleared would
+  // deduplicate against the first and the journal would end on a raised stop
+  if (r.duplicate) throw new StopClearTooSoonError(row.id)
+  await clearSubaccountStop(tx, row.id)
+  await recordOperatorAction(tx, {
+    action: 'stop_cleared',
+    subject: row.id,
+    actor: p.actor,
+    reason,
+    details: {
+      exchangeSubaccountId: String(row.exchange_id),
+      stopReason: row.stop_reason,
+      eventId: r.event.id,
+      ...p.details,
+    },
+  })
+  return { cleared: true, subaccountRowId: row.id, eventId: r.event.id, idempotencyKey: r.event.idempotencyKey }
+}
+
+/**
+ * clearStopIn in a transaction of its own.
+ *
+ * @example
+ *   await clearStop({ sql, clock: systemClock }, { subaccountRowId, reason: 'fee rebate, see ticket 42', actor })
+ */
+export async function clearStop(
+  deps: { sql: Sql; clock: Clock },
+  p: { subaccountRowId: string; reason: string; actor: string },
+): Promise<ClearStopResult> {
+  return deps.sql.begin((tx) => clearStopIn(tx, deps.clock, p))
 }
 
 export interface StoppedSubaccount {

@@ -6,7 +6,7 @@
  */
 import { errorMessage, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { liabilityTotals } from '@wh/ledger'
+import { type BalanceCheckResult, checkBalances, liabilityTotals, listBalanceChecks } from '@wh/ledger'
 import { raisePlatformStop } from '@wh/ops'
 import type { Alerter, ChainInfo, ChainName, PlatformWallet } from '@wh/wallet'
 import type { PublicClient } from 'viem'
@@ -59,6 +59,8 @@ export interface SolvencyResult {
   readonly errors: ReadonlyArray<{ place: string; error: string }>
   /** deposit addresses read, over every chain */
   readonly depositAddresses: number
+  /** the ledger's balance rows against the sums of their postings (docs/solvency.md "Balances against postings") */
+  readonly balanceCheck: BalanceCheckResult
 }
 
 export async function runSolvency(deps: SolvencyDeps): Promise<SolvencyResult> {
@@ -86,7 +88,26 @@ export async function runSolvency(deps: SolvencyDeps): Promise<SolvencyResult> {
     return { runId: id, opened: o }
   })
   const stopRaised = await announceDeficits(deps, runId, opened, deficits)
-  return { runId, complete, totals, deficits, opened, stopRaised, surpluses, errors, depositAddresses }
+  const balanceCheck = await checkLedgerBalances(deps)
+  return { runId, complete, totals, deficits, opened, stopRaised, surpluses, errors, depositAddresses, balanceCheck }
+}
+
+/**
+ * Every balance row against the sums of its postings (incremental; in full once a day). A difference
+ * alerts when it first shows and whenever the set of differences changes, not at every run.
+ */
+async function checkLedgerBalances(deps: SolvencyDeps): Promise<BalanceCheckResult> {
+  const [previous] = await listBalanceChecks(deps.sql)
+  const check = await checkBalances(deps.sql)
+  const shown = (ds: ReadonlyArray<{ account: string; currency: string; balance: unknown; postings: unknown }>) =>
+    ds.map((d) => `${d.account} ${d.currency}: balance ${String(d.balance)}, postings ${String(d.postings)}`).join('; ')
+  if (check.differenceCount > 0 && shown(check.differences) !== shown(previous?.differences ?? []))
+    await deps.alerter.alert('ledger: balance rows differ from the sums of their postings', {
+      differences: String(check.differenceCount),
+      first: shown(check.differences.slice(0, 5)),
+      check: `${check.kind} #${check.id}`,
+    })
+  return check
 }
 
 /** What one run gathers while it reads every place. */

@@ -11,13 +11,18 @@
  *    worker's start check passes (the simulator keeps no state across restarts, so this runs on every
  *    start; the owner's signed registration is what production does, docs/operations.md);
  * 3. Derive v3's money in and out (local-v3.ts): the OnchainActionManager and WithdrawalOutbox stand-ins,
- *    the simulator watching them, and the platform's funding subaccount opened by a first deposit.
+ *    the simulator watching them, and the platform's funding subaccount opened by a first deposit;
+ * 4. that opening deposit journaled as the platform's own capital (`capital_contributed` into
+ *    platformHot(EXCHANGE_CHAIN), docs/ledger.md "Platform capital"), so reconciliation finds in the funding
+ *    subaccount what the journal explains and a fresh local run raises no divergence.
  *
  * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey, v3 } (addresses and
  * ids only, never a key).
  */
 import { loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { createDatabase } from '@wh/db'
 import { SESSION_KEY_DUTIES, scopeWire } from '@wh/exchange'
+import { append, EXCHANGE_CHAIN } from '@wh/ledger'
 import { TEST_PRIVATE_KEYS } from '@wh/testkit'
 import { createPublicClient, createWalletClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -82,6 +87,25 @@ const v3 = await setUpLocalV3({
 if (config.keys.payoutSessionKey) {
   const payout = privateKeyToAccount(config.keys.payoutSessionKey).address
   await registerKeys([{ address: payout, scopes: wire('payout'), subaccount_ids: [v3.fundingSubaccountId] }])
+}
+
+// the opening deposit is the platform's capital: journaled once (its key is the deposit's transaction)
+const database = createDatabase(config.databaseUrl, { max: 1, appName: 'wheelhouse-local-stack' })
+try {
+  await append(database.sql, {
+    type: 'capital_contributed',
+    payload: {
+      holding: 'hot',
+      chain: EXCHANGE_CHAIN,
+      currency: 'USDC',
+      amount: BigInt(v3.openingDeposit.amount),
+      reference: `tx:${config.exchange.chainId}:${v3.openingDeposit.txHash.toLowerCase()}`,
+      reason: `the funding subaccount ${v3.fundingSubaccountId} opened by the local run's first deposit`,
+    },
+    occurredAt: new Date(),
+  })
+} finally {
+  await database.close()
 }
 
 process.stdout.write(

@@ -14,6 +14,7 @@ import {
   type Address,
   type Chain,
   getAddress,
+  type Hex,
   type PublicClient,
   type Transport,
   type WalletClient,
@@ -36,6 +37,8 @@ export interface LocalV3 {
   readonly depositManager: Address
   readonly withdrawalOutbox: Address
   readonly fundingSubaccountId: number
+  /** the first deposit that opened the funding subaccount: the platform's own capital, journaled as such */
+  readonly openingDeposit: { readonly txHash: Hex; readonly amount: string }
 }
 
 async function control<T>(simulatorUrl: string, op: string, body: unknown): Promise<T> {
@@ -77,6 +80,7 @@ export async function setUpLocalV3(p: {
     poll_ms: 1_000,
     from_block: fromBlock.toString(),
   })
+  let opening: Hex | undefined
   for (const [address, abi, functionName, args] of [
     [p.usdc, testUsdcAbi, 'approve', [manager, OPENING_DEPOSIT]],
     [manager, testOnchainActionManagerAbi, 'depositToNewSubaccount', [asset, OPENING_DEPOSIT, MANAGER_ID, p.owner]],
@@ -84,6 +88,7 @@ export async function setUpLocalV3(p: {
     const hash = await walletClient.writeContract({ address, abi, functionName, args, chain: null } as never)
     const r = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
     if (r.status !== 'success') throw new Error(`${functionName} reverted (${hash})`)
+    opening = hash
   }
   // the watcher polls every second: the funding subaccount appears within a few
   for (let i = 0; i < 100; i++) {
@@ -95,7 +100,12 @@ export async function setUpLocalV3(p: {
     const funding = s.subaccounts.find((x) => x.id !== s.fallbackSubaccountId)
     if (funding) {
       const withdrawalOutbox = await setUpPayouts(p, { manager, asset })
-      return { depositManager: manager, withdrawalOutbox, fundingSubaccountId: funding.id }
+      return {
+        depositManager: manager,
+        withdrawalOutbox,
+        fundingSubaccountId: funding.id,
+        openingDeposit: { txHash: opening as Hex, amount: OPENING_DEPOSIT.toString() },
+      }
     }
     await new Promise((r) => setTimeout(r, 100))
   }

@@ -28,6 +28,17 @@ export * from './expected-balance'
 export * from './hd'
 export * from './outbound-policy'
 export * from './outbox'
+// an operator's verdict on a held transaction, on the chain's evidence (docs/hostile-world.md "Never pay twice")
+export {
+  type HeldEvidence,
+  type HeldVerdict,
+  OutboundMayStillMineError,
+  OutboundMinedError,
+  OutboundNonceTakerUnknownError,
+  OutboundReceiptNotFinalError,
+  readHeldEvidence,
+  resolveHeldOutbound,
+} from './outbox-held'
 export * from './platform-wallets'
 export * from './scan'
 export {

@@ -43,7 +43,6 @@ import {
   recordContradiction,
   recordMined,
   recordReplacement,
-  resolveHeldRow,
   toRecord,
   versionsOf,
 } from './outbox-store'
@@ -108,7 +107,7 @@ export async function broadcastRaw(c: ChainClients, raw: Hex): Promise<void> {
   }
 }
 
-async function receiptOf(c: ChainClients, hash: Hex) {
+export async function receiptOf(c: ChainClients, hash: Hex) {
   try {
     return await c.publicClient.getTransactionReceipt({ hash })
   } catch (e) {
@@ -117,10 +116,10 @@ async function receiptOf(c: ChainClients, hash: Hex) {
   }
 }
 
-type Receipt = NonNullable<Awaited<ReturnType<typeof receiptOf>>>
+export type Receipt = NonNullable<Awaited<ReturnType<typeof receiptOf>>>
 
 /** The one version with a receipt (versions share a nonce: at most one can be mined). */
-async function minedVersion(
+export async function minedVersion(
   c: ChainClients,
   versions: readonly OutboundVersion[],
 ): Promise<{ version: OutboundVersion; receipt: Receipt } | undefined> {
@@ -132,12 +131,12 @@ async function minedVersion(
 }
 
 /** eth_blockNumber straight from the node: viem's getBlockNumber caches for seconds. */
-async function headOf(c: ChainClients): Promise<bigint> {
+export async function headOf(c: ChainClients): Promise<bigint> {
   return BigInt(await c.publicClient.request({ method: 'eth_blockNumber' }))
 }
 
 /** The hash of the block at `n` as the node answers now, or undefined when it has none. */
-async function blockHashAt(c: ChainClients, n: bigint): Promise<Hex | undefined> {
+export async function blockHashAt(c: ChainClients, n: bigint): Promise<Hex | undefined> {
   const block = await c.publicClient.request({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false] })
   return (block as { hash?: Hex } | null)?.hash ?? undefined
 }
@@ -343,21 +342,4 @@ function signReplacement(
     maxFeePerGas,
     maxPriorityFeePerGas,
   })
-}
-
-/**
- * An operator's decision on a held transaction (docs/hostile-world.md): `recheck` reads the chain
- * afresh on the next confirmation (for when the provider was at fault), `failed` ends it as never
- * mined (for when another transaction provably took its nonce). The business row that waits on it
- * (a withdrawal, a deposit's sweep) follows on its tick's next run.
- */
-export async function resolveHeldOutbound(
-  deps: Pick<OutboxDeps, 'sql'>,
-  id: string,
-  verdict: 'recheck' | 'failed',
-  note: string,
-): Promise<OutboundRecord> {
-  const row = await resolveHeldRow(deps.sql, id, verdict, note)
-  if (!row) throw new OutboundNotHeldError(id)
-  return toRecord(row)
 }

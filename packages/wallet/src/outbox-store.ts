@@ -285,16 +285,46 @@ export async function recordContradiction(
 }
 
 /**
- * An operator's decision on a `held` row: `recheck` returns it to `broadcast` with the evidence
- * counter cleared (the next confirmation reads the chain afresh); `failed` ends it as never mined,
- * with the operator's note as its error. Returns the row, or undefined when it was not held.
+ * An operator's decision on a `held` row, in the caller's transaction: `recheck` returns it to
+ * `broadcast` with the evidence counter cleared (the next confirmation reads the chain afresh);
+ * `failed` ends it as never mined, with the operator's note as its error; `mined` settles it on the
+ * receipt the chain showed for one of its versions (`confirmed`, or `failed` when it reverted), as a
+ * confirmation would. Returns the row, or undefined when it was not held.
  */
 export async function resolveHeldRow(
-  sql: Sql,
+  sql: Queryable,
   id: string,
-  verdict: 'recheck' | 'failed',
+  verdict: 'recheck' | 'failed' | 'mined',
   note: string,
+  mined?: {
+    state: 'confirmed' | 'failed'
+    rawTx: Hex
+    txHash: Hex
+    gasUsed: bigint
+    effectiveGasPrice: bigint
+    blockNumber: bigint
+  },
 ): Promise<OutboundRow | undefined> {
+  if (verdict === 'mined') {
+    if (!mined) throw new Error('a held row marked mined needs its receipt')
+    const [row] = await sql.unsafe<OutboundRow[]>(
+      `update outbound_txs set state = $2, raw_tx = $3, tx_hash = $4, gas_used = $5, effective_gas_price = $6,
+         block_number = $7, error = $8, contradictions = 0, first_contradiction_at = null, hold_reason = null,
+         updated_at = now()
+       where id = $1 and state = 'held' returning ${COLUMNS}`,
+      [
+        id,
+        mined.state,
+        mined.rawTx,
+        mined.txHash,
+        mined.gasUsed.toString(),
+        mined.effectiveGasPrice.toString(),
+        mined.blockNumber.toString(),
+        mined.state === 'failed' ? 'reverted' : null,
+      ],
+    )
+    return row
+  }
   const [row] = await sql.unsafe<OutboundRow[]>(
     `update outbound_txs set
        state = case when $2 = 'failed' then 'failed' else 'broadcast' end,

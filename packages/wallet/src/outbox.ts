@@ -78,7 +78,6 @@ export {
   OUTBOUND_REPLACE_AFTER_MS,
   OutboundNotFoundError,
   OutboundNotHeldError,
-  resolveHeldOutbound,
 } from './outbox-confirm'
 export { ChainUnavailableError, OUTBOUND_REFUSALS_BEFORE_FILL } from './outbox-fill'
 export { NONCE_FILLED_ERROR, type OutboundRecord, type OutboundState } from './outbox-store'

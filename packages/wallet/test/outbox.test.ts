@@ -28,6 +28,7 @@ import {
   OutboundNotHeldError,
   type OutboxDeps,
   OutboxMismatchError,
+  readHeldEvidence,
   resolveHeldOutbound,
   sendOnce,
   testUsdcAbi,
@@ -175,13 +176,17 @@ describe('outbox (crash-safe sender) on a real chain', () => {
     expect(held?.contradictions).toBe(3)
     expect(held?.hold_reason).toMatch(/nonce .* is used at confirmed depth/)
 
-    // the operator, having found the other transaction, ends it as never mined
+    // the operator, having found the other transaction, ends it as never mined: the chain agrees
+    // (the nonce is used at confirmed depth, no version of ours has a receipt)
+    const evidence = await readHeldEvidence({ sql: ctx.database.sql, client: base }, row?.id ?? '', 'failed')
+    expect(evidence).toMatchObject({ verdict: 'failed', nonceAtDepth: Number(row?.nonce) + 1 })
     await expect(
-      resolveHeldOutbound(deps, row?.id ?? '', 'failed', 'nonce taken by a manual transfer'),
+      resolveHeldOutbound(ctx.database.sql, row?.id ?? '', evidence, 'nonce taken by a manual transfer'),
     ).resolves.toMatchObject({ state: 'failed' })
-    await expect(resolveHeldOutbound(deps, row?.id ?? '', 'failed', 'again')).rejects.toBeInstanceOf(
-      OutboundNotHeldError,
-    )
+    await expect(resolveHeldOutbound(ctx.database.sql, row?.id ?? '', evidence, 'again')).resolves.toBeUndefined()
+    await expect(
+      readHeldEvidence({ sql: ctx.database.sql, client: base }, row?.id ?? '', 'failed'),
+    ).rejects.toBeInstanceOf(OutboundNotHeldError)
     const next = await sendOnce(deps, transfer(nextRef()))
     expect(next.nonce).toBe(Number(row?.nonce) + 1)
     await mine()
@@ -203,7 +208,7 @@ describe('outbox (crash-safe sender) on a real chain', () => {
     const other = await sendOnce(deps, transfer(nextRef()))
     await ctx.database.sql`update outbound_txs set state = 'held', hold_reason = 'test' where id = ${other.id}`
     expect((await confirmOutbound(deps, other.id)).state).toBe('held') // a held row is left alone
-    await resolveHeldOutbound(deps, other.id, 'recheck', 'provider fixed')
+    await resolveHeldOutbound(ctx.database.sql, other.id, { verdict: 'recheck' }, 'provider fixed')
     await mine()
     expect((await confirmOutbound(deps, other.id)).state).toBe('confirmed')
   })

@@ -7,7 +7,7 @@
  * `tx` runs in that transaction (so a replica never works on the same row, and `markSent` moves the
  * row in the commit that journals `withdrawal_sent`). The others are one statement each.
  */
-import type { Queryable, Sql } from '@wh/db'
+import type { Queryable } from '@wh/db'
 import { retryDelayMs } from '@wh/jobs'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import { recentFailuresOf } from './cooling'
@@ -245,7 +245,7 @@ export async function failOwnDestinations(sql: Queryable, ids: readonly string[]
  * An operator decided a held transaction (@wh/ops resolveHeld): the withdrawal waiting on it returns
  * to the queue, due now. Returns whether a held row was released.
  */
-export async function releaseHeldWithdrawal(sql: Sql, id: string): Promise<boolean> {
+export async function releaseHeldWithdrawal(sql: Queryable, id: string): Promise<boolean> {
   const rows = await sql`
     update withdrawals set held_at = null, hold_reason = null, next_attempt_at = now(), updated_at = now()
     where id = ${id}::uuid and held_at is not null

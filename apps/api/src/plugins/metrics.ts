@@ -2,8 +2,10 @@
  * GET /metrics in Prometheus text format (prom-client), and the HTTP request metrics every route
  * feeds. Registered with fastify-plugin so its onResponse hook sees every route of the app.
  *
- * Access: HTTP basic auth (user "admin", ADMIN_PASSWORD) when a password is set, as for Bull
- * Board; open without one outside production; not mounted in production without one.
+ * Access: `Authorization: Bearer <METRICS_TOKEN>` when the token is set, a scrape credential of its
+ * own (Prometheus' `authorization` setting), not an operator's password: a scraper holds it in a
+ * file and sends it every 15 s, which an operator's password must never be; open without one outside
+ * production; not mounted in production without one.
  * The output holds counts, durations and timestamps only: no configuration value.
  */
 import { timingSafeEqual } from 'node:crypto'
@@ -23,9 +25,9 @@ export const HTTP_DURATION_BUCKETS_S = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 const MAX_CACHED_LABEL_SETS = 2_000
 
 export interface MetricsOptions extends CollectSources {
-  /** ADMIN_PASSWORD: when set, /metrics asks for basic auth */
-  password: string | undefined
-  /** serve /metrics without a password (development and tests); ignored when a password is set */
+  /** METRICS_TOKEN: when set, /metrics asks for it as a bearer token */
+  token: string | undefined
+  /** serve /metrics without a token (development and tests); ignored when a token is set */
   allowOpen: boolean
 }
 
@@ -93,18 +95,18 @@ const metricsSchema = {
   tags: ['health'],
   summary: 'Prometheus metrics',
   description:
-    'Prometheus text format. HTTP basic auth (user `admin`, ADMIN_PASSWORD) when a password is ' +
-    'configured; open without one outside production. Figures read from Redis and Postgres are ' +
+    'Prometheus text format. `Authorization: Bearer <METRICS_TOKEN>` when the token is configured ' +
+    '(a scrape credential of its own); open without one outside production. Figures read from Redis and Postgres are ' +
     'refreshed at most every few seconds. See docs/architecture.md "Operating it".',
-  // basic auth, not the users' bearer token (the scheme is declared in plugins/openapi.ts)
-  security: [{ metricsBasic: [] }],
+  // the scrape token, not the users' bearer token (the scheme is declared in plugins/openapi.ts)
+  security: [{ metricsToken: [] }],
   response: {
     200: {
       description: 'Prometheus text exposition format',
       content: { 'text/plain': { schema: { type: 'string' } } },
     },
     401: {
-      description: 'No or wrong basic-auth credentials (a WWW-Authenticate: Basic challenge)',
+      description: 'No or wrong scrape token (a WWW-Authenticate: Bearer challenge)',
       content: { 'application/json': { schema: { $ref: 'ErrorBody#' } } },
     },
   },
@@ -112,8 +114,8 @@ const metricsSchema = {
 
 export const metricsPlugin = fp(
   async (app: FastifyInstance, opts: MetricsOptions) => {
-    if (opts.password === undefined && !opts.allowOpen) {
-      app.log.warn('GET /metrics is not mounted: set ADMIN_PASSWORD to serve it in production')
+    if (opts.token === undefined && !opts.allowOpen) {
+      app.log.warn('GET /metrics is not mounted: set METRICS_TOKEN to serve it in production')
       return
     }
     // what each process counts (HTTP, process figures): summed over the processes in a cluster
@@ -126,11 +128,10 @@ export const metricsPlugin = fp(
     const scrape = scrapeTimeMetrics(state, opts)
     countRequests(app, registers)
 
-    const expected =
-      opts.password === undefined ? undefined : `Basic ${Buffer.from(`admin:${opts.password}`).toString('base64')}`
+    const expected = opts.token === undefined ? undefined : `Bearer ${opts.token}`
     const guard: onRequestHookHandler = async (request, reply) => {
       if (expected !== undefined && !safeEqual(request.headers.authorization ?? '', expected)) {
-        reply.header('www-authenticate', 'Basic realm="metrics"')
+        reply.header('www-authenticate', 'Bearer realm="metrics"')
         throw new UnauthorizedError()
       }
     }

@@ -27,8 +27,8 @@ export const openapiPlugin = fp(async (app: FastifyInstance) => {
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          // /metrics (user `admin`, ADMIN_PASSWORD)
-          metricsBasic: { type: 'http', scheme: 'basic' },
+          // /metrics: its own scrape credential (METRICS_TOKEN), not an operator's password
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, the scrape credential' },
         },
       },
     },

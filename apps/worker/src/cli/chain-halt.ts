@@ -4,16 +4,20 @@
  *
  *   pnpm --filter @wh/worker exec tsx src/cli/chain-halt.ts --list
  *   pnpm --filter @wh/worker exec tsx src/cli/chain-halt.ts <chain> --inspect [--from <block>]
- *   pnpm --filter @wh/worker exec tsx src/cli/chain-halt.ts <chain> --resume [--from <block>] --reason "<why>" [--by <name>]
+ *   pnpm --filter @wh/worker exec tsx src/cli/chain-halt.ts <chain> --resume [--from <block>] --reason "<why>" --operator <name>
  *
  * `--inspect` lists the deposits credited from the blocks the reorg may have replaced, and whether
- * each is still in the canonical chain; `--resume` scans again from `--from` (default: the cursor)
- * and lifts the halt, recorded in operator_actions. Reads the worker's environment; prints one JSON
- * line and nothing of the configuration. Exit code 0 on success, 1 when refused, 2 on bad usage.
+ * each is still in the canonical chain; `--resume` proposes to scan again from `--from` (default:
+ * the cursor) and lift the halt: it credits deposits again, so it takes effect once other approvers
+ * approved it (cli/proposals.ts, docs/operations.md "Approvals"), recorded in operator_actions. The
+ * operator signs in with their password on standard input (cli/operator.ts). Reads the worker's
+ * environment; prints one JSON line and nothing of the configuration. Exit code 0 on success, 1
+ * when refused, 2 on bad usage.
  */
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
+import { AppError, systemClock } from '@wh/core'
 import { createDatabase } from '@wh/db'
-import { inspectHalt, resumeChain } from '@wh/ops'
+import { inspectHalt, propose } from '@wh/ops'
 import {
   buildChainClients,
   buildChainRegistry,
@@ -23,9 +27,10 @@ import {
   listCursors,
 } from '@wh/wallet'
 import { parseCli, usageError } from './args'
+import { signInOperator } from './operator'
 
 const USAGE =
-  'usage: chain-halt.ts --list | <chain> --inspect [--from <block>] | <chain> --resume [--from <block>] --reason "<why>" [--by <name>]'
+  'usage: chain-halt.ts --list | <chain> --inspect [--from <block>] | <chain> --resume [--from <block>] --reason "<why>" --operator <name>'
 
 function usage(message: string): never {
   return usageError(USAGE, message)
@@ -39,7 +44,7 @@ const { values, positionals } = parseCli(USAGE, {
     resume: { type: 'boolean', default: false },
     from: { type: 'string' },
     reason: { type: 'string' },
-    by: { type: 'string' },
+    operator: { type: 'string' },
   },
 })
 
@@ -66,16 +71,24 @@ try {
       console.log(json(await inspectHalt(database.sql, client, chain as ChainName, from)))
     } else {
       if (!values.reason?.trim()) usage('--reason is required: say what was checked and decided')
-      const resumed = await resumeChain(database.sql, client, {
-        chain: chain as ChainName,
-        ...(from !== undefined && { fromBlock: from }),
-        reason: values.reason,
-        ...(values.by !== undefined && { actor: values.by }),
-      })
-      if (!resumed) code = 1
-      console.log(json(resumed ? { chain, resumed: true } : { error: 'NOT_HALTED', message: `${chain} is not halted` }))
+      const operator = await signInOperator(database.sql, values.operator, 'operator')
+      const { proposal, existing } = await propose(
+        { sql: database.sql, clock: systemClock, clients, approvalsRequired: config.operators.approvalsRequired },
+        {
+          action: 'chain_resume',
+          subject: chain,
+          params: from === undefined ? {} : { fromBlock: from.toString() },
+          reason: values.reason,
+          proposedBy: operator.name,
+        },
+      )
+      console.log(json({ proposal: { id: proposal.id, action: proposal.action, status: proposal.status }, existing }))
     }
   }
+} catch (e) {
+  if (!(e instanceof AppError)) throw e
+  console.log(json({ error: e.code, message: e.message }))
+  code = 1
 } finally {
   await database.close()
 }

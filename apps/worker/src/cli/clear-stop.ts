@@ -1,23 +1,28 @@
 /**
  * Ops entry point for stops (docs/exchange.md "Stops and clearing"): lists stopped subaccounts, or
- * clears one stop once the divergence behind it is explained. Clearing appends `stop_cleared` and
- * clears `stopped_at` in one transaction (packages/ops/src/subaccount-stops.ts `clearStop`).
+ * proposes to clear one stop once the divergence behind it is explained. Clearing lets money move
+ * again, so it takes four eyes: it takes effect once other approvers approved the proposal
+ * (cli/proposals.ts, docs/operations.md "Approvals"), and then appends `stop_cleared` and clears
+ * `stopped_at` in one transaction (packages/ops/src/subaccount-stops.ts `clearStopIn`).
  *
  *   pnpm --filter @wh/worker exec tsx src/cli/clear-stop.ts --list
- *   pnpm --filter @wh/worker exec tsx src/cli/clear-stop.ts <subaccount> --reason "<why it is safe>"
+ *   pnpm --filter @wh/worker exec tsx src/cli/clear-stop.ts <subaccount> --reason "<why it is safe>" --operator <name>
  *
- * `<subaccount>` is the subaccounts row id (uuid) or Derive's subaccount id (digits). Reads the
- * same environment as the worker (.env.local filled in); prints one JSON line and nothing of the
- * configuration. Exit code 0 on success (also when the subaccount was not stopped), 1 when
- * refused, 2 on bad usage.
+ * `<subaccount>` is the subaccounts row id (uuid) or Derive's subaccount id (digits). The operator
+ * signs in with their password on standard input (cli/operator.ts). Reads the same environment as
+ * the worker (.env.local filled in); prints one JSON line and nothing of the configuration. Exit
+ * code 0 on success, 1 when refused (not stopped, a wrong password), 2 on bad usage.
  */
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { AppError, systemClock } from '@wh/core'
 import { createDatabase, type Sql } from '@wh/db'
-import { clearStop } from '@wh/ops'
+import { propose } from '@wh/ops'
+import { buildChainClients, buildChainRegistry, configuredChainOverrides } from '@wh/wallet'
 import { parseCli, usageError } from './args'
+import { signInOperator } from './operator'
 
-const USAGE = 'usage: clear-stop.ts --list | clear-stop.ts <subaccount row id | exchange id> --reason "<text>"'
+const USAGE =
+  'usage: clear-stop.ts --list | clear-stop.ts <subaccount row id | exchange id> --reason "<text>" --operator <name>'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 async function rowIdOf(sql: Sql, ref: string): Promise<string | undefined> {
@@ -33,7 +38,7 @@ function usage(message: string): never {
 
 const { values, positionals } = parseCli(USAGE, {
   allowPositionals: true,
-  options: { reason: { type: 'string' }, list: { type: 'boolean', default: false } },
+  options: { reason: { type: 'string' }, operator: { type: 'string' }, list: { type: 'boolean', default: false } },
 })
 
 loadDotEnvLocal()
@@ -57,11 +62,15 @@ try {
       console.log(JSON.stringify({ error: 'NOT_FOUND', message: 'no such subaccount' }))
       code = 1
     } else {
-      const result = await clearStop(
-        { sql: database.sql, clock: systemClock },
-        { subaccountRowId: rowId, reason: values.reason },
+      const operator = await signInOperator(database.sql, values.operator, 'operator')
+      const clients = buildChainClients(buildChainRegistry(config, configuredChainOverrides(config)))
+      const { proposal, existing } = await propose(
+        { sql: database.sql, clock: systemClock, clients, approvalsRequired: config.operators.approvalsRequired },
+        { action: 'subaccount_stop_clear', subject: rowId, reason: values.reason, proposedBy: operator.name },
       )
-      console.log(JSON.stringify(result))
+      console.log(
+        JSON.stringify({ proposal: { id: proposal.id, action: proposal.action, status: proposal.status }, existing }),
+      )
     }
   }
 } catch (e) {

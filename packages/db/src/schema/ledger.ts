@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm'
 import {
+  bigint,
   customType,
   index,
+  integer,
   jsonb,
   numeric,
   pgTable,
@@ -89,3 +91,34 @@ export const ledgerBalances = pgTable(
 
 export type LedgerEventRow = typeof ledgerEvents.$inferSelect
 export type LedgerPostingRow = typeof ledgerPostings.$inferSelect
+
+/**
+ * The balance check's sums (docs/solvency.md "Balances against postings"): per (account, currency),
+ * the postings of every event written by a transaction below the last check's watermark.
+ */
+export const ledgerCheckSums = pgTable(
+  'ledger_check_sums',
+  {
+    account: text('account').notNull(),
+    currency: text('currency').notNull(),
+    amount: numeric('amount', { precision: 78, scale: 0 }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'ledger_check_sums_pkey', columns: [t.account, t.currency] })],
+)
+
+/** Each balance check: full or incremental, its watermark, what it compared and the differences it found. */
+export const ledgerChecks = pgTable(
+  'ledger_checks',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    kind: text('kind').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
+    durationMs: integer('duration_ms').notNull(),
+    watermark: xid8('watermark').notNull(),
+    events: bigint('events', { mode: 'number' }).notNull(),
+    accounts: integer('accounts').notNull(),
+    differenceCount: integer('difference_count').notNull(),
+    differences: jsonb('differences').notNull(),
+  },
+  (t) => [index('ledger_checks_started_idx').on(t.startedAt)],
+)

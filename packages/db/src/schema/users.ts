@@ -20,6 +20,8 @@ export const users = pgTable('users', {
   walletAddress: varchar('wallet_address', { length: 42 }).notNull().unique('users_wallet_address_key'),
   hdIndex: integer('hd_index').notNull().unique('users_hd_index_key').default(sql`nextval('users_hd_index_seq')`),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  /** the chain id a contract account's sign-in was verified on (docs/architecture.md "Sign-in"); null: none */
+  contractChainId: integer('contract_chain_id'),
 })
 
 export type User = typeof users.$inferSelect

@@ -238,6 +238,24 @@ export const StopCleared = Type.Object(
   strict,
 )
 
+/**
+ * The platform's own money moved by its operator (docs/ledger.md "Platform capital"): `amount` of
+ * `currency` into (or out of) the platform's `holding` on `chain` (`hot`: the hot wallet, or the
+ * funding subaccount when chain is `derive`; `gas`: the gas wallet). `reference` names the movement
+ * once (the transaction that moved it, `ethereum:0x…`, or a treasury's reference): the key.
+ */
+export const CapitalMovement = Type.Object(
+  {
+    holding: Type.Union([Type.Literal('hot'), Type.Literal('gas')]),
+    chain: Chain,
+    currency: Currency,
+    amount: Amount,
+    reference: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9:._-]{0,127}$' }),
+    reason: Reason,
+  },
+  strict,
+)
+
 export const PAYLOAD_SCHEMAS = {
   deposit_detected: DepositDetected,
   deposit_swept: DepositSwept,
@@ -257,6 +275,8 @@ export const PAYLOAD_SCHEMAS = {
   reconciliation_adjustment: ReconciliationAdjustment,
   stop_raised: StopRaised,
   stop_cleared: StopCleared,
+  capital_contributed: CapitalMovement,
+  capital_withdrawn: CapitalMovement,
   withdrawal_gas_charged: WithdrawalGasCharged,
 } as const satisfies Record<EventType, Type.TSchema>
 

@@ -1,4 +1,5 @@
 import { bridged } from './bridged'
+import { capitalContributed, capitalWithdrawn } from './capital'
 import { depositDetected } from './deposit_detected'
 import { fundingPaid } from './funding_paid'
 import { gasSpent } from './gas_spent'
@@ -36,5 +37,7 @@ export const POSTING_RULES = {
   reconciliation_adjustment: reconciliationAdjustment,
   stop_raised: stopRaised,
   stop_cleared: stopCleared,
+  capital_contributed: capitalContributed,
+  capital_withdrawn: capitalWithdrawn,
   withdrawal_gas_charged: withdrawalGasCharged,
 } as const satisfies { [T in keyof PostingRules]-?: PostingRule<T> }

@@ -4,9 +4,12 @@ import { eventArbitrary } from '../../test/arbitraries'
 import {
   bearerOf,
   EXCHANGE_CHAIN,
+  PLATFORM_EQUITY,
   PLATFORM_EXPENSE_OVERHEAD,
   PLATFORM_EXPENSE_RECONCILIATION,
   PLATFORM_FEE_REVENUE,
+  parseAccount,
+  platformGas,
   platformHot,
   userExpense,
   userIncome,
@@ -21,7 +24,7 @@ import { POSTING_RULES } from './index'
 const u = '0a1b2c3d-0000-4000-8000-000000000001'
 
 describe('posting rules (spec 6)', () => {
-  it('there is a rule for every one of the 18 event types and the extensions', () => {
+  it('there is a rule for every event type: the 18 of spec 6 and the extensions', () => {
     expect(Object.keys(POSTING_RULES).sort()).toEqual([...EVENT_TYPES].sort())
   })
 
@@ -48,6 +51,29 @@ describe('posting rules (spec 6)', () => {
     expect(
       POSTING_RULES.option_settled({ userId: u, subaccountId: '1', instrument: 'i', expirySec: 1, outcome: 'otm' }),
     ).toEqual([])
+  })
+
+  it("platform capital: the operator's money moves between the platform's equity and a holding, no user's claim moves", () => {
+    const opening = {
+      holding: 'hot' as const,
+      chain: EXCHANGE_CHAIN,
+      currency: 'USDC',
+      amount: 1_000_000n,
+      reference: `ethereum:0x${'ab'.repeat(32)}`,
+      reason: 'the funding subaccount opened by its first deposit',
+    }
+    expect(netPostings('capital_contributed', POSTING_RULES.capital_contributed(opening))).toEqual([
+      { account: PLATFORM_EQUITY, currency: 'USDC', amount: -1_000_000n },
+      { account: platformHot(EXCHANGE_CHAIN), currency: 'USDC', amount: 1_000_000n },
+    ])
+    const gasOut = { ...opening, holding: 'gas' as const, chain: 'base', currency: 'ETH', amount: 5n }
+    expect(netPostings('capital_withdrawn', POSTING_RULES.capital_withdrawn(gasOut))).toEqual([
+      { account: platformGas('base'), currency: 'ETH', amount: -5n },
+      { account: PLATFORM_EQUITY, currency: 'ETH', amount: 5n },
+    ])
+    expect(eventKey('capital_contributed', opening)).toBe(`capital_contributed:${opening.reference}`)
+    expect(eventKey('capital_withdrawn', opening)).toBe(`capital_withdrawn:${opening.reference}`)
+    expect(parseAccount(PLATFORM_EQUITY)).toEqual({ bearer: 'platform', family: 'equity' })
   })
 
   it('a funding: the user moves the whole amount; a creation fee leaves the platform exchange funds (overhead, excess)', () => {

@@ -3,24 +3,44 @@
  * an ERC-4337 account has no key, so its "signature" is whatever its own `isValidSignature` accepts
  * (ERC-1271), and one not deployed yet sends it wrapped with its factory call (ERC-6492).
  *
- * Asked only when local recovery did not give the message's address: an EOA never reaches here.
- * The chain asked is the one the message names (its Chain ID), if it is one of ours; any other is a
- * rejection without a call. viem's `verifyHash` runs the ERC-6492 universal validator as deployless
- * code in one `eth_call` (the chain definition names no deployed verifier): for a deployed account it
- * calls `isValidSignature`; for a wrapped signature it first runs the factory call inside that same
- * simulation, so nothing is ever deployed. The call is bounded (CONTRACT_SIGNATURE_TIMEOUT_MS, no
- * retry), and every failure, a timeout, an RPC error, a revert or another value than the magic one,
- * is `false`: the route answers the one opaque rejection.
+ * Asked only when local recovery did not give the message's address: an EOA never reaches here,
+ * and only after the route read that the nonce is usable and that the address is not bound to
+ * another chain (docs/architecture.md "Sign-in"): a caller cannot make us run code for a message
+ * that could never sign in. The chain asked is the one the message names (its Chain ID), if it is
+ * one of ours; any other is a rejection without a call. One `eth_call` runs the ERC-6492 universal
+ * validator (viem's bytecode) as deployless code, with no verifier trusted at an address: for a
+ * deployed account it calls `isValidSignature`; for a wrapped signature it first runs the factory
+ * call inside that same simulation, so nothing is ever deployed. The call is bounded in time
+ * (CONTRACT_SIGNATURE_TIMEOUT_MS, no retry) and in gas (CONTRACT_SIGNATURE_GAS: the caller chooses
+ * the factory's code, and a node's own cap is tens of millions), and every failure, a timeout, an
+ * RPC error, a revert, out of gas or another value than the magic one, is `false`: the route
+ * answers the one opaque rejection.
  */
 import type { ChainInfo, ChainName } from '@wh/wallet'
 import { viemChain } from '@wh/wallet'
-import { bytesToHex, createPublicClient, http, isErc8010Signature, type PublicClient } from 'viem'
-import { verifyHash } from 'viem/actions'
+import {
+  bytesToHex,
+  createPublicClient,
+  encodeDeployData,
+  erc6492SignatureValidatorAbi,
+  erc6492SignatureValidatorByteCode,
+  type Hex,
+  hexToBool,
+  http,
+  isErc8010Signature,
+  type PublicClient,
+} from 'viem'
+import { call } from 'viem/actions'
 import { hashPersonalMessage } from '../../lib/recover'
 import type { SiweFields } from './siwe-message'
 
 /** The whole contract check gives up after this long (the RPC's HTTP deadline, and a timer above it). */
 export const CONTRACT_SIGNATURE_TIMEOUT_MS = 3_000
+/**
+ * The gas the validator's call may burn: a factory deployment (a Safe, a Coinbase Smart Wallet: a few
+ * hundred thousand) and `isValidSignature` fit well within it; code that loops stops here.
+ */
+export const CONTRACT_SIGNATURE_GAS = 3_000_000n
 
 /** Even-length hex; the body schema bounds its length. */
 const SIGNATURE_RE = /^0x(?:[0-9a-fA-F]{2})+$/
@@ -76,6 +96,19 @@ export function contractSignatureCheck(
     // ERC-8010 (an EIP-7702 account not delegated yet) is not accepted: its key signs plainly
     if (isErc8010Signature(sig)) return false
     const hash = bytesToHex(hashPersonalMessage(message))
-    return withinDeadline(verifyHash(client, { address: fields.address, hash, signature: sig }), timeoutMs)
+    return withinDeadline(validate(client, fields.address as Hex, hash, sig), timeoutMs)
   }
+}
+
+/** ERC-6492's universal validator, deployless, gas-capped: whether it answers true. */
+async function validate(client: PublicClient, address: Hex, hash: Hex, signature: Hex): Promise<boolean> {
+  const { data } = await call(client, {
+    data: encodeDeployData({
+      abi: erc6492SignatureValidatorAbi,
+      args: [address, hash, signature],
+      bytecode: erc6492SignatureValidatorByteCode,
+    }),
+    gas: CONTRACT_SIGNATURE_GAS,
+  })
+  return hexToBool(data ?? '0x0')
 }

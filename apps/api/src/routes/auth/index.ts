@@ -3,7 +3,10 @@
  * POST /auth/verify runs the spec's steps in order: verify message and signature, redeem the
  * nonce, find or create the user, issue the token. Every failure is the same opaque 401.
  * A signature the message's address's key did not make may still be its contract account's
- * (ERC-1271, ERC-6492): that is asked of the chain the message names (contract-signature.ts).
+ * (ERC-1271, ERC-6492): that is asked of the chain the message names (contract-signature.ts), once
+ * the nonce reads usable and the address is not bound to another chain; the user is then bound to
+ * that chain (docs/architecture.md "Sign-in": a key's signature is good on every chain, a contract
+ * account's on its own).
  */
 
 import { NonceResponse, VerifyBody, VerifyResponse } from '@wh/api-schemas/auth'
@@ -13,9 +16,10 @@ import type { ChainInfo, ChainName } from '@wh/wallet'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { toErrorBody } from '../../plugins/errors'
 import { contractSignatureCheck } from './contract-signature'
-import { issueNonce, NonceRedeemer } from './nonces'
+import { contractSignInPrecheck, issueNonce, NonceRedeemer, type Redemption } from './nonces'
+import type { SiweFields } from './siwe-message'
 import { checkSiweMessage, signedByKey } from './siwe-verify'
-import { createUser } from './users'
+import { bindContractChain, createUser } from './users'
 
 export class SiweRejectedError extends AppError {
   constructor() {
@@ -37,6 +41,20 @@ export default async function authRoutes(app: FastifyInstance, opts: AuthRoutesO
   const rateLimit = { max: opts.rateLimitPerMinute, timeWindow: 60_000 }
   const redeemer = new NonceRedeemer(opts.sql, () => opts.clock.now())
   const contractSigned = contractSignatureCheck(opts.chains)
+  // a contract's signature is asked of a chain only for a usable nonce and an address bound to that chain or none
+  const signedByContract = async (fields: SiweFields, message: string, signature: string, now: Date) => {
+    const pre = await contractSignInPrecheck(opts.sql, fields.nonce, fields.address, now)
+    if (!pre.usable || (pre.boundChainId !== null && pre.boundChainId !== fields.chainId)) return false
+    return contractSigned(fields, message, signature)
+  }
+  // step 3: find (the redemption read it) or create; a contract account's user is bound to its chain
+  const userOf = async (redemption: Redemption, fields: SiweFields, byKey: boolean) => {
+    const user = redemption.user ?? (await createUser(opts.sql, fields.address, byKey ? null : fields.chainId))
+    if (byKey) return user
+    const bound = user.contractChainId ?? (await bindContractChain(opts.sql, user.id, fields.chainId))
+    if (bound !== fields.chainId) throw new SiweRejectedError()
+    return user
+  }
 
   app.get(
     '/auth/nonce',
@@ -84,14 +102,13 @@ export default async function authRoutes(app: FastifyInstance, opts: AuthRoutesO
       // step 1: the message, then its signature: the key's (local, no I/O), else the contract account's
       const fields = checkSiweMessage(message, { domain: opts.siweDomain, nowMs: now.getTime() })
       if (!fields) throw new SiweRejectedError()
-      if (!signedByKey(fields, message, signature) && !(await contractSigned(fields, message, signature)))
-        throw new SiweRejectedError()
+      const byKey = signedByKey(fields, message, signature)
+      if (!byKey && !(await signedByContract(fields, message, signature, now))) throw new SiweRejectedError()
       // step 2: burn the nonce before any user exists, so a replay cannot create one;
       // a returning wallet's user comes back in the same round trip
       const redemption = await redeemer.redeem(fields.nonce, fields.address)
       if (!redemption.redeemed) throw new SiweRejectedError()
-      // step 3: find (above) or create
-      const user = redemption.user ?? (await createUser(opts.sql, fields.address))
+      const user = await userOf(redemption, fields, byKey)
       // step 4: sub = user id; the wallet address is deliberately not in the token
       const token = await app.jwt.sign({ sub: user.id })
       return { token, address: fields.address }

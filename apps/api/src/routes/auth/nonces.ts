@@ -27,10 +27,27 @@ export async function redeemNonce(sql: Sql, nonce: string, now: Date): Promise<b
   return rows.length === 1
 }
 
+/**
+ * Before a contract account's signature is asked of a chain (docs/architecture.md "Sign-in"): whether
+ * `nonce` exists, is unused and has not expired, and the chain `walletAddress`'s user is bound to
+ * (null: none, or no user yet). A read: the nonce is redeemed only after the signature passed.
+ */
+export async function contractSignInPrecheck(
+  sql: Sql,
+  nonce: string,
+  walletAddress: string,
+  now: Date,
+): Promise<{ usable: boolean; boundChainId: number | null }> {
+  const [row] = await sql<{ usable: boolean; bound: number | null }[]>`
+    select exists (select 1 from siwe_nonces where nonce = ${nonce} and used_at is null and expires_at > ${now}) as usable,
+      (select contract_chain_id from users where wallet_address = ${walletAddress}) as bound`
+  return { usable: row?.usable ?? false, boundChainId: row?.bound ?? null }
+}
+
 export interface Redemption {
   readonly redeemed: boolean
   /** the wallet's user when it already exists; read in the same statement, used only if redeemed */
-  readonly user: { id: string; hdIndex: number } | undefined
+  readonly user: { id: string; hdIndex: number; contractChainId: number | null } | undefined
 }
 
 interface Pending {
@@ -42,6 +59,12 @@ interface Pending {
 
 /** Redemptions that share one round trip at most. */
 export const MAX_REDEMPTION_BATCH = 256
+/**
+ * Redemption statements in flight at once. While they are, new redemptions wait for one to return
+ * and then share the next statement (a group commit): under load a batch grows with the wait
+ * instead of every turn of the event loop sending its own, and an idle server still sends at once.
+ */
+export const MAX_REDEMPTIONS_IN_FLIGHT = 2
 
 /**
  * The sign-in hot path: burns nonces (the same conditional update as redeemNonce) and, in the
@@ -61,6 +84,7 @@ export class NonceRedeemer {
   #pending: Pending[] = []
   #inBatch = new Set<string>()
   #scheduled = false
+  #inFlight = 0
 
   constructor(sql: Sql, now: () => Date) {
     this.#sql = sql
@@ -73,49 +97,65 @@ export class NonceRedeemer {
       this.#pending.push({ nonce, walletAddress, resolve, reject })
       this.#inBatch.add(nonce)
       if (this.#pending.length >= MAX_REDEMPTION_BATCH) this.#flush()
-      else if (!this.#scheduled) {
-        this.#scheduled = true
-        setImmediate(() => this.#flush())
-      }
+      else this.#schedule()
     })
+  }
+
+  /** A flush on the next turn, unless one is due or the statements in flight will call it on return. */
+  #schedule(): void {
+    if (this.#scheduled || this.#inFlight >= MAX_REDEMPTIONS_IN_FLIGHT) return
+    this.#scheduled = true
+    setImmediate(() => this.#flush())
   }
 
   #flush(): void {
     this.#scheduled = false
     const batch = this.#pending
     if (batch.length === 0) return
+    // a full batch goes at once; a partial one waits while the statements in flight are at their bound
+    if (batch.length < MAX_REDEMPTION_BATCH && this.#inFlight >= MAX_REDEMPTIONS_IN_FLIGHT) return
+    this.#inFlight++
     this.#pending = []
     this.#inBatch = new Set()
     const now = this.#now()
     const nonces = batch.map((p) => p.nonce)
     const addresses = batch.map((p) => p.walletAddress)
-    this.#sql<{ nonce: string; id: string | null; hd_index: number | null }[]>`
+    this.#sql<{ nonce: string; id: string | null; hd_index: number | null; contract_chain_id: number | null }[]>`
       with redeemed as (
         update siwe_nonces set used_at = ${now}
         where nonce = any(${nonces}::text[]) and used_at is null and expires_at > ${now}
         returning nonce
       )
-      select r.nonce, u.id, u.hd_index
+      select r.nonce, u.id, u.hd_index, u.contract_chain_id
       from redeemed r
       join unnest(${nonces}::text[], ${addresses}::text[]) as req(nonce, address) on req.nonce = r.nonce
-      left join users u on u.wallet_address = req.address`.then(
-      (rows) => {
-        const byNonce = new Map(rows.map((r) => [r.nonce, r]))
-        for (const p of batch) {
-          const row = byNonce.get(p.nonce)
-          p.resolve(
-            row
-              ? {
-                  redeemed: true,
-                  user: row.id === null ? undefined : { id: row.id, hdIndex: row.hd_index as number },
-                }
-              : { redeemed: false, user: undefined },
-          )
-        }
-      },
-      (err) => {
-        for (const p of batch) p.reject(err)
-      },
-    )
+      left join users u on u.wallet_address = req.address`
+      .then(
+        (rows) => {
+          const byNonce = new Map(rows.map((r) => [r.nonce, r]))
+          for (const p of batch) {
+            const row = byNonce.get(p.nonce)
+            p.resolve(
+              row
+                ? {
+                    redeemed: true,
+                    user:
+                      row.id === null
+                        ? undefined
+                        : { id: row.id, hdIndex: row.hd_index as number, contractChainId: row.contract_chain_id },
+                  }
+                : { redeemed: false, user: undefined },
+            )
+          }
+        },
+        (err) => {
+          for (const p of batch) p.reject(err)
+        },
+      )
+      .finally(() => {
+        this.#inFlight--
+        // what arrived meanwhile goes in the next statement
+        if (this.#pending.length > 0) this.#schedule()
+      })
   }
 }

@@ -42,6 +42,8 @@ export interface MarketRoutesOptions {
   strategiesCacheMs?: number
   /** keep the public answers until the feed's next event (public-cache.ts); on unless false */
   publicCache?: boolean
+  /** answers kept at most (default PUBLIC_CACHE_MAX_ENTRIES; tests make it small) */
+  publicCacheMaxEntries?: number
 }
 
 /** Seconds a public answer may be kept (by this process, a CDN or a browser) without an event. */
@@ -89,6 +91,7 @@ export default async function marketRoutes(app: FastifyInstance, opts: MarketRou
       ...underlyings.map((a) => strategyNames(names).channel(a)),
     ],
     enabled: opts.publicCache !== false,
+    ...(opts.publicCacheMaxEntries !== undefined && { maxEntries: opts.publicCacheMaxEntries }),
   })
 
   app.get('/assets', { config: cacheFor('assets'), schema: assetsSchema }, () => read.assets())

@@ -2,9 +2,10 @@
  * The public market data's cache (docs/market-data.md "Caching"): `/assets`, `/:asset/chart`,
  * `/:asset/fees` and `/:asset/strategies` answer the same to every caller and change only when the
  * feed publishes a price or a strategy event, or as time passes. A route opts in with
- * `config: { publicCache: { maxAgeS } }`; its serialised answer is kept per URL (path and query as
- * sent) until the next event on any of the feed's channels (this process subscribes to them on a
- * connection of its own) or `maxAgeS`, whichever comes first. Every answer carries a strong `ETag`
+ * `config: { publicCache: { maxAgeS } }`; its serialised answer is kept per canonical request
+ * (cache-key.ts: the route, the asset it names, the query parameters it declares; an unknown asset is
+ * its 404 before the cache) until the next event on any of the feed's channels (this process
+ * subscribes to them on a connection of its own) or `maxAgeS`, whichever comes first. Every answer carries a strong `ETag`
  * and `Cache-Control: public, max-age`, so a CDN or a browser may keep it too, and a request whose
  * `If-None-Match` names the current answer (weakly compared: `W/"…"` and lists too, plugins/etag.ts)
  * gets 304 with no body. Only 200 answers are kept;
@@ -14,6 +15,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { etagMatches } from '../../plugins/etag'
+import { type CacheKey, cacheKeyOf } from './cache-key'
 
 export interface PublicCacheRouteConfig {
   readonly publicCache?: { readonly maxAgeS: number }
@@ -46,6 +48,8 @@ interface Entry {
 }
 
 export const PUBLIC_CACHE_MAX_ENTRIES = 2_000
+/** Answers to requests with a free value (a chart's dates, a limit) kept at most: they evict only each other. */
+export const PUBLIC_CACHE_MAX_OPEN_ENTRIES = 200
 
 /** The headers every answer of a kept route carries, declared on its 200 and 304 (withCacheHeaders). */
 export const CACHE_HEADERS = {
@@ -76,6 +80,8 @@ const configOf = (request: FastifyRequest) =>
 /** What the hooks and the subscription share: the kept answers, the events' generation, whether it hears them. */
 interface CacheState {
   readonly entries: Map<string, Entry>
+  /** the answers under keys with a free value (cache-key.ts `bounded: false`) */
+  readonly open: Map<string, Entry>
   generation: number
   live: boolean
 }
@@ -89,6 +95,7 @@ function listen(app: FastifyInstance, opts: PublicCacheOptions, st: CacheState):
   const forget = () => {
     st.generation++
     st.entries.clear()
+    st.open.clear()
   }
   subscriber.on('error', (err) => app.log.warn({ err: String(err) }, 'public cache subscriber error'))
   subscriber.on('message', forget)
@@ -122,20 +129,29 @@ function cacheHeaders(reply: FastifyReply, etag: string, maxAgeS: number) {
 }
 
 /** Hooks on `app` (the market routes' scope) and the subscription that invalidates; returns the generation reader for tests. */
-export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions): Promise<{ generation(): number }> {
-  const st: CacheState = { entries: new Map(), generation: 0, live: false }
+export async function publicCache(
+  app: FastifyInstance,
+  opts: PublicCacheOptions,
+): Promise<{ generation(): number; size(): { bounded: number; open: number } }> {
+  const st: CacheState = { entries: new Map(), open: new Map(), generation: 0, live: false }
   const maxEntries = opts.maxEntries ?? PUBLIC_CACHE_MAX_ENTRIES
   const enabled = opts.enabled ?? true
   // the generation a request started under: an answer computed across an event is not kept
   const startedAt = new WeakMap<FastifyRequest, number>()
   const fromCache = new WeakSet<FastifyRequest>()
+  const keyOf = new WeakMap<FastifyRequest, CacheKey>()
+  const partition = (k: CacheKey) => (k.bounded ? st.entries : st.open)
   if (enabled && opts.channels.length > 0) listen(app, opts, st)
 
   app.addHook('onRequest', async (request, reply) => {
     const cfg = configOf(request)
     if (!cfg || (request.method !== 'GET' && request.method !== 'HEAD')) return
+    // an unknown asset is its 404 here, before the cache; a request the route would refuse is not kept
+    const key = cacheKeyOf(request)
+    if (!key) return
+    keyOf.set(request, key)
     startedAt.set(request, st.generation)
-    const hit = enabled && st.live ? st.entries.get(request.url) : undefined
+    const hit = enabled && st.live ? partition(key).get(key.key) : undefined
     if (!hit || hit.generation !== st.generation || Date.now() - hit.at >= cfg.maxAgeS * 1000) return
     fromCache.add(request)
     cacheHeaders(reply, hit.etag, cfg.maxAgeS)
@@ -151,9 +167,12 @@ export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions
     cacheHeaders(reply, etag, cfg.maxAgeS)
     reply.header('x-cache', 'miss')
     const gen = startedAt.get(request)
-    if (enabled && st.live && gen === st.generation) {
-      if (st.entries.size >= maxEntries) st.entries.delete(st.entries.keys().next().value as string)
-      st.entries.set(request.url, {
+    const key = keyOf.get(request)
+    if (key && enabled && st.live && gen === st.generation) {
+      const entries = partition(key)
+      const max = key.bounded ? maxEntries : Math.min(maxEntries, PUBLIC_CACHE_MAX_OPEN_ENTRIES)
+      if (entries.size >= max) entries.delete(entries.keys().next().value as string)
+      entries.set(key.key, {
         body: payload,
         etag,
         type: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
@@ -168,5 +187,5 @@ export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions
     return payload
   })
 
-  return { generation: () => st.generation }
+  return { generation: () => st.generation, size: () => ({ bounded: st.entries.size, open: st.open.size }) }
 }
