@@ -92,14 +92,14 @@ async function main() {
   const apiUrl = `http://127.0.0.1:${config.port}`
   let failed = false
   try {
-    if (!config.usdcAddressLocal) throw new Error('.env.local names no USDC_ADDRESS_LOCAL: start the local run once')
+    if (!config.localChains) throw new Error('.env.local names no USDC_ADDRESS_LOCAL_*: start the local run once')
     if (!started) console.log(`using the local run on ${apiUrl} (it must have been started with --demo)`)
     const report = await runDemo({
       apiUrl,
       siweDomain: config.siweDomain,
       simulatorUrl: config.exchange.httpUrl,
       rpcUrl: config.rpcUrls.ethereum,
-      usdc: config.usdcAddressLocal,
+      usdc: config.localChains.ethereum.usdc,
       // dev account 0: local-stack.ts minted it the TestUSDC deposits are made with
       funderKey: TEST_PRIVATE_KEYS[0],
       bull: { redisUrl: config.cacheUrl },

@@ -61,9 +61,9 @@ export interface DemoOptions {
   readonly siweDomain: string
   /** EXCHANGE_HTTP_URL: the Derive simulator (its control API under /_sim/) */
   readonly simulatorUrl: string
-  /** the local node every chain's RPC points at */
+  /** the local node the deposit is made on (the local run's Ethereum: one node per chain) */
   readonly rpcUrl: string
-  /** TestUSDC on that node (USDC_ADDRESS_LOCAL) */
+  /** TestUSDC on that node (USDC_ADDRESS_LOCAL_<CHAIN>) */
   readonly usdc: Address
   /** holds TestUSDC and ETH on the node and pays the deposit (the local run's dev account 0) */
   readonly funderKey: Hex

@@ -1,7 +1,7 @@
 /**
  * The accelerated demo (apps/worker/demo/demo.ts) in CI: the real API (buildServer, over
  * HTTP), the real worker runtime (every tick, BullMQ, WORKER_CLOCK=exchange exactly as the local run
- * sets it), anvil with TestUSDC, the Derive simulator on the wall clock, the integration suite's
+ * sets it), one anvil per chain with its TestUSDC (docs/chains.md "Local run: four chains"), the Derive simulator on the wall clock, the integration suite's
  * Postgres and Redis. A new user signs in, deposits, starts the wheel; the put is sold, expires out
  * of the money and settles, the runner opens the next leg; a withdrawal is sent on chain.
  *
@@ -15,8 +15,16 @@ import { FollowedClock, toBaseUnits } from '@wh/core'
 import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
 import { QUEUE_KEYS } from '@wh/jobs'
 import { balanceOf, userTransit } from '@wh/ledger'
-import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
-import { buildChainRegistry, DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import {
+  integrationContext,
+  type LocalChains,
+  localChainsEnv,
+  type RunningChain,
+  startLocalChains,
+  TEST_PRIVATE_KEYS,
+  testEnv,
+} from '@wh/testkit'
+import { DepositKeyring, deployTestUsdcs } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createWalletClient, getAddress, type Hex, http } from 'viem'
 import { english, generateMnemonic, privateKeyToAccount } from 'viem/accounts'
@@ -38,6 +46,8 @@ const SIWE_DOMAIN = 'demo.example.test'
 const DEMO_BUDGET_MS = 45_000
 
 describe('the accelerated demo: deposit → wheel → withdrawal', () => {
+  let chains: LocalChains
+  /** the chain the demo deposits and withdraws on */
   let chain: RunningChain
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
@@ -50,31 +60,21 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
   const bullPrefix = `wh-demo-${randomUUID()}`
 
   beforeAll(async () => {
-    chain = await startChain({ chainId: 901 })
-    const transport = http(chain.rpcUrl)
+    // the local run's nodes and TestUSDCs, dev account 0 holding 1,000,000 on each (local-stack.ts)
+    chains = await startLocalChains()
+    chain = chains.ethereum
+    const usdcs = await deployTestUsdcs(chains, TEST_PRIVATE_KEYS[0], { mint: 1_000_000n * 10n ** 6n })
+    usdc = usdcs.ethereum
+    const transport = http(chains.ethereum.rpcUrl)
     const deployer = createWalletClient({ account: privateKeyToAccount(TEST_PRIVATE_KEYS[0]), transport })
     const publicClient = createPublicClient({ transport })
-    usdc = await deployTestUsdc(deployer, publicClient)
-    const mint = await deployer.writeContract({
-      address: usdc,
-      abi: testUsdcAbi,
-      functionName: 'mint',
-      args: [deployer.account.address, 1_000_000n * 10n ** 6n],
-      chain: null,
-    })
-    await publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
 
     // the exchange as the local run has it: the simulator on the wall clock, the platform's wallet
     // registered with its session key (packages/wallet/scripts/local-stack.ts), nothing funded by hand
     sim = await startDeriveSimulator({ chainId: 901, clock: 'wall', subaccountCreationFeeUsd: SIM_CREATION_FEE_USD })
     ctx = await integrationContext({
-      ...(await openFundingSubaccount(deployer, publicClient, usdc)),
-      EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
-      RPC_URL_ETHEREUM: chain.rpcUrl,
-      RPC_URL_OPTIMISM: chain.rpcUrl,
-      RPC_URL_BASE: chain.rpcUrl,
-      RPC_URL_ARBITRUM: chain.rpcUrl,
-      USDC_ADDRESS_LOCAL: usdc,
+      ...(await openFundingSubaccount(deployer, publicClient, usdcs.ethereum)),
+      ...localChainsEnv(chains, usdcs),
       // deposit addresses of their own (the test mnemonic's first indexes are the node's funded accounts)
       MASTER_MNEMONIC: generateMnemonic(english),
       SIWE_DOMAIN,
@@ -112,7 +112,7 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       database: ctx.database,
       redis: apiRedis,
       keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly(),
-      chains: buildChainRegistry(config),
+      chains: deps.registry,
       logger: false,
     })
     await app.listen({ host: '127.0.0.1', port: 0 })
@@ -133,7 +133,7 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
     const v3 = await setUpLocalV3({
       walletClient,
       publicClient,
-      rpcUrl: chain.rpcUrl,
+      rpcUrl: chains.ethereum.rpcUrl,
       simulatorUrl: sim.httpUrl,
       usdc: token,
       owner: getAddress(testEnv().EXCHANGE_WALLET_ADDRESS as string),
@@ -154,7 +154,7 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
     for (const r of redisConnections) r.disconnect()
     await ctx?.database.close()
     await sim?.close()
-    await chain?.stop()
+    await chains?.stop()
   })
 
   it('signs a new key in, credits its deposit, sells one put that expires out of the money, opens the next leg and sends a withdrawal', async () => {

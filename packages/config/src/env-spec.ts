@@ -28,6 +28,11 @@ export type ReconcileMode = (typeof RECONCILE_MODES)[number]
 export const NODE_ENVS = ['development', 'test', 'production'] as const
 export const FEE_SHARE_POLICIES = ['refuse', 'warn', 'off'] as const
 export type FeeSharePolicy = (typeof FEE_SHARE_POLICIES)[number]
+/** The four deposit chains (each has its RPC_URL_*; docs/chains.md). */
+export const CHAIN_NAMES = ['ethereum', 'optimism', 'base', 'arbitrum'] as const
+export type ChainName = (typeof CHAIN_NAMES)[number]
+/** The chains other than Ethereum: their local stand-in's chain id has a variable of its own (Ethereum's is EXCHANGE_CHAIN_ID). */
+export const L2_CHAIN_NAMES = ['optimism', 'base', 'arbitrum'] as const satisfies readonly ChainName[]
 
 export interface VarSpec {
   schema: TSchema
@@ -216,10 +221,17 @@ export const ENV_SPEC = {
   /** sign-in attempts per IP per minute on /auth/* */
   AUTH_RATE_LIMIT_PER_MINUTE: { schema: str({ pattern: INT }), default: '120', check: positiveInt },
   /**
-   * the local run and tests: the TestUSDC deployed on the one local node that stands in for every
-   * chain; when set, every chain's registry entry points at that node (docs/chains.md)
+   * the local run and tests: one local node per chain (docs/chains.md "Local run: four chains"). Each chain's
+   * TestUSDC, and the chain id of the Optimism, Base and Arbitrum stand-ins (Ethereum's is EXCHANGE_CHAIN_ID: the
+   * local Ethereum is the exchange's L1). All seven together or none; the ids distinct; refused in production
    */
-  USDC_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
+  USDC_ADDRESS_LOCAL_ETHEREUM: { schema: str(), optional: true, check: address },
+  USDC_ADDRESS_LOCAL_OPTIMISM: { schema: str(), optional: true, check: address },
+  USDC_ADDRESS_LOCAL_BASE: { schema: str(), optional: true, check: address },
+  USDC_ADDRESS_LOCAL_ARBITRUM: { schema: str(), optional: true, check: address },
+  CHAIN_ID_LOCAL_OPTIMISM: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
+  CHAIN_ID_LOCAL_BASE: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
+  CHAIN_ID_LOCAL_ARBITRUM: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
   /**
    * the local run and tests: the constant-product pool (TestUSDC/TestWETH) and TestWETH on the local
    * node that stand in for a swap venue (docs/swaps.md); without them conversions wait, saying the
@@ -228,15 +240,7 @@ export const ENV_SPEC = {
   SWAP_POOL_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
   WETH_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
   /** the chain the swap wallet trades on */
-  SWAP_CHAIN: {
-    schema: Type.Union([
-      Type.Literal('ethereum'),
-      Type.Literal('optimism'),
-      Type.Literal('base'),
-      Type.Literal('arbitrum'),
-    ]),
-    default: 'base',
-  },
+  SWAP_CHAIN: { schema: Type.Union(CHAIN_NAMES.map((c) => Type.Literal(c))), default: 'base' },
   /**
    * USDC (a decimal amount) the bridge tick leaves in each chain's hot wallet, above the requested
    * withdrawals there; only the surplus crosses to the exchange chain (docs/chains.md "Bridge")

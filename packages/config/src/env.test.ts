@@ -202,18 +202,44 @@ describe('RECONCILE_EPSILON (docs/exchange.md "Accruals and reconciliation")', (
   })
 })
 
-describe('USDC_ADDRESS_LOCAL (local run and tests)', () => {
-  it('is optional, and normalised to EIP-55 when set', () => {
-    expect(loadConfig(VALID).usdcAddressLocal).toBeUndefined()
-    const c = loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: '0x5fbdb2315678afecb367f032d93f642f64180aa3' })
-    expect(c.usdcAddressLocal).toBe('0x5FbDB2315678afecb367f032d93F642f64180aa3')
+describe('the local nodes: USDC_ADDRESS_LOCAL_* and CHAIN_ID_LOCAL_* (local run and tests)', () => {
+  const LOCAL = {
+    USDC_ADDRESS_LOCAL_ETHEREUM: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+    USDC_ADDRESS_LOCAL_OPTIMISM: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    USDC_ADDRESS_LOCAL_BASE: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0',
+    USDC_ADDRESS_LOCAL_ARBITRUM: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9',
+    CHAIN_ID_LOCAL_OPTIMISM: '902',
+    CHAIN_ID_LOCAL_BASE: '903',
+    CHAIN_ID_LOCAL_ARBITRUM: '904',
+  }
+  it('are optional; when set, each chain has its own id (Ethereum the exchange L1) and TestUSDC, in EIP-55', () => {
+    expect(loadConfig(VALID).localChains).toBeUndefined()
+    const c = loadConfig({ ...VALID, ...LOCAL })
+    expect(c.localChains).toEqual({
+      ethereum: { chainId: 901, usdc: '0x5FbDB2315678afecb367f032d93F642f64180aa3' },
+      optimism: { chainId: 902, usdc: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512' },
+      base: { chainId: 903, usdc: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0' },
+      arbitrum: { chainId: 904, usdc: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9' },
+    })
+    expect(loadApiConfig({ ...apiEnv(VALID), ...LOCAL }).localChains).toEqual(c.localChains)
   })
-  it('is refused in production and when not an address', () => {
-    const prod = () =>
-      loadConfig({ ...VALID, NODE_ENV: 'production', USDC_ADDRESS_LOCAL: '0x5FbDB2315678afecb367f032d93F642f64180aa3' })
-    expect(prod).toThrow(ConfigError)
-    expect(prod).toThrow(/USDC_ADDRESS_LOCAL: must not be set when NODE_ENV=production/)
-    expect(() => loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: 'nope' })).toThrow(/USDC_ADDRESS_LOCAL/)
+  it('are refused in production, in part, with two chains on one id, or when not an address', () => {
+    expect(() => loadConfig({ ...VALID, ...LOCAL, NODE_ENV: 'production' })).toThrow(
+      /USDC_ADDRESS_LOCAL_BASE: must not be set when NODE_ENV=production/,
+    )
+    const { USDC_ADDRESS_LOCAL_BASE: _, ...part } = LOCAL
+    expect(() => loadConfig({ ...VALID, ...part })).toThrow(/USDC_ADDRESS_LOCAL_BASE: must be set together with/)
+    // the local Base on the exchange's L1 id: one network under two names
+    expect(() => loadConfig({ ...VALID, ...LOCAL, CHAIN_ID_LOCAL_BASE: '901' })).toThrow(/must differ from each other/)
+    expect(() => loadConfig({ ...VALID, ...LOCAL, CHAIN_ID_LOCAL_ARBITRUM: '902' })).toThrow(/one node per chain/)
+    expect(() => loadConfig({ ...VALID, ...LOCAL, USDC_ADDRESS_LOCAL_OPTIMISM: 'nope' })).toThrow(
+      /USDC_ADDRESS_LOCAL_OPTIMISM/,
+    )
+  })
+  it('USDC_ADDRESS_LOCAL (one node for every chain) is retired, naming why', () => {
+    expect(() => loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: LOCAL.USDC_ADDRESS_LOCAL_ETHEREUM })).toThrow(
+      /USDC_ADDRESS_LOCAL: one local node no longer stands in for every chain/,
+    )
   })
 })
 

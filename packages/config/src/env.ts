@@ -19,18 +19,30 @@ import {
 } from './env-checks'
 import type { ApiConfig, Config } from './env-config'
 import { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES } from './env-config'
-import { ENV_SPEC, type EnvName, type FeeSharePolicy, type ReconcileMode, type VarSpec } from './env-spec'
+import {
+  CHAIN_NAMES,
+  type ChainName,
+  ENV_SPEC,
+  type EnvName,
+  type FeeSharePolicy,
+  L2_CHAIN_NAMES,
+  type ReconcileMode,
+  type VarSpec,
+} from './env-spec'
 import { depositXpubOf } from './xpub'
 
-export { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES, type ApiConfig, type Config } from './env-config'
+export { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES, type ApiConfig, type Config, type LocalChain } from './env-config'
 export {
   type _EnvShape,
+  CHAIN_NAMES,
+  type ChainName,
   ENV_SPEC,
   type EnvName,
   type EnvRecord,
   envSchema,
   FEE_SHARE_POLICIES,
   type FeeSharePolicy,
+  L2_CHAIN_NAMES,
   NODE_ENVS,
   RECONCILE_MODES,
   type ReconcileMode,
@@ -57,6 +69,10 @@ const ENV_NAMES: ReadonlySet<EnvName> = new Set(Object.keys(ENV_SPEC) as EnvName
 const SET_UP_LOCALLY: ReadonlySet<EnvName> = new Set([
   'EXCHANGE_FUNDING_SUBACCOUNT_ID',
   'EXCHANGE_DEPOSIT_MANAGER_ADDRESS',
+  'USDC_ADDRESS_LOCAL_ETHEREUM',
+  'USDC_ADDRESS_LOCAL_OPTIMISM',
+  'USDC_ADDRESS_LOCAL_BASE',
+  'USDC_ADDRESS_LOCAL_ARBITRUM',
 ])
 
 /**
@@ -68,6 +84,12 @@ const RETIRED_ENV: Readonly<Record<string, { readonly harmless: readonly string[
     harmless: ['v3'],
     reason:
       'Derive retired its v2 protocol and the service speaks v3 only: unset EXCHANGE_PROTOCOL (README "Configuration")',
+  },
+  USDC_ADDRESS_LOCAL: {
+    harmless: [],
+    reason:
+      'one local node no longer stands in for every chain: each has its own, named by USDC_ADDRESS_LOCAL_<CHAIN> and ' +
+      'CHAIN_ID_LOCAL_<CHAIN> (docs/chains.md "Local run: four chains"); unset it',
   },
 }
 
@@ -243,10 +265,7 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
   if ((v.ALERT_BOT_TOKEN === undefined) !== (v.ALERT_CHAT_ID === undefined)) {
     // spec 6.2: alerts need both; one alone is almost certainly a mistake, but not fatal
   }
-  if (v.USDC_ADDRESS_LOCAL !== undefined && v.NODE_ENV === 'production') {
-    // a local override would point every chain's USDC at a test contract: never with real money
-    problems.push({ name: 'USDC_ADDRESS_LOCAL', reason: 'must not be set when NODE_ENV=production' })
-  }
+  localChainProblems(v, problems, read)
   for (const name of ['SWAP_POOL_ADDRESS_LOCAL', 'WETH_ADDRESS_LOCAL'] as const) {
     if (v[name] !== undefined && v.NODE_ENV === 'production')
       problems.push({ name, reason: 'must not be set when NODE_ENV=production' })
@@ -257,6 +276,52 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
     // the simulator's clock is for moving time in development; a deployment runs on its own
     problems.push({ name: 'WORKER_CLOCK', reason: 'must not be exchange when NODE_ENV=production' })
   }
+}
+
+/** The variables of the local run's four nodes (USDC_ADDRESS_LOCAL_*, CHAIN_ID_LOCAL_*): all or none. */
+const LOCAL_CHAIN_VARS = [
+  ...CHAIN_NAMES.map((c) => `USDC_ADDRESS_LOCAL_${c.toUpperCase()}` as EnvName),
+  ...L2_CHAIN_NAMES.map((c) => `CHAIN_ID_LOCAL_${c.toUpperCase()}` as EnvName),
+]
+
+/**
+ * The local nodes: never in production (they point every chain at test contracts), all together (a chain left
+ * out would fall back to its public deployment's addresses on a local node), and four distinct chain ids (two
+ * names of one network would credit every deposit twice and share one hot wallet's nonces).
+ */
+function localChainProblems(
+  v: Partial<Record<EnvName, string>>,
+  problems: Problem[],
+  read: ReadonlySet<EnvName>,
+): void {
+  const set = LOCAL_CHAIN_VARS.filter((n) => v[n] !== undefined)
+  if (set.length === 0) return
+  if (v.NODE_ENV === 'production') {
+    for (const name of set) problems.push({ name, reason: 'must not be set when NODE_ENV=production' })
+    return
+  }
+  // the local run's setup deploys the TestUSDCs: it reads the chain ids without them
+  const missing = LOCAL_CHAIN_VARS.filter((n) => v[n] === undefined && read.has(n))
+  if (missing.length > 0) {
+    problems.push({ name: missing.join(', '), reason: `must be set together with ${set.join(', ')}` })
+    return
+  }
+  const ids = [v.EXCHANGE_CHAIN_ID, ...L2_CHAIN_NAMES.map((c) => v[`CHAIN_ID_LOCAL_${c.toUpperCase()}` as EnvName])]
+  if (v.EXCHANGE_CHAIN_ID !== undefined && new Set(ids.map(Number)).size !== ids.length)
+    problems.push({
+      name: 'CHAIN_ID_LOCAL_OPTIMISM, CHAIN_ID_LOCAL_BASE, CHAIN_ID_LOCAL_ARBITRUM',
+      reason: 'must differ from each other and from EXCHANGE_CHAIN_ID (the local Ethereum): one node per chain',
+    })
+}
+
+/** The local nodes (undefined without them): Ethereum's chain id is the exchange's L1, EXCHANGE_CHAIN_ID. */
+function localChainsPart(v: Partial<Record<EnvName, string>>): ApiConfig['localChains'] {
+  if (LOCAL_CHAIN_VARS.some((n) => v[n] === undefined)) return undefined
+  const of = (c: ChainName) => ({
+    chainId: Number(c === 'ethereum' ? v.EXCHANGE_CHAIN_ID : v[`CHAIN_ID_LOCAL_${c.toUpperCase()}` as EnvName]),
+    usdc: getAddress(v[`USDC_ADDRESS_LOCAL_${c.toUpperCase()}` as EnvName] as string),
+  })
+  return { ethereum: of('ethereum'), optimism: of('optimism'), base: of('base'), arbitrum: of('arbitrum') }
 }
 
 /** EXCHANGE_*: the exchange client's and the money path's settings (Derive v3). */
@@ -289,7 +354,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     databaseUrl: s('DATABASE_URL'),
     cacheUrl: s('CACHE_URL'),
     exchange: { httpUrl: s('EXCHANGE_HTTP_URL'), chainId: Number(s('EXCHANGE_CHAIN_ID')) },
-    usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
+    localChains: localChainsPart(v),
     platformFeeRate: s('PLATFORM_FEE_RATE'),
     feeShare: { maxBps: Number(s('MAX_FEE_SHARE_BPS')), policy: s('FEE_SHARE_POLICY') as FeeSharePolicy },
     webOrigins: s('WEB_ORIGIN')

@@ -6,6 +6,7 @@ export * from './chain-identity'
 export * from './chains'
 export * from './clients'
 export * from './contracts/deploy'
+export * from './contracts/local-chains'
 export { testErc1271WalletAbi, testErc1271WalletBytecode } from './contracts/test-erc1271-wallet.gen'
 export {
   testErc1271WalletFactoryAbi,

@@ -24,7 +24,6 @@ import {
   CHAIN_NAMES,
   type ChainName,
   DeriveV3DepositAdapter,
-  isWatchedChain,
   type OutboundRecord,
   type OutboxDeps,
   testUsdcAbi,
@@ -307,8 +306,6 @@ function newAdapter(deps: BridgeDeps, outbox: OutboxDeps): BridgeAdapter {
 }
 
 async function bridgeTick(chain: ChainName, ctx: TickContext) {
-  // one node standing in for several chains holds one hot wallet: bridge it once (docs/chains.md)
-  if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-node-as-another-chain' }
   const adapter = bridgeAdapterFor(ctx.deps)
   const result = await withLock(ctx.deps.redis, `lock:${bridgeTickName(chain)}`, LOCK_TTL_MS, () =>
     runBridge(ctx.deps, adapter, chain),

@@ -10,7 +10,7 @@
 import { LOCK_TTL_MS } from '@wh/config'
 import { withLock } from '@wh/jobs'
 import { type ExchangeHoldingsReader, runSolvency, type SolvencyDeps } from '@wh/solvency'
-import { CHAIN_NAMES, isWatchedChain } from '@wh/wallet'
+import { CHAIN_NAMES } from '@wh/wallet'
 import { type Address, createPublicClient, erc20Abi, formatUnits, http } from 'viem'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
 import { currencyDecimals } from '../exchange/accounting-subaccounts'
@@ -36,7 +36,7 @@ export function exchangeHoldings(deps: SolvencyTickDeps): ExchangeHoldingsReader
       }))
     },
     async wallet() {
-      if (deps.config.usdcAddressLocal !== undefined) {
+      if (deps.config.localChains !== undefined) {
         // the local run: the simulator holds the exchange wallet's balances
         return Promise.all(
           EXCHANGE_CURRENCIES.map(async (asset) => {
@@ -75,9 +75,7 @@ export function solvencyDeps(deps: SolvencyTickDeps): SolvencyDeps {
   for (const chain of CHAIN_NAMES) {
     const info = deps.registry.get(chain)
     const clients = deps.clients.get(chain)
-    // one node standing in for several chains is read once (its wallets are the same addresses)
-    if (info && clients && isWatchedChain(deps.registry, chain))
-      chains.push({ chain, info, client: clients.publicClient })
+    if (info && clients) chains.push({ chain, info, client: clients.publicClient })
   }
   return {
     sql: deps.sql,
