@@ -3,7 +3,7 @@
  * setup and the tests of cross-chain behaviour deploy them on every node. Test and local-run only.
  */
 import { CHAIN_NAMES, type ChainName } from '@wh/config'
-import { type Address, createPublicClient, createWalletClient, type Hex, http } from 'viem'
+import { type Address, createPublicClient, createWalletClient, getAddress, type Hex, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { deployTestUsdc } from './deploy'
 import { testUsdcAbi } from './test-usdc.gen'
@@ -40,7 +40,7 @@ export async function deployTestUsdcs(
         const hash = await walletClient.sendTransaction({ to: account.address, value: 0n, chain: null })
         await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
       }
-      const usdc = await deployTestUsdc(walletClient, publicClient)
+      const usdc = getAddress(await deployTestUsdc(walletClient, publicClient))
       if (o.mint !== undefined && o.mint > 0n) {
         const hash = await walletClient.writeContract({
           address: usdc,
