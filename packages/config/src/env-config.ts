@@ -4,6 +4,7 @@
  */
 import type { TrustProxy } from './env-checks'
 import type { ChainName, EnvName, FeeSharePolicy, NODE_ENVS, ReconcileMode } from './env-spec'
+import type { L2ChainName, L2Target } from './l2-targets'
 
 /** A local node standing in for one chain (the local run and tests). */
 export interface LocalChain {
@@ -180,6 +181,17 @@ export interface Config extends ApiConfig {
     /** TREASURY_WITHDRAW_MAX_FEE_USD: a decimal in USD */
     readonly withdrawMaxFeeUsd: string
   }
+  /** the L2 route over Circle's CCTP (docs/chains.md "The L2 route") */
+  readonly cctp: {
+    /** CCTP_ATTESTATION_URL */
+    readonly attestationUrl: string
+    /** CCTP_TOKEN_MESSENGER_LOCAL, CCTP_MESSAGE_TRANSMITTER_LOCAL: the local stand-ins; undefined: Circle's */
+    readonly local: { readonly tokenMessenger: `0x${string}`; readonly messageTransmitter: `0x${string}` } | undefined
+  }
+  /** L2_TARGETS: the operator's targets per L2 hot wallet, USDC base units */
+  readonly l2Targets: Readonly<Record<L2ChainName, L2Target>>
+  /** HOT_WALLET_ETH_ALERT, in wei */
+  readonly hotWalletEthAlertWei: bigint
   /** the local swap venue (SWAP_POOL_ADDRESS_LOCAL, WETH_ADDRESS_LOCAL); refused in production */
   readonly swapLocal: { readonly pool: `0x${string}`; readonly weth: `0x${string}` } | undefined
   readonly swapChain: ChainName

@@ -21,6 +21,7 @@ import {
   url,
   usdcDecimals,
 } from './env-checks'
+import { l2TargetsCheck } from './l2-targets'
 import { depositXpubProblem } from './xpub'
 
 export const RECONCILE_MODES = ['observe', 'enforce'] as const
@@ -232,6 +233,28 @@ export const ENV_SPEC = {
   CHAIN_ID_LOCAL_OPTIMISM: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
   CHAIN_ID_LOCAL_BASE: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
   CHAIN_ID_LOCAL_ARBITRUM: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
+  /**
+   * Circle's attestation service (Iris), which signs the CCTP burns of the L2 route (docs/chains.md "The L2
+   * route"); the local run and tests point it at the local attester (packages/attester)
+   */
+  CCTP_ATTESTATION_URL: { schema: str(), default: 'https://iris-api.circle.com', check: url('http:', 'https:') },
+  /**
+   * the local run and tests: the CCTP stand-ins (TokenMessengerV2, MessageTransmitterV2), at one address on every
+   * local node as Circle's are on every chain; together, refused in production
+   */
+  CCTP_TOKEN_MESSENGER_LOCAL: { schema: str(), optional: true, check: address },
+  CCTP_MESSAGE_TRANSMITTER_LOCAL: { schema: str(), optional: true, check: address },
+  /**
+   * the operator's targets per L2 hot wallet: `chain:target:minTransfer:maxFee:maxPerRun` (USDC), comma-separated;
+   * an L2 not named takes BRIDGE_RETAIN_USDC:10:5:50000 (docs/chains.md "Rebalancing")
+   */
+  L2_TARGETS: { schema: str(), optional: true, check: l2TargetsCheck },
+  /** ETH (a decimal) under which a chain's hot wallet alerts: ETH stays per chain (docs/chains.md "ETH on the L2s") */
+  HOT_WALLET_ETH_ALERT: {
+    schema: str({ pattern: DECIMAL }),
+    default: '0.05',
+    check: (v) => ((v.split('.')[1] ?? '').length <= 18 ? undefined : 'must have at most 18 decimals (ETH)'),
+  },
   /**
    * the local run and tests: the constant-product pool (TestUSDC/TestWETH) and TestWETH on the local
    * node that stand in for a swap venue (docs/swaps.md); without them conversions wait, saying the

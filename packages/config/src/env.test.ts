@@ -243,6 +243,57 @@ describe('the local nodes: USDC_ADDRESS_LOCAL_* and CHAIN_ID_LOCAL_* (local run 
   })
 })
 
+describe('the L2 route: CCTP_*, L2_TARGETS, HOT_WALLET_ETH_ALERT', () => {
+  it("defaults to Circle's attestation service, no stand-ins, and every L2 at BRIDGE_RETAIN_USDC:10:5:50000", () => {
+    const c = loadConfig({ ...VALID, BRIDGE_RETAIN_USDC: '250' })
+    expect(c.cctp).toEqual({ attestationUrl: 'https://iris-api.circle.com', local: undefined })
+    for (const chain of ['optimism', 'base', 'arbitrum'] as const)
+      expect(c.l2Targets[chain]).toEqual({
+        target: 250_000_000n,
+        minTransfer: 10_000_000n,
+        maxFee: 5_000_000n,
+        maxPerRun: 50_000_000_000n,
+      })
+    expect(c.hotWalletEthAlertWei).toBe(50_000_000_000_000_000n)
+  })
+  it('reads each named L2 exactly, in base units; the others keep the defaults', () => {
+    const c = loadConfig({
+      ...VALID,
+      L2_TARGETS: 'base:100.5:1:0.25:2000, arbitrum:0:0:0:10',
+      HOT_WALLET_ETH_ALERT: '1.5',
+    })
+    expect(c.l2Targets.base).toEqual({
+      target: 100_500_000n,
+      minTransfer: 1_000_000n,
+      maxFee: 250_000n,
+      maxPerRun: 2_000_000_000n,
+    })
+    expect(c.l2Targets.arbitrum).toEqual({ target: 0n, minTransfer: 0n, maxFee: 0n, maxPerRun: 10_000_000n })
+    expect(c.l2Targets.optimism.target).toBe(1_000_000_000n)
+    expect(c.hotWalletEthAlertWei).toBe(1_500_000_000_000_000_000n)
+  })
+  it('refuses a bad entry naming why, and the stand-ins in production or alone', () => {
+    expect(() => loadConfig({ ...VALID, L2_TARGETS: 'ethereum:1:1:1:1' })).toThrow(/L2_TARGETS: names ethereum/)
+    expect(() => loadConfig({ ...VALID, L2_TARGETS: 'base:1:1:1' })).toThrow(/base: needs target:minTransfer/)
+    expect(() => loadConfig({ ...VALID, L2_TARGETS: 'base:1:1:1:1,base:2:2:2:2' })).toThrow(/base is named twice/)
+    expect(() => loadConfig({ ...VALID, L2_TARGETS: 'base:1:1:1:0' })).toThrow(/maxPerRun must be above 0/)
+    const local = {
+      CCTP_TOKEN_MESSENGER_LOCAL: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      CCTP_MESSAGE_TRANSMITTER_LOCAL: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    }
+    expect(loadConfig({ ...VALID, ...local }).cctp.local).toEqual({
+      tokenMessenger: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+      messageTransmitter: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    })
+    expect(() => loadConfig({ ...VALID, ...local, NODE_ENV: 'production' })).toThrow(
+      /CCTP_TOKEN_MESSENGER_LOCAL: must not be set when NODE_ENV=production/,
+    )
+    expect(() => loadConfig({ ...VALID, CCTP_TOKEN_MESSENGER_LOCAL: local.CCTP_TOKEN_MESSENGER_LOCAL })).toThrow(
+      /must be set together with CCTP_MESSAGE_TRANSMITTER_LOCAL/,
+    )
+  })
+})
+
 describe('BRIDGE_RETAIN_USDC (the bridge tick)', () => {
   it('defaults to 1000 USDC and is read exactly in base units', () => {
     expect(loadConfig(VALID).bridgeRetainUsdcBaseUnits).toBe(1_000_000_000n)

@@ -29,6 +29,7 @@ import {
   type ReconcileMode,
   type VarSpec,
 } from './env-spec'
+import { parseL2Targets } from './l2-targets'
 import { depositXpubOf } from './xpub'
 
 export { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES, type ApiConfig, type Config, type LocalChain } from './env-config'
@@ -168,6 +169,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, o:
       maxWithdrawUsdcBaseUnits: usdcBaseUnits(s('TREASURY_MAX_WITHDRAW_USDC')),
       withdrawMaxFeeUsd: s('TREASURY_WITHDRAW_MAX_FEE_USD'),
     },
+    ...l2RoutePart(v),
     swapLocal:
       v.SWAP_POOL_ADDRESS_LOCAL !== undefined && v.WETH_ADDRESS_LOCAL !== undefined
         ? { pool: getAddress(v.SWAP_POOL_ADDRESS_LOCAL), weth: getAddress(v.WETH_ADDRESS_LOCAL) }
@@ -266,10 +268,20 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
     // spec 6.2: alerts need both; one alone is almost certainly a mistake, but not fatal
   }
   localChainProblems(v, problems, read)
-  for (const name of ['SWAP_POOL_ADDRESS_LOCAL', 'WETH_ADDRESS_LOCAL'] as const) {
+  for (const name of [
+    'SWAP_POOL_ADDRESS_LOCAL',
+    'WETH_ADDRESS_LOCAL',
+    'CCTP_TOKEN_MESSENGER_LOCAL',
+    'CCTP_MESSAGE_TRANSMITTER_LOCAL',
+  ] as const) {
     if (v[name] !== undefined && v.NODE_ENV === 'production')
       problems.push({ name, reason: 'must not be set when NODE_ENV=production' })
   }
+  if ((v.CCTP_TOKEN_MESSENGER_LOCAL === undefined) !== (v.CCTP_MESSAGE_TRANSMITTER_LOCAL === undefined))
+    problems.push({
+      name: 'CCTP_TOKEN_MESSENGER_LOCAL',
+      reason: 'must be set together with CCTP_MESSAGE_TRANSMITTER_LOCAL',
+    })
   if ((v.SWAP_POOL_ADDRESS_LOCAL === undefined) !== (v.WETH_ADDRESS_LOCAL === undefined))
     problems.push({ name: 'SWAP_POOL_ADDRESS_LOCAL', reason: 'must be set together with WETH_ADDRESS_LOCAL' })
   if (v.WORKER_CLOCK === 'exchange' && v.NODE_ENV === 'production') {
@@ -322,6 +334,25 @@ function localChainsPart(v: Partial<Record<EnvName, string>>): ApiConfig['localC
     usdc: getAddress(v[`USDC_ADDRESS_LOCAL_${c.toUpperCase()}` as EnvName] as string),
   })
   return { ethereum: of('ethereum'), optimism: of('optimism'), base: of('base'), arbitrum: of('arbitrum') }
+}
+
+/** The L2 route's settings: CCTP's attestation service and local stand-ins, the L2 targets, the ETH alert. */
+function l2RoutePart(v: Partial<Record<EnvName, string>>): Pick<Config, 'cctp' | 'l2Targets' | 'hotWalletEthAlertWei'> {
+  const s = (n: EnvName) => v[n] as string
+  return {
+    cctp: {
+      attestationUrl: s('CCTP_ATTESTATION_URL'),
+      local:
+        v.CCTP_TOKEN_MESSENGER_LOCAL !== undefined && v.CCTP_MESSAGE_TRANSMITTER_LOCAL !== undefined
+          ? {
+              tokenMessenger: getAddress(v.CCTP_TOKEN_MESSENGER_LOCAL),
+              messageTransmitter: getAddress(v.CCTP_MESSAGE_TRANSMITTER_LOCAL),
+            }
+          : undefined,
+    },
+    l2Targets: parseL2Targets(v.L2_TARGETS ?? '', usdcBaseUnits(s('BRIDGE_RETAIN_USDC'))),
+    hotWalletEthAlertWei: ethWei(s('HOT_WALLET_ETH_ALERT')),
+  }
 }
 
 /** EXCHANGE_*: the exchange client's and the money path's settings (Derive v3). */
@@ -397,6 +428,12 @@ function describeSchemaFailure(schema: TSchema): string {
   if (s.minLength && s.minLength > 1) return `must be at least ${s.minLength} characters`
   if (s.pattern) return 'has an invalid format'
   return 'is invalid'
+}
+
+/** A checked decimal ETH amount ('0.05') in wei, exactly. */
+function ethWei(v: string): bigint {
+  const [int = '0', frac = ''] = v.split('.')
+  return BigInt(int) * 10n ** 18n + BigInt(frac.padEnd(18, '0') || '0')
 }
 
 /** A checked decimal USDC amount ('1000', '12.5') in base units (6 decimals), exactly. */

@@ -1,11 +1,13 @@
 export * from './alerts'
 export * from './balances'
 export * from './bridge/index'
+export * from './cctp/index'
 export * from './chain-cursors'
 export * from './chain-identity'
 export * from './chains'
 export * from './clients'
 export * from './contracts/deploy'
+export * from './contracts/local-cctp'
 export * from './contracts/local-chains'
 export { testErc1271WalletAbi, testErc1271WalletBytecode } from './contracts/test-erc1271-wallet.gen'
 export {
@@ -13,10 +15,15 @@ export {
   testErc1271WalletFactoryBytecode,
 } from './contracts/test-erc1271-wallet-factory.gen'
 export {
+  testMessageTransmitterV2Abi,
+  testMessageTransmitterV2Bytecode,
+} from './contracts/test-message-transmitter-v2.gen'
+export {
   testOnchainActionManagerAbi,
   testOnchainActionManagerBytecode,
 } from './contracts/test-onchain-action-manager.gen'
 export { testSmartWalletAbi, testSmartWalletBytecode } from './contracts/test-smart-wallet.gen'
+export { testTokenMessengerV2Abi, testTokenMessengerV2Bytecode } from './contracts/test-token-messenger-v2.gen'
 export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc.gen'
 export { testWithdrawalOutboxAbi } from './contracts/test-withdrawal-outbox.gen'
 export * from './deposit-addresses'

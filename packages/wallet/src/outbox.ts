@@ -56,7 +56,19 @@ export {
 } from './outbox-confirm'
 export type { OutboundRecord, OutboundState } from './outbox-store'
 
-export type OutboundPurpose = 'gas_topup' | 'sweep' | 'withdrawal' | 'bridge' | 'swap' | 'swap_approval'
+/**
+ * What a transaction is for; with refId and step, its one key. `cctp_burn` and `cctp_mint` are the L2 route's legs
+ * (docs/chains.md "The L2 route"): the approve and the burn on the source chain, the mint on the destination.
+ */
+export type OutboundPurpose =
+  | 'gas_topup'
+  | 'sweep'
+  | 'withdrawal'
+  | 'bridge'
+  | 'swap'
+  | 'swap_approval'
+  | 'cctp_burn'
+  | 'cctp_mint'
 
 /** A payment: native value to `to`, or an ERC-20 `transfer(to, amount)` of the registry's token. */
 export interface OutboundTransfer {
