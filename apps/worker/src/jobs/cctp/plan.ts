@@ -90,8 +90,23 @@ export async function l2Demand(deps: Pick<WorkerDeps, 'sql' | 'clients' | 'hotWa
 }
 
 export type ModeChoice =
-  | { readonly minFinality: number; readonly maxFee: bigint; readonly expectedFee: bigint }
+  | {
+      readonly minFinality: number
+      readonly maxFee: bigint
+      readonly expectedFee: bigint
+      /** the mode's fee rate, hundredths of a basis point (what a refill grosses its amount up by) */
+      readonly rate: bigint
+    }
   | { readonly refused: string }
+
+/** What to burn so that `net` arrives after a fee of `rate` hundredths of a bp taken from the burned amount. */
+export function grossFor(net: bigint, rate: bigint): bigint {
+  if (rate === 0n) return net
+  // the fee is taken from the gross and rounded up: the smallest gross whose gross − fee(gross) ≥ net
+  let gross = net + feeAt(net, rate)
+  while (gross - feeAt(gross, rate) < net) gross += 1n
+  return gross
+}
 
 /** The standard-transfer fee the source's TokenMessengerV2 enforces at the burn (0 where it has none). */
 async function onChainMinFee(deps: CctpDeps, source: ChainName, amount: bigint): Promise<bigint> {
@@ -129,7 +144,7 @@ export async function chooseMode(
   const onChain = await onChainMinFee(deps, route.source, amount)
   const fast = maxBig(feeAt(amount, fees.fast), onChain)
   const standard = maxBig(feeAt(amount, fees.standard), onChain)
-  if (fast <= maxFee) return { minFinality: FINALITY_FAST, maxFee, expectedFee: fast }
-  if (standard <= maxFee) return { minFinality: FINALITY_STANDARD, maxFee, expectedFee: standard }
+  if (fast <= maxFee) return { minFinality: FINALITY_FAST, maxFee, expectedFee: fast, rate: fees.fast }
+  if (standard <= maxFee) return { minFinality: FINALITY_STANDARD, maxFee, expectedFee: standard, rate: 0n }
   return { refused: `CCTP fees above the maximum of ${maxFee}: fast ${fast}, standard ${standard} (base units)` }
 }

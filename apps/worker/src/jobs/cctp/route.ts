@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import type { L2ChainName } from '@wh/config'
 import { errorMessage, minBigint } from '@wh/core'
 import type { WorkerDeps } from '../../ticks'
-import { chooseMode, L1, refillNeedOf, sweepAmountOf, targetOf, walletPosition } from './plan'
+import { chooseMode, grossFor, L1, refillNeedOf, sweepAmountOf, targetOf, walletPosition } from './plan'
 import { type CctpReason, insertTransfer, openTransfer } from './store'
 import { advanceCctp, type CctpAdvance, type CctpAdvanceOptions, type CctpDeps } from './transfer'
 
@@ -32,6 +32,8 @@ async function start(
   route: { source: L2ChainName | 'ethereum'; dest: L2ChainName | 'ethereum'; reason: CctpReason; l2: L2ChainName },
   amount: bigint,
   o: CctpAdvanceOptions,
+  /** the most the source may send (a refill: what L1 holds free) */
+  cap?: bigint,
 ): Promise<CctpRunResult> {
   let mode: Awaited<ReturnType<typeof chooseMode>>
   try {
@@ -47,12 +49,15 @@ async function start(
     })
     return { state: 'waiting', reason: mode.refused, amount }
   }
+  // a refill grosses up by the fast fee, so what arrives covers the need; a sweep sends what is there
+  const gross = route.reason === 'refill' ? grossFor(amount, mode.rate) : amount
+  const burned = cap !== undefined ? minBigint(gross, cap) : gross
   const row = await insertTransfer(deps.sql, {
     id: randomUUID(),
     source: route.source,
     dest: route.dest,
     reason: route.reason,
-    amount,
+    amount: burned,
     maxFee: mode.maxFee,
     minFinality: mode.minFinality,
     now: deps.clock.now(),
@@ -101,5 +106,5 @@ export async function runCctpRefill(
       reason: `L1 holds ${available > 0n ? available : 0n} free of ${need} needed`,
       amount: need,
     }
-  return start(deps, { source: L1, dest: chain, reason: 'refill', l2: chain }, amount, o)
+  return start(deps, { source: L1, dest: chain, reason: 'refill', l2: chain }, amount, o, available)
 }

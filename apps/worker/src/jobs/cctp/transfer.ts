@@ -29,6 +29,7 @@ import {
   decodeCctpMessage,
   FINALITY_FAST,
   fetchAttestation,
+  findOutbound,
   legsStatus,
   MESSAGE_TRANSMITTER_V2_ABI,
   type OutboundRecord,
@@ -86,6 +87,8 @@ export interface CctpAdvanceOptions {
 }
 
 const MINT_STEP = 0
+/** The burn's outbox step (bridge/approve-call.ts: the approve is 0, the call 1). */
+const BURN_STEP = 1
 
 function deploymentOf(deps: CctpDeps, chain: ChainName): CctpDeployment {
   const d = deps.cctp.get(chain)
@@ -144,26 +147,40 @@ async function advanceBurn(deps: CctpDeps, row: CctpRow, o: CctpAdvanceOptions):
     call: 'the burn (depositForBurn) failed on chain',
   })
   if (s.state === 'pending') return { state: 'pending', id: row.id, at: 'burning', reason: 'the burn is not final yet' }
-  if (s.state === 'failed') {
-    const events = [s.record, ...(s.earlierLegs ?? [])]
-      .filter((r) => feeOf(r) > 0n)
-      .map((r) => gasEvent(deps, row.source_chain, r, 0))
-    await deps.sql.begin(async (tx) => {
-      if (events.length > 0) await appendBatch(tx, events)
-      await markFailed(tx, row.id, s.reason)
-    })
-    await deps.alerter.alert('CCTP transfer failed at the burn; nothing left the source chain', {
-      transferId: row.id,
-      source: row.source_chain,
-      txHash: s.record.txHash,
-      reason: s.reason,
-    })
-    return { state: 'failed', id: row.id, reason: s.reason }
-  }
+  if (s.state === 'failed') return failBurn(deps, row, [s.record, ...(s.earlierLegs ?? [])], s.reason)
   await o.afterBurnFinal?.()
   const at = deps.clock.now()
   await markBurned(deps.sql, row.id, { txHash: s.record.txHash, at })
   return { ...row, state: 'attesting', burn_tx_hash: s.record.txHash, burned_at: at, next_attempt_at: at }
+}
+
+/** The burn failed on chain: nothing left the source; the legs' gas journaled, the row failed, ops told. */
+async function failBurn(deps: CctpDeps, row: CctpRow, legs: OutboundRecord[], reason: string): Promise<CctpAdvance> {
+  const events = legs.filter((r) => feeOf(r) > 0n).map((r) => gasEvent(deps, row.source_chain, r, 0))
+  await deps.sql.begin(async (tx) => {
+    if (events.length > 0) await appendBatch(tx, events)
+    await markFailed(tx, row.id, reason)
+  })
+  await deps.alerter.alert('CCTP transfer failed at the burn; nothing left the source chain', {
+    transferId: row.id,
+    source: row.source_chain,
+    txHash: legs[0]?.txHash ?? '',
+    reason,
+  })
+  return { state: 'failed', id: row.id, reason }
+}
+
+/**
+ * The burn as the source chain has it now: a reorg may have dropped it since it was final, and the outbox then
+ * broadcasts its very bytes again (confirmOutbound), so the same burn, the same message, comes back.
+ */
+async function burnNow(deps: CctpDeps, row: CctpRow): Promise<'final' | 'pending' | OutboundRecord> {
+  const outbox = outboxOf(deps, deps.outboxHooks)
+  const stored = await findOutbound(outbox, { purpose: 'cctp_burn', refId: row.id, step: BURN_STEP })
+  if (!stored) throw new Error(`CCTP transfer ${row.id} is attesting without a burn in the outbox`)
+  const r = await confirmOutbound(outbox, stored.record.id)
+  if (r.state === 'confirmed') return 'final'
+  return r.state === 'failed' ? r : 'pending'
 }
 
 function gasEvent(deps: CctpDeps, chain: ChainName, r: OutboundRecord, slot: 0 | 1): EventInput {
@@ -218,6 +235,9 @@ async function advanceAttestation(deps: CctpDeps, row: CctpRow, o: CctpAdvanceOp
   await lateCheck(deps, row)
   const now = deps.clock.now()
   if (now < row.next_attempt_at) return pending(`next attestation read at ${row.next_attempt_at.toISOString()}`)
+  const burn = await burnNow(deps, row)
+  if (burn === 'pending') return pending('the burn is not on chain now (a reorg): its bytes are sent again')
+  if (burn !== 'final') return failBurn(deps, row, [burn], 'the burn failed on chain after a reorg')
   const answer = await fetchAttestation(deps.attestation, {
     sourceDomain: deploymentOf(deps, row.source_chain).domain,
     txHash: row.burn_tx_hash as Hex,
