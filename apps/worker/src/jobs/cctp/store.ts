@@ -128,8 +128,8 @@ export async function markDone(tx: Queryable, id: string, d: { mintTxHash: Hex; 
     problem = null, updated_at = now() where id = ${id} and state = 'minting'`
 }
 
-/** The burn failed on chain (nothing left the source; or after a reorg dropped it): with its gas journaled. */
+/** The burn failed on chain (nothing left the source): in the transaction that journals its gas. */
 export async function markFailed(tx: Queryable, id: string, reason: string): Promise<void> {
   await tx`update cctp_transfers set state = 'failed', problem = ${reason}, updated_at = now()
-    where id = ${id} and state in ('burning', 'attesting')`
+    where id = ${id} and state = 'burning'`
 }

@@ -29,7 +29,6 @@ import {
   decodeCctpMessage,
   FINALITY_FAST,
   fetchAttestation,
-  findOutbound,
   legsStatus,
   MESSAGE_TRANSMITTER_V2_ABI,
   type OutboundRecord,
@@ -87,8 +86,6 @@ export interface CctpAdvanceOptions {
 }
 
 const MINT_STEP = 0
-/** The burn's outbox step (bridge/approve-call.ts: the approve is 0, the call 1). */
-const BURN_STEP = 1
 
 function deploymentOf(deps: CctpDeps, chain: ChainName): CctpDeployment {
   const d = deps.cctp.get(chain)
@@ -170,19 +167,6 @@ async function failBurn(deps: CctpDeps, row: CctpRow, legs: OutboundRecord[], re
   return { state: 'failed', id: row.id, reason }
 }
 
-/**
- * The burn as the source chain has it now: a reorg may have dropped it since it was final, and the outbox then
- * broadcasts its very bytes again (confirmOutbound), so the same burn, the same message, comes back.
- */
-async function burnNow(deps: CctpDeps, row: CctpRow): Promise<'final' | 'pending' | OutboundRecord> {
-  const outbox = outboxOf(deps, deps.outboxHooks)
-  const stored = await findOutbound(outbox, { purpose: 'cctp_burn', refId: row.id, step: BURN_STEP })
-  if (!stored) throw new Error(`CCTP transfer ${row.id} is attesting without a burn in the outbox`)
-  const r = await confirmOutbound(outbox, stored.record.id)
-  if (r.state === 'confirmed') return 'final'
-  return r.state === 'failed' ? r : 'pending'
-}
-
 function gasEvent(deps: CctpDeps, chain: ChainName, r: OutboundRecord, slot: 0 | 1): EventInput {
   return {
     type: 'gas_spent',
@@ -235,9 +219,6 @@ async function advanceAttestation(deps: CctpDeps, row: CctpRow, o: CctpAdvanceOp
   await lateCheck(deps, row)
   const now = deps.clock.now()
   if (now < row.next_attempt_at) return pending(`next attestation read at ${row.next_attempt_at.toISOString()}`)
-  const burn = await burnNow(deps, row)
-  if (burn === 'pending') return pending('the burn is not on chain now (a reorg): its bytes are sent again')
-  if (burn !== 'final') return failBurn(deps, row, [burn], 'the burn failed on chain after a reorg')
   const answer = await fetchAttestation(deps.attestation, {
     sourceDomain: deploymentOf(deps, row.source_chain).domain,
     txHash: row.burn_tx_hash as Hex,
