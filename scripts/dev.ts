@@ -47,6 +47,8 @@ const ADMIN_PORT = 3001
 /** one local node (anvil) per chain (docs/chains.md "Local run: four chains"); Ethereum's is the exchange's L1 */
 const CHAIN_PORTS: Readonly<Record<ChainName, number>> = { ethereum: 8545, optimism: 8546, base: 8547, arbitrum: 8548 }
 const rpcUrlOf = (port: number) => `http://127.0.0.1:${port}`
+/** the local CCTP attester (packages/attester), answering as Circle's Iris */
+const ATTESTER_URL = 'http://127.0.0.1:7080'
 /** the web console (apps/web/vite.config.ts); WEB_ORIGIN lets it call the API, SIWE_DOMAIN is its host */
 const WEB_PORT = 5173
 const WEB_HOST = `localhost:${WEB_PORT}`
@@ -79,6 +81,8 @@ function ensureEnvLocal(): Record<string, string> {
         CACHE_URL: `redis://127.0.0.1:${REDIS_PORT}`,
         EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070/v3',
         EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/v3/ws',
+        // the local attester standing in for Circle's (packages/attester; docs/chains.md "The L2 route")
+        CCTP_ATTESTATION_URL: ATTESTER_URL,
         EXCHANGE_CHAIN_RPC_URL: rpcUrlOf(CHAIN_PORTS.ethereum),
         EXCHANGE_CHAIN_ID: String(LOCAL_CHAIN_IDS.ethereum),
         ...Object.fromEntries(CHAIN_NAMES.map((c) => [`RPC_URL_${c.toUpperCase()}`, rpcUrlOf(CHAIN_PORTS[c])])),
@@ -172,6 +176,7 @@ function v3Urls(env: Record<string, string>): Record<'EXCHANGE_HTTP_URL' | 'EXCH
 /** Runs packages/wallet/scripts/local-stack.ts with the services' environment; its one JSON line. */
 function localStack(env: Record<string, string>): Promise<{
   usdc: Record<ChainName, string>
+  cctp: { tokenMessenger: string; messageTransmitter: string }
   chainIds: Record<ChainName, number>
   deployed: ChainName[]
   exchangeWallet: string
@@ -306,6 +311,8 @@ async function main() {
   // .env.local files from before v3: the simulator's v3 base and socket
   for (const [key, value] of Object.entries(v3Urls(env))) keepSetting(env, key, value)
   oneNodePerChain(env)
+  // .env.local files from before the L2 route: the local attester
+  if (!env.CCTP_ATTESTATION_URL) keepSetting(env, 'CCTP_ATTESTATION_URL', ATTESTER_URL)
   // the funding subaccount, the deposit manager and the TestUSDCs are the setup's to create (below)
   const config = loadConfig(env, { setup: true })
   const started: RunningServer[] = []
@@ -405,7 +412,11 @@ async function main() {
     ])
   }
   for (let i = 0; i < 200 && !(await listening(Number(exchangePort))); i++) await new Promise((r) => setTimeout(r, 50))
-  phase('simulator')
+  // the local CCTP attester, on the port of CCTP_ATTESTATION_URL (the setup tells it which transmitters to watch)
+  const attesterPort = new URL(config.cctp.attestationUrl).port
+  if (!(await listening(Number(attesterPort)))) run('cctp-attester', 'packages/attester', ['src/main.ts', attesterPort])
+  for (let i = 0; i < 200 && !(await listening(Number(attesterPort))); i++) await new Promise((r) => setTimeout(r, 50))
+  phase('simulator and attester')
   // TestUSDC on each chain's node (USDC_ADDRESS_LOCAL_<CHAIN>, so sweeps work locally)
   // and EXCHANGE_WALLET_ADDRESS registered with the simulator, SESSION_PRIVATE_KEY's address as
   // its session key (so the worker's Derive client is accepted): packages/wallet/scripts/local-stack.ts
@@ -451,6 +462,9 @@ async function main() {
     ['EXCHANGE_DEPOSIT_MANAGER_ADDRESS', local.v3.depositManager],
     ['EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS', local.v3.withdrawalOutbox],
     ['EXCHANGE_FUNDING_SUBACCOUNT_ID', String(local.v3.fundingSubaccountId)],
+    // CCTP's stand-ins, one address on every node (docs/chains.md "The L2 route")
+    ['CCTP_TOKEN_MESSENGER_LOCAL', local.cctp.tokenMessenger],
+    ['CCTP_MESSAGE_TRANSMITTER_LOCAL', local.cctp.messageTransmitter],
   ] as const)
     keepSetting(env, key, value)
   run('api', 'apps/api')
@@ -471,6 +485,7 @@ async function main() {
     Health         ${base}/health
 ${CHAIN_NAMES.map((c) => `    ${c.padEnd(15)}${config.rpcUrls[c]} (chain id ${ids[c]}; TestUSDC ${local.usdc[c]})`).join('\n')}
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)
+    CCTP           TokenMessengerV2 ${local.cctp.tokenMessenger}, MessageTransmitterV2 ${local.cctp.messageTransmitter} on every node; attester ${config.cctp.attestationUrl} (control under /_attester/)
     Test USDC      ${local.deployed.length > 0 ? `deployed now on ${local.deployed.join(', ')}; dev account 0 holds 1,000,000 on each` : 'already deployed'}
     Swap venue     pool ${venue.poolAddress}, TestWETH ${venue.wethAddress} (${venue.deployed ? 'deployed now' : 'already deployed'})
 ${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}    Derive v3      L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}, paid out through ${local.v3.withdrawalOutbox}

@@ -5,9 +5,12 @@
  * 1. TestUSDC on each chain's node (docs/chains.md "Local run: four chains"): reused when
  *    USDC_ADDRESS_LOCAL_<CHAIN> already names a contract there (the node kept running), else deployed from
  *    the standard dev account 0, which then holds LOCAL_MINT_USDC on that chain to play deposits with;
- * 2. the simulator learns EXCHANGE_WALLET_ADDRESS with SESSION_PRIVATE_KEY's address as a session
+ * 4. the simulator learns EXCHANGE_WALLET_ADDRESS with SESSION_PRIVATE_KEY's address as a session
  *    key, so the worker's Derive client is accepted (the simulator keeps no state across restarts,
  *    so this runs on every start);
+ * 2. CCTP's stand-ins on every node (src/contracts/local-cctp.ts: one TokenMessengerV2 and MessageTransmitterV2
+ *    address on all four, linked to each other and to each chain's TestUSDC, trusting the local attester's key), and
+ *    the local attester (packages/attester, at CCTP_ATTESTATION_URL) told which transmitter to watch on each node;
  * 3. Derive v3's money in and out (local-v3.ts), on the Ethereum node (the exchange's L1): the
  *    OnchainActionManager and WithdrawalOutbox stand-ins, the simulator watching them, and the platform's
  *    funding subaccount opened by a first deposit.
@@ -16,12 +19,16 @@
  * nodes' mnemonic: every node funds them with ETH from its first block.
  *
  * Prints one JSON line: { usdc: { <chain>: address }, chainIds: { <chain>: id as the node answers },
- * deployed, exchangeWallet, sessionKey, v3 } (addresses and ids only, never a key).
+ * deployed, cctp: { tokenMessenger, messageTransmitter }, exchangeWallet, sessionKey, v3 } (addresses and ids only,
+ * never a key).
  */
+import { LOCAL_ATTESTER_ADDRESS } from '@wh/attester'
 import { CHAIN_NAMES, type ChainName, loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
 import { TEST_PRIVATE_KEYS } from '@wh/testkit'
 import type { Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { CCTP_DOMAINS } from '../src/cctp/constants'
+import { setUpLocalCctp } from '../src/contracts/local-cctp'
 import { deployTestUsdcs, localClients } from '../src/contracts/local-chains'
 import { setUpLocalV3 } from './local-v3'
 
@@ -58,6 +65,22 @@ const fresh =
     : await deployTestUsdcs(nodes, TEST_PRIVATE_KEYS[0], { mint: LOCAL_MINT_USDC, only: deployed })
 const usdc = { ...fresh, ...kept } as Record<ChainName, Address>
 
+// CCTP: the stand-ins on every node, and the attester told where they are (it keeps nothing across restarts)
+const cctp = await setUpLocalCctp(nodes, usdc, { funderKey: TEST_PRIVATE_KEYS[0], attester: LOCAL_ATTESTER_ADDRESS })
+const watch = await fetch(new URL('/_attester/watch', config.cctp.attestationUrl), {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({
+    chains: CHAIN_NAMES.map((c) => ({
+      domain: CCTP_DOMAINS[c],
+      rpc_url: config.rpcUrls[c],
+      transmitter: cctp.messageTransmitter,
+    })),
+  }),
+  signal: AbortSignal.timeout(5_000),
+})
+if (!watch.ok) throw new Error(`the local attester refused watch (${watch.status})`)
+
 const sessionKey = privateKeyToAccount(config.keys.sessionPrivateKey).address
 const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl), {
   method: 'POST',
@@ -78,5 +101,13 @@ const v3 = await setUpLocalV3({
 })
 
 process.stdout.write(
-  `${JSON.stringify({ usdc, chainIds, deployed, exchangeWallet: config.exchange.walletAddress, sessionKey, v3 })}\n`,
+  `${JSON.stringify({
+    usdc,
+    chainIds,
+    deployed,
+    cctp: { tokenMessenger: cctp.tokenMessenger, messageTransmitter: cctp.messageTransmitter },
+    exchangeWallet: config.exchange.walletAddress,
+    sessionKey,
+    v3,
+  })}\n`,
 )
