@@ -27,6 +27,7 @@ if (!WORK) throw new Error('CHECK_IMAGES_DIR is required (run scripts/check-imag
 
 type Service = {
   command?: string[]
+  working_dir?: string
   environment?: Record<string, string>
   healthcheck?: { test: string[]; retries?: number }
   build?: { dockerfile: string }
@@ -60,6 +61,9 @@ const images = {
   worker: image('apps/worker/Dockerfile', join(WORK, 'img-worker')),
   local: image('docker/local/Dockerfile', join(WORK, 'img-local')),
 }
+/** A service's working folder: its compose working_dir (under the image's /app), else the image's WORKDIR. */
+const workdirOf = (name: string, img: Image): string =>
+  svc(name).working_dir?.replace(/^\/app(?=\/|$)/, img.app) ?? img.workdir
 const imageOf = (name: string): Image => {
   const dockerfile = svc(name).build?.dockerfile
   const found = Object.entries(images).find(([k]) =>
@@ -107,6 +111,7 @@ async function main() {
     'postgres:5432': pg.port,
     'redis:6379': redis.port,
     'simulator:7070': await freePort(),
+    'attester:7080': await freePort(),
     'api:3000': await freePort(),
   }
   // one node per chain (docs/chains.md "Local run: four chains")
@@ -159,7 +164,7 @@ async function main() {
       HOME: home,
       ...img.env,
     }
-    if (!ANVILS.includes(name) && name !== 'simulator')
+    if (!ANVILS.includes(name) && name !== 'simulator' && name !== 'attester')
       for (const [k, v] of Object.entries(envLocal)) if (v !== undefined) env[k] = v
     for (const [k, v] of Object.entries(svc(name).environment ?? {})) env[k] = rewrite(String(v), name)
     return env
@@ -171,7 +176,7 @@ async function main() {
     const img = imageOf(name)
     const [bin, ...args] = argv(svc(name).command ?? img.cmd, img, name)
     const child = spawn(bin === 'node' ? process.execPath : (bin ?? ''), args, {
-      cwd: img.workdir,
+      cwd: workdirOf(name, img),
       env: envOf(name, img),
       stdio: ['ignore', 'pipe', 'pipe'],
       ...user,
@@ -195,7 +200,7 @@ async function main() {
     const [bin, ...args] = argv(cmd, img, name)
     try {
       execFileSync(bin === 'node' ? process.execPath : (bin ?? ''), args, {
-        cwd: img.workdir,
+        cwd: workdirOf(name, img),
         env: envOf(name, img),
         stdio: 'ignore',
         timeout: 5_000,
@@ -217,8 +222,10 @@ async function main() {
 
   for (const node of ANVILS) start(node)
   start('simulator')
+  start('attester')
   for (const node of ANVILS) await healthy(node, svc(node).healthcheck?.test, 'compose health check')
   await healthy('simulator', svc('simulator').healthcheck?.test, 'compose health check')
+  await healthy('attester', svc('attester').healthcheck?.test, 'compose health check')
 
   const setup = start('setup')
   const code = await new Promise<number | null>((r) => setup.child.once('exit', r))

@@ -2,7 +2,7 @@
  * The accelerated demo (README "Other commands"): `bash scripts/demo.sh [--keep]`.
  *
  * Runs a new demo user through deposit → wheel → withdrawal (apps/worker/demo/demo.ts) against
- * the local run. When the local run is up it must have been started with `bash scripts/dev.sh
+ * the local run: the deposit on base (carried to the exchange over CCTP), the withdrawal on arbitrum. When the local run is up it must have been started with `bash scripts/dev.sh
  * --demo` (the wheel runner on, the worker's clock following the simulator's, a database of its
  * own); when it is not, this starts it so, its output going to a log file, and stops it at the end
  * unless `--keep`. Prints each step with its time and the exchange's clock, then the user's USDC
@@ -98,8 +98,10 @@ async function main() {
       apiUrl,
       siweDomain: config.siweDomain,
       simulatorUrl: config.exchange.httpUrl,
-      rpcUrl: config.rpcUrls.ethereum,
-      usdc: config.localChains.ethereum.usdc,
+      // a deposit on base, carried to the exchange over CCTP; a withdrawal on arbitrum, refilled from L1 first
+      rpcUrl: config.rpcUrls.base,
+      usdc: config.localChains.base.usdc,
+      withdrawal: { chain: 'arbitrum', rpcUrl: config.rpcUrls.arbitrum, usdc: config.localChains.arbitrum.usdc },
       // dev account 0: local-stack.ts minted it the TestUSDC deposits are made with
       funderKey: TEST_PRIVATE_KEYS[0],
       bull: { redisUrl: config.cacheUrl },

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Compose stack's one-shot setup (what scripts/dev.ts does before it starts the apps):
-# migrations, then packages/wallet/scripts/local-stack.ts (each chain's TestUSDC on its own node, the
-# exchange wallet registered with the simulator, Derive v3's manager and outbox stand-ins and the
+# migrations, then packages/wallet/scripts/local-stack.ts (each chain's TestUSDC on its own node, CCTP's
+# stand-ins on every node and the attester told where they are, the exchange wallet registered with the simulator, Derive v3's manager and outbox stand-ins and the
 # platform's funding subaccount on the Ethereum node) and packages/swap/scripts/local-venue.ts (TestWETH,
 # the pool, the swap wallet's and the exchange wallet's inventory, on SWAP_CHAIN's node). Reads the
 # services' environment.
@@ -25,7 +25,7 @@ expect() {
       const want = process.env[name] ?? ""
       if (String(value ?? "").toLowerCase() !== want.toLowerCase()) {
         console.error(`setup: ${field} is ${value ?? "missing"}, the apps expect ${name}=${want} ` +
-          "(recreate the nodes and the simulator: docker compose up -d --force-recreate anvil-ethereum anvil-optimism anvil-base anvil-arbitrum simulator)")
+          "(recreate the nodes and the simulator: docker compose up -d --force-recreate anvil-ethereum anvil-optimism anvil-base anvil-arbitrum simulator attester)")
         bad++
       }
     }
@@ -40,6 +40,7 @@ expect "$out" \
   usdc.base=USDC_ADDRESS_LOCAL_BASE usdc.arbitrum=USDC_ADDRESS_LOCAL_ARBITRUM \
   chainIds.ethereum=EXCHANGE_CHAIN_ID chainIds.optimism=CHAIN_ID_LOCAL_OPTIMISM \
   chainIds.base=CHAIN_ID_LOCAL_BASE chainIds.arbitrum=CHAIN_ID_LOCAL_ARBITRUM \
+  cctp.tokenMessenger=CCTP_TOKEN_MESSENGER_LOCAL cctp.messageTransmitter=CCTP_MESSAGE_TRANSMITTER_LOCAL \
   v3.depositManager=EXCHANGE_DEPOSIT_MANAGER_ADDRESS v3.withdrawalOutbox=EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS \
   v3.fundingSubaccountId=EXCHANGE_FUNDING_SUBACCOUNT_ID
 
