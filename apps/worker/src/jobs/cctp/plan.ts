@@ -145,6 +145,6 @@ export async function chooseMode(
   const fast = maxBig(feeAt(amount, fees.fast), onChain)
   const standard = maxBig(feeAt(amount, fees.standard), onChain)
   if (fast <= maxFee) return { minFinality: FINALITY_FAST, maxFee, expectedFee: fast, rate: fees.fast }
-  if (standard <= maxFee) return { minFinality: FINALITY_STANDARD, maxFee, expectedFee: standard, rate: 0n }
+  if (standard <= maxFee) return { minFinality: FINALITY_STANDARD, maxFee, expectedFee: standard, rate: fees.standard }
   return { refused: `CCTP fees above the maximum of ${maxFee}: fast ${fast}, standard ${standard} (base units)` }
 }

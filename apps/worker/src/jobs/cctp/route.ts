@@ -49,7 +49,7 @@ async function start(
     })
     return { state: 'waiting', reason: mode.refused, amount }
   }
-  // a refill grosses up by the fast fee, so what arrives covers the need; a sweep sends what is there
+  // a refill grosses up by the mode's fee, so what arrives covers the need; a sweep sends what is there
   const gross = route.reason === 'refill' ? grossFor(amount, mode.rate) : amount
   const burned = cap !== undefined ? minBigint(gross, cap) : gross
   const row = await insertTransfer(deps.sql, {

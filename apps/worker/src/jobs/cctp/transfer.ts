@@ -49,6 +49,7 @@ import {
   markFailed,
   noteLate,
   noteProblem,
+  openTransfers,
   recordAttempt,
 } from './store'
 
@@ -197,7 +198,7 @@ function notOurs(deps: CctpDeps, row: CctpRow, message: Hex): string | undefined
 }
 
 /** Ops told once when the transfer is past CCTP's documented time. */
-async function lateCheck(deps: CctpDeps, row: CctpRow): Promise<void> {
+async function lateCheck(deps: Pick<CctpDeps, 'sql' | 'clock' | 'alerter'>, row: CctpRow): Promise<void> {
   if (!row.burned_at || row.late_alerted_at) return
   const mode = row.min_finality <= FINALITY_FAST ? 'fast' : 'standard'
   const now = deps.clock.now()
@@ -211,6 +212,22 @@ async function lateCheck(deps: CctpDeps, row: CctpRow): Promise<void> {
       minutes: String(Math.floor((now.getTime() - row.burned_at.getTime()) / 60_000)),
       lastError: row.last_error ?? '',
     })
+}
+
+/**
+ * Every open transfer past CCTP's documented time, told once each (the solvency tick runs it, so a transfer whose
+ * route's tick is held still reaches ops). Returns the ids of those late.
+ */
+export async function alertLateCctp(deps: Pick<CctpDeps, 'sql' | 'clock' | 'alerter'>): Promise<string[]> {
+  const late: string[] = []
+  for (const row of await openTransfers(deps.sql)) {
+    if (!row.burned_at) continue
+    const mode = row.min_finality <= FINALITY_FAST ? 'fast' : 'standard'
+    if (deps.clock.now().getTime() - row.burned_at.getTime() <= CCTP_DOCUMENTED_MS[mode]) continue
+    late.push(row.id)
+    await lateCheck(deps, row)
+  }
+  return late
 }
 
 /** Step 2: Circle's attestation, asked for with backoff; a message not this burn's is never minted. */

@@ -6,6 +6,9 @@
  * The exchange wallet is read where it lives: on the exchange's own chain (EXCHANGE_CHAIN_RPC_URL,
  * each currency's ERC-20 there, `balanceOf` the wallet); in the local run, where the Derive
  * simulator stands in for that chain, from the simulator.
+ *
+ * After the run, CCTP transfers burned and not minted past Circle's documented time are told to ops, once each
+ * (docs/chains.md "The L2 route"): the run counts them in flight, the alert says they are late.
  */
 import { LOCK_TTL_MS } from '@wh/config'
 import { withLock } from '@wh/jobs'
@@ -13,6 +16,7 @@ import { type ExchangeHoldingsReader, runSolvency, type SolvencyDeps } from '@wh
 import { CHAIN_NAMES } from '@wh/wallet'
 import { type Address, createPublicClient, erc20Abi, formatUnits, http } from 'viem'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
+import { alertLateCctp } from '../cctp/transfer'
 import { currencyDecimals } from '../exchange/accounting-subaccounts'
 
 export const SOLVENCY_TICK = 'solvency-run'
@@ -98,6 +102,8 @@ export const solvencyTick: TickDefinition = {
       runSolvency(solvencyDeps(ctx.deps)),
     )
     if (!r) return { status: 'locked' }
+    // CCTP transfers burned and not minted past Circle's documented time: counted in flight above, told once here
+    const lateCctp = await alertLateCctp(ctx.deps)
     const summary = {
       runId: r.runId,
       complete: r.complete,
@@ -106,8 +112,9 @@ export const solvencyTick: TickDefinition = {
       surpluses: r.surpluses.length,
       errors: r.errors,
       stopRaised: r.stopRaised,
+      lateCctp,
     }
-    if (!r.complete || r.deficits.length > 0) ctx.log.warn(summary, 'solvency run')
+    if (!r.complete || r.deficits.length > 0 || lateCctp.length > 0) ctx.log.warn(summary, 'solvency run')
     return summary
   },
 }
