@@ -133,7 +133,9 @@ async function attest(
     depth >= BigInt(fast ? s.fastConfirmations : s.standardConfirmations) &&
     head.timestampMs - blockTimestampMs >= (fast ? s.fastDelayMs : s.standardDelayMs)
   const pending = { attestation: 'PENDING', message: '0x', eventNonce: nonce, cctpVersion: 2 }
-  if (!ready) return { ...pending, status: 'pending_confirmations', decodedMessage: null, delayReason: null }
+  // a fast burn whose max fee is below the fast fee waits for finality as a standard one, saying why
+  const delayReason = asked <= FAST && !fast ? 'insufficient_fee' : null
+  if (!ready) return { ...pending, status: 'pending_confirmations', decodedMessage: null, delayReason }
   const message = concat([
     slice(emitted, 0, NONCE[0]),
     nonce,

@@ -141,6 +141,13 @@ describe('CCTP stand-ins and the local attester', () => {
 
   it('refuses a message the attester did not sign, and attests a fast burn under the fast fee as standard', async () => {
     const r = await burn(USDC(10), 0n, FINALITY_FAST)
+    // it waits for finality as a standard one, saying why (Iris's delayReason)
+    attester.set({ standardConfirmations: 5 })
+    expect(await fetchAttestation({ baseUrl: attester.url }, { sourceDomain: 6, txHash: r.transactionHash })).toEqual({
+      state: 'pending',
+      reason: 'pending_confirmations (insufficient_fee)',
+    })
+    attester.set({ standardConfirmations: 0 })
     const a = await fetchAttestation({ baseUrl: attester.url }, { sourceDomain: 6, txHash: r.transactionHash })
     if (a.state !== 'complete') throw new Error('not complete')
     expect(decodeCctpMessage(a.message)).toMatchObject({ finalityThresholdExecuted: FINALITY_STANDARD })
