@@ -241,10 +241,19 @@ describe('fault: Postgres and Redis restarted under load', () => {
     await new Promise((r) => setTimeout(r, 1_000)) // load before
     await server.stop()
     outages[which].downMs = Date.now()
-    // readiness reuses a probe result for a second (CORE_CACHE_MS): ask once that has passed
-    await new Promise((r) => setTimeout(r, 1_100))
-    outages[which].readiness = await ask({ path: '/health', needs: 'nothing' })
-    await new Promise((r) => setTimeout(r, OUTAGE_MS - 1_100))
+    // readiness reuses a probe result for a second (CORE_CACHE_MS): ask until it tells the outage
+    // (state), not once a second has passed
+    outages[which].readiness = await until(
+      `readiness tells ${which} is down`,
+      async () => {
+        const a = await ask({ path: '/health', needs: 'nothing' })
+        return a.status === 503 ? a : undefined
+      },
+      5_000,
+      50,
+    )
+    // the outage itself lasts OUTAGE_MS, the load going on meanwhile: the scenario, not a wait
+    await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - outages[which].downMs))))
     outages[which].restartingMs = Date.now()
     await server.start()
     outages[which].upMs = Date.now()

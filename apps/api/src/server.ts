@@ -3,7 +3,6 @@
  * No listen() here (main.ts does that), so tests and benchmarks build the same server.
  */
 import { randomUUID } from 'node:crypto'
-import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import type { ApiConfig } from '@wh/config'
 import { AppError, type Clock, redactUrls, serializeError, systemClock } from '@wh/core'
@@ -18,7 +17,9 @@ import { asyncapiPlugin } from './plugins/asyncapi'
 import { jwtPlugin } from './plugins/auth'
 import { BULL_BOARD_PATH, bullBoardRoutes } from './plugins/bull-board'
 import { consolePlugin } from './plugins/console'
+import { registerCors } from './plugins/cors'
 import { registerErrorHandling, sendError } from './plugins/errors'
+import { etagPlugin } from './plugins/etag'
 import { metricsPlugin } from './plugins/metrics'
 import { openapiPlugin } from './plugins/openapi'
 import { websocketPlugin } from './plugins/websocket'
@@ -26,6 +27,7 @@ import accountWsRoutes from './routes/account-ws/index'
 import authRoutes from './routes/auth/index'
 import healthRoutes from './routes/health/index'
 import liabilitiesRoutes from './routes/liabilities/index'
+import { solvencyRoute } from './routes/liabilities/solvency'
 import marketRoutes, { type MarketRoutesOptions } from './routes/market/index'
 import portfolioRoutes from './routes/portfolio/index'
 import positionRoutes from './routes/positions/index'
@@ -34,7 +36,7 @@ import quoteRoutes from './routes/quotes/index'
 import signalRoutes from './routes/signals/index'
 import subaccountRoutes from './routes/subaccounts/index'
 import tradingConfigRoutes from './routes/trading/index'
-import treasuryRoutes from './routes/treasury/index'
+import treasuryRoutes, { depositsRoute } from './routes/treasury/index'
 import wheelDecisionRoutes from './routes/wheel-decisions/index'
 import wheelRoutes from './routes/wheels/index'
 import wheelCyclesRoutes from './routes/wheels-cycles/index'
@@ -164,15 +166,12 @@ async function registerPlatform(app: FastifyInstance, deps: ServerDeps): Promise
     password: config.adminPassword,
     allowOpen: config.nodeEnv !== 'production',
   })
-  // the methods and headers the API uses: a browser on the console's origin cancels positions
-  // (DELETE), changes a wheel's settings (PATCH) and reads the statement's next page
-  // (x-next-cursor) and a 503's retry-after
-  await app.register(cors, {
-    origin: [...config.webOrigins],
-    credentials: false,
-    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-    exposedHeaders: [...EXPOSED_HEADERS],
-  })
+  // the console's origin may call everything (it cancels with DELETE, changes a wheel with PATCH,
+  // reads the statement's next page in x-next-cursor and a 503's retry-after); the public, cached
+  // answers any origin may read; preflights are cached (plugins/cors.ts)
+  await registerCors(app, { webOrigins: config.webOrigins, exposedHeaders: EXPOSED_HEADERS })
+  // ETag and 304 on the public answers that change seldom (plugins/etag.ts)
+  await app.register(etagPlugin)
   await app.register(jwtPlugin, { secret: config.jwtSecret })
   // Per-IP limits on /auth/* are counted in this process (an LRU of 10k addresses): a Redis
   // counter would add a network round trip to every sign-in. In a cluster (API_PROCESSES > 1,
@@ -208,6 +207,7 @@ async function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps, clo
     chains: deps.chains,
   })
   await app.register(treasuryRoutes, { sql, keyring: deps.keyring, chains: deps.chains })
+  await app.register(depositsRoute, { sql, keyring: deps.keyring, chains: deps.chains })
   await app.register(withdrawalRoutes, {
     sql,
     redis: deps.redis,
@@ -219,6 +219,7 @@ async function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps, clo
   })
   await app.register(portfolioRoutes, { sql, clock })
   await app.register(liabilitiesRoutes, { sql })
+  await app.register(solvencyRoute, { sql })
 }
 
 /** Positions, wheels, quotes, subaccounts, signals and the trading configuration (docs/trading.md). */

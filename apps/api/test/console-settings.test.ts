@@ -1,9 +1,9 @@
 /**
- * The console's wheel settings form (apps/web/src/wheel-settings.ts) in Chromium, from the
- * console's own origin (so the API's CORS answers the PATCH for real): a wheel started from the
- * form shows a Settings button; the form opens with the profile's settings; a target delta beyond
- * the profile's bound is refused with SETTING_OUT_OF_BOUNDS and changes nothing; a figure inside it
- * is saved (the wheel row in the database and GET /positions show it). Screenshots go to
+ * The console's wheel settings (apps/web/src/pages/wheel-card.tsx) in Chromium, from the console's
+ * own origin (so the API's CORS answers the PATCH for real): a wheel started from the form shows
+ * its settings in percent and days, as the profile sets them; a target delta beyond the profile's
+ * bound is said in words and nothing is sent; a figure inside it is saved, only what changed (the
+ * wheel row in the database and the wheel's card show it). Screenshots go to
  * test-output/browser/settings-*.png. Built on apps/web/test/support.ts as the console's own
  * Chromium tests are.
  */
@@ -17,6 +17,7 @@ import {
   connectAndSignIn,
   launchChromium,
   listenLocal,
+  openPage,
   SCREENSHOTS,
   type WebServer,
   walletBrowser,
@@ -64,30 +65,30 @@ describe("the console: a running wheel's settings form in Chromium", () => {
         occurredAt: new Date(),
       })
 
-      const form = page.locator('#position-form')
-      await form.locator('select[name=side]').selectOption('wheel')
-      await form.locator('input[name=amount]').fill('500')
-      await form.getByRole('button', { name: 'Open' }).click()
-      await page.locator('#message', { hasText: 'ETH wheel started' }).waitFor()
-      await page.getByRole('button', { name: 'Settings of the ETH wheel' }).click()
-      const settings = page.locator('#wheel-settings-form')
-      // balanced: 0.20 puts and calls, 40 hours to 8 days, by delta, the next leg after an expiry
-      expect(await settings.locator('input[name=putTargetDeltaBps]').inputValue()).toBe('2000')
-      expect(await settings.locator('input[name=maxTenorDays]').inputValue()).toBe('8')
-      expect(await settings.locator('select[name=atExpiry]').inputValue()).toBe('roll')
+      await openPage(page, 'Wheel')
+      const form = page.getByRole('form', { name: 'Start a wheel' })
+      await form.getByLabel('Amount (USDC)').fill('500')
+      await form.getByRole('button', { name: 'Start the wheel' }).click()
+      await form.getByTestId('start-result').getByText('ETH wheel started').waitFor()
+      await page.getByText('Change its settings').click()
+      const settings = page.getByRole('form', { name: 'Settings of the ETH wheel' })
+      // balanced: 0.20 puts and calls, 40 hours to 8 days, by delta, the next leg after an expiry: in percent and days
+      expect(await settings.getByLabel('Put delta (%)').inputValue()).toBe('20')
+      expect(await settings.getByLabel('Shortest expiry (days)').inputValue()).toBe('1.67')
+      expect(await settings.getByLabel('Longest expiry (days)').inputValue()).toBe('8')
+      expect(await settings.getByLabel('After each expiry').inputValue()).toBe('roll')
       await wallet.shot(page, 'settings-01-form')
 
-      await settings.locator('input[name=putTargetDeltaBps]').fill('4500')
+      // a figure beyond the profile's bound is said in words, in the form's units, and nothing is sent
+      await settings.getByLabel('Put delta (%)').fill('45')
       await settings.getByRole('button', { name: 'Save settings' }).click()
-      await page.locator('#message[data-kind=error]', { hasText: 'SETTING_OUT_OF_BOUNDS' }).waitFor()
-      expect(await page.locator('#message').textContent()).toContain('between 500 and 3500')
+      await settings.getByText("The put's delta must be 5 % to 35 %.").waitFor()
       await wallet.shot(page, 'settings-02-out-of-bounds')
 
-      await settings.locator('input[name=putTargetDeltaBps]').fill('3000')
-      await settings.locator('select[name=atExpiry]').selectOption('settle')
+      await settings.getByLabel('Put delta (%)').fill('30')
+      await settings.getByLabel('After each expiry').selectOption('settle')
       await settings.getByRole('button', { name: 'Save settings' }).click()
-      await page.locator('#message[data-kind=ok]', { hasText: 'apply from its next leg' }).waitFor()
-      await settings.waitFor({ state: 'detached' })
+      await settings.getByText("Saved: they apply from the ETH wheel's next leg.").waitFor()
       await wallet.shot(page, 'settings-03-saved')
 
       // only what changed was sent: the rest stays the profile's (NULL)
@@ -95,9 +96,8 @@ describe("the console: a running wheel's settings form in Chromium", () => {
         select put_target_delta_bps as put, call_target_delta_bps as call, at_expiry as at
         from wheels where user_id = ${user?.id ?? ''}`
       expect(w).toEqual({ put: 3000, call: null, at: 'settle' })
-      // opened again, the form shows what was saved
-      await page.getByRole('button', { name: 'Settings of the ETH wheel' }).click()
-      expect(await settings.locator('input[name=putTargetDeltaBps]').inputValue()).toBe('3000')
+      // the wheel shows what was saved
+      await page.locator('[data-testid="wheel"]', { hasText: 'delta 30 % put, 20 % call' }).waitFor()
       expect(wallet.pageErrors).toEqual([])
     } finally {
       await wallet.context.close()

@@ -7,6 +7,7 @@ import { type Api, newAccount, signIn, startApi } from './support'
 const NO_ID = '00000000-0000-4000-8000-000000000000'
 const PROTECTED = [
   { method: 'GET', url: '/deposit-address', path: '/deposit-address' },
+  { method: 'GET', url: '/deposits', path: '/deposits' },
   { method: 'GET', url: '/portfolio/summary', path: '/portfolio/summary' },
   { method: 'GET', url: '/portfolio/statement', path: '/portfolio/statement' },
   { method: 'GET', url: '/portfolio/proof', path: '/portfolio/proof' },

@@ -289,6 +289,7 @@ describe('GET /portfolio/summary and /portfolio/statement (spec 4.2)', () => {
       const balanceOf = (r: Row, account: string) => r.postings.find((p) => p.account === account)
       expect(balanceOf(rows[0]!, transit)).toEqual({
         account: transit,
+        label: 'Platform balance',
         currency: 'USDC',
         amount: '10.000000',
         balanceAfter: '10.000000',
@@ -304,11 +305,18 @@ describe('GET /portfolio/summary and /portfolio/statement (spec 4.2)', () => {
       expect(rows[6]!.postings).toEqual([
         {
           account: userExternal(userId),
+          label: 'Outside the platform',
           currency: 'ETH',
           amount: '-1.500000000000000000',
           balanceAfter: '-1.500000000000000000',
         },
-        { account: transit, currency: 'ETH', amount: '1.500000000000000000', balanceAfter: '1.500000000000000000' },
+        {
+          account: transit,
+          label: 'Platform balance',
+          currency: 'ETH',
+          amount: '1.500000000000000000',
+          balanceAfter: '1.500000000000000000',
+        },
       ])
       expect(balanceOf(rows[7]!, sub)).toMatchObject({ amount: '-1.000000', balanceAfter: '625.000000' })
     })
@@ -353,7 +361,7 @@ describe('GET /portfolio/summary and /portfolio/statement (spec 4.2)', () => {
       expect(res.headers['content-type']).toMatch(/^text\/csv/)
       expect(res.headers['x-next-cursor']).toEqual(expect.any(String))
       const lines = res.body.trimEnd().split('\n')
-      expect(lines[0]).toBe('event_id,type,occurred_at,account,currency,amount,balance_after')
+      expect(lines[0]).toBe('event_id,type,occurred_at,account,currency,amount,balance_after,account_label')
       const transit = userTransit(userId)
       const external = userExternal(userId)
       // two deposits, each a posting to the user's external (the boundary) and one to transit
@@ -364,14 +372,14 @@ describe('GET /portfolio/summary and /portfolio/statement (spec 4.2)', () => {
       const t1 = at(10).toISOString()
       expect(first).toEqual(
         expect.arrayContaining([
-          ['deposit_detected', t0, transit, 'USDC', '10.000000', '10.000000'],
-          ['deposit_detected', t0, external, 'USDC', '-10.000000', '-10.000000'],
+          ['deposit_detected', t0, transit, 'USDC', '10.000000', '10.000000', 'Platform balance'],
+          ['deposit_detected', t0, external, 'USDC', '-10.000000', '-10.000000', 'Outside the platform'],
         ]),
       )
       expect(second).toEqual(
         expect.arrayContaining([
-          ['deposit_detected', t1, transit, 'USDC', '1000.000000', '1010.000000'],
-          ['deposit_detected', t1, external, 'USDC', '-1000.000000', '-1010.000000'],
+          ['deposit_detected', t1, transit, 'USDC', '1000.000000', '1010.000000', 'Platform balance'],
+          ['deposit_detected', t1, external, 'USDC', '-1000.000000', '-1010.000000', 'Outside the platform'],
         ]),
       )
 

@@ -1,13 +1,21 @@
 /**
  * Withdrawal requests against a hostile world (docs/hostile-world.md): the USD bounds follow the
  * price feed and refuse a stale price; destinations that are the platform's own, or contracts
- * that refuse ETH, are refused before anything is reserved.
+ * that refuse ETH, are refused before anything is reserved; cheap checks come before any RPC call,
+ * and one user's requests that reach the chain are limited.
  */
 import { randomBytes } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import { append, freeBalance } from '@wh/ledger'
-import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
+import {
+  createRpcProxyServer,
+  type RpcProxyServer,
+  type RunningChain,
+  startChain,
+  TEST_PRIVATE_KEYS,
+} from '@wh/testkit'
 import { registerPlatformWallets } from '@wh/wallet'
+import { WITHDRAWAL_OPEN_MAX_PER_USER, WITHDRAWAL_REQUESTS_PER_MINUTE } from '@wh/withdrawals'
 import type { FastifyInstance } from 'fastify'
 import { createTestClient, getAddress, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -162,5 +170,81 @@ describe('withdrawal destinations (docs/hostile-world.md "Destinations")', () =>
     expect(toEoa.statusCode).toBe(202)
     const token = await post(usdcUser.auth, { chain: 'base', asset: 'USDC', amount: '20', destination: refusing })
     expect(token.statusCode).toBe(202)
+  })
+})
+
+describe('cheap checks first (docs/hostile-world.md "Cheap checks first")', () => {
+  let chain: RunningChain
+  let proxy: RpcProxyServer
+  let api: Api
+  const hot = privateKeyToAccount(TEST_PRIVATE_KEYS[1])
+  const rpcCalls = () => Object.values(proxy.stats()).reduce((n, m) => n + m.seen, 0)
+
+  beforeAll(async () => {
+    chain = await startChain({ chainId: 8453 })
+    // the API reaches the chain through a proxy that counts every call
+    proxy = await createRpcProxyServer({ upstream: chain.rpcUrl })
+    api = await startApi({ RPC_URL_BASE: proxy.url })
+    await api.seedPrice('ETH', '3000')
+    await registerPlatformWallets(api.ctx.database.sql, [{ address: hot.address, role: 'hot' }])
+  })
+  afterAll(async () => {
+    await api?.close()
+    await proxy?.close()
+    await chain?.stop()
+  })
+
+  const post = (auth: Record<string, string>, payload: object) =>
+    api.app.inject({ method: 'POST', url: '/withdrawals', headers: auth, payload })
+
+  it('an account with nothing to withdraw, or at its open cap, costs the chain no call, whatever the destination', async () => {
+    const anvil = createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) })
+    const contract = getAddress(`0x${randomBytes(20).toString('hex')}`)
+    await anvil.setCode({ address: contract, bytecode: '0x5b600056' }) // burns every gas it is given
+    const broke = await fundedUser(api.app, api.ctx.database.sql, 'ETH', 0n)
+    const capped = await fundedUser(api.app, api.ctx.database.sql, 'USDC', 1_000_000_000n)
+    for (let i = 0; i < WITHDRAWAL_OPEN_MAX_PER_USER; i++)
+      expect(
+        (await post(capped.auth, { chain: 'base', asset: 'USDC', amount: '20', destination: DEST })).statusCode,
+      ).toBe(202)
+    const capEth = await fundedUser(api.app, api.ctx.database.sql, 'ETH', 10n ** 18n)
+    proxy.reset()
+    for (let i = 0; i < 20; i++) {
+      const r = await post(broke.auth, { chain: 'base', asset: 'ETH', amount: '0.01', destination: contract })
+      expect(r.json().code).toBe('INSUFFICIENT_FREE_BALANCE')
+      const c = await post(capped.auth, { chain: 'base', asset: 'USDC', amount: '20', destination: contract })
+      expect(c.json().code).toBe('TOO_MANY_OPEN_WITHDRAWALS')
+      const below = await post(capEth.auth, { chain: 'base', asset: 'ETH', amount: '0.0001', destination: contract })
+      expect(below.json().code).toBe('WITHDRAWAL_BELOW_MINIMUM')
+    }
+    expect(rpcCalls()).toBe(0)
+    // the same destination with a balance is asked of the chain, as the send will be: above the budget
+    const refused = await post(capEth.auth, { chain: 'base', asset: 'ETH', amount: '0.01', destination: contract })
+    expect(refused.statusCode).toBe(422)
+    expect(refused.json()).toMatchObject({ code: 'DESTINATION_GAS_ABOVE_BUDGET', details: { budgetGas: '50000' } })
+    expect(rpcCalls()).toBeGreaterThan(0)
+    expect(await freeBalance(api.ctx.database.sql, capEth.userId, 'ETH')).toBe(10n ** 18n)
+  })
+
+  it('one user’s requests that reach the chain are limited per minute: 429 with retry-after, no RPC call for it', async () => {
+    const anvil = createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) })
+    const refusing = getAddress(`0x${randomBytes(20).toString('hex')}`)
+    await anvil.setCode({ address: refusing, bytecode: '0x60006000fd' })
+    const { auth } = await fundedUser(api.app, api.ctx.database.sql, 'ETH', 10n ** 18n)
+    for (let i = 0; i < WITHDRAWAL_REQUESTS_PER_MINUTE; i++) {
+      const r = await post(auth, { chain: 'base', asset: 'ETH', amount: '0.01', destination: refusing })
+      expect(r.json().code).toBe('DESTINATION_REFUSES_ETH')
+    }
+    proxy.reset()
+    const limited = await post(auth, { chain: 'base', asset: 'ETH', amount: '0.01', destination: refusing })
+    expect(limited.statusCode).toBe(429)
+    expect(limited.json().code).toBe('TOO_MANY_WITHDRAWAL_REQUESTS')
+    expect(limited.headers['retry-after']).toBe('60')
+    expect(rpcCalls()).toBe(0)
+    // another user is not limited by it
+    const other = await fundedUser(api.app, api.ctx.database.sql, 'ETH', 10n ** 18n)
+    expect(
+      (await post(other.auth, { chain: 'base', asset: 'ETH', amount: '0.01', destination: DEST })).statusCode,
+    ).toBe(202)
   })
 })

@@ -102,6 +102,7 @@ describe('withdrawal routes (spec 4.2, 3.2, 8.2)', () => {
           networkFeeAsset: 'ETH',
           txHash: null,
           failureReason: null,
+          failureCode: null,
           createdAt: body.createdAt,
           updatedAt: expect.any(String),
           sentAt: null,

@@ -132,10 +132,13 @@ describe('WS /ws/account', () => {
   it('authenticates by the first message; the snapshot carries balances, legs, wheels and the last seq', async () => {
     const { token, userId } = await user()
     const c = await subscribed(api.app, token)
-    expect(c.messages[0]).toEqual({ type: 'authenticated', userId })
+    // amounts on this stream are base units, and every message carrying them says so (docs/account-stream.md "Amounts")
+    const units = { unit: 'base_units', decimals: { USDC: 6, ETH: 18, BTC: 8 } }
+    expect(c.messages[0]).toEqual({ type: 'authenticated', userId, ...units })
     const snap = c.messages.find((m) => m.type === 'snapshot') as Msg
     expect(snap).toEqual({
       type: 'snapshot',
+      ...units,
       seq: 0,
       balances: [{ account: 'transit', currency: 'USDC', amount: '1000000000' }],
       positions: [],

@@ -172,3 +172,47 @@ export function accountLabel(account: string): string {
       return rest.join(' ')
   }
 }
+
+// ── sums and settings ──
+
+/** The exact sum of decimal strings, with as many places as the longest: ["1.5", "-0.25"] → "1.25". */
+export function sumDecimals(values: readonly string[]): string {
+  const parts = values.map(parseDecimal).filter((p): p is Parts => p !== undefined)
+  const places = Math.max(0, ...parts.map((p) => p.frac.length))
+  let total = 0n
+  for (const p of parts) {
+    const units = BigInt(`${p.whole}${p.frac.padEnd(places, '0')}`)
+    total += p.negative ? -units : units
+  }
+  return unitsToDecimal(total, places)
+}
+
+/** A decimal string as a number, for drawing a chart only (never for a figure a person reads). */
+export const plotNumber = (value: string | null | undefined): number | null =>
+  value === null || value === undefined || !parseDecimal(value) ? null : Number(value)
+
+/** "7.5" (percent, up to 2 places) → 750 basis points; undefined when it is not such a figure. */
+export function percentToBps(text: string): number | undefined {
+  const m = /^\s*(\d{1,3})(?:\.(\d{1,2}))?\s*$/.exec(text)
+  if (!m) return undefined
+  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'))
+}
+
+/** 750 basis points → "7.5" (percent, trailing zeros trimmed). */
+export function bpsToPercent(bps: number): string {
+  const whole = Math.trunc(bps / 100)
+  const frac = String(Math.abs(bps % 100))
+    .padStart(2, '0')
+    .replace(/0+$/, '')
+  return frac ? `${whole}.${frac}` : String(whole)
+}
+
+/** "1.5" days → 36 hours (whole hours; up to 2 places of a day); undefined when it is not a figure. */
+export function daysToHours(text: string): number | undefined {
+  const m = /^\s*(\d{1,3})(?:\.(\d{1,2}))?\s*$/.exec(text)
+  if (!m) return undefined
+  return Math.round((Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'))) * 0.24)
+}
+
+/** 36 hours → "1.5" days (up to 2 places). */
+export const hoursToDays = (hours: number): string => String(Math.round((hours / 24) * 100) / 100)

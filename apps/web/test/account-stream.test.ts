@@ -29,8 +29,8 @@ describe('the console shows the account stream', () => {
     try {
       const page = await wallet.open(`${base}/console/`)
       await connectAndSignIn(page, alice)
-      await page.locator('#account-stream-status', { hasText: 'open' }).waitFor()
-      await page.locator('#account-events li', { hasText: 'snapshot at #0' }).waitFor()
+      await page.getByTestId('account-stream-status').getByText('Account: open').waitFor()
+      await page.getByText('Nothing yet in this session').waitFor()
       await wallet.shot(page, 'account-stream-01-open')
 
       const sql = api.ctx.database.sql
@@ -39,22 +39,25 @@ describe('the console shows the account stream', () => {
       await sql`
         insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state)
         values ('base', ${`0x${'2e'.repeat(32)}`}, 0, 1, ${userId}, 0, ${DEST}, 'USDC', '1500000000', 'detected')`
-      await page.locator('#account-events li', { hasText: '#1 · deposit credited · 1,500.00 USDC' }).waitFor()
+      await page.getByTestId('activity').getByText('Deposit of 1,500.00 USDC credited (base).').waitFor()
 
       const [w] = await sql<{ id: string }[]>`
         insert into withdrawals (user_id, state, currency, amount, chain, destination)
         values (${userId}, 'requested', 'USDC', '25000000', 'base', ${DEST}) returning id`
       await sql`update withdrawals set tx_hash = ${`0x${'ab'.repeat(32)}`} where id = ${w?.id as string}`
-      await page.locator('#account-events li', { hasText: '#3 · withdrawal sent · 25.00 USDC' }).waitFor()
-      expect(await page.locator('#account-stream-seq').textContent()).toBe('3')
-      const lines = await page.locator('#account-events li').allTextContents()
-      // newest first: the three events above the snapshot, in seq order from the bottom
-      expect(lines.map((l) => l.split(' · ').slice(0, 2).join(' '))).toEqual([
-        '#3 withdrawal sent',
-        '#2 withdrawal requested',
-        '#1 deposit credited',
-        expect.stringMatching(/^snapshot at #0/),
+      await page
+        .getByTestId('activity')
+        .getByText(/Withdrawal of 25.00 USDC sent: transaction 0xabababab/)
+        .waitFor()
+      const lines = await page.locator('[data-testid="activity"] li').allTextContents()
+      // newest first: the three events, in seq order from the bottom
+      expect(lines.map((l) => l.replace(/^.*?\)\s*/, ''))).toEqual([
+        expect.stringMatching(/^Withdrawal of 25.00 USDC sent: transaction 0xabababab/),
+        expect.stringMatching(/^Withdrawal of 25.00 USDC requested to 0x52908400/),
+        'Deposit of 1,500.00 USDC credited (base).',
       ])
+      // the deposit and the withdrawal are live notices too; the balance followed without a reload
+      await page.getByTestId('notices').getByText('Deposit of 1,500.00 USDC credited (base).').waitFor()
       await wallet.shot(page, 'account-stream-02-events')
 
       const account = sockets.filter((u) => new URL(u).pathname === '/ws/account')

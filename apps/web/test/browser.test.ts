@@ -13,7 +13,7 @@ import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Api, startApi } from '../../api/test/support'
 import { injectedWallet } from './injected-wallet'
-import { buildAndServe, launchChromium, SCREENSHOTS, type WebServer } from './support'
+import { buildAndServe, launchChromium, openPage, SCREENSHOTS, type WebServer } from './support'
 
 const STEP_TIMEOUT_MS = 15_000
 
@@ -65,22 +65,24 @@ describe('the web console in Chromium', () => {
     }
     const shot = (page: Page, name: string) =>
       page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
-    const sessionState = (page: Page) => page.locator('#session-status').getAttribute('data-state')
+    const sessionState = (page: Page) => page.getByTestId('session-status').getAttribute('data-state')
+    const signedIn = '[data-testid="session-status"][data-state="signed-in"]'
 
     try {
       // 1. the page loads: public data, no wallet connected, not signed in
       const tab1 = await open()
-      await expect.poll(() => tab1.locator('#wallet-address').textContent()).toBe('no wallet connected')
-      await tab1.locator('#asset-routes tr').nth(1).waitFor()
+      await expect.poll(() => tab1.getByTestId('wallet-address').textContent()).toBe('No wallet connected')
+      await tab1.getByText('Sign in to see this').waitFor()
       await shot(tab1, '01-loaded')
 
       // 2. connect the wallet, then sign in (spec 5.1: nonce, SIWE message, personal_sign, verify)
-      await tab1.click('#connect')
-      await tab1.locator('#wallet-address', { hasText: alice.address }).waitFor()
+      await tab1.getByRole('button', { name: 'Connect wallet' }).click()
+      await tab1.locator(`[data-testid="wallet-address"][data-address="${alice.address}"]`).waitFor()
       await shot(tab1, '02-connected')
-      await tab1.click('#sign-in')
-      await tab1.locator('#session-status[data-state="signed-in"]').waitFor()
-      await tab1.locator('#deposit-address[data-address]').waitFor()
+      await tab1.getByRole('button', { name: 'Sign in' }).click()
+      await tab1.locator(signedIn).waitFor({ state: 'attached' })
+      await openPage(tab1, 'Deposit')
+      await tab1.locator('[data-testid="deposit-address"][data-address]').waitFor()
       expect(signatures).toBe(1)
 
       // 3. the deposit address shown is the one derived for this user: m/44'/60'/0'/0/{hd_index}
@@ -88,9 +90,8 @@ describe('the web console in Chromium', () => {
         select hd_index from users where wallet_address = ${alice.address}`
       expect(user).toBeDefined()
       const derived = DepositKeyring.fromMnemonic(api.ctx.config.keys.masterMnemonic).address(user!.hd_index)
-      expect(await tab1.locator('#deposit-address').textContent()).toBe(derived)
-      expect(await tab1.locator('#deposit-qr').getAttribute('src')).toMatch(/^data:image\/svg\+xml/)
-      await tab1.locator('#withdrawal-routes tr').nth(1).waitFor()
+      expect(await tab1.getByTestId('deposit-address').textContent()).toBe(derived)
+      expect(await tab1.getByTestId('deposit-qr').getAttribute('src')).toMatch(/^data:image\/svg\+xml/)
       await shot(tab1, '03-signed-in')
 
       // 4. the wallet switches to another account: the token of the first is not offered (spec 5.3)
@@ -102,8 +103,11 @@ describe('the web console in Chromium', () => {
           ]),
         bob.address,
       )
-      await tab1.locator('#session-status[data-state="none"]', { hasText: bob.address }).waitFor()
-      expect(await tab1.locator('#private').isHidden()).toBe(true)
+      await tab1
+        .locator('[data-testid="session-status"][data-state="none"]', { hasText: bob.address })
+        .waitFor({ state: 'attached' })
+      expect(await tab1.getByTestId('deposit-address').count()).toBe(0)
+      await tab1.getByText('Sign in to see this').waitFor()
       // still stored, bound to the first address: hidden, not handed to the other one
       const stored = await tab1.evaluate(() => sessionStorage.getItem('wheelhouse.session'))
       expect(JSON.parse(stored ?? '{}').address).toBe(alice.address)
@@ -118,21 +122,21 @@ describe('the web console in Chromium', () => {
           ]),
         alice.address,
       )
-      await tab1.locator('#session-status[data-state="signed-in"]').waitFor()
+      await tab1.locator(signedIn).waitFor({ state: 'attached' })
       expect(signatures).toBe(1)
 
       // 5. a second tab has its own sessionStorage: it must sign in itself
       const tab2 = await open()
-      await tab2.click('#connect')
-      await tab2.locator('#wallet-address', { hasText: alice.address }).waitFor()
+      await tab2.getByRole('button', { name: 'Connect wallet' }).click()
+      await tab2.locator(`[data-testid="wallet-address"][data-address="${alice.address}"]`).waitFor()
       expect(await sessionState(tab2)).toBe('none')
-      expect(await tab2.locator('#private').isHidden()).toBe(true)
+      await tab2.getByText('Sign in to see this').waitFor()
       await shot(tab2, '05-second-tab')
-      await tab2.click('#sign-in')
-      await tab2.locator('#session-status[data-state="signed-in"]').waitFor()
-      // the address is read after the session is shown (its own request): wait for it, as tab 1 does
-      await tab2.locator('#deposit-address[data-address]').waitFor()
-      expect(await tab2.locator('#deposit-address').textContent()).toBe(derived)
+      await tab2.getByRole('button', { name: 'Sign in' }).click()
+      await tab2.locator(signedIn).waitFor({ state: 'attached' })
+      await openPage(tab2, 'Deposit')
+      await tab2.locator('[data-testid="deposit-address"][data-address]').waitFor()
+      expect(await tab2.getByTestId('deposit-address').textContent()).toBe(derived)
       expect(signatures).toBe(2)
       const token2 = JSON.parse((await tab2.evaluate(() => sessionStorage.getItem('wheelhouse.session'))) ?? '{}').token
       expect(token2).not.toBe(JSON.parse(stored ?? '{}').token)

@@ -1,7 +1,7 @@
 /**
- * The console's quote line in Chromium (src/quote.ts; docs/trading.md "Economics"): once
- * signed in, the position form shows what POST /quotes answers for its asset and amount, read again
- * as the amount changes; a small amount whose fees exceed MAX_FEE_SHARE_BPS shows the warning, a
+ * The console's quote line in Chromium (src/pages/wheel-start.tsx; docs/trading.md "Economics"):
+ * once signed in, the start form shows what POST /quotes answers for its asset, amount and settings,
+ * read again as the amount changes; a small amount whose fees exceed MAX_FEE_SHARE_BPS shows the warning, a
  * large one does not. The API runs against the Derive simulator; the threshold is set between the
  * fee shares of the two amounts, computed from the simulator before the API starts. Screenshots go
  * to test-output/browser/quote-*.png.
@@ -18,6 +18,7 @@ import {
   connectAndSignIn,
   launchChromium,
   listenLocal,
+  openPage,
   RAW_DECIMAL,
   SCREENSHOTS,
   visibleText,
@@ -77,8 +78,8 @@ describe('the console shows a quote before a position is opened', () => {
   /** The quote line once it shows this quote's instrument and premium (the previous amount's may share the instrument). */
   async function quoteShown(page: Page, state: 'ok' | 'warning', q: { instrument: string; premium: string }) {
     const line = page
-      .locator(`#position-quote[data-state="${state}"]`, { hasText: q.instrument })
-      .filter({ hasText: `premium ${formatAmount(q.premium, 'USDC')}` })
+      .locator(`[data-testid="quote"][data-state="${state}"]`, { hasText: q.instrument })
+      .filter({ hasText: `Premium ${formatAmount(q.premium, 'USDC')}` })
     await line.waitFor()
     return (await line.textContent()) ?? ''
   }
@@ -89,14 +90,15 @@ describe('the console shows a quote before a position is opened', () => {
     try {
       const page = await wallet.open(`${web.origin}/?api=${encodeURIComponent(apiBase)}`)
       await connectAndSignIn(page, account)
-      const amount = page.locator('#position-form input[name="amount"]')
+      await openPage(page, 'Wheel')
+      const amount = page.getByRole('form', { name: 'Start a wheel' }).getByLabel('Amount (USDC)')
 
       await amount.fill('5000')
       const large = await apiQuote('5000')
       const okText = await quoteShown(page, 'ok', large)
-      expect(okText).toContain(`premium ${formatAmount(large.premium, 'USDC')}`)
+      expect(okText).toContain(`Premium ${formatAmount(large.premium, 'USDC')}`)
       expect(okText).toContain(`platform fee ${formatAmount(large.platformFee, 'USDC')}`)
-      expect(okText).toContain(`net ${formatAmount(large.netPremium, 'USDC')}`)
+      expect(okText).toContain(`= ${formatAmount(large.netPremium, 'USDC')}`)
       expect(okText).not.toContain('⚠')
       await wallet.shot(page, 'quote-01-large')
 
@@ -104,8 +106,10 @@ describe('the console shows a quote before a position is opened', () => {
       const small = await apiQuote('300')
       expect(small.feeShareBps).toBeGreaterThan(threshold)
       const warnText = await quoteShown(page, 'warning', small)
-      expect(warnText).toContain(`premium ${formatAmount(small.premium, 'USDC')}`)
-      expect(warnText).toContain(`⚠ fees would take ${small.feeShareBps} bps`)
+      expect(warnText).toContain(`Premium ${formatAmount(small.premium, 'USDC')}`)
+      // the warning in words: the share in percent, never a raw code or basis points
+      expect(warnText).toContain(`⚠ Fees would take ${small.feeShareBps / 100} % of the premium`)
+      expect(warnText).not.toContain('FEES_EXCEED_PREMIUM_SHARE')
       expect(await visibleText(page)).not.toMatch(RAW_DECIMAL)
       await wallet.shot(page, 'quote-02-small-warned')
       expect(wallet.pageErrors).toEqual([])

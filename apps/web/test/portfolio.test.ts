@@ -1,22 +1,24 @@
 /**
  * The signed-in console in Chromium, from its own origin (cross-origin to the API, which checks
- * CORS for real): balances read as people read them (never an 18-place string), a put opened from
- * the form and cancelled with its Cancel button (a cross-origin DELETE), the statement paged to its
- * end with "Show more", and the CSV export following x-next-cursor across pages. A screenshot of
- * each screen goes to test-output/browser/portfolio-*.png.
+ * CORS for real): deposits arriving while the page is open show at once (no Refresh button) with
+ * balances read as people read them (never an 18-place string), the statement paged to its end with
+ * "Show more", the CSV export following x-next-cursor across pages, and a wheel started from the
+ * form whose leg is cancelled with its button (a cross-origin DELETE): the wheel stops with it and
+ * the money is free again. A screenshot of each screen goes to test-output/browser/portfolio-*.png.
  */
-import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync } from 'node:fs'
-import { appendBatch, type EventInput } from '@wh/ledger'
+import { recordDetected } from '@wh/deposits'
 import type { Browser, Page } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Api, startApi } from '../../api/test/support'
+import { txHash, userOf } from './seed'
 import {
   buildAndServe,
   connectAndSignIn,
   launchChromium,
   listenLocal,
+  openPage,
   RAW_DECIMAL,
   SCREENSHOTS,
   visibleText,
@@ -25,35 +27,35 @@ import {
   walletBrowser,
 } from './support'
 
-const HOUR = 3_600_000
-const txHash = () => `0x${randomBytes(32).toString('hex')}`
+const ADDRESS = '0xde709f2102306220921060314715629080e2fb77'
 
 /**
- * 27 deposits, an hour apart: 1,234.567891 USDC, then 24 of 1.000001 USDC, then 1.5 ETH and
- * 0.123456789 ETH. Free balances 1,258.567915 USDC and 1.623456789 ETH: shown rounded down as
- * 1,258.56 USDC and 1.623456 ETH. At 10 events a page the statement has 3 pages.
+ * 27 deposits: 1,234.567891 USDC, 24 of 1.000001 USDC, 1.5 ETH and 0.123456789 ETH. Free balances
+ * 1,258.567915 USDC and 1.623456789 ETH: shown rounded down as 1,258.56 USDC and 1.623456 ETH. At
+ * 10 events a page the statement has 3 pages.
  */
-function deposits(userId: string, now: number): EventInput[] {
-  const usdc = (units: bigint, i: number): EventInput => ({
-    type: 'deposit_detected',
-    payload: { userId, chain: 'base', txHash: txHash(), logIndex: 0, currency: 'USDC', amount: units },
-    occurredAt: new Date(now - (30 - i) * HOUR),
-  })
-  const eth = (wei: bigint, i: number): EventInput => ({
-    type: 'deposit_detected',
-    payload: { userId, chain: 'ethereum', txHash: txHash(), logIndex: 0, currency: 'ETH', amount: wei },
-    occurredAt: new Date(now - (30 - i) * HOUR),
+function deposits(user: { id: string; hdIndex: number }) {
+  const row = (token: 'USDC' | 'ETH', amount: bigint, i: number) => ({
+    chain: 'base' as const,
+    tx_hash: txHash(),
+    log_index: i,
+    block_number: String(100 + i),
+    user_id: user.id,
+    hd_index: user.hdIndex,
+    address: ADDRESS,
+    token,
+    amount: amount.toString(),
   })
   return [
-    usdc(1_234_567_891n, 0),
-    ...Array.from({ length: 24 }, (_, i) => usdc(1_000_001n, i + 1)),
-    eth(1_500_000_000_000_000_000n, 25),
-    eth(123_456_789_000_000_000n, 26),
+    row('USDC', 1_234_567_891n, 0),
+    ...Array.from({ length: 24 }, (_, i) => row('USDC', 1_000_001n, i + 1)),
+    row('ETH', 1_500_000_000_000_000_000n, 25),
+    row('ETH', 123_456_789_000_000_000n, 26),
   ]
 }
 const EVENTS = 27
 
-describe('the signed-in console in Chromium: balances, positions, statement', () => {
+describe('the signed-in console in Chromium: balances, statement, a wheel cancelled', () => {
   let web: WebServer
   let api: Api
   let apiBase: string
@@ -73,79 +75,71 @@ describe('the signed-in console in Chromium: balances, positions, statement', ()
     await web?.close()
   })
 
-  const cellsOf = (page: Page, table: string) =>
+  const cellsOf = (page: Page) =>
     page
-      .locator(`#${table} tbody tr`)
+      .locator('[data-testid="statement"] tbody tr')
       .evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent ?? '')))
 
-  it('shows readable balances, cancels a put, pages the statement and exports it whole', async () => {
+  it('shows readable balances as money arrives, pages the statement, exports it whole, stops a wheel with its leg', async () => {
     const alice = privateKeyToAccount(generatePrivateKey())
     const wallet = await walletBrowser(browser, alice)
     try {
       const page = await wallet.open(`${web.origin}/?api=${encodeURIComponent(apiBase)}`)
       await connectAndSignIn(page, alice)
-      await page.locator('#summary', { hasText: 'no balances yet' }).waitFor()
-      await page.locator('#statement', { hasText: 'no events yet' }).waitFor()
+      await page.getByText('No money here yet').waitFor()
       await wallet.shot(page, 'portfolio-01-signed-in')
 
-      // money arrives while the page is open; "Refresh" shows it
-      const sql = api.ctx.database.sql
-      const [user] = await sql<{ id: string }[]>`select id from users where wallet_address = ${alice.address}`
-      await appendBatch(sql, deposits(user!.id, Date.now()))
-      await page.getByRole('button', { name: 'Refresh' }).click()
-      await page.locator('#summary', { hasText: '1,258.56 USDC' }).waitFor()
-      const balances = await cellsOf(page, 'summary')
-      expect(balances.map((r) => [r[0], r[1]])).toEqual([
-        ['ETH', '1.623456 ETH'],
-        ['USDC', '1,258.56 USDC'],
-      ])
+      // money arrives while the page is open: the account stream says so, the page follows
+      const user = await userOf(api.ctx.database.sql, alice.address)
+      await api.ctx.database.sql.begin((tx) => recordDetected(tx, deposits(user)))
+      await page.getByTestId('free-USDC').getByText('1,258.56 USDC').waitFor()
+      expect(await page.getByTestId('free-ETH').locator('.value').textContent()).toBe('1.623456 ETH')
       expect(await visibleText(page)).not.toMatch(RAW_DECIMAL)
       // the exact figure is one hover away
-      expect(
-        await page.locator('#summary tbody tr').first().locator('td').nth(1).locator('span').getAttribute('title'),
-      ).toBe('1.623456789000000000 ETH')
+      expect(await page.getByTestId('free-ETH').locator('.amount').getAttribute('title')).toBe(
+        '1.623456789000000000 ETH',
+      )
       await wallet.shot(page, 'portfolio-02-balances')
 
+      await openPage(page, 'Statement')
       await pageTheStatement(page)
       expect(await visibleText(page)).not.toMatch(RAW_DECIMAL)
       await wallet.shot(page, 'portfolio-03-statement-paged')
-
       await exportTheStatement(page)
       await wallet.shot(page, 'portfolio-04-statement-exported')
 
-      await openAndCancelAPut(page, wallet.shot)
-      await wallet.shot(page, 'portfolio-06-position-cancelled')
-
+      await startAndCancel(page, wallet.shot)
       expect(wallet.pageErrors).toEqual([])
     } finally {
       await wallet.context.close()
     }
-  }, 120_000)
+  }, 180_000)
 
   /** 10 a page: "Show more" twice reaches the end; every event's postings are listed, oldest first. */
   async function pageTheStatement(page: Page) {
     await page.getByLabel('Rows per page').selectOption('10')
-    const status = page.locator('#statement-status')
+    const status = page.getByTestId('statement-status')
     const more = page.getByRole('button', { name: 'Show more' })
     await status.getByText('10 events shown; there are more.').waitFor()
     await more.click()
     await status.getByText('20 events shown; there are more.').waitFor()
     await more.click()
     await status.getByText(`${EVENTS} events: the whole statement.`).waitFor()
-    expect(await more.isHidden()).toBe(true)
-    const rows = await cellsOf(page, 'statement')
-    // each deposit posts to the free balance and to its mirror outside the platform
+    expect(await more.count()).toBe(0)
+    const rows = await cellsOf(page)
+    // each deposit posts to the platform balance and to its mirror outside the platform
     expect(rows).toHaveLength(EVENTS * 2)
-    expect(rows.filter((r) => r[2] === 'free balance').map((r) => r[3])).toEqual([
-      '1,234.56 USDC',
-      ...Array.from({ length: 24 }, () => '1.00 USDC'),
-      '1.5 ETH',
-      '0.123456 ETH',
-    ])
-    const last = rows.filter((r) => r[2] === 'free balance').at(-1)
-    expect(last?.[1]).toBe('deposit detected')
-    expect(last?.[4]).toBe('1.623456 ETH') // the balance after, rounded down
-    expect(last?.[0]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} \((\d+ hours? ago|\d+ minutes? ago)\)$/)
+    const platform = rows.filter((r) => r[2] === 'Platform balance')
+    // the deposits were recorded in one transaction, at one instant: their order among themselves is the ids'
+    expect(platform.map((r) => r[3]).sort()).toEqual(
+      ['+1,234.56 USDC', ...Array.from({ length: 24 }, () => '+1.00 USDC'), '+1.5 ETH', '+0.123456 ETH'].sort(),
+    )
+    expect(platform.every((r) => r[1] === 'deposit detected')).toBe(true)
+    // the balance after, rounded down: the last of each currency holds it all
+    expect(platform.filter((r) => r[3]?.endsWith('ETH')).map((r) => r[4])).toContain('1.623456 ETH')
+    expect(platform.filter((r) => r[3]?.endsWith('USDC')).map((r) => r[4])).toContain('1,258.56 USDC')
+    expect(rows.filter((r) => r[2] === 'Outside the platform')).toHaveLength(EVENTS)
+    expect(platform[0]?.[0]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} \((just now|\d+ minutes? ago)\)$/)
   }
 
   /** The export asks page after page with each x-next-cursor and saves the statement whole. */
@@ -160,7 +154,7 @@ describe('the signed-in console in Chromium: balances, positions, statement', ()
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Export CSV' }).click(),
     ])
-    await page.locator('#statement-export-status', { hasText: 'from 3 pages' }).waitFor()
+    await page.getByTestId('export-status').getByText('from 3 pages').waitFor()
     page.off('request', onRequest)
     expect(download.suggestedFilename()).toMatch(/^statement-\d{4}-\d{2}-\d{2}\.csv$/)
     const csv = readFileSync(await download.path(), 'utf8')
@@ -175,7 +169,7 @@ describe('the signed-in console in Chromium: balances, positions, statement', ()
     const lines = csv.trimEnd().split('\n')
     expect(lines.filter((l) => l.startsWith('event_id,'))).toHaveLength(1)
     expect(lines).toHaveLength(1 + EVENTS * 2)
-    expect(await page.locator('#statement-export-status').textContent()).toBe(
+    expect(await page.getByTestId('export-status').textContent()).toBe(
       `Exported ${EVENTS * 2} lines from 3 pages to ${download.suggestedFilename()}.`,
     )
     // three requests of 10 events: the first without a cursor, each next with the one the last handed out
@@ -184,28 +178,21 @@ describe('the signed-in console in Chromium: balances, positions, statement', ()
     expect(asked.slice(1).every((u) => (u.searchParams.get('cursor') ?? '').length > 0)).toBe(true)
   }
 
-  /** Opened from the form, it reserves 100 USDC; its Cancel button (a cross-origin DELETE) gives them back. */
-  async function openAndCancelAPut(page: Page, shot: WalletBrowser['shot']) {
-    const form = page.getByRole('form', { name: 'Open a position' })
-    await form.getByLabel('Strategy').selectOption('put')
-    await form.getByLabel('on').selectOption('ETH')
-    await form.getByLabel('with').fill('100')
-    await form.getByRole('button', { name: 'Open' }).click()
-    await page.locator('#message', { hasText: 'Put on ETH accepted: 100.00 USDC committed' }).waitFor()
-    const cancel = page.getByRole('button', { name: 'Cancel the put on ETH, 100.00 USDC' })
-    await cancel.waitFor()
-    await page.locator('#summary', { hasText: '1,158.56 USDC' }).waitFor()
-    const [open] = await cellsOf(page, 'position-list')
-    expect(open?.slice(1, 6)).toEqual(['ETH', 'put', '100.00 USDC', 'funding', 'single'])
-    expect(await visibleText(page)).not.toMatch(RAW_DECIMAL)
-    await shot(page, 'portfolio-05-position-open')
-
-    await cancel.click()
-    await page.locator('#message', { hasText: 'Cancelled the put on ETH, 100.00 USDC.' }).waitFor()
-    await page.locator('#position-list tbody tr', { hasText: 'cancelled' }).waitFor()
-    await page.locator('#summary', { hasText: '1,258.56 USDC' }).waitFor()
-    expect(await page.getByRole('button', { name: /^Cancel the / }).count()).toBe(0)
-    const [cancelled] = await cellsOf(page, 'position-list')
-    expect(cancelled?.[4]).toBe('cancelled (cancelled by the user)')
+  /** Started from the form, a wheel reserves 100 USDC; its leg's Cancel (a cross-origin DELETE) stops it and frees them. */
+  async function startAndCancel(page: Page, shot: WalletBrowser['shot']) {
+    await openPage(page, 'Wheel')
+    const form = page.getByRole('form', { name: 'Start a wheel' })
+    await form.getByLabel('Amount (USDC)').fill('100')
+    await form.getByRole('button', { name: 'Start the wheel' }).click()
+    await form.getByTestId('start-result').getByText('ETH wheel started with 100.00 USDC').waitFor()
+    await openPage(page, 'Overview')
+    await page.getByTestId('free-USDC').getByText('1,158.56 USDC').waitFor()
+    await openPage(page, 'Wheel')
+    await page.getByRole('button', { name: 'Cancel this leg (stops the wheel): the ETH wheel' }).click()
+    await page.getByText('Leg cancelled. The wheel is stopped with it.').waitFor()
+    await page.locator('[data-testid="wheel"][data-state="stopped"]').waitFor()
+    await shot(page, 'portfolio-05-wheel-stopped-with-its-leg')
+    await openPage(page, 'Overview')
+    await page.getByTestId('free-USDC').getByText('1,258.56 USDC').waitFor()
   }
 })

@@ -3,7 +3,15 @@ import type { Browser } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Api } from '../../api/test/support'
-import { connectAndSignIn, RAW_DECIMAL, type ServedConsole, servedConsole, visibleText, walletBrowser } from './support'
+import {
+  connectAndSignIn,
+  openPage,
+  RAW_DECIMAL,
+  type ServedConsole,
+  servedConsole,
+  visibleText,
+  walletBrowser,
+} from './support'
 
 describe('the console as the API serves it (CONSOLE_DIR)', () => {
   let served: ServedConsole
@@ -61,16 +69,18 @@ describe('the console as the API serves it (CONSOLE_DIR)', () => {
     try {
       const page = await wallet.open(`${base}/console`) // redirected to /console/
       expect(new URL(page.url()).pathname).toBe('/console/')
-      await page.locator('#asset-routes tbody tr').first().waitFor()
+      await page.getByText('Sign in to see this').waitFor()
       await wallet.shot(page, 'served-01-loaded')
 
       await connectAndSignIn(page, alice)
       const [user] = await api.ctx.database.sql<{ hd_index: number }[]>`
         select hd_index from users where wallet_address = ${alice.address}`
       const derived = DepositKeyring.fromMnemonic(api.ctx.config.keys.masterMnemonic).address(user!.hd_index)
-      expect(await page.locator('#deposit-address').textContent()).toBe(derived)
-      await page.locator('#summary', { hasText: 'no balances yet' }).waitFor()
-      await page.locator('#withdrawal-routes tbody tr').first().waitFor()
+      await page.getByText('No money here yet').waitFor()
+      await openPage(page, 'Deposit')
+      expect(await page.getByTestId('deposit-address').textContent()).toBe(derived)
+      await openPage(page, 'Withdraw')
+      await page.getByLabel('Route').waitFor()
       expect(await visibleText(page)).not.toMatch(RAW_DECIMAL)
       await wallet.shot(page, 'served-02-signed-in')
 

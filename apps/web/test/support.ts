@@ -1,6 +1,7 @@
 /** The browser test's pieces: the console built into a temporary folder and served, and Chromium. */
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
+import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { extname, join, normalize, resolve } from 'node:path'
@@ -143,10 +144,52 @@ export async function walletBrowser(browser: Browser, account: PrivateKeyAccount
 /** Connect the wallet and sign in (spec 5.1) as a user would: two clicks, then the signed-in state. */
 export async function connectAndSignIn(page: Page, account: PrivateKeyAccount): Promise<void> {
   await page.getByRole('button', { name: 'Connect wallet' }).click()
-  await page.locator('#wallet-address', { hasText: account.address }).waitFor()
+  await page.locator(`[data-testid="wallet-address"][data-address="${account.address}"]`).waitFor()
   await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.locator('#session-status[data-state="signed-in"]').waitFor()
-  await page.locator('#deposit-address[data-address]').waitFor()
+  await page.locator('[data-testid="session-status"][data-state="signed-in"]').waitFor({ state: 'attached' })
+}
+
+/** Goes to a page of the console by its navigation link, and waits for its heading. */
+export async function openPage(page: Page, title: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: title, exact: true }).click()
+  await page.locator(`main h1`, { hasText: title }).waitFor()
+}
+
+/** The widths the console is checked at: two phones and a desktop. */
+export const VIEWPORTS = [
+  { name: 'phone-360', width: 360, height: 780 },
+  { name: 'phone-390', width: 390, height: 844 },
+  { name: 'desktop', width: 1280, height: 900 },
+] as const
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
+
+/** The page's own globals, named without the DOM lib (apps/api's tests compile this file too). */
+type PageGlobals = {
+  axe?: { run(ctx: unknown, o: object): Promise<{ violations: unknown[] }> }
+  document: { documentElement: { scrollWidth: number } }
+  innerWidth: number
+}
+
+/** axe-core's serious and critical findings on the page as it is now (none is the bar). */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => (globalThis as unknown as PageGlobals).axe !== undefined)))
+    await page.addScriptTag({ path: AXE })
+  const result = await page.evaluate(async () => {
+    const g = globalThis as unknown as PageGlobals
+    return (g.axe as NonNullable<PageGlobals['axe']>).run(g.document, { resultTypes: ['violations'] })
+  })
+  return (result.violations as Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>)
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`)
+}
+
+/** Whether the page is wider than its viewport (a phone would scroll sideways). */
+export function overflowsSideways(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const g = globalThis as unknown as PageGlobals
+    return g.document.documentElement.scrollWidth > g.innerWidth + 1
+  })
 }
 
 /** More than six places after a decimal point: an amount shown as the API's raw string. */

@@ -8,7 +8,9 @@
  * lock: that, not the node, bounds withdrawals per chain.
  *
  * Then the blocking attack (docs/hostile-world.md "Fair queues"): a thousand withdrawals that can
- * never be sent, ahead of a hundred honest ones.
+ * never be sent, ahead of a hundred honest ones. Last, what the outbound policy costs per send
+ * (docs/hostile-world.md "One policy for every outbound transaction"): its gas plan against the
+ * estimate it replaced (fees and estimate side by side, no fee fields, no cap), per destination.
  *
  *   pnpm --filter @wh/worker bench                 (runs deposits.ts, then this: 500 withdrawals)
  *   tsx bench/withdrawals.ts 100                   fewer
@@ -26,10 +28,29 @@ import {
   startRedis,
   TEST_MNEMONIC,
 } from '@wh/testkit'
-import { deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import {
+  type ChainClients,
+  deployTestUsdc,
+  planGas,
+  rpcOf,
+  testSafeProxyAbi,
+  testSafeProxyBytecode,
+  testSafeSingletonAbi,
+  testSafeSingletonBytecode,
+  testUsdcAbi,
+} from '@wh/wallet'
 import { sendWithdrawals, WITHDRAWAL_SEND_BATCH } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
-import { createPublicClient, createTestClient, createWalletClient, http } from 'viem'
+import {
+  type Address,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  encodeFunctionData,
+  erc20Abi,
+  type Hex,
+  http,
+} from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
@@ -242,10 +263,100 @@ ${ATTACKERS} accounts, requested before ${HONEST} honest ones (one tick run at a
 | ----------------: | ------------------------: | -------------------: | -----------------: | ----------------------------: |
 | ${honestSentAfter} tick(s) | ${attackTicks} | ${Math.round(tickMs.sort((x, y) => x - y)[Math.floor(tickMs.length / 2)] ?? 0)} | ${(attackMs / (ATTACKERS * PER_ATTACKER + HONEST)).toFixed(1)} | ${((httpRequests - HONEST * 5) / (ATTACKERS * PER_ATTACKER)).toFixed(1)} |
 `)
+  await policyCost(base, deps.hotWallet('base').address, usdc, anvil, () => httpRequests)
   redis.disconnect()
   await database.close()
 } finally {
   await chain.stop()
   await redisServer.stop()
   await pg.stop()
+}
+
+/**
+ * The policy's cost per send: `planGas` (one batched round trip for the block, balance, priority
+ * fee and the recipient's code, then the dry run with fee fields and the cap, none for an address
+ * without code) against the estimate it replaced (viem's estimateFeesPerGas and estimateGas side
+ * by side, no fee fields, no cap), `PLANS` times per destination, one at a time.
+ */
+async function policyCost(
+  base: ChainClients,
+  hot: Address,
+  usdc: Address,
+  anvil: ReturnType<typeof createTestClient>,
+  requests: () => number,
+): Promise<void> {
+  const PLANS = 300
+  const c = base.publicClient
+  const deployer = mnemonicToAccount(TEST_MNEMONIC)
+  const deploy = async (abi: readonly unknown[], bytecode: Hex, args: readonly unknown[] = []) => {
+    const hash = await base.walletClient.deployContract({
+      account: deployer,
+      chain: null,
+      abi,
+      bytecode,
+      args,
+    } as never)
+    return (await c.waitForTransactionReceipt({ hash, pollingInterval: 20 })).contractAddress as Address
+  }
+  const safe = await deploy(testSafeProxyAbi, testSafeProxyBytecode, [
+    await deploy(testSafeSingletonAbi, testSafeSingletonBytecode),
+  ])
+  const eoa = randomAddressFrom(random)
+  // the hot wallet sent all its USDC above: a transfer's dry run needs some
+  const mint = await base.walletClient.writeContract({
+    account: deployer,
+    chain: null,
+    address: usdc,
+    abi: testUsdcAbi,
+    functionName: 'mint',
+    args: [hot, 1_000_000_000n],
+  })
+  await c.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
+  await anvil.mine({ blocks: 1 })
+  const cases: Array<{ name: string; to: Address; value: bigint; data: Hex | undefined; native: boolean }> = [
+    { name: 'ETH to an address without code', to: eoa, value: 10n ** 15n, data: undefined, native: true },
+    { name: 'ETH to a Safe-like wallet', to: safe, value: 10n ** 15n, data: undefined, native: true },
+    {
+      name: 'USDC transfer',
+      to: usdc,
+      value: 0n,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [eoa, 1_000_000n] }),
+      native: false,
+    },
+  ]
+  const rows: string[] = []
+  for (const k of cases) {
+    const measure = async (fn: () => Promise<unknown>) => {
+      const r0 = requests()
+      const t0 = performance.now()
+      for (let i = 0; i < PLANS; i++) await fn()
+      return { ms: (performance.now() - t0) / PLANS, http: (requests() - r0) / PLANS }
+    }
+    const before = await measure(() =>
+      Promise.all([
+        c.estimateFeesPerGas({ type: 'eip1559' }),
+        c.estimateGas({ account: hot, to: k.to, value: k.value, data: k.data }),
+      ]),
+    )
+    const after = await measure(() =>
+      planGas(rpcOf(c), {
+        chain: 'base',
+        purpose: 'withdrawal',
+        from: hot,
+        call: { to: k.to, value: k.value, data: k.data },
+        kind: 'transfer',
+        native: k.native,
+      }),
+    )
+    rows.push(
+      `| ${k.name} | ${before.ms.toFixed(2)} | ${before.http.toFixed(1)} | ${after.ms.toFixed(2)} | ${after.http.toFixed(1)} |`,
+    )
+  }
+  console.log(`
+What the outbound policy costs per send: its gas plan against the estimate it replaced (${PLANS} each, one at a time)
+
+| destination | before: ms | before: HTTP requests | policy: ms | policy: HTTP requests |
+| ----------- | ---------: | --------------------: | ---------: | --------------------: |
+${rows.join('\n')}
+`)
 }

@@ -38,7 +38,7 @@ import {
   parseEventLogs,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 
 const L1 = 11_155_111
 const USDC = (n: number) => BigInt(Math.round(n * 1_000_000))
@@ -62,6 +62,19 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
   const stranger = privateKeyToAccount(generatePrivateKey()).address
   let publicClient: PublicClient
 
+  /** the payer's transactions are all mined: its pending nonce is its latest (bounded wait on state) */
+  const payerIdle = () =>
+    vi.waitFor(
+      async () => {
+        const address = privateKeyToAccount(operatorKey).address
+        const [latest, pending] = await Promise.all([
+          publicClient.getTransactionCount({ address }),
+          publicClient.getTransactionCount({ address, blockTag: 'pending' }),
+        ])
+        if (pending !== latest) throw new Error(`${pending - latest} payer transaction(s) in flight`)
+      },
+      { timeout: 10_000, interval: 20 },
+    )
   const usdcOf = (a: Address) =>
     publicClient.readContract({ address: usdc, abi: testUsdcAbi, functionName: 'balanceOf', args: [a] })
   const held = () => sim.engine.subaccounts.get(funding)?.balances.get('USDC') ?? 0n
@@ -276,10 +289,14 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
     expect(await queued()).toBe(1n)
     expect(await usdcOf(friend)).toBeLessThan(before + USDC(300))
 
-    // the bucket full again (100), twice: the payer's polls pay the queue off, the last part with remaining 0
-    for (let i = 0; i < 2; i++) {
+    // the bucket full again (100) at each poll: the payer's polls pay the queue off, the last part
+    // with remaining 0. A poll sends its processQueue and does not wait for it; the node mines it a
+    // moment after it answers: wait until the payer has nothing in flight (state, not time) before
+    // reading the queue, so a slow machine reads what was mined, not what is still in the pool
+    for (let i = 0; i < 4 && (await queued()) > 0n; i++) {
       await later(60)
       await payer.poll()
+      await payerIdle()
     }
     expect(await queued()).toBe(0n)
     expect(await usdcOf(friend)).toBe(before + USDC(300))
@@ -289,6 +306,7 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
     expect(logs.length).toBeGreaterThanOrEqual(3)
     await later(60)
     await payer.poll() // nothing queued: nothing paid twice
+    await payerIdle()
     expect(await usdcOf(friend)).toBe(before + USDC(300))
   })
 })

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { lastTickDurationKey, lastTickKey, tryLock, withLock } from '@wh/jobs'
 import type {} from '@wh/testkit'
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { startRuntime } from '../src/runtime'
 import type { TickDefinition } from '../src/ticks'
 
@@ -94,20 +94,33 @@ describe('worker runtime', () => {
     const startedP = new Promise<void>((r) => {
       started = r
     })
+    // the job stays in flight until the test opens its gate (state, not a duration): close() surely
+    // begins while it runs, however slow the machine
+    let open!: () => void
+    const gate = new Promise<void>((r) => {
+      open = r
+    })
     const tick: TickDefinition = {
       name: 'slow',
       queue: 'treasury',
       everyMs: 60_000,
       process: async () => {
         started()
-        await new Promise((r) => setTimeout(r, 400))
+        await gate
         finished = true
       },
     }
     const rt = await startRuntime({ connection: redis, ticks: [tick], consume: ['treasury'], prefix, log: silent })
     await startedP
-    await rt.close()
-    expect(finished).toBe(true)
+    let finishedWhenClosed: boolean | undefined
+    const closing = rt.close().then(() => {
+      finishedWhenClosed = finished
+    })
+    await vi.waitFor(() => expect(rt.workers.every((w) => w.closing !== undefined)).toBe(true), { interval: 10 })
+    expect(finished).toBe(false)
+    open()
+    await closing
+    expect(finishedWhenClosed).toBe(true)
   })
 
   it('a completed tick records its time and duration for GET /metrics; a failed one records nothing', async () => {
@@ -165,7 +178,8 @@ describe('worker runtime', () => {
     expect(await withLock(redis, key, 200, async () => 'ran')).toBe('ran')
     const expiring = await tryLock(redis, key, 50)
     expect(expiring).toBeDefined()
-    await new Promise((r) => setTimeout(r, 120))
+    // the TTL runs out in Redis: wait for the key to be gone (state), not for a duration
+    await vi.waitFor(async () => expect(await redis.exists(key)).toBe(0), { timeout: 5_000, interval: 10 })
     const next = await tryLock(redis, key, 1000)
     expect(next).toBeDefined()
     // the expired holder's late release must not free the new holder's lock
@@ -178,7 +192,19 @@ describe('worker runtime', () => {
     const key = `lock-${randomUUID()}`
     let during: unknown = 'unset'
     const slow = withLock(redis, key, 150, async () => {
-      await new Promise((r) => setTimeout(r, 500)) // over three TTLs
+      // hold it until the renewal has extended it past three TTLs of its own (each renewal resets its
+      // remaining time: counted from Redis, so a slow machine waits longer instead of failing)
+      let renewals = 0
+      let last = await redis.pttl(key)
+      await vi.waitFor(
+        async () => {
+          const now = await redis.pttl(key)
+          if (now > last) renewals++
+          last = now
+          expect(renewals).toBeGreaterThanOrEqual(9) // renewed every TTL/3: nine of them span three TTLs
+        },
+        { timeout: 10_000, interval: 5 },
+      )
       during = await tryLock(redis, key, 150)
       return 'slow'
     })

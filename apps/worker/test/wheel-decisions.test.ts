@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/exchange'
 import {
-  cancelPosition,
   type StrikeFacts,
   startWheel,
   tradingProfile,
@@ -149,7 +148,9 @@ describe('the wheel decision log', () => {
     const { wheelId, leg } = await startWheel(sql(), { userId, asset: 'BTC', amount: USDC(5_000) })
     for (let i = 0; i < 8 && (await legState(leg.id)) !== 'requested'; i++)
       await runFunding({ ...deps, redis, log: silent })
-    await cancelPosition(sql(), userId, leg.id)
+    // the leg ends without a sale before it is placed: the collateral is back in the subaccount,
+    // unclaimed (a leg the user cancels stops the wheel instead: apps/api/test/wheel-leg-cancel.test.ts)
+    await sql()`update positions set state = 'cancelled', reason = 'nothing sold' where id = ${leg.id}`
     const now = new Date(sim.control.nowMs())
     const evening = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), 20, 30)
     sim.control.advanceTo(evening)

@@ -138,8 +138,10 @@ describe('the wheel runner against the simulator', () => {
     const userId = await userWith(USDC(10_000))
     const { wheelId, leg } = await startWheel(sql(), { userId, asset: 'BTC', amount: USDC(5_000) })
     await until(leg.id, 'requested')
-    // the user cancels the first leg before it is placed: the collateral is back, unclaimed
-    await cancelPosition(sql(), userId, leg.id)
+    // the first leg ends without a sale before it is placed (as a maker window that sold nothing): the
+    // collateral is back in the subaccount, unclaimed. (A leg the user cancels stops the wheel instead:
+    // apps/api/test/wheel-leg-cancel.test.ts.)
+    await sql()`update positions set state = 'cancelled', reason = 'nothing sold' where id = ${leg.id}`
     const now = new Date(sim.control.nowMs())
     const evening = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), 20, 30)
     sim.control.advanceTo(evening)

@@ -33,8 +33,23 @@ export const AccountClientMessage = Type.Union([AccountAuthMessage, AccountSubsc
 })
 export type AccountClientMessage = Static<typeof AccountClientMessage>
 
+/**
+ * The unit of every amount on this stream (docs/account-stream.md "Amounts"): integer strings in
+ * the currency's base units, exact as the rows hold them; REST answers decimal strings. The field
+ * names the unit on every message that carries amounts, and `decimals` converts them.
+ */
+export const AMOUNT_UNIT = 'base_units' as const
+const Unit = Type.Literal(AMOUNT_UNIT, {
+  description:
+    'amounts on this stream are integer strings in base units (divide by 10^decimals of their currency); ' +
+    '`…E18` fields are fixed-point with 18 places',
+})
+const Decimals = Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+  description: 'the decimals of each currency: an amount of `n` base units is n / 10^decimals',
+})
+
 export const AccountAuthenticatedMessage = Type.Object(
-  { type: Type.Literal('authenticated'), userId: Type.String({ format: 'uuid' }) },
+  { type: Type.Literal('authenticated'), userId: Type.String({ format: 'uuid' }), unit: Unit, decimals: Decimals },
   { $id: 'AccountAuthenticated', additionalProperties: false },
 )
 
@@ -54,6 +69,8 @@ export const AccountSnapshotMessage = Type.Object(
   {
     type: Type.Literal('snapshot'),
     seq: Seq('the last event the snapshot includes; live events follow from seq + 1'),
+    unit: Unit,
+    decimals: Decimals,
     balances: Type.Array(Balance),
     positions: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
       description: 'live legs (requested, funding, placing, open, closing), oldest first',
@@ -70,6 +87,7 @@ export const AccountEventMessage = Type.Object(
     seq: Type.Integer({ minimum: 1, description: 'per user, +1 per event, no gaps' }),
     kind: LiteralUnion(ACCOUNT_EVENT_KINDS, { description: 'docs/account-stream.md "Events"' }),
     at: Type.String({ format: 'date-time' }),
+    unit: Unit,
     data: Type.Record(Type.String(), Type.Unknown(), {
       description: 'ids, states, tx hashes; amounts as base-unit strings with their currency',
     }),

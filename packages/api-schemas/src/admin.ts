@@ -124,6 +124,9 @@ export const SolvencyLeg = Type.Object(
     kind: Type.String({ description: 'platform_wallet, deposit_addresses, exchange_subaccounts, user_transit, …' }),
     place: Type.String({ description: 'where: `base:hot:0x…`, `exchange:wallet`, `journal`, …' }),
     amount: BaseUnits,
+    account: Type.Optional(
+      Type.String({ description: "the platform's address or exchange account read (GET /solvency publishes it)" }),
+    ),
   },
   { title: 'SolvencyLeg' },
 )

@@ -97,6 +97,9 @@ export type StatementQueryValue = Type.Static<typeof StatementQuery>
 const StatementPosting = Type.Object(
   {
     account: Type.String({ description: 'ledger account name (spec 2.4)' }),
+    label: Type.String({
+      description: 'the account as a person reads it, without ids: "Platform balance", "Income: option premium", …',
+    }),
     currency: Type.String(),
     amount: Amount('signed: positive flowed into the account'),
     balanceAfter: Amount("the account's running balance in this currency after the event"),
@@ -123,5 +126,6 @@ export const StatementResponse = Type.Object({
 })
 
 export const StatementCsv = Type.String({
-  description: 'header line event_id,type,occurred_at,account,currency,amount,balance_after, then one line per posting',
+  description:
+    'header line event_id,type,occurred_at,account,currency,amount,balance_after,account_label, then one line per posting',
 })

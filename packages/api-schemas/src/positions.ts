@@ -66,6 +66,12 @@ export const PositionItem = Type.Object(
     instrument: Nullable(Type.String({ description: 'the option sold, once chosen' })),
     strike: Nullable(Amount('strike price in USD')),
     expiry: Nullable(Timestamp),
+    windowEndsAt: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: 'while placing: when the maker window ends (the rest is then cancelled or crossed)',
+      }),
+    ),
     size: Nullable(Amount('contracts to sell, in the underlying')),
     filled: Amount('contracts sold so far'),
     premium: Amount('premium received, USDC, before fees'),
@@ -171,4 +177,17 @@ export const CancelResponse = Type.Object({
   ),
   state: Type.String({ description: "the position's state, or the wheel's" }),
   quote: Type.Optional(CloseQuote),
+  wheel: Type.Optional(
+    Type.Object(
+      {
+        id: Type.String({ format: 'uuid' }),
+        state: LiteralUnion(['stopping', 'stopped']),
+      },
+      {
+        description:
+          "cancelling a wheel's live leg stops the wheel: stopped at once when nothing of it reached the exchange, " +
+          'else stopping until no order of it rests (docs/trading.md "Cancelling a wheel\'s leg")',
+      },
+    ),
+  ),
 })

@@ -6,6 +6,7 @@
 import { UNDERLYINGS } from '@wh/core'
 import Type from 'typebox'
 import { LiteralUnion } from './literals'
+import { WheelSettingsInput } from './wheels'
 
 const Timestamp = Type.String({ format: 'date-time' })
 const Nullable = <T extends Type.TSchema>(t: T) => Type.Union([t, Type.Null()])
@@ -22,6 +23,7 @@ export const QuoteBody = Type.Object(
       pattern: '^[0-9]{1,40}(\\.[0-9]{1,18})?$',
       description: 'collateral to commit, a decimal string: USDC for a put or a wheel, the underlying for a call',
     }),
+    settings: Type.Optional(WheelSettingsInput),
   },
   { additionalProperties: false, title: 'QuoteRequest' },
 )

@@ -86,6 +86,10 @@ export const WithdrawalItem = Type.Object(
     networkFeeAsset: Type.Literal('ETH'),
     txHash: Type.Union([Type.String(), Type.Null()], { description: 'set once broadcast' }),
     failureReason: Type.Union([Type.String(), Type.Null()]),
+    failureCode: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'a failed withdrawal: the stable code of its failure (DESTINATION_REFUSED, REVERTED, …) for a client to branch on',
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     sentAt: Type.Union([Timestamp, Type.Null()]),

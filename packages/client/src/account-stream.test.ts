@@ -9,6 +9,7 @@ const event = (seq: number): AccountEventMessage => ({
   seq,
   kind: 'deposit.credited',
   at: '2026-01-01T00:00:00.000Z',
+  unit: 'base_units',
   data: { amount: String(seq) },
 })
 const snapshot = (seq: number) => ({ type: 'snapshot', seq, balances: [], positions: [], wheels: [] })

@@ -120,10 +120,18 @@ export class ApiClient {
   liabilityRoots(query?: T.LiabilityRootsQuery): Promise<T.LiabilityRootsResponse> {
     return this.#json('GET', '/proof-of-liabilities/roots', { query })
   }
+  /** The latest complete solvency run's public figures (404 NO_SOLVENCY_RUN before the first). */
+  solvency(): Promise<T.PublicSolvencyResponse> {
+    return this.#json('GET', '/solvency')
+  }
 
   // ── protected (spec 5.2 rule 4) ──
   depositAddress(): Promise<T.DepositAddressResponse> {
     return this.#json('GET', '/deposit-address', { auth: true })
+  }
+  /** The caller's deposits, newest first, each with its progress (detected, confirmed, credited, swept). */
+  deposits(query?: T.DepositsQuery): Promise<T.DepositsResponse> {
+    return this.#json('GET', '/deposits', { auth: true, query })
   }
   portfolioSummary(query?: T.SummaryQuery): Promise<T.SummaryResponse> {
     return this.#json('GET', '/portfolio/summary', { auth: true, query })

@@ -24,6 +24,10 @@ export type StrategiesQuery = Static<typeof S.strategies.StrategiesQuery>
 export type StrategiesResponse = Static<typeof S.strategies.StrategiesResponse>
 
 export type DepositAddressResponse = Static<typeof S.treasury.DepositAddressResponse>
+export type DepositsQuery = Static<typeof S.treasury.DepositsQuery>
+export type DepositsResponse = Static<typeof S.treasury.DepositsResponse>
+export type DepositItem = Static<typeof S.treasury.DepositItem>
+export type PublicSolvencyResponse = Static<typeof S.solvency.PublicSolvencyResponse>
 export type TradingConfigResponse = Static<typeof S.trading.TradingConfigResponse>
 export type SignalStateResponse = Static<typeof S.signals.SignalStateResponse>
 
@@ -68,6 +72,7 @@ export type CreateWithdrawalBody = Static<typeof S.withdrawals.CreateWithdrawalB
 export type CreatedWithdrawal = Static<typeof S.withdrawals.CreatedWithdrawal>
 export type WithdrawalsQuery = Static<typeof S.withdrawals.ListQuery>
 export type WithdrawalsResponse = Static<typeof S.withdrawals.ListResponse>
+export type WithdrawalItem = Static<typeof S.withdrawals.WithdrawalItem>
 
 export type ErrorBody = Static<typeof S.errors.ErrorBody>
 

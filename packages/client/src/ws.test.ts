@@ -80,8 +80,8 @@ describe('price stream', () => {
       { asset: 'ETH', expected: 6, received: 7 },
     ])
     expect(s.sent).toEqual([
-      { op: 'unsubscribe', assets: ['ETH'] },
-      { op: 'subscribe', assets: ['ETH'] },
+      { type: 'unsubscribe', assets: ['ETH'] },
+      { type: 'subscribe', assets: ['ETH'] },
     ])
     // the server answers the subscribe with a snapshot; updates continue from it
     s.push({ type: 'snapshot', channel: 'prices', updates: [price('ETH', 8)] })
@@ -109,7 +109,7 @@ describe('price stream', () => {
     })
     last().open()
     stream.subscribe(['BTC'])
-    expect(last().sent).toEqual([{ op: 'subscribe', assets: ['BTC'] }])
+    expect(last().sent).toEqual([{ type: 'subscribe', assets: ['BTC'] }])
     last().drop()
     expect(FakeSocket.all).toHaveLength(1)
     vi.advanceTimersByTime(99)
@@ -220,8 +220,8 @@ describe('strategy stream', () => {
     last().push(event('ETH', 3))
     expect(events.map((e) => e.seq)).toEqual([1, 3])
     expect(last().sent).toEqual([
-      { op: 'unsubscribe', assets: ['ETH'] },
-      { op: 'subscribe', assets: ['ETH'] },
+      { type: 'unsubscribe', assets: ['ETH'] },
+      { type: 'subscribe', assets: ['ETH'] },
     ])
     last().push({ type: 'snapshot', channel: 'strategies', states: [state('ETH', 3)] })
     expect(states.map((s) => s.seq)).toEqual([0, 3])

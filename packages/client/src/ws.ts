@@ -106,7 +106,7 @@ export class SequencedStream<Snap extends Sequenced, Event extends Sequenced> {
     const add = assets.map((a) => a.toUpperCase()).filter((a) => !this.#wanted.has(a))
     if (add.length === 0) return
     for (const a of add) this.#wanted.add(a)
-    this.#sendOp({ op: 'subscribe', assets: add })
+    this.#sendOp({ type: 'subscribe', assets: add })
   }
 
   unsubscribe(assets: readonly string[]): void {
@@ -117,7 +117,7 @@ export class SequencedStream<Snap extends Sequenced, Event extends Sequenced> {
       this.#lastSeq.delete(a)
       this.#resyncing.delete(a)
     }
-    this.#sendOp({ op: 'unsubscribe', assets: drop })
+    this.#sendOp({ type: 'unsubscribe', assets: drop })
   }
 
   /** Closes for good: no reconnect. */
@@ -178,8 +178,8 @@ export class SequencedStream<Snap extends Sequenced, Event extends Sequenced> {
     if (this.#resyncing.has(gap.asset)) return // one resnapshot in flight is enough
     this.#resyncing.add(gap.asset)
     // the server skips topics already held, so drop it first: the subscribe then loads a snapshot
-    this.#sendOp({ op: 'unsubscribe', assets: [gap.asset] })
-    this.#sendOp({ op: 'subscribe', assets: [gap.asset] })
+    this.#sendOp({ type: 'unsubscribe', assets: [gap.asset] })
+    this.#sendOp({ type: 'subscribe', assets: [gap.asset] })
   }
 }
 

@@ -5,7 +5,7 @@
  * (TICKER_HEARTBEAT_MS), moved or not, with the time of the push; a manual clock pushes only when
  * the control API moves something.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import WebSocket from 'ws'
 import { priceWalk } from '../src/simulator/market'
 import { type RunningSimulator, startDeriveSimulator, TICKER_HEARTBEAT_MS } from '../src/simulator/server'
@@ -19,8 +19,6 @@ async function indexOf(sim: RunningSimulator, instrument: string): Promise<strin
   const body = (await res.json()) as { result: { I: string } }
   return body.result.I
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** The slim tickers a fresh v3 socket subscribed to `channel` receives: index `I` and time `t` of each push. */
 async function subscribed(sim: RunningSimulator, channel: string) {
@@ -70,12 +68,15 @@ describe('the price walk', () => {
     try {
       const seen = new Set<string>()
       const stillSeen = new Set<string>()
-      for (let i = 0; i < 10; i++) {
-        seen.add(await indexOf(walking, 'ETH-PERP'))
-        stillSeen.add(await indexOf(still, 'ETH-PERP'))
-        await sleep(30)
-      }
-      expect(seen.size).toBeGreaterThan(3)
+      // read both until the walking one has shown four prices (state, bounded), not for a duration
+      await vi.waitFor(
+        async () => {
+          seen.add(await indexOf(walking, 'ETH-PERP'))
+          stillSeen.add(await indexOf(still, 'ETH-PERP'))
+          expect(seen.size).toBeGreaterThan(3)
+        },
+        { timeout: 10_000, interval: 20 },
+      )
       expect([...stillSeen]).toEqual(['3000'])
     } finally {
       await Promise.all([walking.close(), still.close()])

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  accountLabel,
   bearerOf,
   isUserHolding,
   ownerOf,
@@ -78,5 +79,28 @@ describe('account names (spec 2.4)', () => {
       expect(isUserHolding(parseAccount(a)), a).toBe(false)
     }
     expect(isUserHolding(undefined)).toBe(false)
+  })
+
+  it('labels every account as its owner reads it, with no id in it', () => {
+    const labels = [
+      userTransit(u),
+      userExternal(u),
+      userSub(u, 'S-42', 'ETH'),
+      userIncome(u, 'premium'),
+      userExpense(u, 'settlement'),
+      platformHot('base'),
+      PLATFORM_FEE_REVENUE,
+    ].map(accountLabel)
+    expect(labels).toEqual([
+      'Platform balance',
+      'Outside the platform',
+      'Exchange subaccount S-42 (ETH)',
+      'Income: option premium',
+      'Cost: settlement at expiry',
+      'Platform hot wallet (base)',
+      'Platform fee revenue',
+    ])
+    for (const l of labels) expect(l).not.toContain(u)
+    expect(accountLabel('not an account')).toBe('not an account')
   })
 })

@@ -162,3 +162,52 @@ export function isUserHolding(
 export function userAccountPrefix(userId: string): string {
   return `${USER}:${part(userId, UUID, 'userId')}:`
 }
+
+const INCOME_LABELS: Readonly<Record<IncomeKind, string>> = {
+  premium: 'Income: option premium',
+  interest: 'Income: interest',
+  funding: 'Income: funding',
+}
+const EXPENSE_LABELS: Readonly<Record<ExpenseKind, string>> = {
+  exchange_fee: 'Cost: exchange fees',
+  settlement: 'Cost: settlement at expiry',
+  swap: 'Cost: swaps',
+  borrow: 'Cost: borrowing',
+}
+
+/**
+ * An account as its owner reads it on a statement, without ids: `user:{u}:transit` is "Platform
+ * balance" (the free balance plus what waits to be withdrawn or to fund a position),
+ * `user:{u}:sub:{S}:{C}` "Exchange subaccount S (C)", `user:{u}:external` "Outside the platform".
+ * A string that is no account name comes back as it is.
+ *
+ * @example accountLabel(userIncome(u, 'premium')) // 'Income: option premium'
+ */
+export function accountLabel(account: string): string {
+  const a = parseAccount(account)
+  if (!a) return account
+  switch (a.family) {
+    case 'transit':
+      return 'Platform balance'
+    case 'external':
+      return 'Outside the platform'
+    case 'sub':
+      return `Exchange subaccount ${a.subaccountId} (${a.currency})`
+    case 'income':
+      return INCOME_LABELS[a.kind]
+    case 'expense':
+      return EXPENSE_LABELS[a.kind]
+    case 'gas':
+      return `Platform gas (${a.chain})`
+    case 'hot':
+      return `Platform hot wallet (${a.chain})`
+    case 'expense_gas':
+      return `Platform cost: gas (${a.chain})`
+    case 'expense_overhead':
+      return 'Platform cost: overhead'
+    case 'fee_revenue':
+      return 'Platform fee revenue'
+    case 'expense_reconciliation':
+      return 'Platform cost: reconciliation'
+  }
+}

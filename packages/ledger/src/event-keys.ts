@@ -51,6 +51,8 @@ const KEY_OF: KeyOf = {
     }),
   stop_raised: (p) => (p.source === 'reconciliation' ? reconcileStopKey(p) : stopKey(p)),
   stop_cleared: (p) => stopClearedKey(p),
+  // the second fact about the failed transaction: its gas_spent holds slot 0
+  withdrawal_gas_charged: (p) => ownTxKey({ chain: p.chain, txHash: p.txHash, slot: 1 }),
 }
 
 /** The spec 6.1 key of an event. */

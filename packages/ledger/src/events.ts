@@ -1,4 +1,8 @@
-/** spec 6: the 18 event types of the journal, spelled as the spec spells them. */
+/**
+ * spec 6: the 18 event types of the journal, spelled as the spec spells them, and this service's
+ * extensions after them (docs/contract.md section 6): `withdrawal_gas_charged`, the gas of a
+ * withdrawal that failed on chain charged to its user (docs/ledger.md).
+ */
 export const EVENT_TYPES = [
   'deposit_detected',
   'deposit_swept',
@@ -18,6 +22,7 @@ export const EVENT_TYPES = [
   'reconciliation_adjustment',
   'stop_raised',
   'stop_cleared',
+  'withdrawal_gas_charged',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]

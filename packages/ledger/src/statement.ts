@@ -5,7 +5,7 @@
  * `from`, so a page shows true balances. Cursor pagination; the cursor is opaque to the client.
  */
 import { AppError } from '@wh/core'
-import { type AccountName, userAccountPrefix } from './accounts'
+import { type AccountName, accountLabel, userAccountPrefix } from './accounts'
 import type { EventType } from './events'
 import { assertPeriod } from './period'
 import { type Queryable, toBigInt } from './sql'
@@ -144,6 +144,7 @@ const csvField = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""'
 
 /**
  * One CSV line per posting (an event without postings gets one line with empty posting columns),
+ * the account's name a person reads last (accountLabel),
  * for `format=csv`. `formatAmount` turns base units into the currency's decimal string; the route
  * passes one built from the token registry. The payload is left out: it is JSON, not a table.
  */
@@ -151,13 +152,20 @@ export function statementToCsv(
   rows: readonly StatementRow[],
   formatAmount: (currency: string, baseUnits: bigint) => string = (_c, v) => v.toString(),
 ): string {
-  const lines = ['event_id,type,occurred_at,account,currency,amount,balance_after']
+  const lines = ['event_id,type,occurred_at,account,currency,amount,balance_after,account_label']
   for (const r of rows) {
     const head = [r.eventId, r.type, r.occurredAt.toISOString()]
-    if (r.postings.length === 0) lines.push([...head, '', '', '', ''].map(csvField).join(','))
+    if (r.postings.length === 0) lines.push([...head, '', '', '', '', ''].map(csvField).join(','))
     for (const p of r.postings)
       lines.push(
-        [...head, p.account, p.currency, formatAmount(p.currency, p.amount), formatAmount(p.currency, p.balanceAfter)]
+        [
+          ...head,
+          p.account,
+          p.currency,
+          formatAmount(p.currency, p.amount),
+          formatAmount(p.currency, p.balanceAfter),
+          accountLabel(p.account),
+        ]
           .map(csvField)
           .join(','),
       )

@@ -108,6 +108,7 @@ export function eventArbitrary(users: readonly string[]): fc.Arbitrary<EventInpu
     ),
     ev('funding_paid', fc.record({ userId, subaccountId: sub, currency, bucketTs: seconds, amount: signed })),
     ev('withdrawal_sent', fc.record({ userId, withdrawalId: id, chain, txHash, currency, amount })),
+    ev('withdrawal_gas_charged', fc.record({ userId, withdrawalId: id, chain, txHash, currency, amount })),
     ev(
       'gas_spent',
       fc.record(

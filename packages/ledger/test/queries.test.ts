@@ -136,8 +136,8 @@ describe('portfolio queries', () => {
     const page = await statement(ctx.database.sql, u)
     for (const r of page.rows) for (const p of r.postings) expect(p.account.startsWith(`user:${u}:`)).toBe(true)
     const csv = statementToCsv(page.rows)
-    expect(csv.split('\n')[0]).toBe('event_id,type,occurred_at,account,currency,amount,balance_after')
-    expect(csv).toContain(`deposit_detected,2026-01-01T00:00:00.000Z,${userTransit(u)},USDC,1000,1000`)
+    expect(csv.split('\n')[0]).toBe('event_id,type,occurred_at,account,currency,amount,balance_after,account_label')
+    expect(csv).toContain(`deposit_detected,2026-01-01T00:00:00.000Z,${userTransit(u)},USDC,1000,1000,Platform balance`)
   })
 
   it('statement: a bad cursor or limit is a 400', async () => {

@@ -53,15 +53,25 @@ export type PriceUpdate = Static<typeof PriceUpdate>
 /** Topics a client subscribes to are asset symbols (the same for /ws/strategies). */
 const Assets = Type.Array(Type.String({ minLength: 1, maxLength: 16 }), { minItems: 1, maxItems: 16 })
 
+/**
+ * What a client sends: `{type}`, the one dialect of the three sockets (the server's messages and
+ * /ws/account's all name themselves by `type`). `{op}` is the earlier spelling of the same three
+ * messages, still accepted so clients written against it keep working (docs/market-data.md).
+ */
+const spellings = <N extends string, F extends Type.TProperties>(name: N, fields: F) =>
+  Type.Union([
+    Type.Object({ type: Type.Literal(name), ...fields }, { additionalProperties: false }),
+    Type.Object({ op: Type.Literal(name), ...fields }, { additionalProperties: false }),
+  ])
 export const ClientMessage = Type.Union(
-  [
-    Type.Object({ op: Type.Literal('subscribe'), assets: Assets }, { additionalProperties: false }),
-    Type.Object({ op: Type.Literal('unsubscribe'), assets: Assets }, { additionalProperties: false }),
-    Type.Object({ op: Type.Literal('ping') }, { additionalProperties: false }),
-  ],
+  [spellings('subscribe', { assets: Assets }), spellings('unsubscribe', { assets: Assets }), spellings('ping', {})],
   { $id: 'WsClientMessage' },
 )
 export type ClientMessage = Static<typeof ClientMessage>
+
+/** A client message's name, whichever spelling it came in. */
+export const clientMessageName = (m: ClientMessage): 'subscribe' | 'unsubscribe' | 'ping' =>
+  'type' in m ? m.type : m.op
 
 export const SnapshotMessage = Type.Object(
   {

@@ -119,9 +119,17 @@ export async function readChainAssets(
   const legs: Leg[] = []
   platform.forEach((w, i) => {
     const place = `${c.chain}:${w.role}:${w.address}`
-    legs.push({ side: 'asset', currency: 'ETH', kind: 'platform_wallet', place, amount: ethBalances[i] ?? 0n })
+    const account = w.address
+    legs.push({ side: 'asset', currency: 'ETH', kind: 'platform_wallet', place, account, amount: ethBalances[i] ?? 0n })
     if (usdc)
-      legs.push({ side: 'asset', currency: 'USDC', kind: 'platform_wallet', place, amount: usdcBalances[i] ?? 0n })
+      legs.push({
+        side: 'asset',
+        currency: 'USDC',
+        kind: 'platform_wallet',
+        place,
+        account,
+        amount: usdcBalances[i] ?? 0n,
+      })
   })
 
   const surpluses =

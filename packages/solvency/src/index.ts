@@ -6,5 +6,6 @@
 export * from './chain-assets'
 export * from './in-flight'
 export * from './legs'
+export * from './public'
 export * from './run'
 export * from './runs'

@@ -34,6 +34,12 @@ export interface Leg {
   /** where: `base:hot:0xab…`, `exchange`, `ethereum:deposit-addresses`, `journal`, … */
   readonly place: string
   readonly amount: bigint
+  /**
+   * The platform's own address or exchange account the amount was read from (a platform wallet,
+   * the exchange's wallet and subaccounts): what GET /solvency publishes so anyone can read it
+   * again. Never a user's deposit address.
+   */
+  readonly account?: string
 }
 
 export interface CurrencyTotals {
@@ -81,7 +87,14 @@ export interface PlaceSurplus {
 
 /** Amounts as decimal strings, for JSON (storage, the desk, alerts). */
 export function legToJson(l: Leg) {
-  return { side: l.side, currency: l.currency, kind: l.kind, place: l.place, amount: l.amount.toString() }
+  return {
+    side: l.side,
+    currency: l.currency,
+    kind: l.kind,
+    place: l.place,
+    amount: l.amount.toString(),
+    ...(l.account !== undefined && { account: l.account }),
+  }
 }
 export function totalsToJson(t: CurrencyTotals) {
   return {

@@ -23,6 +23,8 @@ export interface ExchangeHoldingsReader {
   >
   /** the platform's exchange wallet (bridged, not yet in a subaccount) */
   wallet(): Promise<Array<{ asset: string; amount: string }>>
+  /** the exchange account read (the platform's wallet address there), published with the run's figures */
+  readonly account?: string
 }
 
 export interface SolvencyDeps {
@@ -137,8 +139,16 @@ async function readExchange(deps: SolvencyDeps, read: Reading): Promise<void> {
     for (const s of subs)
       for (const c of s.collaterals)
         bySubs.set(c.asset, (bySubs.get(c.asset) ?? 0n) + (await baseUnits(deps, c.asset, c.amount)))
+    const account = deps.exchange.account !== undefined ? { account: deps.exchange.account } : {}
     for (const [currency, amount] of bySubs)
-      read.legs.push({ side: 'asset', currency, kind: 'exchange_subaccounts', place: 'exchange:subaccounts', amount })
+      read.legs.push({
+        side: 'asset',
+        currency,
+        kind: 'exchange_subaccounts',
+        place: 'exchange:subaccounts',
+        amount,
+        ...account,
+      })
     for (const w of wallet)
       read.legs.push({
         side: 'asset',
@@ -146,6 +156,7 @@ async function readExchange(deps: SolvencyDeps, read: Reading): Promise<void> {
         kind: 'exchange_wallet',
         place: 'exchange:wallet',
         amount: await baseUnits(deps, w.asset, w.amount),
+        ...account,
       })
   } catch (err) {
     read.errors.push({ place: 'exchange', error: errorMessage(err) })

@@ -17,6 +17,7 @@ import { LIVE_POSITION_STATES } from './positions'
 /** Every kind of event the triggers write (docs/account-stream.md "Events"). */
 export const ACCOUNT_EVENT_KINDS = [
   'deposit.credited',
+  'deposit.swept',
   'withdrawal.requested',
   'withdrawal.sent',
   'withdrawal.confirmed',

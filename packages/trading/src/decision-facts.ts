@@ -52,6 +52,7 @@ export const DECISION_REASONS = [
   // stopped
   'stopped_by_user',
   'stopped_at_expiry',
+  'leg_cancelled',
   // resumed
   'resumed_by_user',
 ] as const

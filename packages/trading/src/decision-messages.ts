@@ -70,6 +70,7 @@ const FIXED: Partial<Record<DecisionReason, string>> = {
   window_ended: 'The maker window ended with nothing sold: the leg was cancelled and the wheel opens a new one.',
   stopped_by_user: 'Wheel stopped: no leg is live and no order rests.',
   stopped_at_expiry: "Wheel stopped after its leg's expiry: its at-expiry setting is settle.",
+  leg_cancelled: 'Wheel stopped: its leg was cancelled before anything was sold. Start a new wheel or resume this one.',
 }
 
 function conversion(reason: DecisionReason, f: DecisionFacts): string {

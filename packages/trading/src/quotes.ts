@@ -13,11 +13,21 @@ import {
   legEconomics,
   minimumSensibleSize,
 } from './economics'
+import { chooseExpiry } from './placing'
 import { collateralCurrencyOf } from './positions'
 import type { TradingProfile } from './profiles'
+import { chooseStrikeByOtm, selectionProfile, type WheelSettings } from './wheel-settings'
 
-/** The options of the expiry the tick would pick now for a side (see apps/api/src/routes/quotes/chain.ts). */
-export type ChainReader = (asset: string, side: 'put' | 'call', nowMs: number) => Promise<ChainOption[]>
+/**
+ * The options of the expiry the tick would pick now for a side (see apps/api/src/routes/quotes/chain.ts),
+ * under `rule`'s tenor window (a wheel's settings, `selectionProfile`; the reader's profile without one).
+ */
+export type ChainReader = (
+  asset: string,
+  side: 'put' | 'call',
+  nowMs: number,
+  rule?: TradingProfile,
+) => Promise<ChainOption[]>
 
 export type FeeSharePolicy = 'refuse' | 'warn' | 'off'
 
@@ -33,6 +43,8 @@ export interface QuoteRequest {
   readonly side: 'put' | 'call' | 'wheel'
   /** collateral in its currency's base units (USDC for a put or a wheel, the underlying for a call) */
   readonly amount: bigint
+  /** a wheel's settings in effect: its first leg is chosen by them, as the placing tick will (docs/trading.md "Wheel settings") */
+  readonly settings?: WheelSettings
 }
 
 export interface PositionQuote {
@@ -105,13 +117,14 @@ export async function quotePosition(
   const legSide = req.side === 'wheel' ? 'put' : req.side
   const collateralCurrency = collateralCurrencyOf(req.asset, legSide)
   const collateralDecimals = decimalsOf(collateralCurrency) ?? 18
+  const rule = req.settings ? selectionProfile(s.profile, req.settings) : s.profile
   let chain: ChainOption[]
   try {
-    chain = await read(req.asset, legSide, nowMs)
+    chain = await read(req.asset, legSide, nowMs, rule)
   } catch (e) {
     throw new QuoteChainUnavailableError(req.asset, e)
   }
-  const choice = chooseFromChain(chain, legSide, nowMs, s.profile)
+  const choice = chooseQuoted(chain, legSide, nowMs, rule, req.settings)
   if ('reason' in choice) throw new NothingToQuoteError(req.asset, legSide, choice.reason)
   const o = choice.option
   const economics = legEconomics({
@@ -130,6 +143,39 @@ export async function quotePosition(
     maxFeeShareBps: s.maxFeeShareBps,
   })
   return { asset: req.asset, legSide, collateralCurrency, collateralDecimals, economics }
+}
+
+/**
+ * The leg a quote prices: the placing tick's choice under `rule` (a wheel's tenor window and target
+ * delta), or by distance from the index when the wheel's strike is set so (`chooseStrikeByOtm`,
+ * the profile's tolerance), as apps/worker jobs/trading/place.ts picks it.
+ */
+function chooseQuoted(
+  chain: readonly ChainOption[],
+  side: 'put' | 'call',
+  nowMs: number,
+  rule: TradingProfile,
+  settings: WheelSettings | undefined,
+): { option: ChainOption } | { reason: string } {
+  if (settings?.strikeBy !== 'otm') return chooseFromChain(chain, side, nowMs, rule)
+  const expiry = chooseExpiry(
+    chain.map((c) => c.quote.expirySec),
+    nowMs,
+    rule,
+  )
+  if (expiry === undefined) return { reason: 'no expiry inside the tenor window' }
+  const candidates = chain.filter((c) => c.quote.expirySec === expiry)
+  const index = candidates[0]?.indexE18 ?? 0n
+  const tolerance = rule.wheelSettingBounds.otmToleranceBps
+  const pick = chooseStrikeByOtm(
+    candidates.map((c) => c.quote),
+    side,
+    index,
+    settings.otmBps,
+    tolerance,
+  )
+  const option = pick && candidates.find((c) => c.quote.instrument === pick.instrument)
+  return option ? { option } : { reason: 'no strike near the target distance from the index' }
 }
 
 export interface FeeWarning {

@@ -41,10 +41,32 @@ export async function dropUnstarted(sql: Queryable, wheelId: string): Promise<vo
   await sql`delete from wheels where id = ${wheelId} and current_position_id is null`
 }
 
-/** running | stopping → stopping, `mode` recorded (a stopped wheel stays stopped). */
-export async function markStopping(sql: Queryable, wheelId: string, mode: StopMode): Promise<void> {
-  await sql`update wheels set state = 'stopping', stop_mode = ${mode}, updated_at = now()
-    where id = ${wheelId} and state <> 'stopped'`
+/** running | stopping → stopping, `mode` recorded (a stopped wheel stays stopped: false). */
+export async function markStopping(sql: Queryable, wheelId: string, mode: StopMode): Promise<boolean> {
+  const [marked] = await sql`update wheels set state = 'stopping', stop_mode = ${mode}, updated_at = now()
+    where id = ${wheelId} and state <> 'stopped' returning id`
+  return marked !== undefined
+}
+
+/**
+ * running | stopping → stopped at once, when nothing of the wheel can be at the exchange: no leg is
+ * live and none ever reached `placing` (no instrument chosen, so no order was ever sent). False
+ * otherwise: the runner finishes such a stop once the exchange shows no order of its legs.
+ */
+export async function stopIdle(
+  sql: Queryable,
+  wheelId: string,
+  mode: StopMode,
+  at: Date,
+  reason: string | null,
+): Promise<boolean> {
+  const [stopped] = await sql`update wheels set state = 'stopped', stop_mode = ${mode}, stopped_at = ${at},
+      current_position_id = null, reason = ${reason}, updated_at = now()
+      where id = ${wheelId} and state <> 'stopped'
+        and not exists (select 1 from positions p where p.wheel_id = ${wheelId}
+          and (p.state in ('requested', 'funding', 'placing', 'open', 'closing') or p.instrument is not null))
+      returning id`
+  return stopped !== undefined
 }
 
 /** stopped → running with no leg (the runner opens the next); false when it was not stopped. */

@@ -8,13 +8,12 @@
 import { WHEEL_DEADLINE_UTC } from '@wh/config'
 import { AppError, NotFoundError, type Underlying } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { append, minuteBucket } from '@wh/ledger'
 import { ensureSubaccount } from '@wh/subaccounts'
 import { recordDecision } from './decisions'
 import type { BuyBackQuote } from './placing'
 import {
   CloseUnavailableError,
-  cancelPosition,
+  cancelLeg,
   closePosition,
   type PriceReader,
   type RequestedPosition,
@@ -32,7 +31,8 @@ import {
   type WheelSettings,
   type WheelSettingsInput,
 } from './wheel-settings'
-import { dropUnstarted, insertWheel, markStopping, resumeStopped, saveWheelSettings, setFirstLeg } from './wheel-store'
+import { announceStop, settleStop } from './wheel-stop'
+import { dropUnstarted, insertWheel, resumeStopped, saveWheelSettings, setFirstLeg } from './wheel-store'
 
 export type WheelState = 'running' | 'stopping' | 'stopped'
 export type StopMode = 'after_cycle' | 'now'
@@ -106,8 +106,8 @@ export async function startWheel(
 /**
  * Stops a wheel: `after_cycle` lets the live leg run to its end and opens no new one; `now` also
  * cancels the leg's resting orders, or buys a sold leg back at a quoted cost (closePosition). The
- * wheel is `stopped` once no leg is live and the exchange shows no order of it (the runner checks).
- * Records `stop_raised` (key `stop:{sub}:{minute}`) when the subaccount exists at the exchange.
+ * wheel is `stopped` at once when nothing of it can be at the exchange, else once no leg is live
+ * and the exchange shows no order of it (the runner checks); wheel-stop.ts settles and records it.
  */
 export async function stopWheel(
   sql: Sql,
@@ -124,35 +124,29 @@ export async function stopWheel(
   if (!w) throw new NotFoundError('wheel')
   if (w.state === 'stopped') return { state: 'stopped', stopMode: mode }
   let closeQuote: BuyBackQuote | undefined
-  if (mode === 'now' && w.current_position_id) {
-    const [leg] = await sql<{ state: string }[]>`select state from positions where id = ${w.current_position_id}`
-    if (leg && ['requested', 'funding', 'placing'].includes(leg.state))
-      await cancelPosition(sql, userId, w.current_position_id)
-    else if (leg && ['open', 'closing'].includes(leg.state) && prices) {
+  const leg = w.current_position_id
+  if (mode === 'now' && leg) {
+    const [p] = await sql<{ state: string }[]>`select state from positions where id = ${leg}`
+    if (p && ['open', 'closing'].includes(p.state) && prices) {
       // before the wheel is marked: a quote that cannot be read (503) changes nothing, and a retry
       // finds the leg closing with its stored quote
       try {
-        closeQuote = (await closePosition(sql, userId, w.current_position_id, prices, now)).quote
+        closeQuote = (await closePosition(sql, userId, leg, prices, now)).quote
       } catch (e) {
         // expired, nothing left to buy, or the subaccount stopped: the leg runs to expiry
         if (!(e instanceof CloseUnavailableError || e instanceof SubaccountStoppedError)) throw e
       }
     }
   }
-  await markStopping(sql, wheelId, mode)
-  if (w.exchange_id !== null)
-    await append(sql, {
-      type: 'stop_raised',
-      payload: {
-        source: 'operator',
-        subaccountId: w.exchange_id,
-        minuteBucket: minuteBucket(now),
-        reason: `wheel stopped by the user (${mode === 'now' ? 'now' : 'after the current cycle'})`,
-        userId,
-      },
-      occurredAt: now,
-    })
-  return { state: 'stopping', stopMode: mode, ...(closeQuote && { closeQuote }) }
+  const state = await sql.begin(async (tx) => {
+    if (mode === 'now' && leg) {
+      const [p] = await tx<{ state: string }[]>`select state from positions where id = ${leg}`
+      if (p && ['requested', 'funding', 'placing'].includes(p.state)) await cancelLeg(tx, userId, leg)
+    }
+    return settleStop(tx, wheelId, mode, now, 'stopped_by_user')
+  })
+  await announceStop(sql, { wheelId, userId, exchangeId: w.exchange_id }, state, mode, now, 'stopped_by_user')
+  return { state, stopMode: mode, ...(closeQuote && { closeQuote }) }
 }
 
 export class WheelStoppingError extends AppError {

@@ -90,6 +90,44 @@ export const TEST_MESSAGE_TRANSMITTER_V2: ContractSpec = {
   exportPrefix: 'testMessageTransmitterV2',
 }
 
+/** Safe v1.4.1's proxy and a singleton receiving as Safe does: the outbound policy's ETH-to-code budget. */
+export const TEST_SAFE_PROXY: ContractSpec = {
+  contract: 'TestSafeProxy',
+  sourcePath: join(here, '..', 'contracts', 'TestSafeLikeWallet.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-safe-proxy.gen.ts'),
+  exportPrefix: 'testSafeProxy',
+}
+
+export const TEST_SAFE_SINGLETON: ContractSpec = {
+  contract: 'TestSafeSingleton',
+  sourcePath: join(here, '..', 'contracts', 'TestSafeLikeWallet.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-safe-singleton.gen.ts'),
+  exportPrefix: 'testSafeSingleton',
+}
+
+/** An ERC-1967 proxy and an ERC-4337-style account behind it: the outbound policy's ETH-to-code budget. */
+export const TEST_ERC1967_PROXY: ContractSpec = {
+  contract: 'TestErc1967Proxy',
+  sourcePath: join(here, '..', 'contracts', 'TestErc4337LikeAccount.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-erc1967-proxy.gen.ts'),
+  exportPrefix: 'testErc1967Proxy',
+}
+
+export const TEST_ERC4337_ACCOUNT: ContractSpec = {
+  contract: 'TestErc4337Account',
+  sourcePath: join(here, '..', 'contracts', 'TestErc4337LikeAccount.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-erc4337-account.gen.ts'),
+  exportPrefix: 'testErc4337Account',
+}
+
+/** An ERC-20 that blocks, charges a fee to or answers false for the recipients its owner marks: the hostile-destination suite. */
+export const TEST_HOSTILE_TOKEN: ContractSpec = {
+  contract: 'TestHostileToken',
+  sourcePath: join(here, '..', 'contracts', 'TestHostileToken.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-hostile-token.gen.ts'),
+  exportPrefix: 'testHostileToken',
+}
+
 export const CONTRACTS: readonly ContractSpec[] = [
   TEST_USDC,
   BALANCE_READER,
@@ -100,6 +138,11 @@ export const CONTRACTS: readonly ContractSpec[] = [
   TEST_WITHDRAWAL_OUTBOX,
   TEST_TOKEN_MESSENGER_V2,
   TEST_MESSAGE_TRANSMITTER_V2,
+  TEST_SAFE_PROXY,
+  TEST_SAFE_SINGLETON,
+  TEST_ERC1967_PROXY,
+  TEST_ERC4337_ACCOUNT,
+  TEST_HOSTILE_TOKEN,
 ]
 
 /** Kept for callers of the single-contract pipeline. */

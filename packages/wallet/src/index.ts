@@ -14,6 +14,9 @@ export {
   testErc1271WalletFactoryAbi,
   testErc1271WalletFactoryBytecode,
 } from './contracts/test-erc1271-wallet-factory.gen'
+export { testErc1967ProxyAbi, testErc1967ProxyBytecode } from './contracts/test-erc1967-proxy.gen'
+export { testErc4337AccountAbi, testErc4337AccountBytecode } from './contracts/test-erc4337-account.gen'
+export { testHostileTokenAbi, testHostileTokenBytecode } from './contracts/test-hostile-token.gen'
 export {
   testMessageTransmitterV2Abi,
   testMessageTransmitterV2Bytecode,
@@ -22,6 +25,8 @@ export {
   testOnchainActionManagerAbi,
   testOnchainActionManagerBytecode,
 } from './contracts/test-onchain-action-manager.gen'
+export { testSafeProxyAbi, testSafeProxyBytecode } from './contracts/test-safe-proxy.gen'
+export { testSafeSingletonAbi, testSafeSingletonBytecode } from './contracts/test-safe-singleton.gen'
 export { testSmartWalletAbi, testSmartWalletBytecode } from './contracts/test-smart-wallet.gen'
 export { testTokenMessengerV2Abi, testTokenMessengerV2Bytecode } from './contracts/test-token-messenger-v2.gen'
 export { testUsdcAbi, testUsdcBytecode } from './contracts/test-usdc.gen'
@@ -29,6 +34,7 @@ export { testWithdrawalOutboxAbi } from './contracts/test-withdrawal-outbox.gen'
 export * from './deposit-addresses'
 export * from './expected-balance'
 export * from './hd'
+export * from './outbound-policy'
 export * from './outbox'
 export * from './platform-wallets'
 export * from './scan'

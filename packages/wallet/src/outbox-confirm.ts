@@ -27,12 +27,16 @@ import {
 } from 'viem'
 import type { ChainName } from './chains'
 import type { ChainClients } from './clients'
+import { currentFees, gasCeiling, rpcOf } from './outbound-policy'
 import type { OutboxDeps } from './outbox'
+import { bump, fillNonce, maxOf as max, OUTBOUND_MAX_VERSIONS_WITH_FILLS, onBroadcastRefused } from './outbox-fill'
 import {
   clearContradictions,
+  clearRefusals,
   findById,
   forgetMined,
   markBroadcast,
+  NONCE_FILLED_ERROR,
   type OutboundRecord,
   type OutboundRow,
   type OutboundVersion,
@@ -43,6 +47,7 @@ import {
   toRecord,
   versionsOf,
 } from './outbox-store'
+import { TOKEN_MOVED_NOTHING, tokenUnitsSent } from './outbox-token'
 
 /** A transaction not mined this long after its newest version was signed is replaced. */
 export const OUTBOUND_REPLACE_AFTER_MS = 3 * 60_000
@@ -174,10 +179,22 @@ export async function confirmOutbound(deps: OutboxDeps, id: string): Promise<Out
       ? await replaceStuck(deps, c, row, versions)
       : false
   // best effort: a node may refuse the bytes for now (priced under a spiked base fee); the
-  // replacement above is what gets a stuck transaction out, not a refused re-broadcast
-  if (!replaced) await broadcastRaw(c, row.raw_tx as Hex).catch(() => undefined)
+  // replacement above is what gets a stuck transaction out, not a refused re-broadcast. Refused
+  // for good (the block's gas limit fell under the row's, say), the nonce is filled (outbox-fill.ts)
+  if (!replaced) await rebroadcast(deps, c, row)
   if (row.state === 'signed') await markBroadcast(deps.sql, id)
   return toRecord((await findById(deps.sql, id)) as OutboundRow)
+}
+
+/** The row's newest bytes again; a refusal goes to the policy (outbox-fill.ts), never up to the caller. */
+async function rebroadcast(deps: OutboxDeps, c: ChainClients, row: OutboundRow): Promise<void> {
+  try {
+    await broadcastRaw(c, row.raw_tx as Hex)
+    if (row.refusals > 0) await clearRefusals(deps.sql, row.id)
+  } catch (e) {
+    const signer = await deps.signerOf?.(row.from_address as Address)
+    await onBroadcastRefused(deps, c, row, signer, e).catch(() => undefined)
+  }
 }
 
 /** A version has a receipt: final once deep enough and its block is still the one at that height. */
@@ -194,7 +211,19 @@ async function settleMined(
   // re-check the receipt against the chain at that height: a backend on a stale fork can serve a
   // receipt whose block the canonical chain no longer has
   if (final) final = (await blockHashAt(c, receipt.blockNumber)) === receipt.blockHash
-  const state = final ? (receipt.status === 'success' ? 'confirmed' : 'failed') : 'broadcast'
+  // a mined fill took the nonce: nothing of the row's own transaction ever ran, so it failed; a
+  // token transfer that logged nothing moved nothing (a token answering false), so it failed too
+  const movedNothing =
+    receipt.status === 'success' &&
+    !version.fills_nonce &&
+    tokenUnitsSent(version.raw_tx, row.from_address, receipt.logs) === 0n
+  const succeeded = receipt.status === 'success' && !version.fills_nonce && !movedNothing
+  const state = final ? (succeeded ? 'confirmed' : 'failed') : 'broadcast'
+  const error = version.fills_nonce
+    ? `${NONCE_FILLED_ERROR} (${row.error ?? 'refused'})`.slice(0, 500)
+    : movedNothing
+      ? TOKEN_MOVED_NOTHING
+      : 'reverted'
   const updated = await recordMined(deps.sql, row.id, {
     state,
     rawTx: version.raw_tx,
@@ -202,7 +231,7 @@ async function settleMined(
     gasUsed: receipt.gasUsed,
     effectiveGasPrice: receipt.effectiveGasPrice,
     blockNumber: receipt.blockNumber,
-    error: state === 'failed' ? 'reverted' : null,
+    error: state === 'failed' ? error : version.fills_nonce ? row.error : null,
   })
   return toRecord(updated)
 }
@@ -252,13 +281,12 @@ async function weighNonceUsed(
   return toRecord(after)
 }
 
-/** x raised by 12.5 % and one wei: over the 10 % bump nodes require of a replacement. */
-const bump = (x: bigint) => x + x / 8n + 1n
-
 /**
  * Signs and stores the next version of a stuck transaction, then broadcasts it. Returns false
  * (nothing sent) when no signer is known for the sender, the version or fee bound is reached, or a
- * concurrent caller stored a version first.
+ * concurrent caller stored a version first. A version whose gas limit the chain can no longer mine
+ * (above the latest block's or the per-transaction cap) is not bumped: a bump keeps the gas limit,
+ * so it would be as unminable; its nonce is filled instead (outbox-fill.ts).
  */
 async function replaceStuck(
   deps: OutboxDeps,
@@ -266,32 +294,37 @@ async function replaceStuck(
   row: OutboundRow,
   versions: readonly OutboundVersion[],
 ): Promise<boolean> {
-  if (versions.length >= OUTBOUND_MAX_VERSIONS || !deps.signerOf) return false
-  const signer = await deps.signerOf(row.from_address as Address)
+  const signer = await deps.signerOf?.(row.from_address as Address)
   if (!signer) return false
+  const newest = versions.at(-1) as OutboundVersion
   const first = parseTransaction((versions[0] as OutboundVersion).raw_tx) as TransactionSerializableEIP1559
   const current = parseTransaction(row.raw_tx as Hex) as TransactionSerializableEIP1559
   if (current.maxFeePerGas === undefined || current.maxPriorityFeePerGas === undefined) return false
-  const fees = await c.publicClient.estimateFeesPerGas({ type: 'eip1559' })
+  const ceiling = await gasCeiling(rpcOf(c.publicClient))
+  if ((current.gas ?? 0n) > ceiling)
+    return fillNonce(deps, c, row, signer, `gas limit ${current.gas} above the chain's ${ceiling}`)
+  // a stuck fill is bumped within the fills' bound, and without the fee cap: it burns 21,000 gas at most
+  const bound = newest.fills_nonce ? OUTBOUND_MAX_VERSIONS_WITH_FILLS : OUTBOUND_MAX_VERSIONS
+  if (versions.length >= bound) return false
+  const fees = await currentFees(rpcOf(c.publicClient))
   const priority = max(fees.maxPriorityFeePerGas, bump(current.maxPriorityFeePerGas))
   const maxFee = max(fees.maxFeePerGas, bump(current.maxFeePerGas), priority)
-  if (maxFee > (first.maxFeePerGas ?? 0n) * OUTBOUND_FEE_CAP_MULTIPLE) return false
+  if (!newest.fills_nonce && maxFee > (first.maxFeePerGas ?? 0n) * OUTBOUND_FEE_CAP_MULTIPLE) return false
   const raw = await signReplacement(signer, current, maxFee, priority)
   const stored = await recordReplacement(deps.sql, row.id, {
-    version: (versions.at(-1) as OutboundVersion).version + 1,
+    version: newest.version + 1,
     rawTx: raw,
     txHash: keccak256(raw),
     previousHash: row.tx_hash as Hex,
+    // a stuck fill's replacement is a fill too
+    fillsNonce: newest.fills_nonce,
   })
   if (!stored) return false
   row.raw_tx = raw
   row.tx_hash = keccak256(raw)
-  await broadcastRaw(c, raw)
+  await rebroadcast(deps, c, row)
   return true
 }
-
-// biome-ignore lint/complexity/useMathMinMax: Math.max throws on bigint
-const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b))
 
 function signReplacement(
   signer: LocalAccount,

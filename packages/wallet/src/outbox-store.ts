@@ -21,7 +21,15 @@ export interface OutboundRecord {
   gasUsed?: bigint
   effectiveGasPrice?: bigint
   blockNumber?: bigint
+  /**
+   * present (true) on a `failed` row whose nonce a no-op filled: the node refused its bytes for good
+   * and the fill is what was mined, so nothing of the row's transaction ever ran (its gas is the fill's)
+   */
+  filled?: true
 }
+
+/** How a `failed` row whose nonce a mined no-op filled starts its error (the record's `filled`). */
+export const NONCE_FILLED_ERROR = 'nonce filled'
 
 export interface OutboundRow {
   id: string
@@ -43,6 +51,8 @@ export interface OutboundRow {
   error: string | null
   contradictions: number
   hold_reason: string | null
+  /** broadcasts refused with an unknown error while the chain answered (outbox-fill.ts) */
+  refusals: number
 }
 
 export interface OutboundVersion {
@@ -51,16 +61,19 @@ export interface OutboundVersion {
   tx_hash: Hex
   /** milliseconds since this version was signed (Postgres time) */
   age_ms: number
+  /** a no-op at the row's nonce (outbox-fill.ts), not the row's own transaction */
+  fills_nonce: boolean
 }
 
 const COLUMNS =
-  'id, chain, purpose, ref_id, step, from_address, to_address, token, amount, nonce, raw_tx, tx_hash, state, gas_used, effective_gas_price, block_number, error, contradictions, hold_reason'
+  'id, chain, purpose, ref_id, step, from_address, to_address, token, amount, nonce, raw_tx, tx_hash, state, gas_used, effective_gas_price, block_number, error, contradictions, hold_reason, refusals'
 
 export function toRecord(row: OutboundRow): OutboundRecord {
   const r: OutboundRecord = { id: row.id, txHash: row.tx_hash as Hex, nonce: Number(row.nonce), state: row.state }
   if (row.gas_used !== null) r.gasUsed = BigInt(row.gas_used)
   if (row.effective_gas_price !== null) r.effectiveGasPrice = BigInt(row.effective_gas_price)
   if (row.block_number !== null) r.blockNumber = BigInt(row.block_number)
+  if (row.state === 'failed' && row.error?.startsWith(NONCE_FILLED_ERROR)) r.filled = true
   return r
 }
 
@@ -126,37 +139,59 @@ export async function markBroadcast(sql: Sql, id: string): Promise<void> {
 
 /** Every signed version of row `id`, oldest first. */
 export async function versionsOf(sql: Sql, id: string): Promise<OutboundVersion[]> {
-  const rows = await sql<{ version: number; raw_tx: string; tx_hash: string; age_ms: string }[]>`
-    select version, raw_tx, tx_hash, (extract(epoch from now() - created_at) * 1000)::bigint::text as age_ms
+  const rows = await sql<{ version: number; raw_tx: string; tx_hash: string; age_ms: string; fills_nonce: boolean }[]>`
+    select version, raw_tx, tx_hash, (extract(epoch from now() - created_at) * 1000)::bigint::text as age_ms, fills_nonce
     from outbound_tx_versions where outbound_id = ${id} order by version`
   return rows.map((r) => ({
     version: Number(r.version),
     raw_tx: r.raw_tx as Hex,
     tx_hash: r.tx_hash as Hex,
     age_ms: Number(r.age_ms),
+    fills_nonce: r.fills_nonce,
   }))
+}
+
+/** The first signed version's bytes: what the row's business sent (a fill keeps none of it). */
+export async function originalRawTx(sql: Queryable, id: string): Promise<Hex | undefined> {
+  const [row] = await sql<{ raw_tx: string }[]>`
+    select raw_tx from outbound_tx_versions where outbound_id = ${id} and version = 0`
+  return row?.raw_tx as Hex | undefined
+}
+
+/**
+ * One more broadcast of the row's bytes refused with an unknown error (the chain answered its
+ * probe); returns the count so far. A broadcast that goes through clears it (`clearRefusals`): only
+ * refusals in a row count.
+ */
+export async function countRefusal(sql: Sql, id: string): Promise<number> {
+  const [row] = await sql<{ refusals: number }[]>`
+    update outbound_txs set refusals = refusals + 1, updated_at = now()
+    where id = ${id} and state in ('signed', 'broadcast') returning refusals`
+  return row?.refusals ?? 0
 }
 
 /**
  * Stores a replacement (same nonce, higher fees) as the row's newest version, BEFORE it is
  * broadcast. Only when the row still names `previousHash` as its current version and is still
  * open: a concurrent replacer or a confirmation that got there first wins, and the caller must not
- * broadcast bytes it did not record. Returns whether the version was stored.
+ * broadcast bytes it did not record. Returns whether the version was stored. A no-op that fills the
+ * nonce is stored the same way (`fillsNonce`), with why the row's bytes were refused in `error`.
  */
 export async function recordReplacement(
   sql: Sql,
   id: string,
-  v: { version: number; rawTx: Hex; txHash: Hex; previousHash: Hex },
+  v: { version: number; rawTx: Hex; txHash: Hex; previousHash: Hex; fillsNonce?: boolean; reason?: string },
 ): Promise<boolean> {
   return sql.begin(async (tx) => {
     const moved = await tx`
-      update outbound_txs set raw_tx = ${v.rawTx}, tx_hash = ${v.txHash}, updated_at = now()
+      update outbound_txs set raw_tx = ${v.rawTx}, tx_hash = ${v.txHash}, updated_at = now(),
+        error = ${v.reason === undefined ? tx`error` : v.reason.slice(0, 500)}
       where id = ${id} and tx_hash = ${v.previousHash} and state in ('signed', 'broadcast')
       returning id`
     if (moved.length === 0) return false
     const inserted = await tx`
-      insert into outbound_tx_versions (outbound_id, version, raw_tx, tx_hash)
-      values (${id}, ${v.version}, ${v.rawTx}, ${v.txHash})
+      insert into outbound_tx_versions (outbound_id, version, raw_tx, tx_hash, fills_nonce)
+      values (${id}, ${v.version}, ${v.rawTx}, ${v.txHash}, ${v.fillsNonce ?? false})
       on conflict do nothing returning version`
     if (inserted.length === 0) throw new Error(`outbound ${id}: version ${v.version} exists already`)
     return true
@@ -204,6 +239,11 @@ export async function forgetMined(sql: Sql, id: string): Promise<void> {
   await sql`
     update outbound_txs set gas_used = null, effective_gas_price = null, block_number = null, updated_at = now()
     where id = ${id} and state in ('signed', 'broadcast')`
+}
+
+/** A broadcast went through: the refusals before it were passing trouble. */
+export async function clearRefusals(sql: Sql, id: string): Promise<void> {
+  await sql`update outbound_txs set refusals = 0 where id = ${id} and refusals > 0`
 }
 
 /** The evidence is consistent again (the nonce is not used, or a receipt was found). */

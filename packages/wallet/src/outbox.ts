@@ -31,8 +31,19 @@ import {
 import type { Alerter } from './alerts'
 import type { ChainInfo, ChainName } from './chains'
 import type { ChainClients } from './clients'
-import { broadcastRaw, OutboundNotFoundError } from './outbox-confirm'
 import {
+  type GasPlan,
+  type OutboundPurpose,
+  type PlanRequest,
+  planGas,
+  rpcOf,
+  type TransferFeeEstimate,
+  type WireCall,
+} from './outbound-policy'
+import { broadcastRaw, OutboundNotFoundError } from './outbox-confirm'
+import { onBroadcastRefused } from './outbox-fill'
+import {
+  clearRefusals,
   findById,
   findByRef,
   insertSigned,
@@ -40,9 +51,24 @@ import {
   maxNonce,
   type OutboundRecord,
   type OutboundRow,
+  originalRawTx,
   toRecord,
 } from './outbox-store'
 
+export {
+  CALL_GAS_CAPS,
+  ETH_TO_CODE_GAS_BUDGET,
+  ETH_TO_EOA_GAS,
+  GAS_LIMIT_MARGIN_PCT,
+  type GasPlan,
+  type OutboundPurpose,
+  PER_TX_GAS_CAP,
+  planGas,
+  probeChain,
+  rpcOf,
+  TOKEN_TRANSFER_GAS_CAP,
+  type TransferFeeEstimate,
+} from './outbound-policy'
 export {
   CONTRADICTION_HOLD_AFTER_MS,
   CONTRADICTION_HOLD_READINGS,
@@ -54,21 +80,8 @@ export {
   OutboundNotHeldError,
   resolveHeldOutbound,
 } from './outbox-confirm'
-export type { OutboundRecord, OutboundState } from './outbox-store'
-
-/**
- * What a transaction is for; with refId and step, its one key. `cctp_burn` and `cctp_mint` are the L2 route's legs
- * (docs/chains.md "The L2 route"): the approve and the burn on the source chain, the mint on the destination.
- */
-export type OutboundPurpose =
-  | 'gas_topup'
-  | 'sweep'
-  | 'withdrawal'
-  | 'bridge'
-  | 'swap'
-  | 'swap_approval'
-  | 'cctp_burn'
-  | 'cctp_mint'
+export { ChainUnavailableError, OUTBOUND_REFUSALS_BEFORE_FILL } from './outbox-fill'
+export { NONCE_FILLED_ERROR, type OutboundRecord, type OutboundState } from './outbox-store'
 
 /** A payment: native value to `to`, or an ERC-20 `transfer(to, amount)` of the registry's token. */
 export interface OutboundTransfer {
@@ -81,6 +94,11 @@ export interface OutboundTransfer {
   to: Address
   token: 'ETH' | 'USDC'
   amountBaseUnits: bigint
+  /**
+   * The most the transaction may cost in gas (gas limit × max fee), checked before signing
+   * (OutboundFeeAboveLimitError, retryable): a withdrawal of ETH never risks more gas than its amount.
+   */
+  maxFeeWeiAtMost?: bigint
 }
 
 /**
@@ -149,9 +167,6 @@ export interface OutboxDeps {
   }
 }
 
-/** Gas limit margin over the node's estimate, in percent (an estimate is a lower bound). */
-export const GAS_LIMIT_MARGIN_PCT = 20n
-
 /** A row exists for (purpose, refId, step) but names another chain, sender, recipient or token. */
 export class OutboxMismatchError extends AppError {
   constructor(details: Record<string, unknown>) {
@@ -170,15 +185,6 @@ export class OutboxConfigError extends AppError {
   }
 }
 
-export interface TransferFeeEstimate {
-  /** the node's estimate plus GAS_LIMIT_MARGIN_PCT */
-  gasLimit: bigint
-  maxFeePerGas: bigint
-  maxPriorityFeePerGas: bigint
-  /** gasLimit × maxFeePerGas: the most the transaction can cost, in wei */
-  maxFeeWei: bigint
-}
-
 function clientsOf(deps: OutboxDeps, chain: string): ChainClients {
   const c = deps.clients.get(chain as ChainName)
   if (!c) throw new OutboxConfigError('no clients for chain', { chain })
@@ -189,12 +195,6 @@ function tokenContract(info: ChainInfo, token: OutboundTransfer['token']): Addre
   const t = info.tokens.find((x) => x.symbol === token)
   if (!t) throw new OutboxConfigError('token not in the registry', { chain: info.name, token })
   return t.contract
-}
-
-interface WireCall {
-  to: Address
-  value: bigint
-  data: Hex | undefined
 }
 
 /** What a transfer sends on the wire: native value, or an ERC-20 `transfer` call to the contract. */
@@ -213,25 +213,33 @@ function wireOf(info: ChainInfo, t: OutboundTx): WireCall {
   return callOf(info, getAddress(t.to), t.token, t.amountBaseUnits)
 }
 
-/** The node's gas estimate of `call` from `from`, plus the margin, and the current EIP-1559 fees. */
-async function estimateWire(c: ChainClients, from: Address, call: WireCall): Promise<TransferFeeEstimate> {
-  const [fees, estimate] = await Promise.all([
-    c.publicClient.estimateFeesPerGas({ type: 'eip1559' }),
-    c.publicClient.estimateGas({ account: from, to: call.to, value: call.value, data: call.data }),
-  ])
-  const gasLimit = estimate + (estimate * GAS_LIMIT_MARGIN_PCT + 99n) / 100n
+/** The policy's request for `t` (outbound-policy.ts): its purpose, shape and fee limit. */
+function planRequestOf(c: ChainClients, t: OutboundTx, call: WireCall): PlanRequest {
+  const native = t.kind !== 'call' && tokenContract(c.info, t.token) === null
   return {
-    gasLimit,
-    maxFeePerGas: fees.maxFeePerGas,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    maxFeeWei: gasLimit * fees.maxFeePerGas,
+    chain: t.chain,
+    purpose: t.purpose,
+    from: getAddress(t.signer.address),
+    call,
+    kind: t.kind === 'call' ? 'call' : 'transfer',
+    native,
+    ...(t.kind !== 'call' && t.maxFeeWeiAtMost !== undefined && { maxFeeWeiAtMost: t.maxFeeWeiAtMost }),
   }
 }
 
+/** Only what a caller sizes with: the policy's gas limit and fees. */
+const estimateOf = (p: GasPlan): TransferFeeEstimate => ({
+  gasLimit: p.gasLimit,
+  maxFeePerGas: p.maxFeePerGas,
+  maxPriorityFeePerGas: p.maxPriorityFeePerGas,
+  maxFeeWei: p.maxFeeWei,
+})
+
 /**
- * What a transfer would cost at most right now: EIP-1559 fees from the node, the gas limit
- * estimated (an ERC-20 transfer's cost depends on the token and on the recipient's balance slot)
- * plus a margin. The sweep uses it to size a gas top-up and a native sweep's value.
+ * What a transfer would cost at most right now, as the outbox would sign it (the policy of
+ * outbound-policy.ts: EIP-1559 fees from the node, the gas limit within the purpose's cap). The
+ * sweep uses it to size a gas top-up and a native sweep's value; a sender that holds no gas yet is
+ * estimated without fee fields (sizing only).
  *
  * @example
  *   const fee = await estimateTransferFee(deps, { chain: 'base', from, to: hot, token: 'USDC', amountBaseUnits: 5_000_000n })
@@ -239,10 +247,27 @@ async function estimateWire(c: ChainClients, from: Address, call: WireCall): Pro
  */
 export async function estimateTransferFee(
   deps: Pick<OutboxDeps, 'clients'>,
-  t: { chain: ChainName; from: Address; to: Address; token: OutboundTransfer['token']; amountBaseUnits: bigint },
+  t: {
+    chain: ChainName
+    from: Address
+    to: Address
+    token: OutboundTransfer['token']
+    amountBaseUnits: bigint
+    purpose?: OutboundPurpose
+  },
 ): Promise<TransferFeeEstimate> {
   const c = clientsOf(deps as OutboxDeps, t.chain)
-  return estimateWire(c, t.from, callOf(c.info, t.to, t.token, t.amountBaseUnits))
+  const call = callOf(c.info, getAddress(t.to), t.token, t.amountBaseUnits)
+  const plan = await planGas(rpcOf(c.publicClient), {
+    chain: t.chain,
+    purpose: t.purpose ?? 'sweep',
+    from: getAddress(t.from),
+    call,
+    kind: 'transfer',
+    native: call.data === undefined,
+    sizing: true,
+  })
+  return estimateOf(plan)
 }
 
 /**
@@ -255,10 +280,19 @@ export async function estimateTransferFee(
  */
 export async function estimateCallFee(
   deps: Pick<OutboxDeps, 'clients'>,
-  t: { chain: ChainName; from: Address; to: Address; data: Hex; valueWei: bigint },
+  t: { chain: ChainName; from: Address; to: Address; data: Hex; valueWei: bigint; purpose?: OutboundPurpose },
 ): Promise<TransferFeeEstimate> {
   const c = clientsOf(deps as OutboxDeps, t.chain)
-  return estimateWire(c, getAddress(t.from), { to: getAddress(t.to), value: t.valueWei, data: t.data })
+  const plan = await planGas(rpcOf(c.publicClient), {
+    chain: t.chain,
+    purpose: t.purpose ?? 'bridge',
+    from: getAddress(t.from),
+    call: { to: getAddress(t.to), value: t.valueWei, data: t.data },
+    kind: 'call',
+    native: false,
+    sizing: true,
+  })
+  return estimateOf(plan)
 }
 
 /** The 4-byte function selector of calldata, or undefined for none (a plain payment). */
@@ -266,22 +300,36 @@ function selectorOf(data: Hex | undefined): Hex | undefined {
   return data !== undefined && size(data) >= 4 ? slice(data, 0, 4) : undefined
 }
 
-function assertSame(row: OutboundRow, t: OutboundTx): void {
+async function assertSame(deps: OutboxDeps, row: OutboundRow, t: OutboundTx): Promise<void> {
   let same =
     row.chain === t.chain &&
     row.from_address === getAddress(t.signer.address) &&
     row.to_address === getAddress(t.to) &&
     row.token === t.token
-  // a call must also call the same function: an approve is never taken for a deposit of the same ref
-  if (same && t.kind === 'call') same = selectorOf(parseTransaction(row.raw_tx as Hex).data) === selectorOf(t.data)
+  // a call must also call the same function: an approve is never taken for a deposit of the same
+  // ref (read from the first version: a no-op filling the nonce calls nothing)
+  if (same && t.kind === 'call') {
+    const signed = (await originalRawTx(deps.sql, row.id)) ?? (row.raw_tx as Hex)
+    same = selectorOf(parseTransaction(signed).data) === selectorOf(t.data)
+  }
   if (!same) {
     throw new OutboxMismatchError({ id: row.id, purpose: t.purpose, refId: t.refId, step: t.step ?? 0 })
   }
 }
 
-/** Sends the row's stored raw transaction; "already known" is success (the same bytes are out there). */
-async function broadcast(deps: OutboxDeps, row: OutboundRow): Promise<void> {
-  await broadcastRaw(clientsOf(deps, row.chain), row.raw_tx as Hex)
+/**
+ * Sends the row's stored raw transaction; "already known" is success (the same bytes are out
+ * there). A refusal is the policy's (outbox-fill.ts): refused for good, the nonce is filled by a
+ * no-op and this returns; else it throws.
+ */
+async function broadcast(deps: OutboxDeps, row: OutboundRow, signer: LocalAccount): Promise<void> {
+  const c = clientsOf(deps, row.chain)
+  try {
+    await broadcastRaw(c, row.raw_tx as Hex)
+    if (row.refusals > 0) await clearRefusals(deps.sql, row.id)
+  } catch (e) {
+    await onBroadcastRefused(deps, c, row, signer, e)
+  }
   if (row.state === 'signed') {
     await markBroadcast(deps.sql, row.id)
     row.state = 'broadcast'
@@ -309,9 +357,10 @@ async function signAndRecord(
     if (existing) return { row: existing, created: false }
     const max = await maxNonce(tx, t.chain, from)
     const call = wireOf(c.info, t)
+    // the policy's gas limit and fees (outbound-policy.ts): refused here, before anything is signed
     const [pending, fee] = await Promise.all([
       c.publicClient.getTransactionCount({ address: from, blockTag: 'pending' }),
-      estimateWire(c, from, call),
+      planGas(rpcOf(c.publicClient), planRequestOf(c, t, call)),
     ])
     // the outbox may be ahead of the node (a signed row not broadcast yet) or behind it (a
     // transaction sent outside the outbox): the larger never reuses a nonce
@@ -380,16 +429,16 @@ export async function sendOnce(deps: OutboxDeps, t: OutboundTx): Promise<Outboun
       if (!row) throw e
     }
   }
-  assertSame(row, t)
+  await assertSame(deps, row, t)
   if (created) {
     await deps.hooks?.afterSigned?.(toRecord(row))
-    await broadcast(deps, row)
+    await broadcast(deps, row, t.signer)
     await deps.hooks?.afterBroadcast?.(toRecord(row))
   } else if ((row.state === 'signed' || row.state === 'broadcast') && row.block_number === null) {
     // not seen mined yet: re-broadcast (a node may have dropped it, or the worker died before its
     // first broadcast). One mined already is left alone: confirmOutbound reads it, and nodes
     // answer the bytes of a mined transaction with errors of their own choosing.
-    if (!(await minedAlready(deps, row))) await broadcast(deps, row)
+    if (!(await minedAlready(deps, row))) await broadcast(deps, row, t.signer)
   }
   return toRecord(row)
 }
@@ -413,8 +462,9 @@ export function feePaidWei(record: OutboundRecord): bigint {
   return record.gasUsed * record.effectiveGasPrice
 }
 
-function storedOf(row: OutboundRow): StoredTransaction {
-  const tx = parseTransaction(row.raw_tx as Hex)
+/** The row's transaction as its business signed it: version 0's bytes (a fill of its nonce sends nothing of it). */
+async function storedOf(sql: OutboxDeps['sql'], row: OutboundRow): Promise<StoredTransaction> {
+  const tx = parseTransaction((await originalRawTx(sql, row.id)) ?? (row.raw_tx as Hex))
   if (!tx.to) throw new OutboxConfigError('stored transaction has no recipient', { id: row.id })
   return {
     record: toRecord(row),
@@ -439,12 +489,12 @@ export async function findOutbound(
   ref: { purpose: OutboundPurpose; refId: string; step?: number },
 ): Promise<StoredTransaction | undefined> {
   const row = await findByRef(deps.sql, ref.purpose, ref.refId, ref.step ?? 0)
-  return row ? storedOf(row) : undefined
+  return row ? storedOf(deps.sql, row) : undefined
 }
 
 /** The row `id` with its transaction decoded from the stored bytes. */
 export async function storedTransaction(deps: Pick<OutboxDeps, 'sql'>, id: string): Promise<StoredTransaction> {
   const row = await findById(deps.sql, id)
   if (!row) throw new OutboundNotFoundError(id)
-  return storedOf(row)
+  return storedOf(deps.sql, row)
 }

@@ -79,3 +79,40 @@ export class TooManyOpenWithdrawalsError extends BusinessRuleError {
     )
   }
 }
+/**
+ * ETH to an address holding code that needs more gas to receive it than a withdrawal to a contract
+ * may spend (docs/hostile-world.md "Destinations"): refused before anything is reserved.
+ */
+export class DestinationGasAboveBudgetError extends BusinessRuleError {
+  constructor(chain: string, budgetGas: bigint) {
+    super(
+      'DESTINATION_GAS_ABOVE_BUDGET',
+      `the destination needs more than ${budgetGas} gas to receive this payment on ${chain}, the most a withdrawal to a contract may spend`,
+      { chain, budgetGas },
+    )
+  }
+}
+/**
+ * Two of the caller's withdrawals failed on chain in the window: withdrawals to addresses holding
+ * code are refused until `until` (docs/hostile-world.md "The user's failures are the user's").
+ */
+export class ContractDestinationsCoolingError extends BusinessRuleError {
+  constructor(failures: number, until: Date) {
+    super(
+      'CONTRACT_DESTINATIONS_COOLING',
+      `${failures} withdrawals of this account failed on chain in the last 24 hours: withdrawals to contract addresses are refused until ${until.toISOString()}`,
+      { failures, until: until.toISOString() },
+    )
+  }
+}
+/** More withdrawal requests in a minute than one user may make (WITHDRAWAL_REQUESTS_PER_MINUTE). */
+export class TooManyWithdrawalRequestsError extends AppError {
+  constructor(perMinute: number) {
+    super({
+      code: 'TOO_MANY_WITHDRAWAL_REQUESTS',
+      statusCode: 429,
+      message: `at most ${perMinute} withdrawal requests per minute; try again shortly`,
+      details: { perMinute },
+    })
+  }
+}

@@ -5,6 +5,7 @@
  * the row (transitions.ts) and the reads the API answers with (rows.ts). docs/chains.md
  * "Withdrawals" tells the whole path.
  */
+export * from './cooling'
 export * from './destinations'
 export * from './errors'
 export * from './limits'
@@ -13,4 +14,5 @@ export * from './request'
 export * from './routes'
 export * from './rows'
 export * from './send'
+export * from './send-verdict'
 export * from './transitions'

@@ -6,16 +6,18 @@
  */
 import { fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { InsufficientFreeBalanceError, reserveWithdrawal } from '@wh/ledger'
+import { freeBalance, InsufficientFreeBalanceError, reserveWithdrawal } from '@wh/ledger'
 import { PriceUnavailableError as StalePriceError } from '@wh/market'
 import type { ChainInfo, ChainName, TokenInfo } from '@wh/wallet'
 import { getAddress } from 'viem'
+import { contractCooling } from './cooling'
 import type { DestinationGuard } from './destinations'
 import {
   IdempotencyKeyReusedError,
   InvalidDestinationError,
   PriceUnavailableError,
   TooManyOpenWithdrawalsError,
+  TooManyWithdrawalRequestsError,
   UnknownRouteError,
   WithdrawalAboveMaximumError,
   WithdrawalBelowMinimumError,
@@ -30,6 +32,12 @@ import { type WithdrawalRow, withdrawalByIdempotencyKey, withdrawalColumns } fro
  * "Fair queues").
  */
 export const WITHDRAWAL_OPEN_MAX_PER_USER = 10
+/**
+ * Withdrawal requests one user may make per minute past the cheap checks (amount, bounds, free
+ * balance, open cap): each may cost the chain a code read and a dry run, so a user cannot make the
+ * API a free dry-run service (docs/hostile-world.md "Cheap checks first").
+ */
+export const WITHDRAWAL_REQUESTS_PER_MINUTE = 30
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 const UNIQUE_VIOLATION = '23505'
@@ -76,6 +84,11 @@ export interface WithdrawalRequestDeps {
    * transaction releases its withdrawal through `releaseHeldWithdrawal`).
    */
   readonly assertPlatformRunning: (what: string) => Promise<void>
+  /**
+   * Takes one of the user's WITHDRAWAL_REQUESTS_PER_MINUTE, false when none is left (the API
+   * counts in Redis); without it requests are not limited.
+   */
+  readonly takeRequestSlot?: (userId: string) => Promise<boolean>
 }
 
 export interface WithdrawalRequest {
@@ -135,14 +148,18 @@ interface Wanted {
 }
 
 /**
- * Requests a withdrawal and answers its row ('requested'). In order: the route (400
- * UNKNOWN_ROUTE), the amount's format (400 INVALID_AMOUNT), the destination's (400
+ * Requests a withdrawal and answers its row ('requested'). Cheap checks first, so an account with
+ * nothing to withdraw never costs an RPC call (docs/hostile-world.md "Cheap checks first"): the
+ * route (400 UNKNOWN_ROUTE), the amount's format (400 INVALID_AMOUNT), the destination's (400
  * INVALID_DESTINATION); a replayed Idempotency-Key answers its withdrawal, or 422
- * IDEMPOTENCY_KEY_REUSED for another request; the destination guard (the platform's own
- * addresses, ETH a contract refuses); the USD bounds at the feed's price (422, 503
- * PRICE_UNAVAILABLE); above PLATFORM_STOP_WITHDRAWAL_MAX_USD, the platform stop (503
- * PLATFORM_STOPPED); then the reserve (422 INSUFFICIENT_FREE_BALANCE) and the cap of open
- * withdrawals (422 TOO_MANY_OPEN_WITHDRAWALS), in one transaction. Nothing is written when it throws.
+ * IDEMPOTENCY_KEY_REUSED for another request; the platform's own addresses (400
+ * INVALID_DESTINATION); the USD bounds at the feed's price (422, 503 PRICE_UNAVAILABLE); above
+ * PLATFORM_STOP_WITHDRAWAL_MAX_USD, the platform stop (503 PLATFORM_STOPPED); the free balance
+ * (422 INSUFFICIENT_FREE_BALANCE) and the open withdrawals (422 TOO_MANY_OPEN_WITHDRAWALS) as
+ * they are now; the per-user request limit (429 TOO_MANY_WITHDRAWAL_REQUESTS). Then the chain:
+ * the destination's code and, for ETH to code, the dry run (422 DESTINATION_REFUSES_ETH,
+ * DESTINATION_GAS_ABOVE_BUDGET, CONTRACT_DESTINATIONS_COOLING). Last the reserve and the cap
+ * again, under the balance's lock, in one transaction. Nothing is written when it throws.
  *
  * @example
  *   const row = await requestWithdrawal(deps, { userId, chain: 'base', asset: 'USDC', amount: '25.5', destination })
@@ -158,7 +175,8 @@ export async function requestWithdrawal(deps: WithdrawalRequestDeps, req: Withdr
     const earlier = await withdrawalByIdempotencyKey(deps.sql, req.userId, key)
     if (earlier) return sameRequest(earlier, wanted)
   }
-  await deps.destinations.check({ ...wanted, userId: req.userId, chain: req.chain as ChainName })
+  const destination = { ...wanted, userId: req.userId, chain: req.chain as ChainName }
+  await deps.destinations.checkOwn(destination)
   const { min, max, priceUsd } = await withdrawalBounds(deps, asset, token.decimals)
   const { minUsd, maxUsd, stoppedMaxUsd } = deps.limits
   // a zero amount is below any minimum, even a WITHDRAWAL_MIN_USD of 0
@@ -168,6 +186,10 @@ export async function requestWithdrawal(deps: WithdrawalRequestDeps, req: Withdr
   // while the platform is stopped (a solvency deficit under review) only small withdrawals pass
   if (amount > usdToBaseUnits(stoppedMaxUsd, priceUsd, token.decimals, 'down'))
     await deps.assertPlatformRunning(`a withdrawal above ${stoppedMaxUsd} USD`)
+  await assertCoversAndFits(deps.sql, req.userId, asset, amount)
+  if (deps.takeRequestSlot && !(await deps.takeRequestSlot(req.userId)))
+    throw new TooManyWithdrawalRequestsError(WITHDRAWAL_REQUESTS_PER_MINUTE)
+  await deps.destinations.checkOnChain({ ...destination, cooling: await contractCooling(deps.sql, req.userId) })
   try {
     return await reserveRequest(deps.sql, req.userId, wanted, key)
   } catch (err) {
@@ -182,6 +204,21 @@ export async function requestWithdrawal(deps: WithdrawalRequestDeps, req: Withdr
     }
     throw err
   }
+}
+
+/**
+ * The free balance and the open withdrawals as they are now, read without a lock: a request that
+ * cannot pass the reserve is refused before it costs the chain anything. The reserve checks both
+ * again under the balance's lock (this read may be stale by the time it runs).
+ */
+async function assertCoversAndFits(sql: Sql, userId: string, currency: string, amount: bigint): Promise<void> {
+  const [free, [open]] = await Promise.all([
+    freeBalance(sql, userId, currency),
+    sql<{ n: number }[]>`select count(*)::int as n from withdrawals where user_id = ${userId} and state = 'requested'`,
+  ])
+  if (free < amount) throw new InsufficientFreeBalanceError({ userId, currency, freeBalance: free, amount })
+  if ((open?.n ?? 0) >= WITHDRAWAL_OPEN_MAX_PER_USER)
+    throw new TooManyOpenWithdrawalsError(WITHDRAWAL_OPEN_MAX_PER_USER)
 }
 
 /**

@@ -13,7 +13,7 @@ export function withdrawalColumns(sql: Queryable) {
     network_fee::text as "networkFee", tx_hash as "txHash", idempotency_key as "idempotencyKey",
     failure_reason as "failureReason", created_at as "createdAt", updated_at as "updatedAt", sent_at as "sentAt",
     attempts, next_attempt_at as "nextAttemptAt", last_error_code as "lastErrorCode", held_at as "heldAt",
-    hold_reason as "holdReason"`
+    hold_reason as "holdReason", send_errors as "sendErrors"`
 }
 
 /** The caller's withdrawal requested with this Idempotency-Key, if any. */

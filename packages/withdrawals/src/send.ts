@@ -25,24 +25,22 @@
  *
  * Fair queue: rows are taken when due (`next_attempt_at`), soonest first. A preparation that fails
  * records the attempt on the row and pushes it back by a growing delay; one that fails for good
- * (the destination refuses: the dry run reverts while the hot wallet holds the amount) ends the
- * row as 'failed' with a reason the user can read. Chains are served side by side and a chain
- * whose RPC fails stops for this run, so one chain's outage or one user's poisoned rows never
- * delay another's withdrawals.
+ * (the destination refuses: the dry run reverts while the hot wallet holds the amount, or it needs
+ * more gas than the budget) ends the row as 'failed' with a reason the user can read
+ * (send-verdict.ts). Chains are served side by side, and a chain stops for this run only when its
+ * own probe fails (its id and height unread), never because of one row's error, so one chain's
+ * outage or one user's poisoned rows never delay another's withdrawals.
+ *
+ * The user's failures are the user's (cooling.ts): an ETH withdrawal never risks more gas than its
+ * amount, the gas of one that fails on chain is charged to its user, and after two such failures
+ * the user's fresh rows to addresses with code fail instead of being signed.
  */
 
 import type { Clock } from '@wh/core'
-import { errorMessage } from '@wh/core'
 import type { Queryable, Sql } from '@wh/db'
-import {
-  type Alerter,
-  type AlertFields,
-  type ChainInfo,
-  type ChainName,
-  type OutboundRecord,
-  type OutboundTransfer,
-  sendFailureOf,
-} from '@wh/wallet'
+import type { Alerter, AlertFields, ChainInfo, ChainName, OutboundRecord, OutboundTransfer } from '@wh/wallet'
+import { WITHDRAWAL_FAILURES_BEFORE_COOLING } from './cooling'
+import { errorText, type Retry, type VerdictPorts, verdictOf } from './send-verdict'
 import {
   type ClaimedWithdrawal,
   claimForSend,
@@ -50,10 +48,12 @@ import {
   failOwnDestinations,
   markFailed,
   markHeld,
+  markNotSent,
   markReverted,
   markSent,
   recordAttempt,
   recordBroadcast,
+  recordSendError,
 } from './transitions'
 
 /**
@@ -61,7 +61,7 @@ import {
  * this processor compiles and is tested on its own; the tick wiring passes the real outbox.
  */
 export type { OutboundRecord, OutboundTransfer }
-export interface OutboxPort {
+export interface OutboxPort extends VerdictPorts {
   readonly registry: ReadonlyMap<ChainName, ChainInfo>
   /** exactly once per (purpose, refId, step), crash-safe */
   sendOnce(t: OutboundTransfer): Promise<OutboundRecord>
@@ -70,6 +70,8 @@ export interface OutboxPort {
   hasTransaction(withdrawalId: string): Promise<boolean>
   /** base units of `token` that `address` holds on `chain` (tells "the wallet is short" from "the destination refuses") */
   balanceOf(chain: ChainName, token: OutboundTransfer['token'], address: `0x${string}`): Promise<bigint>
+  /** whether `address` holds code on `chain` (a cooling user's contract destinations wait); false when not wired */
+  hasCode?(chain: ChainName, address: `0x${string}`): Promise<boolean>
 }
 
 /** Withdrawals taken per tick (TIGER_STYLE: a bound on everything). */
@@ -140,8 +142,6 @@ interface StuckRow {
 type Outcome = 'sent' | 'failed' | 'pending' | 'skipped' | 'held' | 'errors'
 /** An alert to send after the commit: text, fields, and a key that sends it once per period. */
 type Alert = [string, AlertFields, string?]
-/** A failure of the preparation that a later try may get past, with its stable code. */
-type Retry = { code: 'RPC_UNAVAILABLE' | 'HOT_WALLET_SHORT'; chainDown: boolean; detail: string }
 
 const feeOf = (r: OutboundRecord): bigint | undefined =>
   r.gasUsed !== undefined && r.effectiveGasPrice !== undefined ? r.gasUsed * r.effectiveGasPrice : undefined
@@ -153,25 +153,32 @@ function nativeSymbol(deps: WithdrawalSendDeps, chain: ChainName): string {
   return native.symbol
 }
 
-const errorText = (e: unknown) => errorMessage(e).slice(0, 300)
-
-/**
- * Why sending `transfer` failed before anything was signed: the hot wallet short of the amount
- * (a refill fixes it), the provider (it passes), or the destination itself (the dry run reverts
- * while the wallet holds the amount: the same call fails every time).
- */
-async function classify(deps: WithdrawalSendDeps, t: OutboundTransfer, err: unknown): Promise<Retry | 'refused'> {
-  const kind = sendFailureOf(err)
-  if (kind === 'unavailable') return { code: 'RPC_UNAVAILABLE', chainDown: true, detail: errorText(err) }
-  let held: bigint
-  try {
-    held = await deps.outbox.balanceOf(t.chain, t.token, t.signer.address)
-  } catch (e) {
-    return { code: 'RPC_UNAVAILABLE', chainDown: true, detail: errorText(e) }
+/** The transfer a claimed row asks for: ETH never risks more gas than its amount (so a failure's gas can be charged). */
+function transferOf(
+  deps: WithdrawalSendDeps,
+  w: ClaimedWithdrawal,
+  chain: ChainName,
+  token: TokenOf,
+): OutboundTransfer {
+  return {
+    chain,
+    purpose: 'withdrawal',
+    refId: w.id,
+    signer: deps.hotWallet(chain),
+    to: w.destination as OutboundTransfer['to'],
+    token: token.symbol,
+    amountBaseUnits: BigInt(w.amount),
+    ...(token.contract === null && { maxFeeWeiAtMost: BigInt(w.amount) }),
   }
-  if (held < t.amountBaseUnits || kind === 'insufficient-funds')
-    return { code: 'HOT_WALLET_SHORT', chainDown: false, detail: `holds ${held} of ${t.amountBaseUnits}` }
-  return 'refused'
+}
+
+type TokenOf = ChainInfo['tokens'][number]
+
+/** A cooling user's fresh row to an address with code waits no more: it fails (cooling.ts). */
+async function coolingRefuses(deps: WithdrawalSendDeps, w: ClaimedWithdrawal, chain: ChainName): Promise<boolean> {
+  if (w.recentFailures < WITHDRAWAL_FAILURES_BEFORE_COOLING || !deps.outbox.hasCode) return false
+  if (await deps.outbox.hasTransaction(w.id)) return false
+  return deps.outbox.hasCode(chain, w.destination as `0x${string}`)
 }
 
 async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outcome: Outcome; retry?: Retry }> {
@@ -193,15 +200,8 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outco
       alerts.push(['withdrawal failed: incomplete request', { withdrawalId: id }])
       return fail('INCOMPLETE')
     }
-    const transfer: OutboundTransfer = {
-      chain,
-      purpose: 'withdrawal',
-      refId: w.id,
-      signer: deps.hotWallet(chain),
-      to: w.destination as OutboundTransfer['to'],
-      token: token.symbol,
-      amountBaseUnits: BigInt(w.amount),
-    }
+    if (await coolingRefuses(deps, w, chain)) return fail('CONTRACT_DESTINATIONS_COOLING')
+    const transfer = transferOf(deps, w, chain, token)
     let record: OutboundRecord
     try {
       record = await deps.outbox.sendOnce(transfer)
@@ -209,9 +209,10 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outco
       // a transaction exists (signed, its broadcast failed): it holds a nonce of the hot wallet,
       // so it is never pushed back; the next run re-broadcasts those very bytes
       if (await deps.outbox.hasTransaction(w.id)) throw err
-      const verdict = await classify(deps, transfer, err)
-      if (verdict === 'refused') return fail('DESTINATION_REFUSED')
-      await recordAttempt(tx, id, w.attempts + 1, verdict.code, now)
+      const verdict = await verdictOf(deps.outbox, transfer, err, w.sendErrors)
+      if ('fail' in verdict) return fail(verdict.fail)
+      if (verdict.code === 'SEND_ERROR') await recordSendError(tx, id, w.attempts + 1, now)
+      else await recordAttempt(tx, id, w.attempts + 1, verdict.code, now)
       if (verdict.code === 'HOT_WALLET_SHORT')
         alerts.push([
           'withdrawals wait: the hot wallet is short of funds',
@@ -221,7 +222,7 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outco
       return { outcome: 'errors', retry: verdict }
     }
     if (record.state === 'signed' || record.state === 'broadcast') record = await deps.outbox.confirmOutbound(record.id)
-    return settle(deps, tx, { w, chain, record, now }, alerts)
+    return settle(deps, tx, { w, chain, record, now, native: token.contract === null }, alerts)
   })
   for (const [text, fields, onceKey] of alerts) {
     if (onceKey === undefined || (await deps.claimAlert(onceKey, HOT_WALLET_SHORT_ALERT_MS)))
@@ -234,7 +235,7 @@ async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outco
 async function settle(
   deps: WithdrawalSendDeps,
   tx: Queryable,
-  sent: { w: ClaimedWithdrawal; chain: ChainName; record: OutboundRecord; now: Date },
+  sent: { w: ClaimedWithdrawal; chain: ChainName; record: OutboundRecord; now: Date; native: boolean },
   alerts: Alert[],
 ): Promise<{ outcome: Outcome }> {
   const { w, chain, record, now } = sent
@@ -244,13 +245,27 @@ async function settle(
       await markSent(tx, w, mined, now)
       deps.log.info({ withdrawalId: w.id, chain, txHash: record.txHash }, 'withdrawal sent')
       return { outcome: 'sent' }
-    case 'failed':
-      await markReverted(tx, w, mined, now)
+    case 'failed': {
+      if (record.filled) {
+        // a no-op took the nonce of bytes the node refused for good: nothing of the user's ran
+        await markNotSent(tx, w, mined, now)
+        alerts.push([
+          'withdrawal not sent: the network refused it; its nonce was filled',
+          { withdrawalId: w.id, chain },
+        ])
+        return { outcome: 'failed' }
+      }
+      // the user's failure: an ETH withdrawal's gas is charged to them, at most its amount
+      const amount = BigInt(w.amount)
+      const fee = mined.fee ?? 0n
+      const charged = sent.native ? (fee < amount ? fee : amount) : 0n
+      await markReverted(tx, w, mined, now, charged)
       alerts.push([
         'withdrawal failed on chain; reserve released',
-        { withdrawalId: w.id, chain, txHash: record.txHash },
+        { withdrawalId: w.id, chain, txHash: record.txHash, chargedWei: charged.toString() },
       ])
       return { outcome: 'failed' }
+    }
     case 'held':
       // the outbox alerted when it held the transaction; the reserve stays until an operator decides
       await markHeld(tx, w.id, record.txHash, now)
@@ -385,6 +400,9 @@ async function dueWithdrawals(deps: WithdrawalSendDeps, seen: readonly string[],
     limit ${limit}`
 }
 
+const probeOf = (deps: WithdrawalSendDeps, chain: string) =>
+  deps.outbox.probe?.(chain as ChainName).catch(() => false) ?? Promise.resolve(true)
+
 /** One round's rows: refused destinations first, then the chains side by side until `deadline`. */
 async function sendRound(
   deps: WithdrawalSendDeps,
@@ -418,10 +436,12 @@ async function sendRound(
         try {
           result = await processOne(deps, id)
         } catch (err) {
-          // after the outbox has a row (the confirmation's reads failed): the transaction is out
-          // there, so the row is not pushed back; the provider is assumed down for this run
+          // after the outbox has a row (a broadcast or the confirmation's reads failed): the
+          // transaction is out there, so the row is not pushed back. The chain is down for this run
+          // only when its own probe fails: one row's error never stops the others
           deps.log.warn({ withdrawalId: id, chain, err: errorText(err) }, 'withdrawal send failed')
-          result = { outcome: 'errors', retry: { code: 'RPC_UNAVAILABLE', chainDown: true, detail: errorText(err) } }
+          const down = (err as { code?: unknown }).code === 'CHAIN_UNAVAILABLE' || !(await probeOf(deps, chain))
+          result = { outcome: 'errors', retry: { code: 'RPC_UNAVAILABLE', chainDown: down, detail: errorText(err) } }
         }
         summary[result.outcome]++
         if (result.retry?.chainDown) {

@@ -10,13 +10,24 @@
 import type { Queryable, Sql } from '@wh/db'
 import { retryDelayMs } from '@wh/jobs'
 import { appendBatch, type EventInput } from '@wh/ledger'
+import { recentFailuresOf } from './cooling'
 
 /** Why a withdrawal failed, as the user reads it in GET /withdrawals; the key is its last_error_code. */
 export const FAILURE_REASONS = {
   DESTINATION_REFUSED:
-    'the destination refused the transfer: a dry run of it reverts (a contract that does not accept this asset, or an address the token blocks)',
+    'the destination refused the transfer: a dry run of it reverts (a contract that does not accept this asset, or an address the token blocks); nothing was sent',
+  DESTINATION_GAS_ABOVE_BUDGET:
+    'the destination needs more gas to receive this payment than a withdrawal to a contract may spend (50,000); nothing was sent',
+  CONTRACT_DESTINATIONS_COOLING:
+    'two withdrawals of this account failed on chain in the last 24 hours: withdrawals to contract addresses wait until then; nothing was sent',
   PLATFORM_ADDRESS: 'the destination is an address of this service',
-  REVERTED: 'transaction failed on chain',
+  REVERTED:
+    'the transfer failed on chain when it was mined (the destination or the token refused it); nothing was withdrawn',
+  REVERTED_CHARGED:
+    'the transfer failed on chain when it was mined (the destination refused it); its network fee was taken from the amount, the rest is available again',
+  NOT_SENT:
+    'the network refused the signed transfer for good; nothing was sent (its place in the queue was filled) and the amount is available again',
+  SEND_ERROR: 'the network kept refusing this transfer; nothing was sent and the amount is available again',
   INCOMPLETE: 'incomplete request: no route or destination',
 } as const
 export type FailureCode = keyof typeof FAILURE_REASONS
@@ -30,6 +41,10 @@ export interface ClaimedWithdrawal {
   chain: string | null
   destination: string | null
   attempts: number
+  /** preparations that failed with an unknown error while the chain answered (WITHDRAWAL_SEND_ERRORS_MAX) */
+  sendErrors: number
+  /** the user's withdrawals that failed on chain in the cooling window (cooling.ts) */
+  recentFailures: number
 }
 
 /** A mined transaction of a withdrawal: its hash and fee (gas used × effective price, native base units). */
@@ -48,9 +63,11 @@ export interface MinedTransfer {
  */
 export async function claimForSend(tx: Queryable, id: string): Promise<ClaimedWithdrawal | undefined> {
   const [w] = await tx<ClaimedWithdrawal[]>`
-    select id, user_id as "userId", currency, amount::text as amount, chain, destination, attempts from withdrawals
+    select id, user_id as "userId", currency, amount::text as amount, chain, destination, attempts,
+      send_errors as "sendErrors", ${recentFailuresOf(tx)} as "recentFailures"
+    from withdrawals w
     where id = ${id} and state = 'requested' and held_at is null
-    for update skip locked`
+    for update of w skip locked`
   return w
 }
 
@@ -99,26 +116,69 @@ export async function markSent(tx: Queryable, w: ClaimedWithdrawal, t: MinedTran
 
 /**
  * requested → failed by a receipt that reverted: nothing left the hot wallet but gas, journaled as
- * its only event (`gas_spent`, slot 0); the reserve is released by the state change.
+ * its only event (`gas_spent`, slot 0); the reserve is released by the state change. `chargedWei`
+ * (ETH withdrawals: the gas, at most the amount) is charged to the user in the same commit
+ * (`withdrawal_gas_charged`, slot 1: docs/hostile-world.md "The user's failures are the user's").
+ * A REVERTED row counts against the user's contract destinations (cooling.ts).
  */
-export async function markReverted(tx: Queryable, w: ClaimedWithdrawal, t: MinedTransfer, now: Date): Promise<void> {
-  if (t.fee !== undefined && t.fee > 0n)
-    await appendBatch(tx, [
-      {
-        type: 'gas_spent',
-        payload: {
-          chain: t.chain,
-          txHash: t.txHash,
-          slot: 0,
-          currency: t.gasCurrency,
-          amount: t.fee,
-          userId: w.userId,
-        },
-        occurredAt: now,
+export async function markReverted(
+  tx: Queryable,
+  w: ClaimedWithdrawal,
+  t: MinedTransfer,
+  now: Date,
+  chargedWei = 0n,
+): Promise<void> {
+  const events: EventInput[] = []
+  if (t.fee !== undefined && t.fee > 0n) events.push(gasEvent(w, t, now))
+  if (chargedWei > 0n)
+    events.push({
+      type: 'withdrawal_gas_charged',
+      payload: {
+        userId: w.userId,
+        withdrawalId: w.id,
+        chain: t.chain,
+        txHash: t.txHash,
+        currency: w.currency,
+        amount: chargedWei,
       },
-    ])
+      occurredAt: now,
+    })
+  if (events.length > 0) await appendBatch(tx, events)
+  const reason = chargedWei > 0n ? FAILURE_REASONS.REVERTED_CHARGED : FAILURE_REASONS.REVERTED
   await tx`
-    update withdrawals set state = 'failed', failure_reason = ${FAILURE_REASONS.REVERTED}, last_error_code = 'REVERTED',
+    update withdrawals set state = 'failed', failure_reason = ${reason}, last_error_code = 'REVERTED',
+      tx_hash = ${t.txHash.toLowerCase()}, network_fee = ${t.fee === undefined ? null : t.fee.toString()},
+      updated_at = ${now}
+    where id = ${w.id}`
+}
+
+/** The burnt gas of a transaction that is the withdrawal's only fact about it: slot 0. */
+function gasEvent(w: ClaimedWithdrawal, t: MinedTransfer, now: Date): EventInput {
+  return {
+    type: 'gas_spent',
+    payload: {
+      chain: t.chain,
+      txHash: t.txHash,
+      slot: 0,
+      currency: t.gasCurrency,
+      amount: t.fee ?? 0n,
+      userId: w.userId,
+    },
+    occurredAt: now,
+  }
+}
+
+/**
+ * requested → failed, never sent: the node refused the signed transfer for good and a no-op took
+ * its nonce (docs/hostile-world.md "One policy for every outbound transaction"). Only once that
+ * no-op is final: until then the original bytes could still be mined. Its gas is the platform's
+ * (`gas_spent` slot 0 of the no-op, attributed to the user); nothing is charged and it does not
+ * count against the user's destinations: nothing of theirs ran.
+ */
+export async function markNotSent(tx: Queryable, w: ClaimedWithdrawal, t: MinedTransfer, now: Date): Promise<void> {
+  if (t.fee !== undefined && t.fee > 0n) await appendBatch(tx, [gasEvent(w, t, now)])
+  await tx`
+    update withdrawals set state = 'failed', failure_reason = ${FAILURE_REASONS.NOT_SENT}, last_error_code = 'NOT_SENT',
       tx_hash = ${t.txHash.toLowerCase()}, network_fee = ${t.fee === undefined ? null : t.fee.toString()},
       updated_at = ${now}
     where id = ${w.id}`
@@ -154,6 +214,17 @@ export async function recordAttempt(
 ): Promise<void> {
   await tx`
     update withdrawals set attempts = ${attempts}, last_error_code = ${code},
+      next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000}), updated_at = ${now}
+    where id = ${id}`
+}
+
+/**
+ * A preparation that failed with an error nobody recognises while the chain answered its probe:
+ * the attempt and the row's count of such errors, then its backoff (recordAttempt's).
+ */
+export async function recordSendError(tx: Queryable, id: string, attempts: number, now: Date): Promise<void> {
+  await tx`
+    update withdrawals set attempts = ${attempts}, last_error_code = 'SEND_ERROR', send_errors = send_errors + 1,
       next_attempt_at = now() + make_interval(secs => ${retryDelayMs(attempts) / 1000}), updated_at = ${now}
     where id = ${id}`
 }

@@ -73,12 +73,17 @@ export function toErrorBody(err: unknown): ErrorBodyValue {
 
 /** A 503 says when to come back: a dependency or the price feed is expected back within seconds. */
 export const RETRY_AFTER_SECONDS = 5
+/** A 429 of a per-minute limit of ours (withdrawal requests) says: the next minute. */
+export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const body = toErrorBody(err)
   if (body.statusCode >= 500 && body.statusCode !== 503) request.log.error({ err }, 'request failed')
   else if (body.statusCode === 503) request.log.warn({ code: body.code }, 'request refused: unavailable')
   if (body.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+  // a limit of our own (a rate-limit plugin sets its own header first)
+  if (body.statusCode === 429 && !reply.hasHeader('retry-after'))
+    reply.header('retry-after', String(RATE_LIMIT_RETRY_AFTER_SECONDS))
   return reply.code(body.statusCode).send(body)
 }
 

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import {
   bigint,
+  boolean,
   index,
   integer,
   numeric,
@@ -114,6 +115,11 @@ export const outboundTxs = pgTable(
     contradictions: smallint('contradictions').notNull().default(0),
     firstContradictionAt: timestamp('first_contradiction_at', { withTimezone: true }),
     holdReason: text('hold_reason'),
+    /**
+     * broadcasts refused with an unknown error while the chain answered its probe; past a bound the
+     * nonce is filled by a no-op version (docs/hostile-world.md "One policy for every outbound transaction")
+     */
+    refusals: smallint('refusals').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -141,6 +147,11 @@ export const outboundTxVersions = pgTable(
     version: smallint('version').notNull(),
     rawTx: text('raw_tx').notNull(),
     txHash: varchar('tx_hash', { length: 66 }).notNull(),
+    /**
+     * a no-op (0-value transfer to the sender itself) at the row's nonce, signed when the node
+     * refused the row's bytes for good: mined, it fails the row and closes the nonce gap
+     */
+    fillsNonce: boolean('fills_nonce').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.outboundId, t.version] }), unique('outbound_tx_versions_tx_hash_key').on(t.txHash)],

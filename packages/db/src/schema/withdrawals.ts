@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, numeric, pgTable, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core'
+import { index, numeric, pgTable, smallint, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core'
 import { holdColumns, retryColumns } from './retry'
 
 /**
@@ -32,6 +32,11 @@ export const withdrawals = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     sentAt: timestamp('sent_at', { withTimezone: true }),
+    /**
+     * preparations that failed with an error nobody recognises while the chain answered its probe;
+     * past WITHDRAWAL_SEND_ERRORS_MAX the withdrawal fails with a reason (docs/hostile-world.md)
+     */
+    sendErrors: smallint('send_errors').notNull().default(0),
     ...retryColumns(),
     ...holdColumns(),
   },
@@ -42,6 +47,7 @@ export const withdrawals = pgTable(
       .where(sql`${t.idempotencyKey} is not null`),
     index('withdrawals_user_created_idx').on(t.userId, t.createdAt),
     index('withdrawals_state_idx').on(t.state, t.createdAt).where(sql`${t.state} <> 'sent'`),
+    index('withdrawals_user_reverted_idx').on(t.userId, t.updatedAt).where(sql`${t.lastErrorCode} = 'REVERTED'`),
     index('withdrawals_due_idx').on(t.nextAttemptAt).where(sql`${t.state} = 'requested' and ${t.heldAt} is null`),
   ],
 )

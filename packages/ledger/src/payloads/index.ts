@@ -165,6 +165,22 @@ export const GasSpent = Type.Object(
   { chain: Chain, txHash: TxHash, slot: Slot, currency: Currency, amount: Amount, userId: Type.Optional(UserId) },
   strict,
 )
+/**
+ * The gas a withdrawal burnt failing on chain, charged to its user (docs/ledger.md): `amount` in the
+ * withdrawn currency (ETH: the gas itself, at most the withdrawal's amount). The gas is a `gas_spent`
+ * of the same transaction at slot 0; this is its slot 1.
+ */
+export const WithdrawalGasCharged = Type.Object(
+  {
+    userId: UserId,
+    withdrawalId: ExternalId,
+    chain: Chain,
+    txHash: TxHash,
+    currency: Currency,
+    amount: Amount,
+  },
+  strict,
+)
 export const TradeRejected = Type.Object(
   {
     subaccountId: SubaccountId,
@@ -241,6 +257,7 @@ export const PAYLOAD_SCHEMAS = {
   reconciliation_adjustment: ReconciliationAdjustment,
   stop_raised: StopRaised,
   stop_cleared: StopCleared,
+  withdrawal_gas_charged: WithdrawalGasCharged,
 } as const satisfies Record<EventType, Type.TSchema>
 
 /** The payload type of each event type. */

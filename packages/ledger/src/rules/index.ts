@@ -11,6 +11,7 @@ import { subaccountFunded } from './subaccount_funded'
 import { subaccountReleased } from './subaccount_released'
 import { swapExecuted } from './swap_executed'
 import type { PostingRule, PostingRules } from './types'
+import { withdrawalGasCharged } from './withdrawal_gas_charged'
 import { withdrawalSent } from './withdrawal_sent'
 
 export type { Posting, PostingRule, PostingRules } from './types'
@@ -35,4 +36,5 @@ export const POSTING_RULES = {
   reconciliation_adjustment: reconciliationAdjustment,
   stop_raised: stopRaised,
   stop_cleared: stopCleared,
+  withdrawal_gas_charged: withdrawalGasCharged,
 } as const satisfies { [T in keyof PostingRules]-?: PostingRule<T> }

@@ -21,7 +21,7 @@ import { POSTING_RULES } from './index'
 const u = '0a1b2c3d-0000-4000-8000-000000000001'
 
 describe('posting rules (spec 6)', () => {
-  it('there is a rule for every one of the 18 event types', () => {
+  it('there is a rule for every one of the 18 event types and the extensions', () => {
     expect(Object.keys(POSTING_RULES).sort()).toEqual([...EVENT_TYPES].sort())
   })
 
@@ -168,6 +168,18 @@ describe('posting rules (spec 6)', () => {
       const legs = POSTING_RULES.gas_spent({ chain: 'base', txHash: tx, slot: 1, currency: 'ETH', amount: 7n, userId })
       for (const l of legs) expect(bearerOf(l.account)).toBe('platform')
     }
+  })
+
+  it('the gas of a withdrawal that failed on chain, charged to its user, pays the platform back from transit', () => {
+    const tx = `0x${'02'.repeat(32)}`
+    const payload = { userId: u, withdrawalId: 'w1', chain: 'base', txHash: tx, currency: 'ETH', amount: 9n }
+    const legs = POSTING_RULES.withdrawal_gas_charged(payload)
+    const of = (a: string) => legs.find((l) => l.account === a)?.amount
+    expect(of(userTransit(u))).toBe(-9n)
+    expect(of(PLATFORM_FEE_REVENUE)).toBe(9n)
+    expect(legs).toHaveLength(2)
+    // slot 1 of the failed transaction: its gas_spent holds slot 0
+    expect(eventKey('withdrawal_gas_charged', payload)).toBe(`tx:base:${tx}:1`)
   })
 
   it('netting refuses a set that does not balance', () => {

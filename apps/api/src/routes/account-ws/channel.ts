@@ -14,6 +14,7 @@ import {
   AccountResnapshotMessage,
   AccountSnapshotMessage,
   AccountSubscribeMessage,
+  AMOUNT_UNIT,
 } from '@wh/api-schemas/account-ws'
 import { HeartbeatMessage, PongMessage } from '@wh/market'
 import type { WsChannel, WsMessage } from '../../plugins/asyncapi-document'
@@ -37,6 +38,7 @@ const eventExamples = [
     name: 'deposit',
     payload: {
       type: 'event',
+      unit: AMOUNT_UNIT,
       seq: 1,
       kind: 'deposit.credited',
       at: TS,
@@ -53,6 +55,7 @@ const eventExamples = [
     name: 'withdrawal sent',
     payload: {
       type: 'event',
+      unit: AMOUNT_UNIT,
       seq: 7,
       kind: 'withdrawal.sent',
       at: TS,
@@ -70,6 +73,7 @@ const eventExamples = [
     name: 'fill',
     payload: {
       type: 'event',
+      unit: AMOUNT_UNIT,
       seq: 9,
       kind: 'fill',
       at: TS,
@@ -114,9 +118,17 @@ const sends: WsMessage[] = [
     id: 'AccountAuthenticated',
     name: 'authenticated',
     title: 'Authenticated',
-    summary: 'The token was accepted: the user it names.',
+    summary: 'The token was accepted: the user it names, and the unit of the amounts that follow.',
+    description:
+      'Amounts on this stream are integer strings in base units (`unit`); `decimals` converts them (1500000000 ' +
+      'USDC base units are 1,500 USDC). REST answers decimal strings: docs/account-stream.md "Amounts".',
     payload: AccountAuthenticatedMessage,
-    examples: [{ name: 'user', payload: { type: 'authenticated', userId: USER } }],
+    examples: [
+      {
+        name: 'user',
+        payload: { type: 'authenticated', userId: USER, unit: AMOUNT_UNIT, decimals: { USDC: 6, ETH: 18, BTC: 8 } },
+      },
+    ],
   },
   {
     id: 'AccountSnapshot',
@@ -130,6 +142,8 @@ const sends: WsMessage[] = [
         name: 'usdc',
         payload: {
           type: 'snapshot',
+          unit: AMOUNT_UNIT,
+          decimals: { USDC: 6, ETH: 18, BTC: 8 },
           seq: 41,
           balances: [{ account: 'transit', currency: 'USDC', amount: '950000000' }],
           positions: [],

@@ -8,8 +8,9 @@
 import {
   type AccountClientMessage,
   AccountClientMessage as AccountClientMessageSchema,
+  AMOUNT_UNIT,
 } from '@wh/api-schemas/account-ws'
-import type { Clock } from '@wh/core'
+import { type Clock, CURRENCY_DECIMALS } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { accountSnapshot, replayAccountEvents } from '@wh/trading'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -34,6 +35,9 @@ export interface SessionDeps {
   readonly clock: Clock
   readonly authTimeoutMs?: number
 }
+
+/** What names the unit of the stream's amounts, on the messages that carry them (docs/account-stream.md "Amounts"). */
+const UNITS = { unit: AMOUNT_UNIT, decimals: CURRENCY_DECIMALS }
 
 /** The longest a timer may wait (setTimeout's limit). */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -66,7 +70,7 @@ async function startFrom(
   if (fromSeq === undefined) {
     const snap = await accountSnapshot(deps.sql, s.userId)
     s.lastSeq = snap.seq
-    return client.send(JSON.stringify({ type: 'snapshot', ...snap }))
+    return client.send(JSON.stringify({ type: 'snapshot', ...UNITS, ...snap }))
   }
   const replay = await replayAccountEvents(deps.sql, s.userId, fromSeq, deps.clock.now())
   if ('resnapshot' in replay) {
@@ -149,7 +153,7 @@ export function openAccountSession(
     clearTimeout(timer)
     timer = closeAtExpiry(user.expiresAtMs, () => close(ACCOUNT_CLOSE.expired))
     sink = { userId: user.userId, lastSeq: 0, subscribed: false, send: (text) => client.send(text) }
-    client.send(JSON.stringify({ type: 'authenticated', userId: user.userId }))
+    client.send(JSON.stringify({ type: 'authenticated', userId: user.userId, ...UNITS }))
     return true
   }
 

@@ -11,6 +11,7 @@
  * When the LISTEN connection comes back after a drop (notifications may have been lost), every
  * connected user is read again.
  */
+import { AMOUNT_UNIT } from '@wh/api-schemas/account-ws'
 import type { Sql } from '@wh/db'
 import { type AccountEvent, accountEventsAfter } from '@wh/trading'
 
@@ -42,7 +43,7 @@ export interface StreamsLog {
 }
 
 export const eventFrame = (e: AccountEvent) =>
-  `{"type":"event","seq":${e.seq},"kind":${JSON.stringify(e.kind)},"at":"${e.at}","data":${JSON.stringify(e.data)}}`
+  `{"type":"event","seq":${e.seq},"kind":${JSON.stringify(e.kind)},"at":"${e.at}","unit":"${AMOUNT_UNIT}","data":${JSON.stringify(e.data)}}`
 
 export class AccountStreams {
   readonly #sql: Sql

@@ -19,6 +19,10 @@ import { latestRoot, listRoots, proofFromStore, type StoredRoot } from '@wh/proo
 import type { FastifyInstance } from 'fastify'
 import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
+import { ETAG_NOT_MODIFIED, withEtagHeaders } from '../../plugins/etag'
+
+/** Seconds a browser or a CDN may keep a public answer of the proof (a root is published once a day). */
+export const PROOF_MAX_AGE_S = 60
 
 export interface LiabilitiesRoutesOptions {
   sql: Sql
@@ -69,13 +73,14 @@ export default async function liabilitiesRoutes(app: FastifyInstance, opts: Liab
   app.get(
     '/proof-of-liabilities',
     {
+      config: { etag: { maxAgeS: PROOF_MAX_AGE_S } },
       schema: {
         tags: ['proof-of-liabilities'],
         summary: 'The latest published root of the proof of liabilities',
         description:
           "The root hash of the Merkle-sum tree of every user's balances and its totals per currency. " +
           'Check your own proof (GET /portfolio/proof) against it. 404 NO_LIABILITY_ROOT before the first publication.',
-        response: { 200: LiabilityRoot, ...errors },
+        response: { 200: withEtagHeaders(LiabilityRoot), 304: ETAG_NOT_MODIFIED, ...errors },
       },
     },
     async () => {
@@ -88,12 +93,13 @@ export default async function liabilitiesRoutes(app: FastifyInstance, opts: Liab
   app.get<{ Querystring: RootsQueryValue }>(
     '/proof-of-liabilities/roots',
     {
+      config: { etag: { maxAgeS: PROOF_MAX_AGE_S } },
       schema: {
         tags: ['proof-of-liabilities'],
         summary: 'Every published root, newest first',
         description: `Cursor pagination: pass nextCursor back as cursor; limit 1..${ROOTS_PAGE_LIMIT_MAX} (default ${ROOTS_PAGE_LIMIT_DEFAULT}).`,
         querystring: RootsQuery,
-        response: { 200: RootsResponse, 400: { $ref: 'ErrorBody#' } },
+        response: { 200: withEtagHeaders(RootsResponse), 304: ETAG_NOT_MODIFIED, 400: { $ref: 'ErrorBody#' } },
       },
     },
     async (request) => {

@@ -6,12 +6,14 @@
  * sent) until the next event on any of the feed's channels (this process subscribes to them on a
  * connection of its own) or `maxAgeS`, whichever comes first. Every answer carries a strong `ETag`
  * and `Cache-Control: public, max-age`, so a CDN or a browser may keep it too, and a request whose
- * `If-None-Match` names the current answer gets 304 with no body. Only 200 answers are kept;
+ * `If-None-Match` names the current answer (weakly compared: `W/"…"` and lists too, plugins/etag.ts)
+ * gets 304 with no body. Only 200 answers are kept;
  * `x-cache: hit | miss` says which it was.
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
+import { etagMatches } from '../../plugins/etag'
 
 export interface PublicCacheRouteConfig {
   readonly publicCache?: { readonly maxAgeS: number }
@@ -138,7 +140,7 @@ export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions
     fromCache.add(request)
     cacheHeaders(reply, hit.etag, cfg.maxAgeS)
     reply.header('x-cache', 'hit')
-    if (request.headers['if-none-match'] === hit.etag) return reply.code(304).send()
+    if (etagMatches(request.headers['if-none-match'], hit.etag)) return reply.code(304).send()
     return reply.code(200).type(hit.type).send(hit.body)
   })
 
@@ -159,7 +161,7 @@ export async function publicCache(app: FastifyInstance, opts: PublicCacheOptions
         generation: gen,
       })
     }
-    if (request.headers['if-none-match'] === etag) {
+    if (etagMatches(request.headers['if-none-match'], etag)) {
       reply.code(304)
       return ''
     }

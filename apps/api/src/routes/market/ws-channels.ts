@@ -61,6 +61,7 @@ export const TOPIC_CLOSE_CODES: readonly WsCloseCode[] = [
   { code: 1007, reason: 'a text frame that is not UTF-8, refused by the ws server' },
 ]
 
+// each client message is a union of its two spellings: `{type}` (the three sockets' dialect), `{op}` (the earlier one)
 const [subscribeSchema, unsubscribeSchema, pingSchema] = (ClientMessage as unknown as { anyOf: object[] }).anyOf as [
   object,
   object,
@@ -76,7 +77,10 @@ const subscribe: WsMessage = {
     'Assets already subscribed are skipped. An unknown asset gets an UNKNOWN_ASSET error and changes nothing.',
   payload: subscribeSchema,
   schemaName: 'WsSubscribe',
-  examples: [{ name: 'btc', payload: { op: 'subscribe', assets: ['BTC'] } }],
+  examples: [
+    { name: 'btc', payload: { type: 'subscribe', assets: ['BTC'] } },
+    { name: 'btc, earlier spelling', payload: { op: 'subscribe', assets: ['BTC'] } },
+  ],
 }
 const unsubscribe: WsMessage = {
   id: 'Unsubscribe',
@@ -85,7 +89,7 @@ const unsubscribe: WsMessage = {
   summary: 'Stops the messages of assets, then an `unsubscribed` ack.',
   payload: unsubscribeSchema,
   schemaName: 'WsUnsubscribe',
-  examples: [{ name: 'eth', payload: { op: 'unsubscribe', assets: ['ETH'] } }],
+  examples: [{ name: 'eth', payload: { type: 'unsubscribe', assets: ['ETH'] } }],
 }
 const ping: WsMessage = {
   id: 'Ping',
@@ -94,7 +98,7 @@ const ping: WsMessage = {
   summary: 'Asks for a `pong` (an application-level ping; protocol pings are answered too).',
   payload: pingSchema,
   schemaName: 'WsPing',
-  examples: [{ name: 'ping', payload: { op: 'ping' } }],
+  examples: [{ name: 'ping', payload: { type: 'ping' } }],
 }
 const pong: WsMessage = {
   id: 'Pong',

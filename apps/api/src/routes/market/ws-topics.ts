@@ -5,7 +5,13 @@
  * connection stays open; a plain GET without the upgrade answers 426 in the error shape. Each
  * route supplies its stream, its snapshot and the snapshot's frame.
  */
-import { type ClientMessage, ClientMessage as ClientMessageSchema, type ErrorMessage, PRICED_ASSETS } from '@wh/market'
+import {
+  type ClientMessage,
+  ClientMessage as ClientMessageSchema,
+  clientMessageName,
+  type ErrorMessage,
+  PRICED_ASSETS,
+} from '@wh/market'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
 import Value from 'typebox/value'
@@ -28,7 +34,8 @@ export const WS_ERRORS = {
   notJson: { code: 'MALFORMED_MESSAGE', message: 'not JSON' },
   notAnOp: {
     code: 'MALFORMED_MESSAGE',
-    message: 'expected {"op":"subscribe"|"unsubscribe","assets":[...]} or {"op":"ping"}',
+    message:
+      'expected {"type":"subscribe"|"unsubscribe","assets":[...]} or {"type":"ping"} ("op" in place of "type" is read too)',
   },
   failed: { code: 'MALFORMED_MESSAGE', message: 'could not handle the message' },
   unknownAsset: { code: 'UNKNOWN_ASSET', message: 'unknown asset ' },
@@ -76,10 +83,11 @@ export function topicSocket(app: FastifyInstance, o: TopicSocketOptions) {
     }
     if (!Value.Check(ClientMessageSchema, msg)) return client.send(errorFrame(WS_ERRORS.notAnOp))
     const m = msg as ClientMessage
-    if (m.op === 'ping') return client.send('{"type":"pong"}')
+    const name = clientMessageName(m)
+    if (name === 'ping' || !('assets' in m)) return client.send('{"type":"pong"}')
     const parsed = parseAssets(m.assets)
     if ('unknown' in parsed) return client.send(errorFrame(WS_ERRORS.unknownAsset, parsed.unknown))
-    if (m.op === 'subscribe') return subscribe(client, parsed.assets)
+    if (name === 'subscribe') return subscribe(client, parsed.assets)
     client.unsubscribe(o.stream, parsed.assets)
     return client.send(JSON.stringify({ type: 'unsubscribed', channel: o.channel, assets: client.topicsOf(o.stream) }))
   }

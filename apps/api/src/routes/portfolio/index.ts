@@ -86,8 +86,9 @@ export default async function portfolioRoutes(app: FastifyInstance, opts: Portfo
       assertOrdered(from, to)
       const page = await statement(opts.sql, userId, { from, to, cursor: q.cursor, limit: q.limit })
       const formatter = amountFormatter(request.log)
-      if (q.format !== 'csv') return statementView(page, formatter)
+      // both formats name the next page in the header too (a client following headers needs no body parse)
       if (page.nextCursor) reply.header('x-next-cursor', page.nextCursor)
+      if (q.format !== 'csv') return statementView(page, formatter)
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', 'attachment; filename="statement.csv"')

@@ -5,7 +5,7 @@
  */
 import { SUMMARY_DEFAULT_SPAN_DAYS, SUMMARY_MAX_SPAN_DAYS } from '@wh/api-schemas/portfolio'
 import { fromBaseUnits } from '@wh/core'
-import { InvalidPeriodError, type portfolioSummary, type statement } from '@wh/ledger'
+import { accountLabel, InvalidPeriodError, type portfolioSummary, type statement } from '@wh/ledger'
 import type { FastifyBaseLogger } from 'fastify'
 import { balanceOut } from '../subaccounts/index'
 import type { listSubaccounts } from '../subaccounts/read'
@@ -110,6 +110,7 @@ export function statementView(page: Awaited<ReturnType<typeof statement>>, { for
       recordedAt: r.recordedAt.toISOString(),
       postings: r.postings.map((p) => ({
         account: p.account,
+        label: accountLabel(p.account),
         currency: p.currency,
         amount: format(p.currency, p.amount),
         balanceAfter: format(p.currency, p.balanceAfter),

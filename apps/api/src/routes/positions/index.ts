@@ -38,6 +38,7 @@ import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import type { PublicExchange } from '../quotes/chain'
+import { settingsInEffect } from '../quotes/index'
 import { exchangeTickerPrices } from './prices'
 import { E18, listPositions, USDC } from './read'
 
@@ -144,8 +145,15 @@ async function createPosition(
   // no new position while an operator reviews a solvency deficit (docs/solvency.md "The platform stop")
   await assertPlatformRunning(sql, 'opening a position')
   // fees above MAX_FEE_SHARE_BPS of the premium: refused (422) or a warning, per FEE_SHARE_POLICY
+  // a wheel's first leg is checked as its settings choose it (422 out of bounds before anything is read)
+  const inEffect = settingsInEffect(body, profile)
   const fee = opts.feeShare
-    ? await checkFeeShare(opts.feeShare.chain, { asset, side, amount }, opts.feeShare.settings, clock.now().getTime())
+    ? await checkFeeShare(
+        opts.feeShare.chain,
+        { asset, side, amount, ...(inEffect && { settings: inEffect }) },
+        opts.feeShare.settings,
+        clock.now().getTime(),
+      )
     : undefined
   const req = { userId, asset, amount, ...(key && { idempotencyKey: key }) }
   const { leg: p, wheelId } =
@@ -211,7 +219,7 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       const { userId } = currentUser(request)
       const { id } = request.params
       try {
-        const r = await cancelPosition(sql, userId, id)
+        const r = await cancelPosition(sql, userId, id, clock.now())
         return reply.code(r.outcome === 'cancelled' ? 200 : 202).send({ id, action: 'cancel', ...r })
       } catch (e) {
         if (e instanceof PositionSoldError) {

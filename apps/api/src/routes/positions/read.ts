@@ -22,6 +22,7 @@ interface Row {
   instrument: string | null
   strike_e18: string | null
   expiry_sec: number | null
+  window_ends_at: Date | null
   size_e18: string | null
   filled_e18: string
   premium: string
@@ -66,6 +67,7 @@ export function item(r: Row) {
     instrument: r.instrument,
     strike: e18(r.strike_e18),
     expiry: r.expiry_sec === null ? null : new Date(r.expiry_sec * 1000).toISOString(),
+    windowEndsAt: r.state === 'placing' ? (r.window_ends_at?.toISOString() ?? null) : null,
     size: e18(r.size_e18),
     filled: fromBaseUnits(BigInt(r.filled_e18), E18),
     premium: fromBaseUnits(premium, USDC),
@@ -99,7 +101,7 @@ export async function listPositions(
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const rows = await sql<Row[]>`
     select p.id, p.wheel_id, p.asset, p.side, p.state, p.collateral_currency, p.collateral_amount, p.instrument,
-      p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
+      p.strike_e18, p.expiry_sec::float8 as expiry_sec, p.window_ends_at, p.size_e18, p.filled_e18, p.premium, p.fees, p.settlement_cost, p.outcome,
       p.bought_e18, p.close_cost, p.close_limit_e18,
       (select count(*)::int from position_fills f where f.position_id = p.id) as fills,
       (select coalesce(sum(f.exchange_fee), 0)::text from position_fills f where f.position_id = p.id) as exchange_fee,

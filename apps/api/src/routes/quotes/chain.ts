@@ -17,8 +17,16 @@ export const CHAIN_CACHE_MS = 5_000
 export const INSTRUMENTS_CACHE_MS = 60_000
 const TICKER_CONCURRENCY = 8
 
-/** The options of the expiry the placing tick would pick now for `side` (empty: no expiry in the window). */
-export type OptionChainReader = (asset: string, side: 'put' | 'call', nowMs: number) => Promise<ChainOption[]>
+/**
+ * The options of the expiry the placing tick would pick now for `side` (empty: no expiry in the
+ * window), under `rule`'s tenor window when given (a wheel's settings), else the profile's.
+ */
+export type OptionChainReader = (
+  asset: string,
+  side: 'put' | 'call',
+  nowMs: number,
+  rule?: TradingProfile,
+) => Promise<ChainOption[]>
 
 /** The instrument's published fees (Derive lists them per instrument), else Derive's schedule. */
 function feesOf(i: Instrument): OptionFeeSchedule {
@@ -77,14 +85,14 @@ export function exchangeOptionChain(
   const instruments = new Map<string, Cached<Instrument[]>>()
   const tickers = new Map<string, Cached<Ticker>>()
   const reader = publicReader(transport)
-  return async (asset, side, nowMs) => {
+  return async (asset, side, nowMs, rule) => {
     const all = await cached(instruments, asset, Math.min(cacheMs * 12, INSTRUMENTS_CACHE_MS), wall(), () =>
       reader.getInstruments({ currency: asset, instrument_type: 'option' }),
     )
     const expiry = chooseExpiry(
       all.map((i) => i.option_details?.expiry ?? 0),
       nowMs,
-      profile,
+      rule ?? profile,
     )
     if (expiry === undefined) return []
     const type = side === 'put' ? 'P' : 'C'

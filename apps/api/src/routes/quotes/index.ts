@@ -16,6 +16,7 @@ import {
   toBaseUnits,
 } from '@wh/core'
 import {
+  applyWheelSettings,
   type ChainReader,
   FeesExceedPremiumShareError,
   type MinimumSize,
@@ -23,6 +24,11 @@ import {
   type PositionQuote as Quote,
   type QuoteSettings,
   quotePosition,
+  resolveWheelSettings,
+  SettingsNotForLegError,
+  type TradingProfile,
+  type WheelSettings,
+  type WheelSettingsInput,
 } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
@@ -117,6 +123,20 @@ export async function minimumSizesBody(chain: ChainReader, s: QuoteSettings, ass
   }
 }
 
+/**
+ * A wheel's settings as they would apply (the profile's where none is given), as POST /positions
+ * stores them: 400 SETTINGS_ONLY_FOR_WHEEL on a put or a call, 422 SETTING_OUT_OF_BOUNDS outside the
+ * profile's bounds; undefined without settings.
+ */
+export function settingsInEffect(
+  body: { side: string; settings?: WheelSettingsInput | undefined },
+  profile: TradingProfile,
+): WheelSettings | undefined {
+  if (!body.settings) return undefined
+  if (body.side !== 'wheel') throw new SettingsNotForLegError()
+  return resolveWheelSettings(applyWheelSettings(undefined, body.settings, profile), profile)
+}
+
 export default async function quoteRoutes(app: FastifyInstance, opts: QuoteRoutesOptions) {
   requireAuth(app)
   const clock = opts.clock ?? systemClock
@@ -128,7 +148,7 @@ export default async function quoteRoutes(app: FastifyInstance, opts: QuoteRoute
         summary: 'What a position would yield now: the strike the placing tick would sell, premium, fees and net',
         description:
           'The body is the one of POST /positions. The leg is chosen as the placing tick would choose it now (the ' +
-          "profile's expiry and target delta) and priced at the mark; fees are the exchange's (maker, or taker with " +
+          "profile's expiry and target delta, or a wheel's `settings`) and priced at the mark; fees are the exchange's (maker, or taker with " +
           "its base fee when the profile crosses at the window's end) and the platform's. `warning` is set when " +
           'fees exceed MAX_FEE_SHARE_BPS of the premium. 422 NO_QUOTE when the tick would sell nothing now, 503 ' +
           'QUOTE_UNAVAILABLE when the exchange cannot be read.',
@@ -147,8 +167,14 @@ export default async function quoteRoutes(app: FastifyInstance, opts: QuoteRoute
       const currency = side === 'call' ? asset : 'USDC'
       // more decimals than the collateral has is a 400, as in POST /positions
       const amount = toBaseUnits(request.body.amount, decimalsOf(currency) ?? 0, 'exact')
+      const settings = settingsInEffect(request.body, opts.settings.profile)
       const now = clock.now()
-      const q = await quotePosition(opts.chain, { asset, side, amount }, opts.settings, now.getTime())
+      const q = await quotePosition(
+        opts.chain,
+        { asset, side, amount, ...(settings && { settings }) },
+        opts.settings,
+        now.getTime(),
+      )
       return quoteBody(q, opts.settings, amount, now)
     },
   )

@@ -16,10 +16,14 @@ import {
 import { type Clock, UNDERLYINGS } from '@wh/core'
 import type { ChainReader, QuoteSettings, TradingProfile } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
+import { ETAG_NOT_MODIFIED, withEtagHeaders } from '../../plugins/etag'
 import { minimumSizesBody } from '../quotes/index'
 
 /** How long the minimum sizes (read live from the exchange) are reused: a public route must not drive reads */
 export const MINIMUM_SIZES_CACHE_MS = 60_000
+
+/** Seconds a browser or a CDN may keep the answer: the minimum sizes are computed at most once a minute. */
+export const TRADING_CONFIG_MAX_AGE_S = 60
 
 export interface TradingConfigOptions {
   profile: TradingProfile
@@ -65,13 +69,14 @@ export default async function tradingConfigRoutes(app: FastifyInstance, opts: Tr
   app.get(
     '/trading-config',
     {
+      config: { etag: { maxAgeS: TRADING_CONFIG_MAX_AGE_S } },
       schema: {
         tags: ['trading'],
         summary: 'The active trading profile and the constants the wheel runs by',
         description:
           '`minimumSizes`: per asset and side, the smallest size whose fees stay within MAX_FEE_SHARE_BPS of the ' +
           'premium, computed from the exchange at most once a minute (docs/trading.md "Economics").',
-        response: { 200: TradingConfigResponse },
+        response: { 200: withEtagHeaders(TradingConfigResponse), 304: ETAG_NOT_MODIFIED },
       },
     },
     async () => ({ ...body, ...(sizes && { minimumSizes: await sizes() }) }),

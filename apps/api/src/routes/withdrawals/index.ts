@@ -27,6 +27,7 @@ import {
   destinationGuard,
   requestWithdrawal,
   WITHDRAWAL_PRICE_MAX_AGE_MS,
+  WITHDRAWAL_REQUESTS_PER_MINUTE,
   type WithdrawalLimits,
   type WithdrawalRequestDeps,
   type WithdrawalRouteInfo,
@@ -119,6 +120,7 @@ function listItem(row: WithdrawalRow) {
     networkFeeAsset: 'ETH' as const,
     txHash: row.txHash,
     failureReason: row.failureReason,
+    failureCode: row.state === 'failed' ? row.lastErrorCode : null,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
     sentAt: row.sentAt ? iso(row.sentAt) : null,
@@ -142,6 +144,7 @@ const createSchema = {
     202: CreatedWithdrawal,
     400: { $ref: 'ErrorBody#' },
     422: { $ref: 'ErrorBody#' },
+    429: { $ref: 'ErrorBody#' },
     503: { $ref: 'ErrorBody#' },
   },
 }
@@ -177,6 +180,26 @@ function requestDeps(opts: WithdrawalRoutesOptions, clock: Clock, log: FastifyBa
         log,
       }),
     assertPlatformRunning: (what) => assertPlatformRunning(sql, what),
+    takeRequestSlot: (userId) => takeRequestSlot(opts.redis, userId, clock),
+  }
+}
+
+/** Redis key prefix of the per-user withdrawal request counters (one key per user and minute). */
+export const WITHDRAWAL_REQUESTS_KEY_PREFIX = 'withdrawal-requests:'
+
+/**
+ * One of the user's WITHDRAWAL_REQUESTS_PER_MINUTE in this minute (a Redis counter shared by every
+ * API process, one round trip). Abuse control, not accounting: when Redis does not answer, the
+ * request is not limited (the reserve and the open cap still hold).
+ */
+async function takeRequestSlot(redis: Redis, userId: string, clock: Clock): Promise<boolean> {
+  const key = `${WITHDRAWAL_REQUESTS_KEY_PREFIX}${userId}:${Math.floor(clock.now().getTime() / 60_000)}`
+  try {
+    const replies = await redis.multi().incr(key).pexpire(key, 120_000).exec()
+    const count = Number(replies?.[0]?.[1] ?? 0)
+    return count <= WITHDRAWAL_REQUESTS_PER_MINUTE
+  } catch {
+    return true
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { errorMessage } from '@wh/core'
 import { holdDeposit, recordSweepAttempt, requeueSweep } from '@wh/deposits'
-import { sendFailureOf } from '@wh/wallet'
+import { outboundFailureOf } from '@wh/wallet'
 import { UnrecoverableError } from 'bullmq'
 import type { TickDefinition } from '../../ticks'
 import { DEPOSIT_SWEEP_JOB, type SweepDeps, type SweepOutcome, sweepDeposit } from './sweep'
@@ -27,6 +27,19 @@ async function deferSweep(sql: SweepDeps['sql'], depositId: string, code?: strin
   else await recordSweepAttempt(sql, depositId, code, delayMs)
 }
 
+/**
+ * The code a failed sweep run waits under, as the outbound policy reads the error (docs/hostile-world.md
+ * "One policy for every outbound transaction"): the transaction's own failure (it reverts, hits an
+ * invalid opcode, needs more than its cap), the sender short, or unknown (the provider, most often).
+ * A sweep is never failed for an unknown error: the deposit stays credited, and it only waits.
+ */
+export function sweepErrorCode(err: unknown): string {
+  const f = outboundFailureOf(err)
+  if (f.kind === 'funds') return 'SHORT_OF_GAS'
+  if (f.kind === 'row') return f.reason === 'gas-above-cap' ? 'GAS_ABOVE_CAP' : 'REVERTS'
+  return (err as { code?: unknown }).code === 'CHAIN_UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'SEND_ERROR'
+}
+
 /** The processor of the jobs sweep-tick.ts fans out: one per deposit, `{ depositId }`. */
 export const depositSweepProcessor: TickDefinition = {
   name: DEPOSIT_SWEEP_JOB,
@@ -41,7 +54,7 @@ export const depositSweepProcessor: TickDefinition = {
       outcome = await sweepDeposit(ctx.deps, depositId)
     } catch (err) {
       ctx.log.warn({ depositId, err: errorMessage(err) }, 'deposit sweep failed')
-      await deferSweep(ctx.deps.sql, depositId, sendFailureOf(err) === 'reverts' ? 'REVERTS' : 'RPC_UNAVAILABLE')
+      await deferSweep(ctx.deps.sql, depositId, sweepErrorCode(err))
       return { depositId, outcome: 'error' }
     }
     if (outcome === 'short-of-gas') ctx.log.warn({ depositId }, 'deposit sweep waits for gas')

@@ -9,7 +9,7 @@
  */
 import { setDustAside } from '@wh/deposits'
 import { jobId, QUEUES } from '@wh/jobs'
-import { GAS_LIMIT_MARGIN_PCT } from '@wh/wallet'
+import { ETH_TO_EOA_GAS } from '@wh/wallet'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
 import { DEPOSIT_SWEEP_JOB, SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
 import { BELOW_GAS_RETRY_MS } from './sweep-job'
@@ -19,19 +19,18 @@ export const DEPOSIT_SWEEP_EVERY_MS = 10_000
 export const DEPOSIT_SWEEP_BATCH = 200
 export const DEPOSIT_SWEEP_ATTEMPTS = 3
 export const DEPOSIT_SWEEP_BACKOFF_MS = 5_000
-/** Gas of a plain ETH transfer (a sweep of an ETH deposit from an address without code). */
-export const ETH_SWEEP_GAS = 21_000n
+/** Gas of a plain ETH transfer (a sweep of an ETH deposit to the hot wallet, an address without code). */
+export const ETH_SWEEP_GAS = ETH_TO_EOA_GAS
 /** Dust deposits set aside per chain and tick at most (a bound; the rest next tick). */
 export const DUST_DEFER_BATCH = 10_000
 
 /**
  * The ETH below which a deposit cannot pay for its own sweep at the chain's current fees: the
- * gas of a plain transfer with the outbox's margin, at the current max fee, with the sweep's
- * headroom (sweep.ts sizes its own reserve the same way).
+ * gas of a plain transfer (the outbound policy signs exactly 21,000 to an address without code),
+ * at the current max fee, with the sweep's headroom (sweep.ts sizes its own reserve the same way).
  */
 export function dustThresholdWei(maxFeePerGasWei: bigint): bigint {
-  const gas = ETH_SWEEP_GAS + (ETH_SWEEP_GAS * GAS_LIMIT_MARGIN_PCT + 99n) / 100n
-  return gas * maxFeePerGasWei * SWEEP_FEE_HEADROOM
+  return ETH_SWEEP_GAS * maxFeePerGasWei * SWEEP_FEE_HEADROOM
 }
 
 /**

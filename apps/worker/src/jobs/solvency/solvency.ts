@@ -32,6 +32,7 @@ export type SolvencyTickDeps = Pick<
 export function exchangeHoldings(deps: SolvencyTickDeps): ExchangeHoldingsReader {
   const wallet = deps.config.exchange.walletAddress
   return {
+    account: wallet,
     async subaccounts() {
       return (await deps.exchange.getAllPortfolios()).map((p) => ({
         subaccountId: p.subaccount_id,

@@ -8,7 +8,7 @@
  * overlapping runs (a slow one and the next period's, or two replicas) split the rows between
  * them, and the outbox keeps one transaction per withdrawal whoever sends it.
  */
-import { confirmOutbound, findOutbound, type OutboxDeps, sendOnce } from '@wh/wallet'
+import { confirmOutbound, findOutbound, type OutboxDeps, probeChain, rpcOf, sendOnce } from '@wh/wallet'
 import {
   sendWithdrawals,
   WITHDRAWAL_SEND_EVERY_MS,
@@ -68,6 +68,16 @@ export function withdrawalSendDeps(
           functionName: 'balanceOf',
           args: [address],
         })
+      },
+      probe: async (chain) => {
+        const c = deps.clients.get(chain)
+        return c !== undefined && (await probeChain(rpcOf(c.publicClient), c.info.chainId)).ok
+      },
+      hasCode: async (chain, address) => {
+        const c = deps.clients.get(chain)
+        if (!c) throw new Error(`no clients for ${chain}`)
+        const code = await c.publicClient.getCode({ address })
+        return code !== undefined && code !== '0x'
       },
     },
     hotWallet: deps.hotWallet,
