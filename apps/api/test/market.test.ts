@@ -192,6 +192,19 @@ describe('market data routes', () => {
   })
 
   it('GET /:asset/fees: platform fee, the exchange schedule, network fees per chain and a worked example in bigint', async () => {
+    // a day's jump retires the options followed so far: wait until the feed follows a live call again
+    await waitFor(async () => {
+      const raw = await stack.redis.get(stack.names.latest('ETH'))
+      if (!raw) return false
+      const u = JSON.parse(raw) as {
+        ts: string
+        instruments: { kind: string; optionType: string | null; expiry: string | null }[]
+      }
+      return u.instruments.some(
+        (i) =>
+          i.kind === 'option' && i.optionType === 'C' && i.expiry !== null && Date.parse(i.expiry) > Date.parse(u.ts),
+      )
+    }, 'a live ETH call in the feed')
     const res = await get('/ETH/fees')
     expect(res.statusCode).toBe(200)
     const f = res.json()
