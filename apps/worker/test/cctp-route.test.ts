@@ -10,12 +10,13 @@ import { L2_CHAIN_NAMES } from '@wh/config'
 import { append, balanceOf, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { type ChainName, MESSAGE_TRANSMITTER_V2_ABI, TOKEN_MESSENGER_V2_ABI } from '@wh/wallet'
 import { sendWithdrawals } from '@wh/withdrawals'
-import { type Address, getAddress, type Hex, parseEventLogs } from 'viem'
+import { type Address, createTestClient, getAddress, type Hex, http, parseEther, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bridgeAdapterFor, runBridge } from '../src/jobs/bridge/bridge'
 import { L1 } from '../src/jobs/cctp/plan'
 import { type CctpRunResult, runCctpRefill, runCctpSweep } from '../src/jobs/cctp/route'
 import { openTransfer, transferById } from '../src/jobs/cctp/store'
+import { checkHotWalletEth } from '../src/jobs/cctp/ticks'
 import type { CctpAdvanceOptions } from '../src/jobs/cctp/transfer'
 import { addressBookFor, scanChainDeposits } from '../src/jobs/deposits/scan'
 import { sweepDeposit } from '../src/jobs/deposits/sweep'
@@ -145,6 +146,30 @@ describe('the L2 route: every L2 reaches the exchange over CCTP, and comes back'
     const [w] = await sql()<{ state: string }[]>`select state from withdrawals where user_id = ${userId}`
     expect(w?.state).toBe('sent')
     expect(await runCctpRefill(s.cctpDeps(), 'arbitrum')).toMatchObject({ state: 'idle' })
+  })
+
+  it('ETH is kept per chain: a hot wallet below HOT_WALLET_ETH_ALERT is named and alerted once an hour, per chain', async () => {
+    const anvil = (chain: ChainName) => createTestClient({ mode: 'anvil', transport: http(s.chains[chain].rpcUrl) })
+    const eth = async (chain: ChainName) =>
+      (await s.deps.clients.get(chain)?.publicClient.getBalance({ address: s.hot(chain) })) as bigint
+    const all: ChainName[] = [L1, ...L2_CHAIN_NAMES]
+    const before = await Promise.all(all.map(eth))
+    const ethAlerts = () => s.alerts.filter((a) => a.text.startsWith('hot wallet ETH low'))
+    const seen = ethAlerts().length
+    try {
+      for (const chain of all) await anvil(chain).setBalance({ address: s.hot(chain), value: parseEther('1') })
+      await anvil('optimism').setBalance({ address: s.hot('optimism'), value: parseEther('0.01') })
+      expect(await checkHotWalletEth({ deps: s.deps })).toEqual(['optimism'])
+      expect(ethAlerts().slice(seen)).toEqual([
+        { text: expect.any(String), fields: { chain: 'optimism', eth: '0.01', alertBelow: '0.05' } },
+      ])
+      // still low on the next run: named again, not alerted again within the hour
+      expect(await checkHotWalletEth({ deps: s.deps })).toEqual(['optimism'])
+      expect(ethAlerts().length).toBe(seen + 1)
+    } finally {
+      for (const [i, chain] of all.entries())
+        await anvil(chain).setBalance({ address: s.hot(chain), value: before[i] as bigint })
+    }
   })
 
   describe('a crash at each leg resumes the same transactions: one burn, one mint, one bridged', () => {
