@@ -1,8 +1,9 @@
 /**
  * The one policy every outbound transaction passes (docs/hostile-world.md "One policy for every
- * outbound transaction"): withdrawals, sweeps, gas top-ups, bridge legs, swaps and their approvals
- * are all signed by the outbox (outbox.ts `sendOnce`), and the outbox asks this module for the gas
- * limit and fees before it signs, and for the same figures when a caller only sizes a transaction.
+ * outbound transaction"): withdrawals, sweeps, gas top-ups, bridge legs, the L2 route's CCTP burns
+ * and mints, swaps and their approvals are all signed by the outbox (outbox.ts `sendOnce`), and the
+ * outbox asks this module for the gas limit and fees before it signs, and for the same figures when
+ * a caller only sizes a transaction.
  *
  * Why one module and not a patch per caller: a destination that makes its own transaction
  * unminable, dear or slow (code that burns gas, reverts only when mined, refuses the fee fields of
