@@ -10,14 +10,14 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{apps,packages}/*/src/**/*.test.ts'],
+          include: ['{apps,packages,tools}/*/src/**/*.test.ts'],
           environment: 'node',
         },
       },
       {
         test: {
           name: 'integration',
-          include: ['{apps,packages}/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+          include: ['{apps,packages,tools}/*/test/**/*.test.ts', 'test/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['./packages/testkit/src/global-setup.ts'],
           testTimeout: 60_000,

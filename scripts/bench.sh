@@ -8,7 +8,7 @@ if ! command -v wrk >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then apt-get install -y -qq wrk >/dev/null 2>&1 || true
   else sudo -n apt-get install -y -qq wrk >/dev/null 2>&1 || true; fi
 fi
-for pkg in @wh/api @wh/ledger @wh/wallet @wh/worker @wh/swap @wh/proof @wh/web; do
+for pkg in @wh/api @wh/ledger @wh/wallet @wh/worker @wh/swap @wh/proof @wh/web @wh/derive-simulator; do
   echo "=== $pkg ==="
   pnpm --filter "$pkg" run bench
 done

@@ -1,9 +1,9 @@
 /**
  * The local run (README Quick start, line 1): Postgres, Redis, migrations, generated development
  * secrets in .env.local (reused on the next start), then the API, a worker and the web console
- * (Vite, apps/web). Ctrl-C stops all. `--demo` (scripts/demo.sh): the wheel runner on, the
- * worker's clock following the Derive simulator's (WORKER_CLOCK=exchange) and the database
- * `<name>_demo`, for this run only.
+ * (Vite, apps/web). Ctrl-C stops all. The worker's clock follows the Derive simulator's
+ * (WORKER_CLOCK=exchange), so moving the simulator's clock moves the worker's. `--demo`
+ * (scripts/demo.sh): the wheel runner on and the database `<name>_demo`, for this run only.
  * Uses the machine's own Postgres and Redis binaries (scripts/bootstrap.sh installs them);
  * with a Docker engine, `docker compose up` runs the same stack instead.
  */
@@ -35,6 +35,7 @@ import {
   startChain,
   startPostgres,
   startRedis,
+  TEST_PAYOUT_SESSION_KEY,
   withUser,
 } from '@wh/testkit'
 
@@ -294,10 +295,14 @@ async function main() {
   // the wheel runner is on in the local run (a wheel started there runs its next legs), unless
   // .env.local or the environment says otherwise
   env.WHEEL_ENABLED ??= processEnv().WHEEL_ENABLED ?? 'true'
+  // the worker follows the simulator's clock in every local run, so POST /_sim/advance moves it too
+  // instead of leaving its auth, nonces and expiries behind the exchange's (docs/exchange.md "Control API")
+  env.WORKER_CLOCK = 'exchange'
+  // .env.local files from before the payout key had its own setting (docs/operations.md "Exchange session keys")
+  if (!env.EXCHANGE_PAYOUT_SESSION_KEY) keepSetting(env, 'EXCHANGE_PAYOUT_SESSION_KEY', TEST_PAYOUT_SESSION_KEY)
   if (demo)
     Object.assign(env, {
       WHEEL_ENABLED: 'true',
-      WORKER_CLOCK: 'exchange',
       DATABASE_URL: demoDatabaseUrl(env.DATABASE_URL ?? ''),
       DATABASE_OWNER_URL: demoDatabaseUrl(env.DATABASE_OWNER_URL ?? ''),
     })
@@ -404,8 +409,8 @@ async function main() {
   const exchangePort = new URL(config.exchange.httpUrl).port
   if (!(await listening(Number(exchangePort)))) {
     // prices walk in the local run; the demo moves them itself (scripts/demo.ts), so they stay put there
-    run('derive-simulator', 'packages/exchange', [
-      'src/simulator/main.ts',
+    run('derive-simulator', 'tools/derive-simulator', [
+      'src/main.ts',
       exchangePort,
       String(config.exchange.chainId),
       ...(demo ? ['--still'] : []),

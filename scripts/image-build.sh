@@ -8,8 +8,8 @@
 # api, worker: `pnpm deploy --prod` of the app: a self-contained folder with its production
 #   dependencies in its own node_modules, the workspace packages it uses copied in (injected),
 #   not linked to the workspace.
-# local: the local-run tools: OUT/exchange (the Derive simulator, prod), OUT/attester (the local CCTP
-#   attester, prod), OUT/wallet and OUT/swap (with
+# local: the local-run tools: OUT/simulator (the Derive simulator, tools/derive-simulator, prod), OUT/attester
+#   (the local CCTP attester, prod), OUT/wallet and OUT/swap (with
 #   their dev dependencies: @wh/testkit holds the development keys local-stack.ts and
 #   local-venue.ts deploy from), drizzle/
 #   where @wh/db looks for it, OUT/bin/anvil (the binary of @foundry-rs/anvil's platform package),
@@ -65,11 +65,11 @@ case $target in
     ;;
   local)
     mkdir -p "$out/bin"
-    deploy @wh/exchange "$out/exchange" --prod
+    deploy @wh/derive-simulator "$out/simulator" --prod
     deploy @wh/attester "$out/attester" --prod
     deploy @wh/wallet "$out/wallet"
     deploy @wh/swap "$out/swap"
-    add_tsx "$out/exchange"
+    add_tsx "$out/simulator"
     add_tsx "$out/attester"
     add_tsx "$out/wallet"
     # @wh/swap has tsx among its dev dependencies already
@@ -80,8 +80,8 @@ case $target in
     anvil=$(cd "$out" && find wallet/node_modules/.pnpm -path '*/@foundry-rs/anvil-linux-*/bin/anvil' -type f | head -n1)
     [[ -n $anvil ]] || { echo "image-build: no anvil binary in the deployed @foundry-rs/anvil" >&2; exit 1; }
     ln -s "../$anvil" "$out/bin/anvil"
-    # the one-shot setup (docker/local/); the simulator runs from the deployed @wh/exchange's
-    # src/simulator/main.ts, given host 0.0.0.0 by the Dockerfile and compose
+    # the one-shot setup (docker/local/); the simulator runs from the deployed @wh/derive-simulator's
+    # src/main.ts, given host 0.0.0.0 by the Dockerfile and compose
     cp docker/local/setup.sh "$out/setup.sh"
     ;;
   *)

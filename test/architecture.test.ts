@@ -18,7 +18,8 @@ function sourceFiles(dir: string): string[] {
   return out
 }
 
-const workspaces = ['apps', 'packages'].flatMap((top) =>
+// tools/*: development programs (the Derive simulator), never part of a production path
+const workspaces = ['apps', 'packages', 'tools'].flatMap((top) =>
   readdirSync(join(ROOT, top)).map((name) => ({ top, name, dir: join(ROOT, top, name) })),
 )
 const serviceSources = workspaces.flatMap((w) => {
@@ -58,6 +59,33 @@ describe('architecture', () => {
     expect(offenders).toEqual([])
   })
 
+  it('no production path reaches the development tools (the Derive simulator)', () => {
+    const toolNames = workspaces
+      .filter((w) => w.top === 'tools')
+      .map((w) => JSON.parse(readFileSync(join(w.dir, 'package.json'), 'utf8')).name as string)
+    expect(toolNames).toContain('@wh/derive-simulator')
+    // no source of an app or a package imports a tool, by name or by path
+    const importers = serviceSources
+      .filter((s) => s.top !== 'tools')
+      .filter((s) => {
+        const text = readFileSync(s.file, 'utf8')
+        return (
+          toolNames.some((n) => text.includes(`'${n}`) || text.includes(`"${n}`)) || /from ['"][^'"]*tools\//.test(text)
+        )
+      })
+      .map((s) => relative(ROOT, s.file))
+    expect(importers).toEqual([])
+    // and no app or package depends on one outside its dev dependencies (what `pnpm deploy --prod` ships)
+    const dependents = workspaces
+      .filter((w) => w.top !== 'tools')
+      .filter((w) => {
+        const deps = JSON.parse(readFileSync(join(w.dir, 'package.json'), 'utf8')).dependencies ?? {}
+        return toolNames.some((n) => n in deps)
+      })
+      .map((w) => `${w.top}/${w.name}`)
+    expect(dependents).toEqual([])
+  })
+
   it('workspace packages form no dependency cycle', () => {
     const graph = new Map<string, string[]>()
     for (const w of workspaces) {
@@ -86,7 +114,7 @@ describe('architecture', () => {
   it('every workspace package has a front door (exports) and a typecheck task', () => {
     for (const w of workspaces) {
       const pkg = JSON.parse(readFileSync(join(w.dir, 'package.json'), 'utf8'))
-      if (w.top === 'packages') expect(pkg.exports?.['.'], pkg.name).toBe('./src/index.ts')
+      if (w.top !== 'apps') expect(pkg.exports?.['.'], pkg.name).toBe('./src/index.ts')
       expect(pkg.scripts?.typecheck, pkg.name).toBeDefined()
     }
   })

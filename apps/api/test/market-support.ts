@@ -4,7 +4,8 @@
  * built by buildServer over one database and one Redis, under a Redis namespace of their own.
  */
 import { randomUUID } from 'node:crypto'
-import { DeriveClient, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
+import { DeriveClient } from '@wh/exchange'
 import {
   type FeeEstimator,
   type MarketNames,

@@ -1,4 +1,5 @@
-import { HttpTransport, publicReader, type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
+import { HttpTransport, publicReader } from '@wh/exchange'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { START } from './market-support'
 import { type Api, fundedUser, startApi } from './support'

@@ -4,7 +4,7 @@
  * large ETH put at its marks (balanced profile, the tests' 10 % platform fee), computed with the
  * API's own chain reader before the API starts.
  */
-import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
 import { quotePosition, tradingProfile } from '@wh/trading'
 import { exchangeOptionChain } from '../src/routes/quotes/chain'
 

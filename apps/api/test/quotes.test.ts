@@ -1,13 +1,5 @@
-import {
-  HttpTransport,
-  type Instrument,
-  type PublicReader,
-  publicReader,
-  type RunningSimulator,
-  startDeriveSimulator,
-  type Ticker,
-  toE18,
-} from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
+import { HttpTransport, type Instrument, type PublicReader, publicReader, type Ticker, toE18 } from '@wh/exchange'
 import { freeBalance } from '@wh/ledger'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { START } from './market-support'

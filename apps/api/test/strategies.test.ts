@@ -6,7 +6,8 @@
  * leg records when it chooses its instrument) and the reuse of the Postgres part until an event.
  */
 import { randomUUID } from 'node:crypto'
-import { fromE18, type RunningSimulator } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
+import { fromE18 } from '@wh/exchange'
 import {
   type Candle,
   marketNames,

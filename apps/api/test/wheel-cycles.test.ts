@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import {
-  HttpTransport,
-  type Instrument,
-  type PublicReader,
-  publicReader,
-  type RunningSimulator,
-  startDeriveSimulator,
-  toE18,
-} from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
+import { HttpTransport, type Instrument, type PublicReader, publicReader, toE18 } from '@wh/exchange'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Api, fundedUser, newAccount, signIn, startApi } from './support'
 

@@ -17,7 +17,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
-import { startDeriveSimulator } from '@wh/exchange'
+import { startDeriveSimulator } from '@wh/derive-simulator'
 import { appendBatch, type EventInput, reserveFunding } from '@wh/ledger'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 import { Redis } from 'ioredis'

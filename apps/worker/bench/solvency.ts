@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto'
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
-import { startDeriveSimulator } from '@wh/exchange'
+import { startDeriveSimulator } from '@wh/derive-simulator'
 import { appendBatch, type EventInput, liabilityTotals } from '@wh/ledger'
 import { runSolvency } from '@wh/solvency'
 import {

@@ -19,7 +19,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
-import { attachL1Payer, startDeriveSimulator, watchL1Deposits, whitelistRecipient } from '@wh/exchange'
+import { attachL1Payer, startDeriveSimulator, watchL1Deposits, whitelistRecipient } from '@wh/derive-simulator'
 import { append, reserveWithdrawal } from '@wh/ledger'
 import { localStackEnv, startChain, startPostgres, startRedis, TEST_PRIVATE_KEYS } from '@wh/testkit'
 import {
@@ -36,6 +36,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
 import { hotWalletUsdc, requestedUsdc } from '../src/jobs/bridge/bridge'
 import { runTreasury } from '../src/jobs/treasury/treasury'
+import { registerServiceKeys } from '../test/fixtures/platform-funds'
 
 const COVERED_RUNS = Number(process.argv[2] ?? 200)
 const REFILLS = Number(process.argv[3] ?? 20)
@@ -78,10 +79,7 @@ try {
   })
   const env = localStackEnv({})
   const owner = getAddress(env.EXCHANGE_WALLET_ADDRESS as string)
-  sim.control.registerWallet({
-    wallet: owner,
-    sessionKeys: [privateKeyToAccount(env.SESSION_PRIVATE_KEY as `0x${string}`).address],
-  })
+  registerServiceKeys(sim, env)
   const watcher = watchL1Deposits(sim.engine, { rpcUrl: chain.rpcUrl, manager, confirmations: 0, pollMs: 0 })
   await write(usdc, testUsdcAbi, 'mint', [deployer.address, USDC(50_000)])
   await write(usdc, testUsdcAbi, 'approve', [manager, USDC(50_000)])
@@ -89,6 +87,7 @@ try {
   await watcher.poll()
   await watcher.stop()
   const funding = [...sim.engine.subaccounts.values()].find((s) => s.wallet === owner && s.label !== 'fallback')?.id
+  registerServiceKeys(sim, env, funding)
   const payer = attachL1Payer(sim.engine, {
     rpcUrl: chain.rpcUrl,
     outbox,

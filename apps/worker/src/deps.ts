@@ -84,7 +84,11 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
     httpUrl: config.exchange.httpUrl,
     wsUrl: config.exchange.wsUrl,
     wallet: config.exchange.walletAddress,
-    sessionKey: config.keys.sessionPrivateKey,
+    // a key per duty, each with its successor during a renewal (docs/operations.md "Exchange session keys")
+    sessionKey: withNext(config.keys.sessionPrivateKey, config.keys.sessionPrivateKeyNext),
+    ...(config.keys.payoutSessionKey && {
+      payoutSessionKey: withNext(config.keys.payoutSessionKey, config.keys.payoutSessionKeyNext),
+    }),
     chainId: config.exchange.chainId,
     ...(config.exchange.fundingSubaccountId !== undefined && {
       fundingSubaccountId: config.exchange.fundingSubaccountId,
@@ -114,6 +118,11 @@ export function buildWorkerDeps(config: Config, io: DepsIo, o: DepsOverrides = {
     },
     exchange,
   }
+}
+
+/** A duty's keys: the current one, and its successor when a renewal set one. */
+function withNext(current: `0x${string}`, next: `0x${string}` | undefined): `0x${string}`[] {
+  return next ? [current, next] : [current]
 }
 
 /**

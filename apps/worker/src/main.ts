@@ -11,6 +11,8 @@ import { Redis } from 'ioredis'
 import { clockSyncedTicks } from './clock-sync'
 import { buildWorkerDeps } from './deps'
 import { startWorkerPriceFeed } from './feeds/prices'
+import { checkExchangeContracts } from './jobs/exchange/contracts-check'
+import { checkSessionKeys } from './jobs/exchange/session-keys'
 import { ticks } from './jobs/index'
 import { workerLogger } from './logger'
 import { startRuntime } from './runtime'
@@ -39,6 +41,32 @@ try {
   if (!(e instanceof ChainIdMismatchError)) throw e
   log.error({ chain: e.chain, expected: e.expected, actual: e.actual }, e.message)
   console.error(e.message)
+  process.exit(1)
+}
+// Derive's L1 contracts, from configuration only: each is checked to be what it claims (chain id, code,
+// an ABI call that answers) before money moves (docs/exchange-v3.md "Contracts")
+const contracts = await checkExchangeContracts(config)
+if (contracts.unreachable)
+  log.warn({ reason: contracts.unreachable }, 'exchange chain not answering at start: its contracts are not checked')
+for (const w of contracts.warnings) log.warn({}, w)
+if (contracts.problems.length > 0) {
+  const text = `exchange contracts are not what the configuration says:\n  - ${contracts.problems.join('\n  - ')}`
+  log.error({ problems: contracts.problems }, text)
+  console.error(text)
+  process.exit(1)
+}
+// a key per duty, and none holding more (docs/operations.md "Exchange session keys"): read back from the
+// exchange, a key beyond its duty, or one that cannot do it, stops the worker before anything runs
+const keys = await checkSessionKeys(config, deps.exchange, deps.clock.now().getTime())
+if ('unreadable' in keys)
+  log.warn(
+    { reason: keys.unreadable },
+    'exchange session keys could not be read at start: the session-keys tick checks them',
+  )
+else if (keys.lines.length > 0) {
+  const text = `exchange session keys do not fit their duties:\n  - ${keys.lines.join('\n  - ')}`
+  log.error({ problems: keys.lines }, text)
+  console.error(text)
   process.exit(1)
 }
 // the API holds no key: it learns the platform's own addresses here, to refuse withdrawals to them

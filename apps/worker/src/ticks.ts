@@ -57,7 +57,10 @@ export interface WorkerDeps {
   readonly clock: Clock
   /** spec 6.2: the chat channel, or a warn line when it is not configured */
   readonly alerter: Alerter
-  /** the Derive client for EXCHANGE_WALLET_ADDRESS, signing with SESSION_PRIVATE_KEY */
+  /**
+   * the Derive client for EXCHANGE_WALLET_ADDRESS: SESSION_PRIVATE_KEY (…_NEXT) signs trading and movements,
+   * EXCHANGE_PAYOUT_SESSION_KEY (…_NEXT) the L1 withdrawals
+   */
   readonly exchange: DeriveClient
   /** the swap venue of conversions (docs/swaps.md): its adapter, the swap wallet, its chain */
   readonly swap: {

@@ -7,7 +7,7 @@
  * exchange does not sign for is refused, nothing signed. Real anvil, Postgres, Redis and simulator.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
-import { type RunningSimulator, startDeriveSimulator, watchL1Deposits } from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator, watchL1Deposits } from '@wh/derive-simulator'
 import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
 import {

@@ -7,7 +7,8 @@
  * part settles at expiry for what is still short; the journal agrees with the exchange throughout.
  */
 import { randomUUID } from 'node:crypto'
-import { fromE18, type RunningSimulator, toE18 } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
+import { fromE18, toE18 } from '@wh/exchange'
 import { balanceOf, userExpense, userSub } from '@wh/ledger'
 import { closePosition, type PriceReader, requestPosition, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'

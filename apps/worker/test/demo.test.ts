@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto'
 import { LOCAL_ATTESTER_ADDRESS, type RunningAttester, startCctpAttester } from '@wh/attester'
 import { FollowedClock, toBaseUnits } from '@wh/core'
-import { type RunningSimulator, startDeriveSimulator } from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
 import { QUEUE_KEYS } from '@wh/jobs'
 import { balanceOf, userTransit } from '@wh/ledger'
 import {
@@ -41,6 +41,7 @@ import { ticks } from '../src/jobs/index'
 import { type Runtime, startRuntime } from '../src/runtime'
 import type { WorkerDeps } from '../src/ticks'
 import { SIM_CREATION_FEE_USD } from './fixtures/exchange-stack'
+import { registerServiceKeys } from './fixtures/platform-funds'
 
 const silent = { info() {}, warn() {} }
 const SIWE_DOMAIN = 'demo.example.test'
@@ -103,10 +104,8 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       BRIDGE_RETAIN_USDC: '100',
     })
     const { config } = ctx
-    sim.control.registerWallet({
-      wallet: config.exchange.walletAddress,
-      sessionKeys: [privateKeyToAccount(config.keys.sessionPrivateKey).address],
-    })
+    // the service's keys with exactly their duties, as the local run registers them
+    registerServiceKeys(sim, ctx.env, config.exchange.fundingSubaccountId)
 
     // the worker, as main.ts builds it: deps from the config, every tick, each job on the exchange's time
     const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, keyPrefix: `${bullPrefix}:` })

@@ -58,7 +58,8 @@ describe('accruals tick against the simulator', () => {
     a = await stack.openSubaccount({ asset: 'ETH', usdc: '10000' })
     b = await stack.openSubaccount({ asset: 'BTC', usdc: '5000' })
     const ask = (await stack.deps.exchange.getTicker('ETH-PERP')).best_ask_price
-    await stack.deps.exchange.order({
+    // a user's perp, placed as the owner: the worker's key trades options only
+    await stack.owner.order({
       subaccount_id: b.exchangeId,
       instrument_name: 'ETH-PERP',
       direction: 'buy',

@@ -9,7 +9,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import { type DeriveClient, fromE18, type RunningSimulator, toE18 } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
+import { type DeriveClient, fromE18, toE18 } from '@wh/exchange'
 import {
   balanceOf,
   EXCHANGE_CHAIN,

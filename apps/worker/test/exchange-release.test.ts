@@ -6,7 +6,8 @@
  * subaccount: Derive v3).
  */
 import { randomUUID } from 'node:crypto'
-import { type DeriveClient, type RunningSimulator, toE18 } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
+import { type DeriveClient, toE18 } from '@wh/exchange'
 import { append, balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
 import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
@@ -90,7 +91,8 @@ describe('release tick against the simulator', () => {
     const { userId, subRow, sub } = await fundedUser(USDC(1_000))
     const sid = Number(sub)
     const perp = await exchange.getTicker('ETH-PERP')
-    const buy = await exchange.order({
+    // the user's own perp, traded as the owner: not the worker's duty (its key trades options only)
+    const buy = await stack.owner.order({
       subaccount_id: sid,
       instrument_name: 'ETH-PERP',
       direction: 'buy',
@@ -108,7 +110,7 @@ describe('release tick against the simulator', () => {
 
     // close the position; leave a resting order far below the market
     const t = await exchange.getTicker('ETH-PERP')
-    await exchange.order({
+    await stack.owner.order({
       subaccount_id: sid,
       instrument_name: 'ETH-PERP',
       direction: 'sell',
@@ -117,7 +119,7 @@ describe('release tick against the simulator', () => {
       max_fee: '10',
     })
     const low = (toE18(t.best_bid_price) / 2n / 10n ** 18n).toString()
-    await exchange.order({
+    await stack.owner.order({
       subaccount_id: sid,
       instrument_name: 'ETH-PERP',
       direction: 'buy',
@@ -128,7 +130,7 @@ describe('release tick against the simulator', () => {
     })
     expect(await release()).toMatchObject({ waiting: 1 })
     expect(await releaseRow(id)).toEqual({ state: 'waiting', reason: 'open orders: 1' })
-    await exchange.cancelAll(sid)
+    await stack.owner.cancelAll(sid)
 
     // the round trip cost fees and the spread, which nothing has journaled yet
     expect(await release()).toMatchObject({ waiting: 1 })

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
-import type { RunningSimulator } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
 import { requestPosition, tradingProfile } from '@wh/trading'
 import type { Job } from 'bullmq'
 import type { Redis } from 'ioredis'

@@ -1,10 +1,10 @@
 /**
  * Derive v3's money in on the local chain: deposits through the OnchainActionManager stand-in on
- * anvil, credited by the simulator's L1 watcher once final (packages/exchange/src/simulator/l1-deposits.ts).
+ * anvil, credited by the simulator's L1 watcher once final (tools/derive-simulator/src/l1-deposits.ts).
  * Real contracts, a real node, reorgs by anvil's snapshots. The control API's `depositL1` (what the
  * exchange tests fund the platform with) opens an account the same way.
  */
-import { type RunningSimulator, startDeriveSimulator, watchL1Deposits } from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator, watchL1Deposits } from '@wh/derive-simulator'
 import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
 import { deployTestOnchainActionManager, deployTestUsdc, testOnchainActionManagerAbi, testUsdcAbi } from '@wh/wallet'
 import { type Address, createPublicClient, createTestClient, createWalletClient, getAddress, http } from 'viem'

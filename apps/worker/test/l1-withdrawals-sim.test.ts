@@ -1,5 +1,5 @@
 /**
- * The simulator's v3 money out (packages/exchange/src/simulator/l1-withdrawals.ts) and the outbox
+ * The simulator's v3 money out (tools/derive-simulator/src/l1-withdrawals.ts) and the outbox
  * stand-in (packages/wallet/contracts/TestWithdrawalOutbox.sol) on a real anvil node: a batch paid
  * in one executeWithdrawals call, net of the fee and in the token's decimals, settled once
  * confirmations deep; refusals (recipient not whitelisted, a fee above max_fee_usd); a payout the
@@ -8,16 +8,16 @@
  * the payer (the local keeper) pays the queued rest on a later poll once the bucket refilled.
  * docs/exchange-v3.md "Money out".
  */
+
 import {
   attachL1Payer,
-  DeriveClient,
-  ExchangeError,
   type L1Payer,
   outboxIdOf,
   type RunningSimulator,
   startDeriveSimulator,
   whitelistRecipient,
-} from '@wh/exchange'
+} from '@wh/derive-simulator'
+import { DeriveClient, ExchangeError } from '@wh/exchange'
 import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
 import {
   deployTestOnchainActionManager,
@@ -114,9 +114,12 @@ describe('the simulator pays v3 withdrawals on L1 through the outbox stand-in', 
       chain: null,
     })
     await publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
-    sim.control.registerWallet({ wallet: owner, sessionKeys: [privateKeyToAccount(sessionKey).address] })
+    // a payout key: withdraw only, not admin, so Derive's whitelist binds it (the owner too is on it)
+    const payoutKey = { address: privateKeyToAccount(sessionKey).address, scopes: ['withdraw' as const] }
+    sim.control.registerWallet({ wallet: owner, sessionKeys: [payoutKey] })
     funding = sim.control.depositL1({ owner, asset: 'USDC', amount: '10000' })
     whitelistRecipient(sim.engine, owner, friend)
+    whitelistRecipient(sim.engine, owner, owner)
     payer = attachL1Payer(sim.engine, {
       rpcUrl: chain.rpcUrl,
       outbox,

@@ -6,7 +6,8 @@
  * live positions followed while they are live. Derive v3's `ticker_slim.*` channels, through the v3 client.
  */
 import { randomUUID } from 'node:crypto'
-import { parseInstrumentName, type RunningSimulator, startDeriveSimulator, toE18 } from '@wh/exchange'
+import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
+import { parseInstrumentName, toE18 } from '@wh/exchange'
 import {
   type MarketNames,
   marketNames,

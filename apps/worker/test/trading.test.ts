@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
-import type { RunningSimulator } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
 import { cancelPosition, requestPosition, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'

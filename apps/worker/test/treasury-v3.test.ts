@@ -18,7 +18,7 @@ import {
   startDeriveSimulator,
   watchL1Deposits,
   whitelistRecipient,
-} from '@wh/exchange'
+} from '@wh/derive-simulator'
 import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { inFlightLegs } from '@wh/solvency'
 import { failFunding, fundingSubaccountClaims, reserveFundingTransfer, storeSignedFunding } from '@wh/subaccounts'
@@ -71,6 +71,7 @@ import {
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, journalPlatformDeposits } from './fixtures/exchange-stack'
+import { registerServiceKeys } from './fixtures/platform-funds'
 
 const silent = { info() {}, warn() {} }
 const USDC = (n: number) => BigInt(Math.round(n * 1_000_000))
@@ -257,10 +258,7 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     // the platform's account (its session key signs) and its funding subaccount, opened by a 10,000 USDC L1 deposit
     const env = testEnv()
     const owner = getAddress(env.EXCHANGE_WALLET_ADDRESS as string)
-    sim.control.registerWallet({
-      wallet: owner,
-      sessionKeys: [privateKeyToAccount(env.SESSION_PRIVATE_KEY as Hex).address],
-    })
+    registerServiceKeys(sim, env)
     const watcher = watchL1Deposits(sim.engine, { rpcUrl: chain.rpcUrl, manager, confirmations: 0, pollMs: 0 })
     clients = { walletClient, publicClient } as unknown as ChainClients
     await write(usdc, testUsdcAbi, 'mint', [deployer.address, USDC(10_000)])
@@ -269,6 +267,8 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     expect(await watcher.poll()).toBe(1)
     await watcher.stop()
     funding = [...sim.engine.subaccounts.values()].find((s) => s.wallet === owner && s.label !== 'fallback')?.id ?? 0
+    // the payout key (withdraw on the funding subaccount only) pays the treasury's withdrawals
+    registerServiceKeys(sim, env, funding)
     payer = attachL1Payer(sim.engine, {
       rpcUrl: chain.rpcUrl,
       outbox,

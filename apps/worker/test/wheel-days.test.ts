@@ -15,7 +15,7 @@
  * At the end of every day the journal reconciles with the simulator for both users.
  */
 import { randomUUID } from 'node:crypto'
-import type { RunningSimulator } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userSub } from '@wh/ledger'
 import { type RunningChain, startChain } from '@wh/testkit'
 import { type DecisionFacts, startWheel, tradingProfile } from '@wh/trading'

@@ -5,7 +5,7 @@
  * however many ticks repeat it, and every new decision is published on Redis with its user.
  */
 import { randomUUID } from 'node:crypto'
-import type { RunningSimulator } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
 import {
   type StrikeFacts,
   startWheel,

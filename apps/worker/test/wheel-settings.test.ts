@@ -1,4 +1,5 @@
-import { type RunningSimulator, toE18 } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
+import { toE18 } from '@wh/exchange'
 import {
   chooseStrike,
   type OptionQuote,

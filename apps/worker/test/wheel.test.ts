@@ -1,4 +1,5 @@
-import { type RunningSimulator, toE18 } from '@wh/exchange'
+import type { RunningSimulator } from '@wh/derive-simulator'
+import { toE18 } from '@wh/exchange'
 import { balanceOf, userSub } from '@wh/ledger'
 import { cancelPosition, type PriceReader, startWheel, stopWheel, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'

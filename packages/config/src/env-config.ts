@@ -127,6 +127,9 @@ export const API_ENV_NAMES = [
 export const API_FORBIDDEN_ENV_NAMES = [
   'MASTER_PRIVATE_KEY',
   'SESSION_PRIVATE_KEY',
+  'SESSION_PRIVATE_KEY_NEXT',
+  'EXCHANGE_PAYOUT_SESSION_KEY',
+  'EXCHANGE_PAYOUT_SESSION_KEY_NEXT',
   'GAS_WALLET_PRIVATE_KEY',
   'SWAP_WALLET_PRIVATE_KEY',
   'MASTER_MNEMONIC',
@@ -148,10 +151,19 @@ export interface Config extends ApiConfig {
     readonly withdrawalOutbox: `0x${string}` | undefined
     /** EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD: a decimal in USD */
     readonly subaccountCreationFeeCapUsd: string
+    /** EXCHANGE_SESSION_KEY_ALERT_DAYS: alert this many days before a configured session key expires */
+    readonly sessionKeyAlertDays: number
   }
   readonly keys: {
     readonly masterPrivateKey: `0x${string}`
+    /** SESSION_PRIVATE_KEY: the trading and funding key */
     readonly sessionPrivateKey: `0x${string}`
+    /** SESSION_PRIVATE_KEY_NEXT: its successor during a renewal */
+    readonly sessionPrivateKeyNext: `0x${string}` | undefined
+    /** EXCHANGE_PAYOUT_SESSION_KEY: the payout key (L1 withdrawals); undefined: the treasury does not withdraw */
+    readonly payoutSessionKey: `0x${string}` | undefined
+    /** EXCHANGE_PAYOUT_SESSION_KEY_NEXT: its successor during a renewal */
+    readonly payoutSessionKeyNext: `0x${string}` | undefined
     readonly gasWalletPrivateKey: `0x${string}`
     readonly swapWalletPrivateKey: `0x${string}`
     readonly masterMnemonic: string

@@ -60,6 +60,10 @@ export const ENV_SPEC = {
   EXCHANGE_WS_URL: { schema: str(), check: url('ws:', 'wss:') },
   EXCHANGE_CHAIN_RPC_URL: { schema: str(), check: url('http:', 'https:', 'ws:', 'wss:') },
   MASTER_PRIVATE_KEY: { schema: str(), secret: true, check: privateKey },
+  /**
+   * the trading and funding session key at Derive: orders, transfers between the platform's
+   * subaccounts, reads; it must hold exactly that duty (docs/operations.md "Exchange session keys")
+   */
   SESSION_PRIVATE_KEY: { schema: str(), secret: true, check: privateKey },
   GAS_WALLET_PRIVATE_KEY: { schema: str(), secret: true, check: privateKey },
   /** the platform's owner address at Derive (v3: its own address, which owns the funding subaccount) */
@@ -178,6 +182,20 @@ export const ENV_SPEC = {
     default: '1',
     check: (v) => ((v.split('.')[1] ?? '').length <= 6 ? undefined : 'must have at most 6 decimals (USDC)'),
   },
+  /**
+   * (operational) during a renewal, the next trading key, registered before the current one expires:
+   * the worker signs with whichever of the two the exchange knows and that lives longer
+   */
+  SESSION_PRIVATE_KEY_NEXT: { schema: str(), secret: true, optional: true, check: privateKey },
+  /**
+   * (operational) the payout session key: withdraw scope only, on the funding subaccount only, paying only
+   * the whitelisted hot wallets; the treasury tick's L1 withdrawals need it
+   */
+  EXCHANGE_PAYOUT_SESSION_KEY: { schema: str(), secret: true, optional: true, check: privateKey },
+  /** (operational) during a renewal, the next payout key */
+  EXCHANGE_PAYOUT_SESSION_KEY_NEXT: { schema: str(), secret: true, optional: true, check: privateKey },
+  /** (operational) the session-key tick alerts this many days before any configured key expires */
+  EXCHANGE_SESSION_KEY_ALERT_DAYS: { schema: str({ pattern: INT }), default: '14', check: positiveInt },
   /**
    * the extended public key of m/44'/60'/0' (BIP-32 xpub) that deposit addresses m/44'/60'/0'/0/{i}
    * derive from: required by the API, which holds no mnemonic; optional for the worker, which then

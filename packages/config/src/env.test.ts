@@ -306,6 +306,37 @@ describe('BRIDGE_RETAIN_USDC (the bridge tick)', () => {
   })
 })
 
+describe('session keys: a key per duty, and the owner key in no process', () => {
+  // anvil account 5: the owner's key, which only the local setup and the tests hold
+  const OWNER_KEY = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba'
+  const PAYOUT = '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e'
+  it('reads the trading key, its successor, the payout key and its successor, and the alert lead', () => {
+    const c = loadConfig({ ...VALID, EXCHANGE_PAYOUT_SESSION_KEY: PAYOUT, EXCHANGE_SESSION_KEY_ALERT_DAYS: '7' })
+    expect(c.keys.payoutSessionKey).toBe(PAYOUT)
+    expect(c.keys.sessionPrivateKeyNext).toBeUndefined()
+    expect(c.exchange.sessionKeyAlertDays).toBe(7)
+    expect(loadConfig(VALID).exchange.sessionKeyAlertDays).toBe(14)
+  })
+  it("refuses any key that is the owner's (EXCHANGE_WALLET_ADDRESS), naming the variable, never the key", () => {
+    for (const name of ['SESSION_PRIVATE_KEY', 'EXCHANGE_PAYOUT_SESSION_KEY', 'MASTER_PRIVATE_KEY']) {
+      const err = problemsOf({ ...VALID, [name]: OWNER_KEY })
+      expect(err.problems).toContainEqual({ name, reason: expect.stringMatching(/owner key must reach no process/) })
+      expect(err.message).not.toContain(OWNER_KEY.slice(2))
+    }
+  })
+  it('refuses one key in two settings', () => {
+    const err = problemsOf({ ...VALID, EXCHANGE_PAYOUT_SESSION_KEY: VALID.SESSION_PRIVATE_KEY })
+    expect(err.problems).toContainEqual({
+      name: 'EXCHANGE_PAYOUT_SESSION_KEY',
+      reason: 'is the same key as SESSION_PRIVATE_KEY: each key has one duty',
+    })
+  })
+  it('the API holds none of them', () => {
+    for (const n of ['SESSION_PRIVATE_KEY_NEXT', 'EXCHANGE_PAYOUT_SESSION_KEY', 'EXCHANGE_PAYOUT_SESSION_KEY_NEXT'])
+      expect(API_FORBIDDEN_ENV_NAMES as readonly string[]).toContain(n)
+  })
+})
+
 describe('the treasury tick (TREASURY_*, EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS)', () => {
   it('defaults: refill under 500 USDC, at most 50,000 a withdrawal, a 1 USD fee cap, no outbox', () => {
     const c = loadConfig(VALID)

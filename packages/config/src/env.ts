@@ -8,6 +8,7 @@ import { resolve } from 'node:path'
 import type { TSchema } from 'typebox'
 import Value from 'typebox/value'
 import { getAddress } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import {
   compareDecimal,
   DECIMAL,
@@ -19,16 +20,8 @@ import {
 } from './env-checks'
 import type { ApiConfig, Config } from './env-config'
 import { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES } from './env-config'
-import {
-  CHAIN_NAMES,
-  type ChainName,
-  ENV_SPEC,
-  type EnvName,
-  type FeeSharePolicy,
-  L2_CHAIN_NAMES,
-  type ReconcileMode,
-  type VarSpec,
-} from './env-spec'
+import { localChainProblems, localChainsPart } from './env-local-chains'
+import { ENV_SPEC, type EnvName, type FeeSharePolicy, type ReconcileMode, type VarSpec } from './env-spec'
 import { parseL2Targets } from './l2-targets'
 import { depositXpubOf } from './xpub'
 
@@ -133,6 +126,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, o:
     keys: {
       masterPrivateKey: hex('MASTER_PRIVATE_KEY'),
       sessionPrivateKey: hex('SESSION_PRIVATE_KEY'),
+      sessionPrivateKeyNext: v.SESSION_PRIVATE_KEY_NEXT as `0x${string}` | undefined,
+      payoutSessionKey: v.EXCHANGE_PAYOUT_SESSION_KEY as `0x${string}` | undefined,
+      payoutSessionKeyNext: v.EXCHANGE_PAYOUT_SESSION_KEY_NEXT as `0x${string}` | undefined,
       gasWalletPrivateKey: hex('GAS_WALLET_PRIVATE_KEY'),
       swapWalletPrivateKey: hex('SWAP_WALLET_PRIVATE_KEY'),
       masterMnemonic: mnemonic as string,
@@ -284,56 +280,11 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
     })
   if ((v.SWAP_POOL_ADDRESS_LOCAL === undefined) !== (v.WETH_ADDRESS_LOCAL === undefined))
     problems.push({ name: 'SWAP_POOL_ADDRESS_LOCAL', reason: 'must be set together with WETH_ADDRESS_LOCAL' })
+  keyProblems(v, problems)
   if (v.WORKER_CLOCK === 'exchange' && v.NODE_ENV === 'production') {
     // the simulator's clock is for moving time in development; a deployment runs on its own
     problems.push({ name: 'WORKER_CLOCK', reason: 'must not be exchange when NODE_ENV=production' })
   }
-}
-
-/** The variables of the local run's four nodes (USDC_ADDRESS_LOCAL_*, CHAIN_ID_LOCAL_*): all or none. */
-const LOCAL_CHAIN_VARS = [
-  ...CHAIN_NAMES.map((c) => `USDC_ADDRESS_LOCAL_${c.toUpperCase()}` as EnvName),
-  ...L2_CHAIN_NAMES.map((c) => `CHAIN_ID_LOCAL_${c.toUpperCase()}` as EnvName),
-]
-
-/**
- * The local nodes: never in production (they point every chain at test contracts), all together (a chain left
- * out would fall back to its public deployment's addresses on a local node), and four distinct chain ids (two
- * names of one network would credit every deposit twice and share one hot wallet's nonces).
- */
-function localChainProblems(
-  v: Partial<Record<EnvName, string>>,
-  problems: Problem[],
-  read: ReadonlySet<EnvName>,
-): void {
-  const set = LOCAL_CHAIN_VARS.filter((n) => v[n] !== undefined)
-  if (set.length === 0) return
-  if (v.NODE_ENV === 'production') {
-    for (const name of set) problems.push({ name, reason: 'must not be set when NODE_ENV=production' })
-    return
-  }
-  // the local run's setup deploys the TestUSDCs: it reads the chain ids without them
-  const missing = LOCAL_CHAIN_VARS.filter((n) => v[n] === undefined && read.has(n))
-  if (missing.length > 0) {
-    problems.push({ name: missing.join(', '), reason: `must be set together with ${set.join(', ')}` })
-    return
-  }
-  const ids = [v.EXCHANGE_CHAIN_ID, ...L2_CHAIN_NAMES.map((c) => v[`CHAIN_ID_LOCAL_${c.toUpperCase()}` as EnvName])]
-  if (v.EXCHANGE_CHAIN_ID !== undefined && new Set(ids.map(Number)).size !== ids.length)
-    problems.push({
-      name: 'CHAIN_ID_LOCAL_OPTIMISM, CHAIN_ID_LOCAL_BASE, CHAIN_ID_LOCAL_ARBITRUM',
-      reason: 'must differ from each other and from EXCHANGE_CHAIN_ID (the local Ethereum): one node per chain',
-    })
-}
-
-/** The local nodes (undefined without them): Ethereum's chain id is the exchange's L1, EXCHANGE_CHAIN_ID. */
-function localChainsPart(v: Partial<Record<EnvName, string>>): ApiConfig['localChains'] {
-  if (LOCAL_CHAIN_VARS.some((n) => v[n] === undefined)) return undefined
-  const of = (c: ChainName) => ({
-    chainId: Number(c === 'ethereum' ? v.EXCHANGE_CHAIN_ID : v[`CHAIN_ID_LOCAL_${c.toUpperCase()}` as EnvName]),
-    usdc: getAddress(v[`USDC_ADDRESS_LOCAL_${c.toUpperCase()}` as EnvName] as string),
-  })
-  return { ethereum: of('ethereum'), optimism: of('optimism'), base: of('base'), arbitrum: of('arbitrum') }
 }
 
 /** The L2 route's settings: CCTP's attestation service and local stand-ins, the L2 targets, the ETH alert. */
@@ -355,6 +306,40 @@ function l2RoutePart(v: Partial<Record<EnvName, string>>): Pick<Config, 'cctp' |
   }
 }
 
+/** Every private key the worker may hold, by variable. */
+const KEY_VARS = [
+  'MASTER_PRIVATE_KEY',
+  'GAS_WALLET_PRIVATE_KEY',
+  'SWAP_WALLET_PRIVATE_KEY',
+  'SESSION_PRIVATE_KEY',
+  'SESSION_PRIVATE_KEY_NEXT',
+  'EXCHANGE_PAYOUT_SESSION_KEY',
+  'EXCHANGE_PAYOUT_SESSION_KEY_NEXT',
+] as const satisfies readonly EnvName[]
+
+/**
+ * The owner key reaches no process: no key the worker holds may be EXCHANGE_WALLET_ADDRESS's (what the
+ * owner alone may sign is signed by an operator, docs/operations.md "Exchange session keys"); and each
+ * session key has its one duty, so no key serves two settings.
+ */
+function keyProblems(v: Partial<Record<EnvName, string>>, problems: Problem[]): void {
+  const owner = v.EXCHANGE_WALLET_ADDRESS?.toLowerCase()
+  const seen = new Map<string, EnvName>()
+  for (const name of KEY_VARS) {
+    const key = v[name]
+    if (key === undefined) continue
+    const address = privateKeyToAccount(key as `0x${string}`).address.toLowerCase()
+    if (address === owner)
+      problems.push({
+        name,
+        reason: "is the exchange owner's key (EXCHANGE_WALLET_ADDRESS): the owner key must reach no process",
+      })
+    const other = seen.get(address)
+    if (other) problems.push({ name, reason: `is the same key as ${other}: each key has one duty` })
+    seen.set(address, name)
+  }
+}
+
 /** EXCHANGE_*: the exchange client's and the money path's settings (Derive v3). */
 function exchangePart(v: Partial<Record<EnvName, string>>): Config['exchange'] {
   const s = (n: EnvName) => v[n] as string
@@ -370,6 +355,7 @@ function exchangePart(v: Partial<Record<EnvName, string>>): Config['exchange'] {
       ? getAddress(v.EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS)
       : undefined,
     subaccountCreationFeeCapUsd: s('EXCHANGE_SUBACCOUNT_CREATION_FEE_CAP_USD'),
+    sessionKeyAlertDays: Number(s('EXCHANGE_SESSION_KEY_ALERT_DAYS')),
   }
 }
 

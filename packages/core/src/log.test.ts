@@ -36,3 +36,15 @@ describe('redactUrls', () => {
     expect(errorMessage('plain https://c.example/s')).toBe('plain https://c.example/[redacted]')
   })
 })
+
+describe('serializeError of what is not an Error', () => {
+  it('gives its text, never "[object Object]": an object\'s message, else its JSON', () => {
+    expect(serializeError({ name: 'X', message: 'the exchange refused: https://h.example/k' })).toEqual({
+      type: 'object',
+      message: 'the exchange refused: https://h.example/[redacted]',
+      stack: '',
+    })
+    expect(serializeError({ code: 14030 }).message).toBe('{"code":14030}')
+    expect(serializeError('plain').message).toBe('plain')
+  })
+})

@@ -18,7 +18,8 @@ export interface SerializedError {
  *   pino({ serializers: { err: serializeError } })
  */
 export function serializeError(err: unknown, depth = 0): SerializedError {
-  if (!(err instanceof Error)) return { type: typeof err, message: redactUrls(String(err)), stack: '' }
+  // not an Error: its text, never "[object Object]" (an object's own message, else its JSON)
+  if (!(err instanceof Error)) return { type: typeof err, message: redactUrls(textOf(err)), stack: '' }
   const out: SerializedError = {
     type: err.constructor?.name ?? err.name,
     message: redactUrls(err.message),
@@ -30,6 +31,19 @@ export function serializeError(err: unknown, depth = 0): SerializedError {
   // bounded: a cause chain can be long, or a cycle
   if (err.cause !== undefined) out.cause = depth < 5 ? serializeError(err.cause, depth + 1) : '[cause chain truncated]'
   return out
+}
+
+function textOf(v: unknown): string {
+  if (v !== null && typeof v === 'object') {
+    const m = (v as { message?: unknown }).message
+    if (typeof m === 'string') return m
+    try {
+      return JSON.stringify(v)
+    } catch {
+      return Object.prototype.toString.call(v)
+    }
+  }
+  return String(v)
 }
 
 /**

@@ -1,4 +1,7 @@
-/** @wh/exchange: the Derive client and the Derive simulator. */
+/**
+ * @wh/exchange: the Derive client and Derive's protocol (signing, module data, nonces, auth, the v3 wire
+ * types). The simulator is a program of its own (tools/derive-simulator); nothing here imports it.
+ */
 export * from './client/derive-client'
 export * from './client/errors'
 export * from './client/http-transport'
@@ -15,22 +18,8 @@ export * from './protocol/instrument-name'
 export * from './protocol/module-data'
 export * from './protocol/nonce'
 export * from './protocol/rpc-codes'
+export * from './protocol/scopes'
 export type * from './protocol/types'
-export type { SimControl } from './simulator/control'
-export {
-  L1_ACTION,
-  type L1DepositWatcher,
-  type L1DepositWatchOptions,
-  PUBLIC_ACTION_QUEUED,
-  watchL1Deposits,
-} from './simulator/l1-deposits'
-export {
-  attachL1Payer,
-  type L1Payer,
-  type L1PayerOptions,
-  outboxIdOf,
-  WITHDRAWAL_OUTBOX_ABI,
-  whitelistRecipient,
-} from './simulator/l1-withdrawals'
-export { type RunningSimulator, type SimulatorOptions, startDeriveSimulator } from './simulator/server'
+export { V3_METHODS } from './v3/codegen'
 export { type PublicReader, publicReader } from './v3/public'
+export type * as V3Wire from './v3/wire.gen'

@@ -24,6 +24,14 @@ export const TEST_PRIVATE_KEYS = [
 ] as const
 
 /**
+ * Anvil's development accounts 5 and 6 (TEST_MNEMONIC): the exchange owner of every test and local
+ * stack (EXCHANGE_WALLET_ADDRESS, whose key only the local setup and the tests hold, never a process of
+ * the service) and the payout session key (EXCHANGE_PAYOUT_SESSION_KEY).
+ */
+export const TEST_OWNER_PRIVATE_KEY = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba' as const
+export const TEST_PAYOUT_SESSION_KEY = '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e' as const
+
+/**
  * Where a test's services are until the test starts its own: a loopback port nothing listens on
  * (the discard port), so a test that forgets to start a chain or a simulator fails at once instead
  * of talking to a developer's running local stack (README: line 1 and line 2 run side by side).
@@ -53,8 +61,10 @@ export function localStackEnv(overrides: Record<string, string | undefined> = {}
     EXCHANGE_CHAIN_RPC_URL: `http://${UNREACHABLE_HOST}`,
     MASTER_PRIVATE_KEY: TEST_PRIVATE_KEYS[1],
     SESSION_PRIVATE_KEY: TEST_PRIVATE_KEYS[2],
+    EXCHANGE_PAYOUT_SESSION_KEY: TEST_PAYOUT_SESSION_KEY,
     GAS_WALLET_PRIVATE_KEY: TEST_PRIVATE_KEYS[3],
     SWAP_WALLET_PRIVATE_KEY: TEST_PRIVATE_KEYS[4],
+    // TEST_OWNER_PRIVATE_KEY's address
     EXCHANGE_WALLET_ADDRESS: '0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc',
     // Derive v3's funding subaccount and L1 deposit manager: placeholders no exchange knows; the exchange
     // tests' stack (apps/worker/test/fixtures/exchange-stack.ts) opens a real one and names it

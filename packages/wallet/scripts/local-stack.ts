@@ -5,13 +5,15 @@
  * 1. TestUSDC on each chain's node (docs/chains.md "Local run: four chains"): reused when
  *    USDC_ADDRESS_LOCAL_<CHAIN> already names a contract there (the node kept running), else deployed from
  *    the standard dev account 0, which then holds LOCAL_MINT_USDC on that chain to play deposits with;
- * 4. the simulator learns EXCHANGE_WALLET_ADDRESS with SESSION_PRIVATE_KEY's address as a session
- *    key, so the worker's Derive client is accepted (the simulator keeps no state across restarts,
- *    so this runs on every start);
  * 2. CCTP's stand-ins on every node (src/contracts/local-cctp.ts: one TokenMessengerV2 and MessageTransmitterV2
  *    address on all four, linked to each other and to each chain's TestUSDC, trusting the local attester's key), and
  *    the local attester (packages/attester, at CCTP_ATTESTATION_URL) told which transmitter to watch on each node;
- * 3. Derive v3's money in and out (local-v3.ts), on the Ethereum node (the exchange's L1): the
+ * 3. the simulator learns EXCHANGE_WALLET_ADDRESS with the service's session keys, each with exactly
+ *    its duty (SESSION_KEY_DUTIES: SESSION_PRIVATE_KEY trades and moves collateral on every subaccount,
+ *    EXCHANGE_PAYOUT_SESSION_KEY withdraws from the funding subaccount only, once it is open), so the
+ *    worker's start check passes (the simulator keeps no state across restarts, so this runs on every
+ *    start; the owner's signed registration is what production does, docs/operations.md);
+ * 4. Derive v3's money in and out (local-v3.ts), on the Ethereum node (the exchange's L1): the
  *    OnchainActionManager and WithdrawalOutbox stand-ins, the simulator watching them, and the platform's
  *    funding subaccount opened by a first deposit.
  *
@@ -24,6 +26,7 @@
  */
 import { LOCAL_ATTESTER_ADDRESS } from '@wh/attester'
 import { CHAIN_NAMES, type ChainName, loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { SESSION_KEY_DUTIES, scopeWire } from '@wh/exchange'
 import { TEST_PRIVATE_KEYS } from '@wh/testkit'
 import type { Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -82,13 +85,18 @@ const watch = await fetch(new URL('/_attester/watch', config.cctp.attestationUrl
 if (!watch.ok) throw new Error(`the local attester refused watch (${watch.status})`)
 
 const sessionKey = privateKeyToAccount(config.keys.sessionPrivateKey).address
-const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl), {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ wallet: config.exchange.walletAddress, session_keys: [sessionKey] }),
-  signal: AbortSignal.timeout(5_000),
-})
-if (!res.ok) throw new Error(`the simulator refused register_wallet (${res.status})`)
+/** Registers keys of the account at the simulator through its control API (scope wire strings). */
+async function registerKeys(keys: { address: string; scopes: readonly string[]; subaccount_ids?: number[] }[]) {
+  const res = await fetch(new URL('/_sim/register_wallet', config.exchange.httpUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ wallet: config.exchange.walletAddress, session_keys: keys }),
+    signal: AbortSignal.timeout(5_000),
+  })
+  if (!res.ok) throw new Error(`the simulator refused register_wallet (${res.status}): ${await res.text()}`)
+}
+const wire = (duty: keyof typeof SESSION_KEY_DUTIES) => SESSION_KEY_DUTIES[duty].map(scopeWire)
+await registerKeys([{ address: sessionKey, scopes: wire('trading') }])
 
 const v3 = await setUpLocalV3({
   ...clientsOf('ethereum'),
@@ -99,6 +107,12 @@ const v3 = await setUpLocalV3({
   // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
   hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
 })
+
+// the payout key reaches the funding subaccount only: registered once the opening deposit made it
+if (config.keys.payoutSessionKey) {
+  const payout = privateKeyToAccount(config.keys.payoutSessionKey).address
+  await registerKeys([{ address: payout, scopes: wire('payout'), subaccount_ids: [v3.fundingSubaccountId] }])
+}
 
 process.stdout.write(
   `${JSON.stringify({

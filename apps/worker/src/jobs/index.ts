@@ -10,6 +10,7 @@ import { feeTick } from './exchange/fees'
 import { fundTick } from './exchange/fund'
 import { reconcileTick } from './exchange/reconcile'
 import { releaseTick } from './exchange/release'
+import { sessionKeysTick } from './exchange/session-keys'
 import { liabilitiesPublishTick } from './liabilities/publish'
 import { solvencyTick } from './solvency/solvency'
 import { convertTick } from './trading/convert'
@@ -48,6 +49,9 @@ export const ticks: readonly TickDefinition[] = [
   // accruals (every 15 min) and reconciliation (every 5 min), queue accounting, under the cycle lock
   accrualsTick,
   reconcileTick,
+  // the session keys read back from the exchange: an alert days before one expires, or when one
+  // holds more than its duty (hourly, queue accounting; docs/operations.md "Exchange session keys")
+  sessionKeysTick,
   // the proof of liabilities: checked hourly, published once per UTC day (queue accounting)
   liabilitiesPublishTick,
   // positions one step further: funding done, instrument chosen, orders placed and repriced,

@@ -11,9 +11,8 @@
  * read v3's (../v3/histories.ts).
  */
 import type { Address, Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
 import { signV3Action } from '../protocol/action'
-import { AUTH_HEADERS, type AuthProof, signAuthProof } from '../protocol/auth-message'
+import { type AuthProof, signAuthProof } from '../protocol/auth-message'
 import { V3_MODULES } from '../protocol/constants'
 import { fromE18, toE18 } from '../protocol/decimal'
 import { ceilToE12, encodeTradeDataV3 } from '../protocol/module-data'
@@ -27,7 +26,17 @@ import * as M from '../v3/movements'
 import type { SignedV3, V3Port } from '../v3/port'
 import * as P from '../v3/public'
 import type * as W from '../v3/wire.gen'
+import { DutyKeys } from './duty-keys'
+import type { ExchangeError } from './errors'
 import { HttpTransport } from './http-transport'
+import { KeyRing } from './key-ring'
+import {
+  type PreparedOwnerAction,
+  prepareSetSessionKey,
+  prepareWhitelist,
+  type SessionKeyGrantRequest,
+  signedOwnerAction,
+} from './owner-actions'
 import {
   DEFAULT_SIGNATURE_TTL_SEC,
   type DeriveClientOptions,
@@ -43,6 +52,9 @@ import { DeriveWsClient } from './ws-client'
 
 export type { SignedL1Withdrawal, TransferSpotRequest, WithdrawL1Request } from '../v3/movements'
 export { V3UnsupportedError } from '../v3/port'
+export * from './duties'
+export * from './key-ring'
+export * from './owner-actions'
 export * from './requests'
 
 export class DeriveClient {
@@ -52,7 +64,8 @@ export class DeriveClient {
   readonly #opts: DeriveClientOptions
   readonly #nowMs: () => number
   readonly #nonces: NanosecondNonceGenerator
-  readonly #signer: Address
+  /** the trading keys (SESSION_PRIVATE_KEY, …_NEXT) and the payout keys (EXCHANGE_PAYOUT_SESSION_KEY, …_NEXT) */
+  readonly #keys: DutyKeys
   readonly #instruments = new Map<string, T.Instrument>()
   readonly #currencies = new Map<string, { wire: W.Currency; ours: T.Currency }>()
   readonly #sendOrder = new M.SendOrder()
@@ -67,7 +80,8 @@ export class DeriveClient {
     const clock = opts.clock
     this.#nowMs = () => (clock ? clock.now().getTime() : Date.now())
     this.#nonces = new NanosecondNonceGenerator(this.#nowMs)
-    this.#signer = privateKeyToAccount(opts.sessionKey).address
+    const trading = new KeyRing(opts.sessionKey)
+    const payout = opts.payoutSessionKey ? new KeyRing(opts.payoutSessionKey) : trading
     this.#http = new HttpTransport({
       baseUrl: opts.httpUrl,
       ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
@@ -76,6 +90,7 @@ export class DeriveClient {
       ...(opts.fetch && { fetch: opts.fetch }),
       ...(opts.sleep && { sleep: opts.sleep }),
     })
+    this.#keys = new DutyKeys(trading, payout, { wallet: this.wallet, nowMs: this.#nowMs, http: this.#http })
     this.#port = {
       wallet: this.wallet,
       fundingSubaccountId: opts.fundingSubaccountId,
@@ -99,26 +114,38 @@ export class DeriveClient {
     return this.#http.call<T>(`public/${method}`, params, { idempotent: isRead(method) })
   }
 
-  /** Calls any private method with fresh auth headers; only reads (`get_*`) are retried. */
-  privateCall<T>(method: string, params: object = {}): Promise<T> {
-    return this.#http.call<T>(`private/${method}`, params, {
-      idempotent: isRead(method),
-      headers: () => this.authHeaders(),
-    })
-  }
-
-  /** The three auth headers for one request, signed now. */
-  async authHeaders(): Promise<Record<string, string>> {
-    const p = await this.authProof()
-    return {
-      [AUTH_HEADERS.wallet]: p.wallet,
-      [AUTH_HEADERS.timestamp]: p.timestamp,
-      [AUTH_HEADERS.signature]: p.signature,
+  /**
+   * Calls any private method with fresh auth headers, signed by the key of the method's duty (a
+   * withdrawal's by the payout key, everything else by the trading key); only reads (`get_*`) are
+   * retried. A refusal naming the key (unknown, expired) makes the ring read the registrations again.
+   */
+  async privateCall<T>(method: string, params: object = {}): Promise<T> {
+    const ring = this.#keys.ofMethod(method)
+    const privateKey = (await this.#keys.key(ring)).privateKey
+    try {
+      return await this.#http.call<T>(`private/${method}`, params, {
+        idempotent: isRead(method),
+        headers: () => this.#keys.headers(privateKey),
+      })
+    } catch (e) {
+      if (KEY_REFUSALS.has((e as ExchangeError).rpcCode ?? 0)) ring.invalidate()
+      throw e
     }
   }
 
-  authProof(): Promise<AuthProof> {
-    return signAuthProof(this.wallet, this.#opts.sessionKey, this.#nowMs())
+  /** The three auth headers for one request, signed now by the trading key. */
+  async authHeaders(): Promise<Record<string, string>> {
+    return this.#keys.headers((await this.#keys.key(this.#keys.trading)).privateKey)
+  }
+
+  async authProof(): Promise<AuthProof> {
+    return signAuthProof(this.wallet, (await this.#keys.key(this.#keys.trading)).privateKey, this.#nowMs())
+  }
+
+  /** The keys the client signs with now, per duty (a renewal moves them: key-ring.ts). */
+  async signingKeys(): Promise<{ trading: Address; payout: Address }> {
+    const { trading, payout } = this.#keys
+    return { trading: (await this.#keys.key(trading)).address, payout: (await this.#keys.key(payout)).address }
   }
 
   /** One v3 method, typed by the generated wire types. */
@@ -128,10 +155,19 @@ export class DeriveClient {
     return scope === 'public' ? this.publicCall(name, body) : this.privateCall(name, body)
   }
 
+  /**
+   * Signs an action with the key of its duty (a withdrawal: the payout key; anything else: the trading
+   * key). An expiry the caller does not give is now + the TTL, kept within the key's own life (Derive
+   * refuses an order that outlives its key).
+   */
   async #sign(subaccountId: number, module: Address, data: Hex, expirySec?: number): Promise<SignedV3> {
+    const ring = this.#keys.ofModule(module)
+    const key = await this.#keys.key(ring)
     const nonce = this.#nonces.next()
     const ttl = this.#opts.signatureTtlSec ?? DEFAULT_SIGNATURE_TTL_SEC
-    const signature_expiry_sec = expirySec ?? Math.floor(this.#nowMs() / 1000) + ttl
+    const keyExpiry = ring.expiryOf(key.address)
+    const signature_expiry_sec =
+      expirySec ?? Math.min(Math.floor(this.#nowMs() / 1000) + ttl, keyExpiry ?? Number.MAX_SAFE_INTEGER)
     const action = {
       subaccountId: BigInt(subaccountId),
       nonce,
@@ -139,10 +175,10 @@ export class DeriveClient {
       data,
       expirySec: BigInt(signature_expiry_sec),
       owner: this.wallet,
-      signer: this.#signer,
+      signer: key.address,
     }
-    const signature = await signV3Action(action, { chainId: this.#opts.chainId }, this.#opts.sessionKey)
-    return { nonce, signer: this.#signer, signature, signature_expiry_sec }
+    const signature = await signV3Action(action, { chainId: this.#opts.chainId }, key.privateKey)
+    return { nonce, signer: key.address, signature, signature_expiry_sec }
   }
 
   /** Opens the v3 WebSocket and logs in with the owner as wallet; the caller closes it. */
@@ -361,6 +397,51 @@ export class DeriveClient {
     return M.sendFundingWithdrawal(this.#port, this.#sendOrder, signed)
   }
 
+  // ---- session keys and the whitelist (./owner-actions.ts) -------------------------------
+
+  /** Every key registered to the owner, expired ones included (`private/session_keys`). */
+  async sessionKeys(): Promise<W.SessionKey[]> {
+    return (await this.#wire('private/session_keys', { wallet: this.wallet })).public_session_keys
+  }
+
+  /** The account: its subaccounts, whitelisted recipients and rate limits (`private/get_account`). */
+  getAccount(): Promise<W.PrivateGetAccountResponse> {
+    return this.#wire('private/get_account', { wallet: this.wallet })
+  }
+
+  /** Patches a key's label (any reader), IP list or off-chain scopes (the owner or an admin key). */
+  editSessionKey(p: { key: Address; label?: string; ipWhitelist?: string[]; offchainScopes?: string[] }) {
+    return this.#wire('private/edit_session_key', {
+      wallet: this.wallet,
+      public_session_key: p.key,
+      ...(p.label !== undefined && { label: p.label }),
+      ...(p.ipWhitelist !== undefined && { ip_whitelist: p.ipWhitelist }),
+      ...(p.offchainScopes !== undefined && { offchain_scopes: p.offchainScopes }),
+    })
+  }
+
+  /** A key's registration for the owner to sign (an operator; docs/operations.md "Exchange session keys"). */
+  prepareSetSessionKey(g: SessionKeyGrantRequest): PreparedOwnerAction {
+    return prepareSetSessionKey(g, this.#envelope())
+  }
+
+  /** A whitelist change for the owner to sign. */
+  prepareWhitelist(change: { add?: readonly Address[]; remove?: readonly Address[] }): PreparedOwnerAction {
+    return prepareWhitelist(change, this.#envelope())
+  }
+
+  /** Sends a prepared action with the owner's signature (checked to be the owner's first). */
+  async submitOwnerAction(p: PreparedOwnerAction, signature: Hex): Promise<unknown> {
+    if (p.owner.toLowerCase() !== this.wallet.toLowerCase())
+      throw new Error(`prepared for ${p.owner}, not ${this.wallet}`)
+    const params = await signedOwnerAction(p, signature)
+    return this.privateCall(p.kind, params)
+  }
+
+  #envelope() {
+    return { owner: this.wallet, chainId: this.#opts.chainId, nonce: this.#nonces.next(), nowMs: this.#nowMs() }
+  }
+
   // ---- histories (./histories.ts) --------------------------------------------------------
 
   /** Transfers into the subaccount from the funding subaccount (the worker's fundings), as deposit events. */
@@ -408,6 +489,9 @@ export class DeriveClient {
     return H.optionSettlementHistory(this.#port, subaccount_id)
   }
 }
+
+/** Refusals that name the signing key: unknown (14026), expired (14030), not the owner's nor registered (14023). */
+const KEY_REFUSALS = new Set([14023, 14026, 14030])
 
 /** Reads are safe to repeat; everything else might have landed on the first try. */
 function isRead(method: string): boolean {

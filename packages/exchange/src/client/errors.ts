@@ -60,7 +60,7 @@ export class ExchangeRateLimitedError extends ExchangeError {
   }
 }
 
-/** The instrument name (or asset) is not listed. */
+/** The instrument, asset or currency named is not listed (12000-12002). */
 export class ExchangeUnknownInstrumentError extends ExchangeError {
   constructor(init: ExchangeErrorInit) {
     super('EXCHANGE_UNKNOWN_INSTRUMENT', 422, false, init)
@@ -90,18 +90,24 @@ const ORDER_CODES = new Set<number>([
   RPC.INVALID_LIMIT_PRICE,
   RPC.FOK_NOT_FILLED,
   RPC.NONCE_NOT_UNIQUE,
+  RPC.INVALID_NONCE_DATE,
   RPC.INSTRUMENT_NOT_LIVE,
   RPC.MAX_FEE_TOO_LOW,
 ])
 
-/** Maps a JSON-RPC error body to its typed error. */
+/** Derive's "not found" codes for what a request names: an asset, an instrument, a currency (12000-12002). */
+const UNKNOWN_NAME_CODES = new Set<number>([RPC.ASSET_NOT_FOUND, RPC.INSTRUMENT_NOT_FOUND, RPC.CURRENCY_NOT_FOUND])
+
+/** Maps a JSON-RPC error body to its typed error (codes: docs/exchange.md "Error codes"). */
 export function errorFromRpc(method: string, body: RpcErrorBody): ExchangeError {
   const init = { method, rpcCode: body.code, message: `${method}: ${body.message}`, data: body.data }
   const code = body.code
-  if (code === RPC.RATE_LIMITED) return new ExchangeRateLimitedError(init)
+  if (code === RPC.RATE_LIMITED || code === RPC.CONCURRENT_WS_CLIENTS_LIMIT) return new ExchangeRateLimitedError(init)
   if (code === RPC.INSUFFICIENT_FUNDS || /margin|buying power|insufficient/i.test(body.message))
     return new ExchangeInsufficientMarginError(init)
-  if (code === RPC.INSTRUMENT_NOT_FOUND || code === RPC.ASSET_NOT_FOUND) return new ExchangeUnknownInstrumentError(init)
+  if (UNKNOWN_NAME_CODES.has(code)) return new ExchangeUnknownInstrumentError(init)
+  // 14xxx: the request's auth or the signing key (unknown owner, unknown or expired key, out of
+  // scope); 14001 names a subaccount the exchange does not know, which is the request's error
   if (code >= 14000 && code < 15000 && code !== RPC.SUBACCOUNT_NOT_FOUND) return new ExchangeAuthError(init)
   if (ORDER_CODES.has(code) || (code >= 11000 && code < 12000)) return new ExchangeOrderRejectedError(init)
   if (code === RPC.INTERNAL || code === RPC.ORDER_CONFIRMATION_TIMEOUT || code === RPC.ENGINE_CONFIRMATION_TIMEOUT)

@@ -24,8 +24,14 @@ export interface DeriveClientOptions {
   wsUrl?: string
   /** EXCHANGE_WALLET_ADDRESS: the owner, the platform's own L1 address */
   wallet: Address
-  /** SESSION_PRIVATE_KEY */
-  sessionKey: Hex
+  /**
+   * The trading and funding key (SESSION_PRIVATE_KEY): orders, transfers, reads. During a renewal
+   * the current and the next key (…_NEXT); the client signs with the registered one that lives
+   * longest (key-ring.ts).
+   */
+  sessionKey: Hex | readonly Hex[]
+  /** The payout key(s) (EXCHANGE_PAYOUT_SESSION_KEY, …_NEXT): L1 withdrawals only. Without: the trading key signs them. */
+  payoutSessionKey?: Hex | readonly Hex[]
   /** EXCHANGE_CHAIN_ID: the v3 domain's chain (1 or 11155111) */
   chainId: number
   /**

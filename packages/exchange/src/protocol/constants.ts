@@ -29,8 +29,22 @@ export const V3_MODULES = {
   setSessionKey: '0xe330CF64ff6EbF41699aad344Cb21d78db1D2bb6',
 } as const satisfies Record<string, Address>
 
-/** OnchainActionManager (L1 deposits and on-chain actions) on Sepolia; the mainnet address is not published. */
-export const V3_TESTNET_ACTION_MANAGER: Address = '0x1b4f369b585D40a27F66775844FC265151f278A4'
+/**
+ * Derive's v3 testnet contracts on Sepolia after its September 2026 redeploy, which rotated them
+ * (docs.derive.xyz `/getting-started/contracts`, read 2026-11-28; the SDKs' presets, derive-ts 3.0.13
+ * `src/config/networks.ts` and derive-py 92fa887 `config/contracts.py`, still name the addresses from
+ * before it). The SpotVault's new address could not be read there. Mainnet addresses are published
+ * nowhere the service could check: they come only from configuration (EXCHANGE_DEPOSIT_MANAGER_ADDRESS,
+ * EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS), verified at start (docs/exchange-v3.md "Contracts").
+ */
+export const V3_TESTNET_CONTRACTS = {
+  actionManager: '0x842C2306A17354f58Cb00853Ce3B71fB27F83557',
+  vapp: '0x1FF5A9FcD7ea4e05F556d3B2d06Aefa4467FCc27',
+  withdrawalOutbox: '0x1fa8Cdb4482Beb7d110d1B25ae8307b32eaEC3b7',
+} as const satisfies Record<string, Address>
+
+/** The testnet's OnchainActionManager (L1 deposits and on-chain actions): V3_TESTNET_CONTRACTS.actionManager. */
+export const V3_TESTNET_ACTION_MANAGER: Address = V3_TESTNET_CONTRACTS.actionManager
 
 const DOMAIN_TYPEHASH = keccak256(
   toHex('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),

@@ -41,3 +41,19 @@ export function tradeFeeE18(
   if (s.capRate !== null) variable = minBig(variable, mulE18(mulE18(f.priceE18, f.amountE18), s.capRate))
   return variable + (role === 'taker' && includeBase ? s.baseFee : 0n)
 }
+
+/**
+ * The least `max_fee` (per unit, e18 USD) Derive takes on an order: 2 × the taker rate × max(index,
+ * limit price) + the base fee (derive-ts 3.0.13 `src/api/orders.ts`: "The exchange bounds the per-unit
+ * fee at 2 x taker_fee_rate x max(index, limit) + base_fee, where index is the underlying SPOT feed");
+ * below it the order is refused with 11023 "Max fee order param is too low". The rates are the
+ * instrument's (`taker_fee_rate`, `base_fee` of `public/get_instrument`).
+ */
+export function orderMaxFeeFloorE18(
+  rates: { takerRateE18: bigint; baseFeeE18: bigint },
+  indexE18: bigint,
+  limitPriceE18: bigint,
+): bigint {
+  const basis = indexE18 > limitPriceE18 ? indexE18 : limitPriceE18
+  return 2n * mulE18(rates.takerRateE18, basis) + rates.baseFeeE18
+}

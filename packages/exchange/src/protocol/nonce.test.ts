@@ -34,9 +34,14 @@ describe('v3 nonces', () => {
     expect(checkNonce('order', BigInt(NOW) * 1000n, NOW)).toEqual({ ok: false, reason: 'not_nanoseconds' })
   })
 
-  it('orders take a nonce a day old; a withdrawal only within an hour, and only if it increases', () => {
+  it('orders take a nonce within ±5 minutes (10 minutes and 2 hours old are refused); a withdrawal within an hour, and only if it increases', () => {
     const ns = (ms: number) => BigInt(ms) * 1_000_000n
-    expect(checkNonce('order', ns(NOW - 20 * HOUR), NOW)).toEqual({ ok: true })
+    const MIN = 60_000
+    expect(checkNonce('order', ns(NOW - 4 * MIN), NOW)).toEqual({ ok: true })
+    expect(checkNonce('order', ns(NOW + 4 * MIN), NOW)).toEqual({ ok: true })
+    expect(checkNonce('order', ns(NOW - 10 * MIN), NOW)).toEqual({ ok: false, reason: 'outside_window' })
+    expect(checkNonce('order', ns(NOW - 2 * HOUR), NOW)).toEqual({ ok: false, reason: 'outside_window' })
+    expect(checkNonce('withdraw', ns(NOW - 50 * MIN), NOW)).toEqual({ ok: true })
     expect(checkNonce('withdraw', ns(NOW - 2 * HOUR), NOW)).toEqual({ ok: false, reason: 'outside_window' })
     expect(checkNonce('withdraw', ns(NOW), NOW, ns(NOW))).toEqual({ ok: false, reason: 'not_increasing' })
     expect(checkNonce('order', ns(NOW), NOW, ns(NOW))).toEqual({ ok: true })

@@ -5,7 +5,8 @@
  * table below records what each rule rests on (docs/exchange-v3.md, "Nonces").
  */
 const NS_PER_MS = 1_000_000n
-const HOUR_MS = 3_600_000
+const MINUTE_MS = 60_000
+const HOUR_MS = 60 * MINUTE_MS
 const DAY_MS = 24 * HOUR_MS
 
 export type V3ActionKind =
@@ -28,13 +29,16 @@ export interface NonceRule {
 }
 
 /**
- * Orders and RFQs: the spec's Action schema says "within the nonce validity window (one day)";
- * increasing kinds: ±1 hour and strictly increasing per subaccount (derive-py action_signing/utils.py);
- * vaults: 60 days back, 1 hour ahead (same source).
+ * Orders and RFQs: ±5 minutes of the exchange's clock, any order (derive-ts 3.0.13
+ * `src/signing/encoding.ts`: "the API accepts a ±5-minute intake window"; the spec's Action schema
+ * names a one-day window, which the SDK written against the live API narrows); increasing kinds:
+ * ±1 hour and strictly increasing per subaccount (derive-py `action_signing/utils.py`; the
+ * session-key and whitelist actions are the wallet's, signed on subaccount 0); vaults: 60 days
+ * back, 1 hour ahead (same source).
  */
 export const NONCE_RULES: Record<V3ActionKind, NonceRule> = {
-  order: { pastMs: DAY_MS, futureMs: DAY_MS, strictlyIncreasing: false },
-  rfq: { pastMs: DAY_MS, futureMs: DAY_MS, strictlyIncreasing: false },
+  order: { pastMs: 5 * MINUTE_MS, futureMs: 5 * MINUTE_MS, strictlyIncreasing: false },
+  rfq: { pastMs: 5 * MINUTE_MS, futureMs: 5 * MINUTE_MS, strictlyIncreasing: false },
   withdraw: { pastMs: HOUR_MS, futureMs: HOUR_MS, strictlyIncreasing: true },
   transfer: { pastMs: HOUR_MS, futureMs: HOUR_MS, strictlyIncreasing: true },
   session_key: { pastMs: HOUR_MS, futureMs: HOUR_MS, strictlyIncreasing: true },

@@ -6,7 +6,7 @@
  * properties/required; formats and bounds are left to the validator (test/v3-conformance).
  */
 
-/** Every v3 method the client (src/v3/client.ts) calls and the simulator's v3 layer serves. */
+/** Every v3 method the client (src/client/derive-client.ts) calls or the simulator (tools/derive-simulator) serves. */
 export const V3_METHODS = [
   'public/get_time',
   'public/get_all_instruments',
@@ -34,6 +34,17 @@ export const V3_METHODS = [
   'private/get_interest_history',
   'private/get_funding_history',
   'private/get_option_settlement_history',
+  // session keys and the recipient whitelist (docs/exchange-v3.md "Session keys")
+  'private/set_session_key',
+  'private/edit_session_key',
+  'private/session_keys',
+  'private/update_whitelisted_recipients',
+  'private/get_account',
+  // what Derive's own SDK helpers call (derive-ts 3.0.13): the simulator serves them too
+  'public/get_all_currencies',
+  'public/get_tickers',
+  'public/get_all_live_instruments',
+  'private/get_order_history',
 ] as const
 
 export type V3MethodName = (typeof V3_METHODS)[number]

@@ -3,11 +3,45 @@ import { creationOnTopE18, SendOrder } from './movements'
 import type { SignedV3 } from './port'
 
 const signed = (nonce: bigint): SignedV3 => ({ nonce, signer: '0x0', signature: '0x0', signature_expiry_sec: 0 })
-const tick = () => new Promise((r) => setTimeout(r, 5))
+
+/** Lets every callback already queued run (promise jobs and I/O turns), without waiting for any time to pass. */
+const settle = () => new Promise<void>((r) => setImmediate(r))
+
+/** A timer the test fires itself: the send order's wait runs out only when `fire()` says so. */
+function manualTimers() {
+  const pending = new Set<() => void>()
+  const schedule = (fn: () => void) => {
+    pending.add(fn)
+    return () => pending.delete(fn)
+  }
+  const fire = () => {
+    for (const fn of [...pending]) {
+      pending.delete(fn)
+      fn()
+    }
+  }
+  return { schedule, fire, pending }
+}
+
+/** Whether `p` has settled, read after the queue drained. */
+async function isDone(p: Promise<unknown>): Promise<boolean> {
+  let done = false
+  void p.then(
+    () => {
+      done = true
+    },
+    () => {
+      done = true
+    },
+  )
+  await settle()
+  return done
+}
 
 describe('SendOrder (one sender signs again only once its last signature went out)', () => {
   it('a second signature for the sender waits for the first one to be sent; another sender does not wait', async () => {
-    const order = new SendOrder(60_000)
+    const timers = manualTimers()
+    const order = new SendOrder(60_000, timers.schedule)
     const log: string[] = []
     const first = await order.inTurn(7, async () => signed(1n))
     const second = order.inTurn(7, async () => {
@@ -18,24 +52,28 @@ describe('SendOrder (one sender signs again only once its last signature went ou
       log.push('other sender signed')
       return signed(3n)
     })
-    await tick()
+    expect(await isDone(second)).toBe(false)
     expect(log).toEqual(['other sender signed'])
     order.sent(first.nonce.toString())
     expect((await second).nonce).toBe(2n)
     expect(log).toEqual(['other sender signed', 'second signed'])
+    // a sent signature cancels its wait: only the two never sent (2 and 3) still hold a timer
+    expect(timers.pending.size).toBe(2)
   })
 
-  it('a signature never sent holds the next one back only for the wait; a failed signing holds nothing', async () => {
-    const order = new SendOrder(30)
+  it('a signature never sent holds the next one back only until its wait runs out; a failed signing holds nothing', async () => {
+    const timers = manualTimers()
+    const order = new SendOrder(30, timers.schedule)
     await order.inTurn(7, async () => signed(1n)) // never sent
-    const started = Date.now()
-    await order.inTurn(7, async () => signed(2n))
-    expect(Date.now() - started).toBeGreaterThanOrEqual(25)
+    const next = order.inTurn(7, async () => signed(2n))
+    expect(await isDone(next)).toBe(false)
+    timers.fire() // the wait of signature 1 ran out
+    expect((await next).nonce).toBe(2n)
     order.sent('2')
+    expect(timers.pending.size).toBe(0)
     await expect(order.inTurn(7, async () => Promise.reject(new Error('no key')))).rejects.toThrow('no key')
-    const again = Date.now()
-    await order.inTurn(7, async () => signed(3n))
-    expect(Date.now() - again).toBeLessThan(25)
+    // nothing is fired here: the failed signing released its turn at once
+    expect(await isDone(order.inTurn(7, async () => signed(3n)))).toBe(true)
   })
 })
 

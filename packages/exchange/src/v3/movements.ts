@@ -26,6 +26,13 @@ import type * as W from './wire.gen'
 /** How long a signature of the funding subaccount holds the next one back if it is never sent. */
 export const SEND_ORDER_WAIT_MS = 10_000
 
+/** A timer that never keeps the process alive, cancelled by the function it returns. */
+function unrefTimer(fn: () => void, ms: number): () => void {
+  const timer = setTimeout(fn, ms)
+  timer.unref?.()
+  return () => clearTimeout(timer)
+}
+
 /**
  * v3 transfer nonces must increase per sending subaccount (derive-py), and the funding subaccount
  * sends every funding of every user, from concurrent rows. So this client signs for one sender
@@ -37,7 +44,11 @@ export class SendOrder {
   readonly #tails = new Map<number, Promise<void>>()
   readonly #open = new Map<string, () => void>()
 
-  constructor(readonly waitMs = SEND_ORDER_WAIT_MS) {}
+  /** `schedule` runs `fn` after `ms` and returns its cancel; tests pass one they fire themselves. */
+  constructor(
+    readonly waitMs = SEND_ORDER_WAIT_MS,
+    readonly schedule: (fn: () => void, ms: number) => () => void = unrefTimer,
+  ) {}
 
   /** Runs `sign` after the sender's previous signature went out; `sent(nonce)` lets the next one sign. */
   async inTurn(sender: number, sign: () => Promise<SignedV3>): Promise<SignedV3> {
@@ -56,10 +67,9 @@ export class SendOrder {
       throw err
     }
     const key = signed.nonce.toString()
-    const timer = setTimeout(() => this.sent(key), this.waitMs)
-    timer.unref?.()
+    const cancel = this.schedule(() => this.sent(key), this.waitMs)
     this.#open.set(key, () => {
-      clearTimeout(timer)
+      cancel()
       release()
     })
     return signed

@@ -23,7 +23,7 @@
  * the same buckets and keys, `interest_accrued` without a user (the platform's income), its cursor
  * kept in Redis, as it has no `subaccounts` row.
  */
-import { CASH_CURRENCY, errorMessage } from '@wh/core'
+import { CASH_CURRENCY } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type DeriveClient, type FundingEvent, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
@@ -317,7 +317,7 @@ export async function runAccruals(
           summary.late += r.late
         } catch (err) {
           summary.errors++
-          log.warn({ subaccountId: sub.ledgerId, err: errorInfo(err) }, 'accruals failed for a subaccount')
+          log.warn({ subaccountId: sub.ledgerId, err }, 'accruals failed for a subaccount')
         }
       })
       summary.deferred = subs.length - started
@@ -341,22 +341,12 @@ async function accrueFundingSubaccount(
     const r = await ingestFundingSubaccountAccruals(deps, exchangeId, { nowMs, needPending: false }, log)
     return { recorded: r.recorded, late: r.late, error: false }
   } catch (err) {
-    log.warn({ subaccountId: String(exchangeId), err: errorInfo(err) }, 'accruals failed for the funding subaccount')
+    log.warn({ subaccountId: String(exchangeId), err }, 'accruals failed for the funding subaccount')
     return { recorded: 0, late: 0, error: true }
   }
 }
 
 /** An error for a log line: name, code and message only (never params, headers or a signature). */
-export function errorInfo(err: unknown): Record<string, unknown> {
-  if (err instanceof Error)
-    return {
-      name: err.name,
-      message: errorMessage(err),
-      ...('code' in err ? { code: (err as { code: unknown }).code } : {}),
-    }
-  return { message: errorMessage(err) }
-}
-
 export const accrualsTick: TickDefinition = {
   name: ACCRUALS_TICK,
   queue: 'accounting',

@@ -56,7 +56,7 @@ import {
   type SubaccountDbRow,
   toExchangeSubaccount,
 } from './accounting-subaccounts'
-import { type AccountingDeps, type AccountingLog, errorInfo, fundingSubaccountOf, ingestAccruals } from './accruals'
+import { type AccountingDeps, type AccountingLog, fundingSubaccountOf, ingestAccruals } from './accruals'
 import { ACCOUNTING_LOCK_WAIT_MS, EXCHANGE_CYCLE_LOCK, withCycleLock } from './cycle-lock'
 import { type FundingReconcileResult, reconcileFundingSubaccount } from './reconcile-funding'
 
@@ -333,10 +333,7 @@ async function reconcileFunding(
     }
     return r.outcome
   } catch (err) {
-    log.warn(
-      { subaccountId: String(fundingId), err: errorInfo(err) },
-      'reconciliation failed for the funding subaccount',
-    )
+    log.warn({ subaccountId: String(fundingId), err }, 'reconciliation failed for the funding subaccount')
     return 'error'
   }
 }
@@ -399,14 +396,14 @@ export async function runReconcile(
           else summary.alreadyRecorded++
         } catch (err) {
           summary.errors++
-          log.warn({ subaccountId: sub.ledgerId, err: errorInfo(err) }, 'reconciliation failed for a subaccount')
+          log.warn({ subaccountId: sub.ledgerId, err }, 'reconciliation failed for a subaccount')
         }
       })
       summary.deferred = subs.length - started
       summary.fundingSubaccount = await reconcileFunding(deps, { mode, epsilon, at }, drift, log)
       const figures = new Map([...drift].map(([c, d]) => [c, fromBaseUnits(abs(d.delta), d.decimals)]))
       await recordReconcileDrift(deps.redis, figures).catch((err: unknown) =>
-        log.warn({ err: errorInfo(err) }, 'reconciliation drift not recorded'),
+        log.warn({ err }, 'reconciliation drift not recorded'),
       )
       // resume after the last one started; from the start once the whole table was covered
       const last = subs[started - 1]

@@ -5,11 +5,17 @@
  */
 import { errorMessage } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { DERIVE_FEE_SCHEDULE, ExchangeError, ExchangeInsufficientMarginError, toE18 } from '@wh/exchange'
+import {
+  ceilToE12,
+  ExchangeError,
+  ExchangeInsufficientMarginError,
+  type Instrument,
+  orderMaxFeeFloorE18,
+  toE18,
+} from '@wh/exchange'
 import {
   BUYBACK_PENDING,
   closeBoughtBack,
-  E18,
   finishClosing,
   markBuyBackPending,
   recordBuyBackOrder,
@@ -116,7 +122,7 @@ async function sendBuyBack(
       direction: 'buy',
       amount: fmt(amountE18),
       limit_price: fmt(limit),
-      max_fee: fmt(buyBackMaxFee(toE18(t.index_price), amountE18)),
+      max_fee: fmt(buyBackMaxFee(inst, toE18(t.index_price), limit)),
       time_in_force: 'ioc',
       reduce_only: true,
       label: p.id,
@@ -132,13 +138,14 @@ async function sendBuyBack(
 }
 
 /**
- * The most fee a buy-back accepts per contract: the taker base fee spread over the amount (the
- * base is per order) plus twice the taker rate on the index (the rate part is capped below that).
+ * The most fee a buy-back accepts per contract: Derive's floor for a signed max fee, 2 × the taker rate
+ * × max(index, limit) + the base fee (orderMaxFeeFloorE18; below it the order is refused, 11023). The fee
+ * charged is far less (the rate part is capped at a share of the option's value, the base spread over
+ * the amount); this is a ceiling the exchange requires, not a price.
  */
-function buyBackMaxFee(indexE18: bigint, amountE18: bigint): bigint {
-  const f = DERIVE_FEE_SCHEDULE.option
-  const base = (f.baseFee * E18 + amountE18 - 1n) / amountE18
-  return base + (2n * indexE18 * f.takerRate) / E18
+function buyBackMaxFee(inst: Pick<Instrument, 'taker_fee_rate' | 'base_fee'>, indexE18: bigint, limitE18: bigint) {
+  const rates = { takerRateE18: toE18(inst.taker_fee_rate), baseFeeE18: toE18(inst.base_fee) }
+  return ceilToE12(orderMaxFeeFloorE18(rates, indexE18, limitE18))
 }
 
 /** closing → closed: everything sold is bought back. */

@@ -3,10 +3,28 @@
  * market (instruments and tickers read once per run), our resting orders, and e18 figures as the
  * exchange's decimal strings.
  */
-import { type DeriveClient, type Instrument, type Order, toE18 } from '@wh/exchange'
-import { E18, type OptionQuote, optionQuoteOf } from '@wh/trading'
+
+import { errorMessage } from '@wh/core'
+import type { Sql } from '@wh/db'
+import { ceilToE12, type DeriveClient, type Instrument, type Order, orderMaxFeeFloorE18, toE18 } from '@wh/exchange'
+import { E18, type OptionQuote, optionQuoteOf, setPositionReason } from '@wh/trading'
 
 const BPS = 10_000n
+
+/**
+ * An error that stopped positions' step: its text as each row's reason (what the user and the desk
+ * see) and in the log, never swallowed.
+ */
+export async function stepFailed(
+  deps: { sql: Sql; log?: { warn(obj: object, msg?: string): void } | undefined },
+  positions: readonly { id: string }[],
+  what: string,
+  e: unknown,
+): Promise<void> {
+  const reason = `${what}: ${errorMessage(e)}`.slice(0, 500)
+  for (const p of positions) await setPositionReason(deps.sql, p.id, reason)
+  deps.log?.warn({ positions: positions.map((p) => p.id), err: e }, reason)
+}
 
 export async function ourOrders(exchange: DeriveClient, subId: number, positionId: string): Promise<Order[]> {
   const { orders } = await exchange.getOpenOrders(subId)
@@ -22,9 +40,15 @@ export async function cancelQuietly(exchange: DeriveClient, subId: number, o: Or
   }
 }
 
-/** The most fee we accept per contract: the taker fee's base plus 0.1 % of the index, in USD. */
-export function maxFee(index: string): string {
-  return fmt(E18 + (toE18(index) * 10n) / BPS)
+/**
+ * The most fee we accept per contract: the taker fee's base plus 0.1 % of the index, in USD, and never
+ * below the floor Derive requires of a signed max fee, 2 × the taker rate × max(index, limit) + the base
+ * fee (orderMaxFeeFloorE18; an order under it is refused, 11023).
+ */
+export function maxFee(t: Pick<Instrument, 'taker_fee_rate' | 'base_fee'> & { index_price: string }, limitE18: bigint) {
+  const ours = E18 + (toE18(t.index_price) * 10n) / BPS
+  const rates = { takerRateE18: toE18(t.taker_fee_rate), baseFeeE18: toE18(t.base_fee) }
+  return fmt(maxBig(ours, ceilToE12(orderMaxFeeFloorE18(rates, toE18(t.index_price), limitE18))))
 }
 
 export function maxBig(a: bigint, b: bigint): bigint {

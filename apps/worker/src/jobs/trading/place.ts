@@ -50,7 +50,7 @@ import { BUYBACK_PENDING, close, closeIfBoughtBack } from './buyback'
 import { decider } from './decide'
 import { eventsOf, publishCapacity, strategyOf } from './events'
 import { type FillDeps, ingestFills, ingestSettlements } from './fills'
-import { cancelQuietly, fmt, MarketCache, maxBig, maxFee, optionQuotes, ourOrders } from './place-market'
+import { cancelQuietly, fmt, MarketCache, maxBig, maxFee, optionQuotes, ourOrders, stepFailed } from './place-market'
 
 export { BUYBACK_PENDING }
 
@@ -66,6 +66,8 @@ export interface PlaceDeps extends FillDeps {
   readonly clock: Clock
   readonly profile: TradingProfile
   readonly hooks?: PlaceHooks
+  /** where a step's failure is told (the tick's log); its reason is on the row either way */
+  readonly log?: { warn(obj: object, msg?: string): void }
 }
 
 /** Test seam, as in fund.ts: a crash test stops the step at this point by throwing. */
@@ -155,9 +157,10 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       try {
         await ingestFills(deps, sub)
         if ((await ingestSettlements(deps, sub, now.getTime())) > 0) count('settled')
-      } catch {
+      } catch (e) {
+        // the subaccount's positions wait for their fills: each row says why, and the log too
         count('error')
-        return
+        return stepFailed(deps, group, 'the fills could not be read', e)
       }
     }
     for (const p of group) {
@@ -166,7 +169,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       } catch (e) {
         // one position's trouble (an exchange refusal, a timeout) must not stop the others
         count('error')
-        await setPositionReason(sql, p.id, `placing step failed: ${errorMessage(e)}`.slice(0, 500))
+        await stepFailed(deps, [p], 'placing step failed', e)
       }
     }
   })
@@ -386,7 +389,7 @@ async function crossRest(deps: PlaceDeps, market: MarketCache, p: Live, remainin
     direction: 'sell',
     amount: fmt(remaining),
     limit_price: fmt(bid),
-    max_fee: maxFee(t.index_price),
+    max_fee: maxFee(t, bid),
     time_in_force: 'ioc',
     label: p.id,
   })
@@ -454,7 +457,7 @@ async function reprice(
       direction: 'sell',
       amount: fmt(remaining),
       limit_price: fmt(price),
-      max_fee: maxFee(t.index_price),
+      max_fee: maxFee(t, price),
       time_in_force: 'post_only',
       label: p.id,
     })
@@ -488,6 +491,7 @@ export const placeTick: TickDefinition = {
       clock: d.clock,
       platformFeeRate: d.config.platformFeeRate,
       profile: tradingProfile(d.config.tradingProfile),
+      log: ctx.log,
     })
   },
 }

@@ -86,6 +86,8 @@ function treasurySetup(deps: TreasuryDeps): TreasurySetup | { reason: string } {
   const x = deps.config.exchange
   if (!x.withdrawalOutbox) return { reason: 'EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS is not set' }
   if (!x.fundingSubaccountId) return { reason: 'EXCHANGE_FUNDING_SUBACCOUNT_ID is not set' }
+  // the trading key holds no withdraw scope: payouts are the payout key's duty (docs/operations.md)
+  if (!deps.config.keys.payoutSessionKey) return { reason: 'EXCHANGE_PAYOUT_SESSION_KEY is not set' }
   return {
     client: deps.exchange,
     outbox: x.withdrawalOutbox,
