@@ -7,7 +7,7 @@
 # 3. each Dockerfile's build stage, step by step: `pnpm fetch` from pnpm-lock.yaml and
 #    pnpm-workspace.yaml alone into an empty store (as `COPY pnpm-lock.yaml …` + `RUN pnpm fetch`),
 #    then the rest of the context and `bash scripts/image-build.sh api|worker|local` (offline);
-# 4. scripts/check-images.ts runs those layouts as the compose services (anvil, simulator, setup,
+# 4. scripts/check-images.ts runs those layouts as the compose services (the four anvil nodes, simulator, setup,
 #    api, two workers) against a throwaway Postgres and Redis, runs every health check, checks
 #    GET /health is ok and both workers start, then stops everything with SIGTERM.
 #

@@ -27,6 +27,7 @@ if (!WORK) throw new Error('CHECK_IMAGES_DIR is required (run scripts/check-imag
 
 type Service = {
   command?: string[]
+  working_dir?: string
   environment?: Record<string, string>
   healthcheck?: { test: string[]; retries?: number }
   build?: { dockerfile: string }
@@ -60,6 +61,9 @@ const images = {
   worker: image('apps/worker/Dockerfile', join(WORK, 'img-worker')),
   local: image('docker/local/Dockerfile', join(WORK, 'img-local')),
 }
+/** A service's working folder: its compose working_dir (under the image's /app), else the image's WORKDIR. */
+const workdirOf = (name: string, img: Image): string =>
+  svc(name).working_dir?.replace(/^\/app(?=\/|$)/, img.app) ?? img.workdir
 const imageOf = (name: string): Image => {
   const dockerfile = svc(name).build?.dockerfile
   const found = Object.entries(images).find(([k]) =>
@@ -81,6 +85,8 @@ function freePort(): Promise<number> {
 }
 
 const log = (msg: string) => console.log(`check-images: ${msg}`)
+/** the compose services of the local nodes, one per chain */
+const ANVILS = ['anvil-ethereum', 'anvil-optimism', 'anvil-base', 'anvil-arbitrum']
 const children: { name: string; child: ChildProcess }[] = []
 const stops: (() => Promise<void>)[] = []
 let failed = false
@@ -104,12 +110,14 @@ async function main() {
   const ports: Record<string, number> = {
     'postgres:5432': pg.port,
     'redis:6379': redis.port,
-    'anvil:8545': await freePort(),
     'simulator:7070': await freePort(),
+    'attester:7080': await freePort(),
     'api:3000': await freePort(),
   }
+  // one node per chain (docs/chains.md "Local run: four chains")
+  for (const node of ANVILS) ports[`${node}:8545`] = await freePort()
   log(
-    `postgres ${pg.port}, redis ${redis.port}, anvil ${ports['anvil:8545']}, simulator ${ports['simulator:7070']}, api ${ports['api:3000']}`,
+    `postgres ${pg.port}, redis ${redis.port}, ${ANVILS.map((n) => `${n} ${ports[`${n}:8545`]}`).join(', ')}, simulator ${ports['simulator:7070']}, api ${ports['api:3000']}`,
   )
 
   /** Compose host names and container ports → this machine's (only in the service's own container for `own`). */
@@ -134,11 +142,14 @@ async function main() {
     CACHE_URL: 'redis://127.0.0.1:63799',
     EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070/v3',
     EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/v3/ws',
-    ...Object.fromEntries(
-      ['EXCHANGE_CHAIN_RPC_URL', 'RPC_URL_ETHEREUM', 'RPC_URL_OPTIMISM', 'RPC_URL_BASE', 'RPC_URL_ARBITRUM'].map(
-        (k) => [k, 'http://127.0.0.1:8545'],
-      ),
-    ),
+    EXCHANGE_CHAIN_RPC_URL: 'http://127.0.0.1:8545',
+    RPC_URL_ETHEREUM: 'http://127.0.0.1:8545',
+    RPC_URL_OPTIMISM: 'http://127.0.0.1:8546',
+    RPC_URL_BASE: 'http://127.0.0.1:8547',
+    RPC_URL_ARBITRUM: 'http://127.0.0.1:8548',
+    CHAIN_ID_LOCAL_OPTIMISM: '902',
+    CHAIN_ID_LOCAL_BASE: '903',
+    CHAIN_ID_LOCAL_ARBITRUM: '904',
     RECONCILE_MODE: 'observe',
     WEB_ORIGIN: 'http://localhost:5173,http://127.0.0.1:3000',
     JWT_SECRET: randomBytes(32).toString('base64url'),
@@ -153,7 +164,7 @@ async function main() {
       HOME: home,
       ...img.env,
     }
-    if (name !== 'anvil' && name !== 'simulator')
+    if (!ANVILS.includes(name) && name !== 'simulator' && name !== 'attester')
       for (const [k, v] of Object.entries(envLocal)) if (v !== undefined) env[k] = v
     for (const [k, v] of Object.entries(svc(name).environment ?? {})) env[k] = rewrite(String(v), name)
     return env
@@ -165,7 +176,7 @@ async function main() {
     const img = imageOf(name)
     const [bin, ...args] = argv(svc(name).command ?? img.cmd, img, name)
     const child = spawn(bin === 'node' ? process.execPath : (bin ?? ''), args, {
-      cwd: img.workdir,
+      cwd: workdirOf(name, img),
       env: envOf(name, img),
       stdio: ['ignore', 'pipe', 'pipe'],
       ...user,
@@ -189,7 +200,7 @@ async function main() {
     const [bin, ...args] = argv(cmd, img, name)
     try {
       execFileSync(bin === 'node' ? process.execPath : (bin ?? ''), args, {
-        cwd: img.workdir,
+        cwd: workdirOf(name, img),
         env: envOf(name, img),
         stdio: 'ignore',
         timeout: 5_000,
@@ -209,10 +220,12 @@ async function main() {
     throw new Error(`${name}: ${what} still failing`)
   }
 
-  start('anvil')
+  for (const node of ANVILS) start(node)
   start('simulator')
-  await healthy('anvil', svc('anvil').healthcheck?.test, 'compose health check')
+  start('attester')
+  for (const node of ANVILS) await healthy(node, svc(node).healthcheck?.test, 'compose health check')
   await healthy('simulator', svc('simulator').healthcheck?.test, 'compose health check')
+  await healthy('attester', svc('attester').healthcheck?.test, 'compose health check')
 
   const setup = start('setup')
   const code = await new Promise<number | null>((r) => setup.child.once('exit', r))

@@ -2,7 +2,7 @@
  * The accelerated demo (README "Other commands"): `bash scripts/demo.sh [--keep]`.
  *
  * Runs a new demo user through deposit → wheel → withdrawal (apps/worker/demo/demo.ts) against
- * the local run. When the local run is up it must have been started with `bash scripts/dev.sh
+ * the local run: the deposit on base (carried to the exchange over CCTP), the withdrawal on arbitrum. When the local run is up it must have been started with `bash scripts/dev.sh
  * --demo` (the wheel runner on, the worker's clock following the simulator's, a database of its
  * own); when it is not, this starts it so, its output going to a log file, and stops it at the end
  * unless `--keep`. Prints each step with its time and the exchange's clock, then the user's USDC
@@ -92,14 +92,16 @@ async function main() {
   const apiUrl = `http://127.0.0.1:${config.port}`
   let failed = false
   try {
-    if (!config.usdcAddressLocal) throw new Error('.env.local names no USDC_ADDRESS_LOCAL: start the local run once')
+    if (!config.localChains) throw new Error('.env.local names no USDC_ADDRESS_LOCAL_*: start the local run once')
     if (!started) console.log(`using the local run on ${apiUrl} (it must have been started with --demo)`)
     const report = await runDemo({
       apiUrl,
       siweDomain: config.siweDomain,
       simulatorUrl: config.exchange.httpUrl,
-      rpcUrl: config.rpcUrls.ethereum,
-      usdc: config.usdcAddressLocal,
+      // a deposit on base, carried to the exchange over CCTP; a withdrawal on arbitrum, refilled from L1 first
+      rpcUrl: config.rpcUrls.base,
+      usdc: config.localChains.base.usdc,
+      withdrawal: { chain: 'arbitrum', rpcUrl: config.rpcUrls.arbitrum, usdc: config.localChains.arbitrum.usdc },
       // dev account 0: local-stack.ts minted it the TestUSDC deposits are made with
       funderKey: TEST_PRIVATE_KEYS[0],
       bull: { redisUrl: config.cacheUrl },

@@ -15,12 +15,22 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { generateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
-import { depositXpubOf, ENV_LOCAL_PATH, ENV_SPEC, loadConfig, processEnv } from '@wh/config'
+import {
+  CHAIN_NAMES,
+  type ChainName,
+  depositXpubOf,
+  ENV_LOCAL_PATH,
+  ENV_SPEC,
+  L2_CHAIN_NAMES,
+  loadConfig,
+  processEnv,
+} from '@wh/config'
 import { grantAppRole, runMigrations } from '@wh/db'
 import { createOperator, listOperators, setOperatorPassword } from '@wh/ops'
 import {
   APP_LOGIN,
   apiProcessEnv,
+  LOCAL_CHAIN_IDS,
   localStackEnv,
   type RunningServer,
   startChain,
@@ -36,8 +46,11 @@ const REDIS_PORT = 63799
 const API_PORT = 3000
 /** the operator desk (its own listener, loopback) */
 const ADMIN_PORT = 3001
-/** the local chain (anvil): every chain's RPC points at it */
-const CHAIN_RPC_URL = 'http://127.0.0.1:8545'
+/** one local node (anvil) per chain (docs/chains.md "Local run: four chains"); Ethereum's is the exchange's L1 */
+const CHAIN_PORTS: Readonly<Record<ChainName, number>> = { ethereum: 8545, optimism: 8546, base: 8547, arbitrum: 8548 }
+const rpcUrlOf = (port: number) => `http://127.0.0.1:${port}`
+/** the local CCTP attester (packages/attester), answering as Circle's Iris */
+const ATTESTER_URL = 'http://127.0.0.1:7080'
 /** the web console (apps/web/vite.config.ts); WEB_ORIGIN lets it call the API, SIWE_DOMAIN is its host */
 const WEB_PORT = 5173
 const WEB_HOST = `localhost:${WEB_PORT}`
@@ -54,8 +67,8 @@ function ensureEnvLocal(): Record<string, string> {
     }
     return env
   }
-  // the shared local-stack settings (one local chain for every RPC, its funded development
-  // keys), with this run's own ports and freshly generated secrets
+  // the shared local-stack settings (the nodes' funded development keys), with this run's own ports
+  // (one node per chain) and freshly generated secrets
   const env = Object.fromEntries(
     Object.entries(
       localStackEnv({
@@ -70,11 +83,14 @@ function ensureEnvLocal(): Record<string, string> {
         CACHE_URL: `redis://127.0.0.1:${REDIS_PORT}`,
         EXCHANGE_HTTP_URL: 'http://127.0.0.1:7070/v3',
         EXCHANGE_WS_URL: 'ws://127.0.0.1:7070/v3/ws',
-        EXCHANGE_CHAIN_RPC_URL: CHAIN_RPC_URL,
-        RPC_URL_ETHEREUM: CHAIN_RPC_URL,
-        RPC_URL_OPTIMISM: CHAIN_RPC_URL,
-        RPC_URL_BASE: CHAIN_RPC_URL,
-        RPC_URL_ARBITRUM: CHAIN_RPC_URL,
+        // the local attester standing in for Circle's (packages/attester; docs/chains.md "The L2 route")
+        CCTP_ATTESTATION_URL: ATTESTER_URL,
+        EXCHANGE_CHAIN_RPC_URL: rpcUrlOf(CHAIN_PORTS.ethereum),
+        EXCHANGE_CHAIN_ID: String(LOCAL_CHAIN_IDS.ethereum),
+        ...Object.fromEntries(CHAIN_NAMES.map((c) => [`RPC_URL_${c.toUpperCase()}`, rpcUrlOf(CHAIN_PORTS[c])])),
+        ...Object.fromEntries(
+          L2_CHAIN_NAMES.map((c) => [`CHAIN_ID_LOCAL_${c.toUpperCase()}`, String(LOCAL_CHAIN_IDS[c])]),
+        ),
         RECONCILE_MODE: 'observe',
         WEB_ORIGIN: `http://${WEB_HOST},http://127.0.0.1:3000`,
         // a fresh mnemonic per checkout: deposit addresses are this machine's own (localStackEnv
@@ -116,6 +132,32 @@ function setEnvLocal(key: string, value: string): void {
   writeFileSync(ENV_LOCAL_PATH, lines.join('\n'), { mode: 0o600 })
 }
 
+/** Removes one KEY=VALUE line of .env.local. */
+function dropEnvLocal(key: string): void {
+  const lines = readFileSync(ENV_LOCAL_PATH, 'utf8').split('\n')
+  writeFileSync(ENV_LOCAL_PATH, lines.filter((l) => !l.startsWith(`${key}=`)).join('\n'), { mode: 0o600 })
+}
+
+/**
+ * .env.local files from before one node per chain (one anvil for every RPC, USDC_ADDRESS_LOCAL): each L2 gets
+ * a node of its own on the next ports and its chain id; the one USDC variable goes (the setup deploys each
+ * chain's TestUSDC and names them), and so does the swap venue, which lived on the one node.
+ */
+function oneNodePerChain(env: Record<string, string>): void {
+  if (env.USDC_ADDRESS_LOCAL === undefined && env.CHAIN_ID_LOCAL_BASE !== undefined) return
+  const ethereum = new URL(env.RPC_URL_ETHEREUM ?? rpcUrlOf(CHAIN_PORTS.ethereum))
+  L2_CHAIN_NAMES.forEach((c, i) => {
+    const url = new URL(ethereum)
+    url.port = String(Number(ethereum.port) + i + 1)
+    keepSetting(env, `RPC_URL_${c.toUpperCase()}`, url.toString().replace(/\/$/, ''))
+    keepSetting(env, `CHAIN_ID_LOCAL_${c.toUpperCase()}`, String(LOCAL_CHAIN_IDS[c]))
+  })
+  for (const key of ['USDC_ADDRESS_LOCAL', 'SWAP_POOL_ADDRESS_LOCAL', 'WETH_ADDRESS_LOCAL']) {
+    delete env[key]
+    dropEnvLocal(key)
+  }
+}
+
 /** Sets `key` in this run's settings and in .env.local, when it changed. */
 function keepSetting(env: Record<string, string>, key: string, value: string): void {
   if (env[key] === value) return
@@ -134,8 +176,10 @@ function v3Urls(env: Record<string, string>): Record<'EXCHANGE_HTTP_URL' | 'EXCH
 
 /** Runs packages/wallet/scripts/local-stack.ts with the services' environment; its one JSON line. */
 function localStack(env: Record<string, string>): Promise<{
-  usdcAddress: string
-  deployed: boolean
+  usdc: Record<ChainName, string>
+  cctp: { tokenMessenger: string; messageTransmitter: string }
+  chainIds: Record<ChainName, number>
+  deployed: ChainName[]
   exchangeWallet: string
   v3: { depositManager: string; withdrawalOutbox: string; fundingSubaccountId: number }
 }> {
@@ -160,6 +204,33 @@ function runSetupScript<T>(pkg: string, script: string, env: Record<string, stri
     )
     child.stderr?.pipe(process.stderr)
   })
+}
+
+/** The chain ids the nodes are started with: Ethereum's is the exchange's L1 (EXCHANGE_CHAIN_ID). */
+function chainIdsOf(env: Record<string, string>): Record<ChainName, number> {
+  const id = (name: string, fallback: number) => Number(env[name] ?? fallback)
+  return {
+    ethereum: id('EXCHANGE_CHAIN_ID', LOCAL_CHAIN_IDS.ethereum),
+    optimism: id('CHAIN_ID_LOCAL_OPTIMISM', LOCAL_CHAIN_IDS.optimism),
+    base: id('CHAIN_ID_LOCAL_BASE', LOCAL_CHAIN_IDS.base),
+    arbitrum: id('CHAIN_ID_LOCAL_ARBITRUM', LOCAL_CHAIN_IDS.arbitrum),
+  }
+}
+
+/** The chains whose node is not listening (they are started, and the database goes with them). */
+async function nodesDown(config: { rpcUrls: Record<ChainName, string> }): Promise<ChainName[]> {
+  const up = await Promise.all(CHAIN_NAMES.map((c) => listening(Number(new URL(config.rpcUrls[c]).port))))
+  return CHAIN_NAMES.filter((_, i) => !up[i])
+}
+
+/** How long each part of the start took (printed with the banner: what the local run costs to start). */
+const startedAt = performance.now()
+const phases: string[] = []
+let lastPhase = startedAt
+function phase(name: string): void {
+  const now = performance.now()
+  phases.push(`${name} ${((now - lastPhase) / 1000).toFixed(1)} s`)
+  lastPhase = now
 }
 
 function listening(port: number): Promise<boolean> {
@@ -293,7 +364,10 @@ async function main() {
   // money enters it on L1 through the OnchainActionManager stand-in (docs/exchange-v3.md "Money in").
   // .env.local files from before v3: the simulator's v3 base and socket
   for (const [key, value] of Object.entries(v3Urls(env))) keepSetting(env, key, value)
-  // the funding subaccount and the deposit manager are the setup's to create (below)
+  oneNodePerChain(env)
+  // .env.local files from before the L2 route: the local attester
+  if (!env.CCTP_ATTESTATION_URL) keepSetting(env, 'CCTP_ATTESTATION_URL', ATTESTER_URL)
+  // the funding subaccount, the deposit manager and the TestUSDCs are the setup's to create (below)
   const config = loadConfig(env, { setup: true })
   const started: RunningServer[] = []
   const children: ChildProcess[] = []
@@ -316,12 +390,13 @@ async function main() {
   const { default: postgres } = await import('postgres')
   const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} })
   const exists = await sql`select 1 from pg_database where datname = ${dbName}`
-  // The database goes with the chain. The chain and the simulator keep their state in memory, so a
-  // new chain gets a new database: an earlier chain's rows (the scan cursor, the outbox's nonces)
+  // The database goes with the chains. The nodes and the simulator keep their state in memory, so a
+  // new node gets a new database: an earlier chain's rows (the scan cursor, the outbox's nonces)
   // would stall the new one, and the journal would name money that no longer exists
-  const stale = exists.length > 0 && !(await listening(Number(new URL(config.rpcUrls.ethereum).port)))
+  const down = await nodesDown(config)
+  const stale = exists.length > 0 && down.length > 0
   if (stale) {
-    console.log(`a new local chain starts: database ${dbName} of the previous one is dropped and created afresh`)
+    console.log(`new local nodes start (${down.join(', ')}): database ${dbName} is dropped and created afresh`)
     await sql.unsafe(`drop database "${dbName}" with (force)`)
   }
   if (exists.length === 0 || stale) await sql.unsafe(`create database "${dbName}"`)
@@ -333,12 +408,15 @@ async function main() {
 
   if (!(await listening(redisPort))) started.push(await startRedis({ port: redisPort }))
 
-  // one local EVM node stands in for every chain (and the exchange chain), as in the tests
-  const rpc = new URL(config.rpcUrls.ethereum)
-  if (!(await listening(Number(rpc.port)))) {
-    const chain = await startChain({ port: Number(rpc.port), chainId: config.exchange.chainId })
-    started.push({ url: chain.rpcUrl, port: chain.port, stop: chain.stop })
-  }
+  phase('database and redis')
+
+  // one local EVM node per chain, each under its own chain id (Ethereum's is the exchange's L1)
+  const ids = chainIdsOf(env)
+  const nodes = await Promise.all(
+    down.map((c) => startChain({ port: Number(new URL(config.rpcUrls[c]).port), chainId: ids[c] })),
+  )
+  for (const n of nodes) started.push({ url: n.rpcUrl, port: n.port, stop: n.stop })
+  phase(`nodes (${down.length} started)`)
 
   let stopping = false
   async function stop(code = 0) {
@@ -389,7 +467,12 @@ async function main() {
     ])
   }
   for (let i = 0; i < 200 && !(await listening(Number(exchangePort))); i++) await new Promise((r) => setTimeout(r, 50))
-  // TestUSDC on the local node (USDC_ADDRESS_LOCAL: every chain's USDC, so sweeps work locally)
+  // the local CCTP attester, on the port of CCTP_ATTESTATION_URL (the setup tells it which transmitters to watch)
+  const attesterPort = new URL(config.cctp.attestationUrl).port
+  if (!(await listening(Number(attesterPort)))) run('cctp-attester', 'packages/attester', ['src/main.ts', attesterPort])
+  for (let i = 0; i < 200 && !(await listening(Number(attesterPort))); i++) await new Promise((r) => setTimeout(r, 50))
+  phase('simulator and attester')
+  // TestUSDC on each chain's node (USDC_ADDRESS_LOCAL_<CHAIN>, so sweeps work locally)
   // and EXCHANGE_WALLET_ADDRESS registered with the simulator, SESSION_PRIVATE_KEY's address as
   // its session key (so the worker's Derive client is accepted): packages/wallet/scripts/local-stack.ts
   let local: Awaited<ReturnType<typeof localStack>>
@@ -399,10 +482,16 @@ async function main() {
     console.error(`local chain and simulator setup failed: ${(e as Error).message}`)
     return stop(1)
   }
-  if (env.USDC_ADDRESS_LOCAL !== local.usdcAddress) {
-    env.USDC_ADDRESS_LOCAL = local.usdcAddress
-    setEnvLocal('USDC_ADDRESS_LOCAL', local.usdcAddress)
+  // each node is the chain it was started as (a node left running from another checkout may not be)
+  const wrong = CHAIN_NAMES.filter((c) => local.chainIds[c] !== ids[c])
+  if (wrong.length > 0) {
+    console.error(
+      `the nodes of ${wrong.join(', ')} answer other chain ids (${JSON.stringify(local.chainIds)}): stop them`,
+    )
+    return stop(1)
   }
+  for (const c of CHAIN_NAMES) keepSetting(env, `USDC_ADDRESS_LOCAL_${c.toUpperCase()}`, local.usdc[c])
+  phase('chain setup')
   // the swap venue conversions trade on: TestWETH and the pool, the swap wallet's and the exchange
   // wallet's inventory (packages/swap/scripts/local-venue.ts)
   let venue: { poolAddress: string; wethAddress: string; deployed: boolean }
@@ -421,12 +510,16 @@ async function main() {
       setEnvLocal(key, value)
     }
   }
+  phase('swap venue')
   // the simulator keeps no state: each start deploys the manager and the outbox and opens a funding
   // subaccount, which .env.local then names, so the ops CLI and scripts/demo.ts read the apps' configuration
   for (const [key, value] of [
     ['EXCHANGE_DEPOSIT_MANAGER_ADDRESS', local.v3.depositManager],
     ['EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS', local.v3.withdrawalOutbox],
     ['EXCHANGE_FUNDING_SUBACCOUNT_ID', String(local.v3.fundingSubaccountId)],
+    // CCTP's stand-ins, one address on every node (docs/chains.md "The L2 route")
+    ['CCTP_TOKEN_MESSENGER_LOCAL', local.cctp.tokenMessenger],
+    ['CCTP_MESSAGE_TRANSMITTER_LOCAL', local.cctp.messageTransmitter],
   ] as const)
     keepSetting(env, key, value)
   run('api', 'apps/api')
@@ -436,17 +529,19 @@ async function main() {
   env.VITE_API_URL = base
   run('web', 'apps/web', ['node_modules/vite/bin/vite.js'])
   for (let i = 0; i < 100 && !(await listening(config.port)); i++) await new Promise((r) => setTimeout(r, 100))
+  phase('api listening')
   console.log(`
-  Wheelhouse is running (settings in .env.local)
+  Wheelhouse is running (settings in .env.local), started in ${((performance.now() - startedAt) / 1000).toFixed(1)} s: ${phases.join(', ')}
     API            ${base}
     Web console    http://${WEB_HOST}   (sign in with an injected wallet; SIWE domain ${WEB_HOST})
     OpenAPI UI     ${base}/docs
     Bull Board     ${base}/admin/queues   (sign in as ${operators.join(' or ')}: passwords ${operators.map(operatorPasswordKey).join(', ')} in .env.local)
     Operator desk  http://127.0.0.1:${env.ADMIN_PORT}/admin/overview   (sign in with POST /admin/session, the same names; docs/operations.md)
     Health         ${base}/health
-    Local chain    ${config.rpcUrls.ethereum} (chain id ${config.exchange.chainId}; every chain's RPC points here)
+${CHAIN_NAMES.map((c) => `    ${c.padEnd(15)}${config.rpcUrls[c]} (chain id ${ids[c]}; TestUSDC ${local.usdc[c]})`).join('\n')}
     Derive sim     ${config.exchange.httpUrl}  (control API under /_sim/; wallet ${local.exchangeWallet} registered)
-    Test USDC      ${local.usdcAddress} (${local.deployed ? 'deployed now; dev account 0 holds 1,000,000' : 'already deployed'})
+    CCTP           TokenMessengerV2 ${local.cctp.tokenMessenger}, MessageTransmitterV2 ${local.cctp.messageTransmitter} on every node; attester ${config.cctp.attestationUrl} (control under /_attester/)
+    Test USDC      ${local.deployed.length > 0 ? `deployed now on ${local.deployed.join(', ')}; dev account 0 holds 1,000,000 on each` : 'already deployed'}
     Swap venue     pool ${venue.poolAddress}, TestWETH ${venue.wethAddress} (${venue.deployed ? 'deployed now' : 'already deployed'})
 ${demo ? "    Demo mode      the wheel runner is on and the worker's clock follows the simulator's (bash scripts/demo.sh)\n" : ''}    Derive v3      L1 deposits through ${local.v3.depositManager} into funding subaccount ${local.v3.fundingSubaccountId}, paid out through ${local.v3.withdrawalOutbox}
 

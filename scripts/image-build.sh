@@ -8,7 +8,8 @@
 # api, worker: `pnpm deploy --prod` of the app: a self-contained folder with its production
 #   dependencies in its own node_modules, the workspace packages it uses copied in (injected),
 #   not linked to the workspace.
-# local: the local-run tools: OUT/simulator (the Derive simulator, tools/derive-simulator, prod), OUT/wallet and OUT/swap (with
+# local: the local-run tools: OUT/simulator (the Derive simulator, tools/derive-simulator, prod), OUT/attester
+#   (the local CCTP attester, prod), OUT/wallet and OUT/swap (with
 #   their dev dependencies: @wh/testkit holds the development keys local-stack.ts and
 #   local-venue.ts deploy from), drizzle/
 #   where @wh/db looks for it, OUT/bin/anvil (the binary of @foundry-rs/anvil's platform package),
@@ -65,9 +66,11 @@ case $target in
   local)
     mkdir -p "$out/bin"
     deploy @wh/derive-simulator "$out/simulator" --prod
+    deploy @wh/attester "$out/attester" --prod
     deploy @wh/wallet "$out/wallet"
     deploy @wh/swap "$out/swap"
     add_tsx "$out/simulator"
+    add_tsx "$out/attester"
     add_tsx "$out/wallet"
     # @wh/swap has tsx among its dev dependencies already
     # @wh/db applies ../../../drizzle from its src/ (the repository root in the workspace);

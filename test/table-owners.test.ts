@@ -54,6 +54,7 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
     },
   },
   treasury_withdrawals: { owner: ['apps/worker/src/jobs/treasury/store.ts'] },
+  cctp_transfers: { owner: ['apps/worker/src/jobs/cctp/store.ts'] },
   platform_stops: { owner: ['packages/ops/src/platform-stop.ts'] },
   signal_state: { owner: ['packages/trading/src/signal-state.ts'] },
   operator_actions: { owner: ['packages/ops/src/actions.ts'] },

@@ -71,7 +71,7 @@ async function serve(): Promise<void> {
   redis.on('error', () => {}) // readiness reports it; ioredis reconnects by itself
   // public-only: the API shows deposit addresses and can never sign for them
   const keyring = DepositKeyring.fromExtendedPublicKey(config.depositXpub)
-  // the chains as the worker watches them (the local run's one node under its own chain id and USDC)
+  // the chains as the worker watches them (in the local run, each chain's own node, chain id and USDC)
   const chains = buildChainRegistry(config, configuredChainOverrides(config))
   // chains are who they say they are (docs/hostile-world.md): the API shows chain ids and dry-runs
   // withdrawals on these RPCs, so a wrong one stops it; one not answering yet is only a warning

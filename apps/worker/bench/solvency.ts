@@ -1,6 +1,6 @@
 /**
- * Solvency run benchmark (docs/solvency.md "Continuous solvency"), on a real anvil node with
- * TestUSDC, the Derive simulator over HTTP, a throwaway durable Postgres and Redis: 100,000 users,
+ * Solvency run benchmark (docs/solvency.md "Continuous solvency"), on one anvil node per chain with
+ * its TestUSDC (the users' deposits on Ethereum's), the Derive simulator over HTTP, a throwaway durable Postgres and Redis: 100,000 users,
  * each owed a balance in the journal (a deposit_detected each), 1,000 of them with a deposit not
  * swept yet (ETH and USDC at their addresses), and 1,000 subaccounts at the exchange. It runs
  * runSolvency as the tick does and prints, per run: deposit addresses read, JSON-RPC calls and HTTP
@@ -15,10 +15,18 @@ import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/derive-simulator'
 import { appendBatch, type EventInput, liabilityTotals } from '@wh/ledger'
 import { runSolvency } from '@wh/solvency'
-import { localStackEnv, rpcBatch, startChain, startPostgres, startRedis, TEST_PRIVATE_KEYS } from '@wh/testkit'
-import { deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import {
+  localChainsEnv,
+  localStackEnv,
+  rpcBatch,
+  startLocalChains,
+  startPostgres,
+  startRedis,
+  TEST_PRIVATE_KEYS,
+} from '@wh/testkit'
+import { deployTestUsdcs, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
-import { createPublicClient, createWalletClient, encodeFunctionData, http, numberToHex } from 'viem'
+import { encodeFunctionData, numberToHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
 import { solvencyDeps } from '../src/jobs/solvency/solvency'
@@ -32,28 +40,21 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
 const pg = await startPostgres({ durable: true })
 const redisServer = await startRedis()
-const chain = await startChain({ chainId: 901 })
+const chains = await startLocalChains()
+const chain = chains.ethereum
 const sim = await startDeriveSimulator({ chainId: 901 })
 try {
   await runMigrations(pg.url)
   const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
-  const transport = http(chain.rpcUrl)
-  const usdc = await deployTestUsdc(
-    createWalletClient({ account: deployer, transport }),
-    createPublicClient({ transport }),
-  )
+  const usdcs = await deployTestUsdcs(chains, TEST_PRIVATE_KEYS[0])
+  const usdc = usdcs.ethereum
   const database = createDatabase(pg.url, { max: 12, appName: 'solvency-bench' })
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
   const env = {
     DATABASE_URL: pg.url,
     CACHE_URL: redisServer.url,
     LOG_LEVEL: 'silent',
-    RPC_URL_ETHEREUM: chain.rpcUrl,
-    RPC_URL_OPTIMISM: chain.rpcUrl,
-    RPC_URL_BASE: chain.rpcUrl,
-    RPC_URL_ARBITRUM: chain.rpcUrl,
-    EXCHANGE_CHAIN_ID: '901',
-    USDC_ADDRESS_LOCAL: usdc,
+    ...localChainsEnv(chains, usdcs),
   }
   // the platform's USDC in its funding subaccount (one more portfolio in get_all_portfolios)
   const platform = platformFunds(sim, { USDC: '1000000' }, env)
@@ -161,7 +162,7 @@ try {
   await database.close()
 } finally {
   await sim.close()
-  await chain.stop()
+  await chains.stop()
   await redisServer.stop()
   await pg.stop()
 }

@@ -79,10 +79,8 @@ try {
       DATABASE_URL: pg.url,
       CACHE_URL: redisServer.url,
       LOG_LEVEL: 'silent',
-      RPC_URL_ETHEREUM: chain.rpcUrl,
-      RPC_URL_OPTIMISM: chain.rpcUrl,
+      // base's node alone: the benchmark measures one chain
       RPC_URL_BASE: chain.rpcUrl,
-      RPC_URL_ARBITRUM: chain.rpcUrl,
     }),
   )
   let httpRequests = 0

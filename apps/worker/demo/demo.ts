@@ -61,10 +61,15 @@ export interface DemoOptions {
   readonly siweDomain: string
   /** EXCHANGE_HTTP_URL: the Derive simulator (its control API under /_sim/) */
   readonly simulatorUrl: string
-  /** the local node every chain's RPC points at */
+  /** the local node the deposit is made on (one node per chain: docs/chains.md "Local run: four chains") */
   readonly rpcUrl: string
-  /** TestUSDC on that node (USDC_ADDRESS_LOCAL) */
+  /** TestUSDC on that node (USDC_ADDRESS_LOCAL_<CHAIN>) */
   readonly usdc: Address
+  /**
+   * where the withdrawal is paid (default: the deposit's chain): another chain's node and TestUSDC, e.g. arbitrum,
+   * whose hot wallet the treasury refills over CCTP first (docs/chains.md "Rebalancing")
+   */
+  readonly withdrawal?: { readonly chain: string; readonly rpcUrl: string; readonly usdc: Address }
   /** holds TestUSDC and ETH on the node and pays the deposit (the local run's dev account 0) */
   readonly funderKey: Hex
   /** CACHE_URL and the running worker's BullMQ key prefix (default BULL_PREFIX): where the demo adds the ticks' jobs */
@@ -289,19 +294,40 @@ export async function runDemo(o: DemoOptions): Promise<DemoReport> {
           select chain, state, updated_at from deposits where lower(tx_hash) = ${depositTx.toLowerCase()}`
       return d?.state === 'swept' ? done(d) : seen(`deposit ${d?.state ?? 'not recorded'}`)
     }, ['deposit-sweep'])
-    // the wheel's funding draws on the exchange wallet: the deposit must have crossed to it first
+    await step('deposit swept', `to the platform's hot wallet on ${swept.chain}`)
+    // an L2's USDC crosses to L1 over CCTP first: burned, attested, minted (docs/chains.md "The L2 route")
+    if (swept.chain !== 'ethereum') {
+      const burn = await until('burned on the L2', async () => {
+        const [t] = await sql<{ burn_tx_hash: string | null; amount: string; min_finality: number }[]>`
+            select burn_tx_hash, amount::text, min_finality from cctp_transfers
+            where source_chain = ${swept.chain} and created_at >= ${swept.updated_at} order by created_at limit 1`
+        return t?.burn_tx_hash ? done(t) : seen(t ? 'burn not final yet' : 'no CCTP transfer yet')
+      }, ['bridge'])
+      await step(
+        'burned (CCTP)',
+        `${usdcText(BigInt(burn.amount))} burned on ${swept.chain} (${burn.min_finality <= 1000 ? 'fast' : 'standard'}), tx ${burn.burn_tx_hash}`,
+      )
+      const minted = await until('minted on L1', async () => {
+        const [b] = await sql<{ amount: string; fee: string }[]>`
+            select payload->>'amount' as amount, payload->>'feeAmount' as fee from ledger_events
+            where type = 'bridged' and payload->>'txHash' = ${burn.burn_tx_hash}`
+        return b ? done(b) : seen('attestation or mint pending')
+      }, ['bridge'])
+      await step(
+        'attested and minted',
+        `Circle's attestation (the local attester), minted on ethereum: ${usdcText(BigInt(minted.amount) - BigInt(minted.fee))} (fee ${usdcText(BigInt(minted.fee))})`,
+      )
+    }
+    // the wheel's funding draws on the exchange: the deposit must have crossed to it first
     const bridged = await until('bridged to the exchange', async () => {
       const [b] = await sql<{ amount: string }[]>`
           select payload->>'amount' as amount from ledger_events
-          where type = 'bridged' and recorded_at >= ${swept.updated_at}
+          where type = 'bridged' and payload->>'toChain' = 'derive' and recorded_at >= ${swept.updated_at}
             and (payload->>'amount')::numeric >= ${amounts.wheelUsdc.toString()}::numeric
           order by recorded_at limit 1`
-      return b ? done(BigInt(b.amount)) : seen('no bridge transfer since the sweep')
+      return b ? done(BigInt(b.amount)) : seen('no deposit to the exchange since the sweep')
     }, ['bridge'])
-    await step(
-      'swept and bridged',
-      `swept to the hot wallet on ${swept.chain}; ${usdcText(bridged)} bridged to the exchange wallet`,
-    )
+    await step('deposited to the exchange', `${usdcText(bridged)} deposited on L1 into the funding subaccount`)
 
     // --- 3. the wheel: a quote first, then its first put funded, chosen, sold, expired, settled -----
     // what the leg would earn and cost at the current marks (docs/trading.md "Economics")
@@ -386,25 +412,40 @@ export async function runDemo(o: DemoOptions): Promise<DemoReport> {
     )
     await why(next.p.id)
 
-    // --- 4. the withdrawal: requested, sent on chain ------------------------------------------------
+    // --- 4. the withdrawal: requested, sent on chain (another chain's hot wallet refilled first) ----
+    const payout = o.withdrawal ?? { chain: swept.chain, rpcUrl: o.rpcUrl, usdc: o.usdc }
+    const payoutChain = createPublicClient({ transport: http(payout.rpcUrl) })
     const requested = await api.call<{ id: string }>('POST', '/withdrawals', {
       body: {
-        chain: swept.chain,
+        chain: payout.chain,
         asset: 'USDC',
         amount: fromBaseUnits(amounts.withdrawUsdc, USDC_DECIMALS),
         destination: user.address,
       },
       headers: { 'idempotency-key': `demo-${randomUUID()}` },
     })
-    await step('withdrawal requested', `${usdcText(amounts.withdrawUsdc)} to ${user.address} on ${swept.chain}`)
+    await step('withdrawal requested', `${usdcText(amounts.withdrawUsdc)} to ${user.address} on ${payout.chain}`)
+    if (payout.chain !== swept.chain) {
+      const refill = await until('hot wallet refilled', async () => {
+        const [b] = await sql<{ amount: string; fee: string }[]>`
+            select payload->>'amount' as amount, payload->>'feeAmount' as fee from ledger_events
+            where type = 'bridged' and payload->>'toChain' = ${payout.chain}
+            order by recorded_at desc limit 1`
+        return b ? done(b) : seen(`the ${payout.chain} hot wallet waits for its refill from L1`)
+      }, ['treasury', 'refill', 'withdraw'])
+      await step(
+        'hot wallet refilled',
+        `the treasury refilled ${payout.chain}'s hot wallet from L1 over CCTP: ${usdcText(BigInt(refill.amount) - BigInt(refill.fee))}`,
+      )
+    }
     const sent = await until('withdrawal sent', async () => {
       const { items } = await api.call<{ items: WithdrawalView[] }>('GET', '/withdrawals')
       const w = items.find((x) => x.id === requested.id)
       if (w?.state === 'failed') throw new Error(`the withdrawal failed: ${w.failureReason}`)
       return w?.state === 'sent' ? done(w) : seen(`withdrawal ${w?.state ?? 'missing'}`)
     }, ['withdraw'])
-    const received = await chain.readContract({
-      address: o.usdc,
+    const received = await payoutChain.readContract({
+      address: payout.usdc,
       abi: erc20Abi,
       functionName: 'balanceOf',
       args: [user.address],
@@ -462,7 +503,16 @@ export function formatStatement(r: DemoReport): string {
 
 // --- the pieces ------------------------------------------------------------------------------------
 
-type Tick = 'deposit-scan' | 'deposit-sweep' | 'bridge' | 'fund' | 'place' | 'wheel' | 'withdraw'
+type Tick =
+  | 'deposit-scan'
+  | 'deposit-sweep'
+  | 'bridge'
+  | 'fund'
+  | 'place'
+  | 'wheel'
+  | 'withdraw'
+  | 'treasury'
+  | 'refill'
 
 /** Which of the worker's ticks (apps/worker/src/jobs/index.ts) each waiting step runs at once. */
 const TICK_NAMES: Record<Tick, (name: string) => boolean> = {
@@ -473,6 +523,8 @@ const TICK_NAMES: Record<Tick, (name: string) => boolean> = {
   place: (n) => n === 'trading-place',
   wheel: (n) => n === 'trading-wheel',
   withdraw: (n) => n === 'withdrawals-send',
+  treasury: (n) => n === 'treasury-ethereum',
+  refill: (n) => n.startsWith('cctp-refill-'),
 }
 
 /**

@@ -32,7 +32,7 @@ export interface DepsIo {
 }
 
 export interface DepsOverrides {
-  /** per-chain stand-ins; defaults to what the config names (USDC_ADDRESS_LOCAL on a local chain id) */
+  /** per-chain stand-ins; defaults to what the config names (USDC_ADDRESS_LOCAL_*, CHAIN_ID_LOCAL_*) */
   readonly chains?: Partial<Record<ChainName, ChainOverride>>
   readonly clientOptions?: ClientOptions
   /** the time source of ticks and of the exchange client (tests pass the simulator's) */
@@ -127,18 +127,19 @@ function withNext(current: `0x${string}`, next: `0x${string}` | undefined): `0x$
 
 /**
  * The local pool when the local run (or a test) deployed one (SWAP_POOL_ADDRESS_LOCAL and
- * WETH_ADDRESS_LOCAL, next to USDC_ADDRESS_LOCAL); otherwise the adapter that refuses, so a
- * conversion waits saying the venue is not configured instead of trading somewhere unexpected.
+ * WETH_ADDRESS_LOCAL, on SWAP_CHAIN's node, against that chain's TestUSDC); otherwise the adapter that
+ * refuses, so a conversion waits saying the venue is not configured instead of trading somewhere unexpected.
  */
 function swapAdapterOf(config: Config, clients: ReturnType<typeof buildChainClients>): SwapAdapter {
-  if (!config.swapLocal || !config.usdcAddressLocal) return notConfiguredSwapAdapter()
+  const usdc = clients.get(config.swapChain)?.info.tokens.find((t) => t.symbol === 'USDC')?.contract
+  if (!config.swapLocal || !usdc) return notConfiguredSwapAdapter()
   return localPoolAdapter({
     clients,
     pools: {
       [config.swapChain]: {
         address: config.swapLocal.pool,
         tokens: [
-          { currency: 'USDC', address: config.usdcAddressLocal, decimals: 6 },
+          { currency: 'USDC', address: usdc, decimals: 6 },
           { currency: 'ETH', address: config.swapLocal.weth, decimals: 18 },
         ],
       },

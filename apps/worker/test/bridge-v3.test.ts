@@ -16,6 +16,7 @@ import {
   CHAIN_NAMES,
   type ChainClients,
   DeriveV3DepositAdapter,
+  DuplicateChainIdError,
   deployTestOnchainActionManager,
   deployTestUsdc,
   EXCHANGE_CHAIN_NAME,
@@ -216,7 +217,7 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
     expect(creditedUsdc()).toBe(USDC(401) * E12)
   })
 
-  it('is registered on the treasury queue, one tick per chain; a node standing in for several chains is bridged once', async () => {
+  it('is registered on the treasury queue, one tick per chain; one node cannot stand in for several chains', async () => {
     expect(bridgeTicks.map((t) => [t.name, t.queue])).toEqual([
       ['bridge-ethereum', 'treasury'],
       ['bridge-optimism', 'treasury'],
@@ -224,14 +225,14 @@ describe('v3 money in: the bridge tick deposits on L1 into the funding subaccoun
       ['bridge-arbitrum', 'treasury'],
     ])
     for (const t of bridgeTicks) expect(ticks).toContain(t)
-    // the local run's one node for every chain: every chain under the L1's id, bridged under the first name only
-    const oneNode = buildWorkerDeps(
-      ctx.config,
-      { sql: ctx.database.sql, redis, log: silent },
-      { chains: Object.fromEntries(CHAIN_NAMES.map((c) => [c, { chainId: L1_CHAIN_ID, usdc, confirmations: 0 }])) },
-    )
-    for (const other of ['optimism', 'base', 'arbitrum'])
-      expect(await tick(`bridge-${other}`, oneNode)).toEqual({ chain: other, status: 'same-node-as-another-chain' })
+    // every chain under the L1's id (the old local run's one node): refused, so no two names share a hot wallet's nonces
+    expect(() =>
+      buildWorkerDeps(
+        ctx.config,
+        { sql: ctx.database.sql, redis, log: silent },
+        { chains: Object.fromEntries(CHAIN_NAMES.map((c) => [c, { chainId: L1_CHAIN_ID, usdc, confirmations: 0 }])) },
+      ),
+    ).toThrow(DuplicateChainIdError)
   })
 
   it("moves only the surplus above the retained amount and the chain's requested withdrawals, through the tick; books the deposit and its gas", async () => {

@@ -2,20 +2,33 @@
  * Chains are who they say they are (docs/hostile-world.md): a reorg past the deposit watch's cursor
  * halts crediting on that chain until an operator resumes it; a worker whose RPC is another network
  * refuses to start, and one whose RPC does not answer yet waits for it; one network under two names
- * and two URLs is credited once; a chain with a `finalized` block is read only to it.
+ * is refused, whatever its URLs; a chain with a `finalized` block is read only to it. Each chain has a
+ * node of its own, as in the local run (docs/chains.md "Local run: four chains").
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import { loadConfig } from '@wh/config'
 import { inspectHalt, resumeChain } from '@wh/ops'
-import { integrationContext, type RpcProxy, type RunningChain, startChain, startRpcProxy, testEnv } from '@wh/testkit'
+import {
+  integrationContext,
+  type LocalChains,
+  localChainsEnv,
+  type RunningChain,
+  startLocalChains,
+  startRpcProxy,
+  TEST_PRIVATE_KEYS,
+  testEnv,
+} from '@wh/testkit'
 import {
   buildChainClients,
   buildChainRegistry,
   ChainGuard,
   ChainIdMismatchError,
   type ChainInfo,
-  deployTestUsdc,
+  checkChainsAtStart,
+  DuplicateChainIdError,
+  deployTestUsdcs,
   listCursors,
   testUsdcAbi,
 } from '@wh/wallet'
@@ -25,8 +38,8 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { DepositAddressBook } from '../src/jobs/deposits/address-book'
-import { depositScanTicks, scanChainDeposits, scanTarget } from '../src/jobs/deposits/scan'
-import type { TickDefinition, WorkerDeps } from '../src/ticks'
+import { scanChainDeposits, scanTarget } from '../src/jobs/deposits/scan'
+import type { WorkerDeps } from '../src/ticks'
 
 const WORKER_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const LOCAL_CHAIN_ID = 901
@@ -34,6 +47,8 @@ const silent = { info() {}, warn() {} }
 const deployer = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80')
 
 describe('chains are who they say they are', () => {
+  let chains: LocalChains
+  /** Ethereum's node, where the deposits are made */
   let chain: RunningChain
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let redis: Redis
@@ -43,18 +58,11 @@ describe('chains are who they say they are', () => {
   const alerts: string[] = []
 
   beforeAll(async () => {
-    chain = await startChain({ chainId: LOCAL_CHAIN_ID })
-    const transport = http(chain.rpcUrl)
-    usdc = await deployTestUsdc(createWalletClient({ account: deployer, transport }), createPublicClient({ transport }))
-    ctx = await integrationContext({
-      RPC_URL_ETHEREUM: chain.rpcUrl,
-      RPC_URL_OPTIMISM: chain.rpcUrl,
-      RPC_URL_BASE: chain.rpcUrl,
-      RPC_URL_ARBITRUM: chain.rpcUrl,
-      EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
-      EXCHANGE_CHAIN_ID: String(LOCAL_CHAIN_ID),
-      USDC_ADDRESS_LOCAL: usdc,
-    })
+    chains = await startLocalChains()
+    chain = chains.ethereum
+    const usdcs = await deployTestUsdcs(chains, TEST_PRIVATE_KEYS[0])
+    usdc = usdcs.ethereum
+    ctx = await integrationContext(localChainsEnv(chains, usdcs))
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     const built = buildWorkerDeps(ctx.config, { sql: ctx.database.sql, redis, log: silent })
     deps = { ...built, alerter: { channel: 'log', alert: async (text) => void alerts.push(text) } }
@@ -62,7 +70,7 @@ describe('chains are who they say they are', () => {
   afterAll(async () => {
     redis?.disconnect()
     await ctx?.database.close()
-    await chain?.stop()
+    await chains?.stop()
   })
 
   async function depositTo(): Promise<{ address: Address; txHash: `0x${string}` }> {
@@ -82,6 +90,7 @@ describe('chains are who they say they are', () => {
     return { address, txHash }
   }
   const book = new DepositAddressBook()
+  const testEnvConfig = (over: Record<string, string>) => loadConfig({ ...ctx.env, ...over })
   const scan = () => scanChainDeposits({ ...deps, addressBook: book }, 'ethereum')
   const credited = async (txHash: string) =>
     (await ctx.database.sql`select 1 from deposits where tx_hash = ${txHash.toLowerCase()}`).length
@@ -134,28 +143,27 @@ describe('chains are who they say they are', () => {
     expect(action).toEqual({ action: 'chain_resumed', subject: 'ethereum', actor: 'ops' })
   })
 
-  it('one network under two names and two URLs is credited once', async () => {
-    const proxy: RpcProxy = await startRpcProxy({ upstream: chain.rpcUrl })
+  it('each name is its own node, checked at start; one network under two names is refused, whatever its URLs', async () => {
+    // the four nodes answer the four ids the configuration names
+    expect(await checkChainsAtStart(new ChainGuard(deps.registry, deps.clients))).toEqual([])
+    expect(new Set([...deps.registry.values()].map((c) => c.chainId)).size).toBe(4)
+    // base under the Ethereum node's id (through another URL: the chain id decides, not the URL)
+    const proxy = await startRpcProxy({ upstream: chain.rpcUrl })
     try {
-      // base: the same node through another URL, under the same chain id
-      const two = new Map(deps.registry)
-      two.set('base', { ...(deps.registry.get('base') as ChainInfo), rpcUrl: proxy.url })
-      const twoDeps: WorkerDeps = {
-        ...deps,
-        registry: two,
-        clients: buildChainClients(two),
-        chainGuard: new ChainGuard(two, buildChainClients(two)),
-      }
-      const d = await depositTo()
-      const ctxOf = { log: silent, deps: twoDeps, queues: new Map() }
-      const tickOf = (c: string) => depositScanTicks.find((t) => t.name === `deposits-scan-${c}`) as TickDefinition
-      expect(await tickOf('base').process({} as never, ctxOf)).toEqual({
-        chain: 'base',
-        status: 'same-network-as-another-chain',
-      })
-      await tickOf('ethereum').process({} as never, ctxOf)
-      const rows = await ctx.database.sql`select chain from deposits where tx_hash = ${d.txHash.toLowerCase()}`
-      expect(rows.map((r) => r.chain)).toEqual(['ethereum'])
+      const build = () =>
+        buildChainRegistry(
+          { rpcUrls: { ...ctx.config.rpcUrls, base: proxy.url } },
+          { ethereum: { chainId: LOCAL_CHAIN_ID }, base: { chainId: LOCAL_CHAIN_ID } },
+        )
+      expect(build).toThrow(DuplicateChainIdError)
+      expect(build).toThrow('ethereum and base have the same chain id 901')
+      // the configuration refuses it first: the local nodes must have distinct ids
+      expect(() => testEnvConfig({ CHAIN_ID_LOCAL_BASE: String(LOCAL_CHAIN_ID) })).toThrow(/one node per chain/)
+      // and a base RPC that is in truth Ethereum's node fails the identity check
+      const swapped = new Map(deps.registry)
+      swapped.set('base', { ...(deps.registry.get('base') as ChainInfo), rpcUrl: proxy.url })
+      const guard = new ChainGuard(swapped, buildChainClients(swapped))
+      await expect(guard.ready('base')).rejects.toMatchObject({ expected: chains.base.chainId, actual: LOCAL_CHAIN_ID })
     } finally {
       await proxy.stop()
     }
@@ -182,7 +190,7 @@ describe('chains are who they say they are', () => {
   })
 
   it('the guard: an unreachable RPC waits until it answers; one that is another chain throws, every time', async () => {
-    const proxy = await startRpcProxy({ upstream: chain.rpcUrl })
+    const proxy = await startRpcProxy({ upstream: chains.base.rpcUrl })
     try {
       await proxy.script([{ method: '*', action: { httpError: { status: 503 } } }])
       const registry = new Map([['base', { ...(deps.registry.get('base') as ChainInfo), rpcUrl: proxy.url }]] as const)
@@ -197,7 +205,7 @@ describe('chains are who they say they are', () => {
       await expect(wrongGuard.ready('base')).rejects.toMatchObject({
         code: 'CHAIN_ID_MISMATCH',
         expected: 8453,
-        actual: LOCAL_CHAIN_ID,
+        actual: chains.base.chainId,
       })
     } finally {
       await proxy.stop()
@@ -226,8 +234,8 @@ describe('chains are who they say they are', () => {
   }
 
   it('a worker whose RPC is another network refuses to start, naming the chain and never the URL', async () => {
-    const other = await startChain({ chainId: LOCAL_CHAIN_ID + 1 })
-    const proxy = await startRpcProxy({ upstream: other.rpcUrl })
+    // base's RPC, with a key in its URL, is in truth the Optimism node
+    const proxy = await startRpcProxy({ upstream: chains.optimism.rpcUrl })
     try {
       const env = testEnv({
         ...ctx.env,
@@ -237,12 +245,11 @@ describe('chains are who they say they are', () => {
       const { code, output } = await startWorker(env, 30_000)
       expect(code).toBe(1)
       expect(output).toContain(
-        `the RPC of base answers chain id ${LOCAL_CHAIN_ID + 1}, the registry expects ${LOCAL_CHAIN_ID}`,
+        `the RPC of base answers chain id ${chains.optimism.chainId}, the registry expects ${chains.base.chainId}`,
       )
       expect(output).not.toContain('SECRETKEY')
     } finally {
       await proxy.stop()
-      await other.stop()
     }
   })
 

@@ -1,9 +1,11 @@
 /**
  * The accelerated demo (apps/worker/demo/demo.ts) in CI: the real API (buildServer, over
  * HTTP), the real worker runtime (every tick, BullMQ, WORKER_CLOCK=exchange exactly as the local run
- * sets it), anvil with TestUSDC, the Derive simulator on the wall clock, the integration suite's
+ * sets it), one anvil per chain with its TestUSDC (docs/chains.md "Local run: four chains"), the Derive simulator on the wall clock, the integration suite's
  * Postgres and Redis. A new user signs in, deposits, starts the wheel; the put is sold, expires out
- * of the money and settles, the runner opens the next leg; a withdrawal is sent on chain.
+ * of the money and settles, the runner opens the next leg; a withdrawal is sent on chain. The deposit is made on
+ * base and reaches the exchange over CCTP (the stand-ins and the local attester); the withdrawal is paid on arbitrum,
+ * whose hot wallet the treasury refilled from L1 (docs/chains.md "The L2 route", "Rebalancing").
  *
  * The worker speaks Derive v3: the bridge deposits on L1 through the OnchainActionManager stand-in into
  * the platform's funding subaccount (opened by a first deposit, as the local run's setup does), the
@@ -11,12 +13,20 @@
  * the first funding pays (docs/exchange-v3.md).
  */
 import { randomUUID } from 'node:crypto'
+import { LOCAL_ATTESTER_ADDRESS, type RunningAttester, startCctpAttester } from '@wh/attester'
 import { FollowedClock, toBaseUnits } from '@wh/core'
 import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
 import { QUEUE_KEYS } from '@wh/jobs'
 import { balanceOf, userTransit } from '@wh/ledger'
-import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
-import { buildChainRegistry, DepositKeyring, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import {
+  integrationContext,
+  type LocalChains,
+  localChainsEnv,
+  startLocalChains,
+  TEST_PRIVATE_KEYS,
+  testEnv,
+} from '@wh/testkit'
+import { CCTP_DOMAINS, CHAIN_NAMES, type ChainName, DepositKeyring, deployTestUsdcs, setUpLocalCctp } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createWalletClient, getAddress, type Hex, http } from 'viem'
 import { english, generateMnemonic, privateKeyToAccount } from 'viem/accounts'
@@ -39,7 +49,9 @@ const SIWE_DOMAIN = 'demo.example.test'
 const DEMO_BUDGET_MS = 45_000
 
 describe('the accelerated demo: deposit → wheel → withdrawal', () => {
-  let chain: RunningChain
+  let chains: LocalChains
+  let usdcByChain: Record<ChainName, `0x${string}`>
+  let attester: RunningAttester
   let sim: RunningSimulator
   let ctx: Awaited<ReturnType<typeof integrationContext>>
   let app: Awaited<ReturnType<typeof buildServer>>
@@ -51,31 +63,37 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
   const bullPrefix = `wh-demo-${randomUUID()}`
 
   beforeAll(async () => {
-    chain = await startChain({ chainId: 901 })
-    const transport = http(chain.rpcUrl)
+    // the local run's nodes and TestUSDCs, dev account 0 holding 1,000,000 on each (local-stack.ts)
+    chains = await startLocalChains()
+    const usdcs = await deployTestUsdcs(chains, TEST_PRIVATE_KEYS[0], { mint: 1_000_000n * 10n ** 6n })
+    usdcByChain = usdcs
+    // the demo deposits on base: its USDC reaches the exchange over CCTP (the stand-ins, the local attester)
+    usdc = usdcs.base
+    const cctp = await setUpLocalCctp(chains, usdcs, {
+      funderKey: TEST_PRIVATE_KEYS[0],
+      attester: LOCAL_ATTESTER_ADDRESS,
+    })
+    attester = await startCctpAttester()
+    attester.watch(
+      CHAIN_NAMES.map((c) => ({
+        domain: CCTP_DOMAINS[c],
+        rpcUrl: chains[c].rpcUrl,
+        transmitter: cctp.messageTransmitter,
+      })),
+    )
+    const transport = http(chains.ethereum.rpcUrl)
     const deployer = createWalletClient({ account: privateKeyToAccount(TEST_PRIVATE_KEYS[0]), transport })
     const publicClient = createPublicClient({ transport })
-    usdc = await deployTestUsdc(deployer, publicClient)
-    const mint = await deployer.writeContract({
-      address: usdc,
-      abi: testUsdcAbi,
-      functionName: 'mint',
-      args: [deployer.account.address, 1_000_000n * 10n ** 6n],
-      chain: null,
-    })
-    await publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 })
 
     // the exchange as the local run has it: the simulator on the wall clock, the platform's wallet
     // registered with its session key (packages/wallet/scripts/local-stack.ts), nothing funded by hand
     sim = await startDeriveSimulator({ chainId: 901, clock: 'wall', subaccountCreationFeeUsd: SIM_CREATION_FEE_USD })
     ctx = await integrationContext({
-      ...(await openFundingSubaccount(deployer, publicClient, usdc)),
-      EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
-      RPC_URL_ETHEREUM: chain.rpcUrl,
-      RPC_URL_OPTIMISM: chain.rpcUrl,
-      RPC_URL_BASE: chain.rpcUrl,
-      RPC_URL_ARBITRUM: chain.rpcUrl,
-      USDC_ADDRESS_LOCAL: usdc,
+      ...(await openFundingSubaccount(deployer, publicClient, usdcs.ethereum)),
+      ...localChainsEnv(chains, usdcs),
+      CCTP_ATTESTATION_URL: attester.url,
+      CCTP_TOKEN_MESSENGER_LOCAL: cctp.tokenMessenger,
+      CCTP_MESSAGE_TRANSMITTER_LOCAL: cctp.messageTransmitter,
       // deposit addresses of their own (the test mnemonic's first indexes are the node's funded accounts)
       MASTER_MNEMONIC: generateMnemonic(english),
       SIWE_DOMAIN,
@@ -111,7 +129,7 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       database: ctx.database,
       redis: apiRedis,
       keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly(),
-      chains: buildChainRegistry(config),
+      chains: deps.registry,
       logger: false,
     })
     await app.listen({ host: '127.0.0.1', port: 0 })
@@ -132,7 +150,7 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
     const v3 = await setUpLocalV3({
       walletClient,
       publicClient,
-      rpcUrl: chain.rpcUrl,
+      rpcUrl: chains.ethereum.rpcUrl,
       simulatorUrl: sim.httpUrl,
       usdc: token,
       owner: getAddress(testEnv().EXCHANGE_WALLET_ADDRESS as string),
@@ -153,7 +171,8 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
     for (const r of redisConnections) r.disconnect()
     await ctx?.database.close()
     await sim?.close()
-    await chain?.stop()
+    await attester?.close()
+    await chains?.stop()
   })
 
   it('signs a new key in, credits its deposit, sells one put that expires out of the money, opens the next leg and sends a withdrawal', async () => {
@@ -165,8 +184,10 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       siweDomain: SIWE_DOMAIN,
       // the exchange's base as the local run's scripts/demo.ts passes it (…/v3 on v3)
       simulatorUrl: ctx.config.exchange.httpUrl,
-      rpcUrl: chain.rpcUrl,
+      // a deposit on base, a withdrawal on arbitrum (its hot wallet refilled from L1 first)
+      rpcUrl: chains.base.rpcUrl,
       usdc,
+      withdrawal: { chain: 'arbitrum', rpcUrl: chains.arbitrum.rpcUrl, usdc: usdcByChain.arbitrum },
       funderKey: TEST_PRIVATE_KEYS[0],
       bull: { redisUrl: inject('redisUrl'), prefix: bullPrefix },
       databaseUrl: ctx.config.databaseUrl,
@@ -183,7 +204,10 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       'deposit address',
       'deposit sent',
       'deposit credited',
-      'swept and bridged',
+      'deposit swept',
+      'burned (CCTP)',
+      'attested and minted',
+      'deposited to the exchange',
       'quote',
       'wheel started',
       'put placed',
@@ -194,6 +218,7 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       'put expired',
       'next leg opened',
       'withdrawal requested',
+      'hot wallet refilled',
       'withdrawal sent',
     ])
     // the exchange's clock (and the worker's with it) went past the put's expiry
@@ -246,17 +271,37 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
     expect(types.indexOf('deposit_detected')).toBeLessThan(types.indexOf('option_sold'))
     expect(types.indexOf('option_sold')).toBeLessThan(types.indexOf('option_settled'))
 
-    // the money went the v3 way: the worker's bridge is v3's, the bridged USDC
-    // entered on L1 into the funding subaccount (after the opening deposit), and the user's first
-    // funding paid the subaccount-creation fee, booked with it
+    // the money went the L2 route: base's hot wallet kept its target (100), the rest burned on base and minted on
+    // L1 over CCTP less Circle's fast fee, journaled as `bridged` base → ethereum under the burn's key
+    const journal = await ctx.database.sql<{ idempotency_key: string; payload: Record<string, string> }[]>`
+      select idempotency_key, payload from ledger_events where type = 'bridged' order by id`
+    const l2 = journal.filter((e) => e.payload.fromChain === 'base')
+    expect(l2.map((e) => [e.payload.toChain, e.payload.amount])).toEqual([
+      ['ethereum', (depositUsdc - toBaseUnits('100', 6)).toString()],
+    ])
+    expect(l2[0]?.idempotency_key).toBe(`tx:base:${String(l2[0]?.payload.txHash).toLowerCase()}:0`)
+    const cctpFee = BigInt(l2[0]?.payload.feeAmount ?? -1)
+    expect(cctpFee).toBe(((depositUsdc - toBaseUnits('100', 6)) * 130n + 999_999n) / 1_000_000n)
+    // then the L1 deposit: the bridge is v3's, into the funding subaccount (after the opening deposit), less what
+    // L1 keeps (its own 100 and the optimism and arbitrum hot wallets' refills to their targets)
     expect(bridgeAdapterFor(deps).name).toBe('derive-v3-l1')
+    const toExchange = journal.filter((e) => e.payload.toChain === 'derive')
+    expect(toExchange).toHaveLength(1)
+    // (a refill that ran first left L1 by its gross amount: its own fast fee, under 0.1 USDC, less)
+    const deposited = BigInt(toExchange[0]?.payload.amount ?? 0)
+    expect(deposited).toBeLessThanOrEqual(depositUsdc - toBaseUnits('400', 6) - cctpFee)
+    expect(deposited).toBeGreaterThan(depositUsdc - toBaseUnits('400', 6) - cctpFee - toBaseUnits('0.1', 6))
     const funding = deps.config.exchange.fundingSubaccountId
     const e12 = 10n ** 12n
     expect(
       sim.engine.history.deposits
         .filter((d) => d.subaccountId === funding && d.transactionId.startsWith('l1:'))
         .map((d) => d.amountE18),
-    ).toEqual([toBaseUnits('1', 6) * e12, (depositUsdc - toBaseUnits('100', 6)) * e12])
+    ).toEqual([toBaseUnits('1', 6) * e12, BigInt(toExchange[0]?.payload.amount ?? 0) * e12])
+    // arbitrum's hot wallet was refilled from L1 before the withdrawal left it
+    expect(journal.filter((e) => e.payload.fromChain === 'ethereum' && e.payload.toChain === 'arbitrum')).toHaveLength(
+      1,
+    )
     const funded = await ctx.database.sql<{ fee: string | null }[]>`
       select payload->>'feeAmount' as fee from ledger_events where type = 'subaccount_funded'`
     expect(funded.map((f) => f.fee)).toEqual([toBaseUnits(SIM_CREATION_FEE_USD, 6).toString()])

@@ -31,10 +31,8 @@ describe('the deposit audit over 1,000 deposit addresses', () => {
   beforeAll(async () => {
     chain = await startChain({ chainId: 8453 })
     ctx = await integrationContext({
-      RPC_URL_ETHEREUM: chain.rpcUrl,
-      RPC_URL_OPTIMISM: chain.rpcUrl,
+      // base's node; the other chains' RPCs answer nothing (testEnv): a test of one chain
       RPC_URL_BASE: chain.rpcUrl,
-      RPC_URL_ARBITRUM: chain.rpcUrl,
     })
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     deps = buildTestDeps(ctx.config, ctx.database.sql, redis, {

@@ -11,10 +11,14 @@ import { balanceOf, chainEventKey, userTransit } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
 import {
   type AlertFields,
+  buildChainClients,
+  buildChainRegistry,
   CHAIN_NAMES,
   type ChainClients,
+  ChainGuard,
   type ChainInfo,
   confirmOutbound,
+  DuplicateChainIdError,
   deployTestUsdc,
   expectedEthBalances,
   INTERNAL_TRANSFER_LOG_INDEX_BASE,
@@ -76,10 +80,8 @@ describe('the deposit audit: every deposit that reaches a deposit address is acc
   beforeAll(async () => {
     chain = await startChain({ chainId: 8453 })
     ctx = await integrationContext({
-      RPC_URL_ETHEREUM: chain.rpcUrl,
-      RPC_URL_OPTIMISM: chain.rpcUrl,
+      // base's node; the other chains' RPCs answer nothing (testEnv): a test of one chain
       RPC_URL_BASE: chain.rpcUrl,
-      RPC_URL_ARBITRUM: chain.rpcUrl,
     })
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     const transport = http(chain.rpcUrl)
@@ -383,22 +385,23 @@ describe('the deposit audit: every deposit that reaches a deposit address is acc
     expect((await depositsAt(w.address)).filter((d) => d.token === 'ETH')).toHaveLength(0)
   })
 
-  it('is registered as one tick per chain on the deposits queue, run once per network and never on a wrong one', async () => {
+  it('is registered as one tick per chain on the deposits queue, never run on a wrong network', async () => {
     const names = ticks.filter((t) => t.name.startsWith('deposits-audit-'))
     expect(names.map((t) => [t.name, t.queue, t.everyMs])).toEqual(
       CHAIN_NAMES.map((c) => [`deposits-audit-${c}`, 'deposits', DEPOSIT_AUDIT_EVERY_MS]),
     )
-    const ctxOf = { log: { info() {}, warn() {} }, deps, queues: new Map() }
-    const run = (chain: string) =>
-      (names.find((t) => t.name === `deposits-audit-${chain}`) as TickDefinition).process({} as never, ctxOf)
-    // the test's four names share one node, whose chain id is base's: the others are refused
+    // ethereum's RPC pointed at base's node: the guard refuses it
+    const wrong = new Map(deps.registry)
+    wrong.set('ethereum', { ...(deps.registry.get('ethereum') as ChainInfo), rpcUrl: chain.rpcUrl })
+    const clients = buildChainClients(wrong)
+    const wrongDeps = { ...deps, registry: wrong, clients, chainGuard: new ChainGuard(wrong, clients) }
+    const ctxOf = { log: { info() {}, warn() {} }, deps: wrongDeps, queues: new Map() }
+    const run = (c: string) =>
+      (names.find((t) => t.name === `deposits-audit-${c}`) as TickDefinition).process({} as never, ctxOf)
     await expect(run('ethereum')).rejects.toMatchObject({ code: 'CHAIN_ID_MISMATCH' })
-    // and a second name of base's network is audited under the first name only
-    const twice = new Map(deps.registry)
-    twice.set('arbitrum', { ...(deps.registry.get('base') as ChainInfo), name: 'arbitrum' })
-    const ctxTwice = { ...ctxOf, deps: { ...deps, registry: twice } }
-    expect(
-      await (names.find((t) => t.name === 'deposits-audit-arbitrum') as TickDefinition).process({} as never, ctxTwice),
-    ).toEqual({ chain: 'arbitrum', status: 'same-network-as-another-chain' })
+    // a second name of base's network cannot even be configured
+    expect(() =>
+      buildChainRegistry(ctx.config, { base: { chainId: chain.chainId }, arbitrum: { chainId: chain.chainId } }),
+    ).toThrow(DuplicateChainIdError)
   })
 })

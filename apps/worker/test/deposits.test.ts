@@ -9,8 +9,8 @@ import {
   type ChainClients,
   configuredChainOverrides,
   confirmOutbound,
+  DuplicateChainIdError,
   deployTestUsdc,
-  isWatchedChain,
   sendOnce,
   testUsdcAbi,
 } from '@wh/wallet'
@@ -52,13 +52,9 @@ describe('deposits: watch, sweep, crash safety (spec 2.1, 6.1) on a real chain',
   const deployer = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80')
 
   beforeAll(async () => {
+    // a test of one chain: base's node; the other chains' RPCs answer nothing (testEnv)
     chain = await startChain({ chainId: 8453 })
-    ctx = await integrationContext({
-      RPC_URL_ETHEREUM: chain.rpcUrl,
-      RPC_URL_OPTIMISM: chain.rpcUrl,
-      RPC_URL_BASE: chain.rpcUrl,
-      RPC_URL_ARBITRUM: chain.rpcUrl,
-    })
+    ctx = await integrationContext({ RPC_URL_BASE: chain.rpcUrl })
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     const transport = http(chain.rpcUrl)
     usdc = await deployTestUsdc(createWalletClient({ account: deployer, transport }), createPublicClient({ transport }))
@@ -390,23 +386,27 @@ describe('deposits: watch, sweep, crash safety (spec 2.1, 6.1) on a real chain',
     expect(await book.refresh(ctx.database.sql)).toBe(0)
   })
 
-  it('one network under several names is watched once, under the first name, whatever its URLs', () => {
+  it('each chain is a network of its own: the local overrides give each its id and USDC, two names on one id are refused', () => {
     const local = buildChainRegistry(
       ctx.config,
-      configuredChainOverrides({ usdcAddressLocal: usdc, exchange: ctx.config.exchange }),
+      configuredChainOverrides({
+        localChains: {
+          ethereum: { chainId: 901, usdc: '0x5FbDB2315678afecb367f032d93F642f64180aa3' },
+          optimism: { chainId: 902, usdc: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512' },
+          base: { chainId: 903, usdc },
+          arbitrum: { chainId: 904, usdc: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9' },
+        },
+      }),
     )
-    expect(CHAIN_NAMES.filter((c) => isWatchedChain(local, c))).toEqual(['ethereum'])
-    expect(local.get('arbitrum')?.tokens.find((t) => t.symbol === 'USDC')?.contract).toBe(usdc)
-    // the chain id decides, not the URL: two URLs of one network are still one network
-    const twoUrls = buildChainRegistry(
-      { rpcUrls: { ethereum: 'http://a', optimism: 'http://b', base: 'http://c', arbitrum: 'http://d' } },
-      { ethereum: { chainId: 901 }, base: { chainId: 901 } },
+    expect(CHAIN_NAMES.map((c) => local.get(c)?.chainId)).toEqual([901, 902, 903, 904])
+    expect(local.get('base')?.tokens.find((t) => t.symbol === 'USDC')?.contract).toBe(usdc)
+    expect(local.get('base')).toMatchObject({ confirmations: 0, finality: 'depth' })
+    // the chain id decides, not the URL: two URLs of one network are still one network, and refused
+    const rpcUrls = { ethereum: 'http://a', optimism: 'http://b', base: 'http://c', arbitrum: 'http://d' }
+    expect(() => buildChainRegistry({ rpcUrls }, { ethereum: { chainId: 901 }, base: { chainId: 901 } })).toThrow(
+      DuplicateChainIdError,
     )
-    expect(CHAIN_NAMES.filter((c) => isWatchedChain(twoUrls, c))).toEqual(['ethereum', 'optimism', 'arbitrum'])
-    const distinct = buildChainRegistry({
-      rpcUrls: { ethereum: 'http://a', optimism: 'http://b', base: 'http://c', arbitrum: 'http://d' },
-    })
-    expect(CHAIN_NAMES.filter((c) => isWatchedChain(distinct, c))).toEqual([...CHAIN_NAMES])
+    expect(CHAIN_NAMES.map((c) => buildChainRegistry({ rpcUrls }).get(c)?.chainId)).toEqual([1, 10, 8453, 42161])
   })
 
   it('the worker runtime wires the scan tick, the sweep fan-out and the per-deposit processor', async () => {
@@ -416,8 +416,7 @@ describe('deposits: watch, sweep, crash safety (spec 2.1, 6.1) on a real chain',
     const prefix = `t-${randomUUID().slice(0, 8)}`
     const ticks = [...depositScanTicks.filter((t) => t.name.endsWith('-base')), depositSweepTick, depositSweepProcessor]
     const connection = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null })
-    // a registry of base alone: the test's four chains share one node, which is watched under the
-    // first name (isWatchedChain), while the test's USDC is configured on base
+    // a registry of base alone: the other chains of this test have no node
     const baseOnly: WorkerDeps = {
       ...deps,
       registry: new Map([['base', base.info]]),

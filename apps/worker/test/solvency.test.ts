@@ -9,18 +9,10 @@ import { DEFAULT_RETRY } from '@wh/exchange'
 import { append, userTransit } from '@wh/ledger'
 import { activePlatformStop, clearPlatformStop, listOperatorActions } from '@wh/ops'
 import { openDeficits, runSolvency, type SolvencyResult } from '@wh/solvency'
-import { type RunningChain, startChain, TEST_PRIVATE_KEYS } from '@wh/testkit'
-import { type ChainClients, deployTestUsdc, testUsdcAbi } from '@wh/wallet'
+import { type LocalChains, localChainsEnv, type RunningChain, startLocalChains, TEST_PRIVATE_KEYS } from '@wh/testkit'
+import { type ChainClients, deployTestUsdcs, testUsdcAbi } from '@wh/wallet'
 import postgres from 'postgres'
-import {
-  type Address,
-  createPublicClient,
-  createTestClient,
-  createWalletClient,
-  getAddress,
-  http,
-  parseEther,
-} from 'viem'
+import { type Address, createTestClient, getAddress, http, parseEther } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { solvencyDeps } from '../src/jobs/solvency/solvency'
@@ -29,9 +21,9 @@ import { makeOperators, runOpsCli } from './fixtures/operators'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 
-const CHAIN_ID = 901
-
 describe('solvency: assets against liabilities, per currency', () => {
+  /** one node per chain (each read by the run); the test's money moves on Ethereum's */
+  let chains: LocalChains
   let chain: RunningChain
   let stack: ExchangeStack
   let clients: ChainClients
@@ -40,20 +32,12 @@ describe('solvency: assets against liabilities, per currency', () => {
   const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
 
   beforeAll(async () => {
-    chain = await startChain({ chainId: CHAIN_ID })
-    const transport = http(chain.rpcUrl)
-    usdc = await deployTestUsdc(createWalletClient({ account: deployer, transport }), createPublicClient({ transport }))
+    chains = await startLocalChains()
+    chain = chains.ethereum
+    const usdcs = await deployTestUsdcs(chains, TEST_PRIVATE_KEYS[0])
+    usdc = usdcs.ethereum
     stack = await startExchangeStack({
-      env: {
-        RPC_URL_ETHEREUM: chain.rpcUrl,
-        RPC_URL_OPTIMISM: chain.rpcUrl,
-        RPC_URL_BASE: chain.rpcUrl,
-        RPC_URL_ARBITRUM: chain.rpcUrl,
-        EXCHANGE_CHAIN_RPC_URL: chain.rpcUrl,
-        EXCHANGE_CHAIN_ID: String(CHAIN_ID),
-        USDC_ADDRESS_LOCAL: usdc,
-        PLATFORM_STOP_ON_DEFICIT: 'true',
-      },
+      env: { ...localChainsEnv(chains, usdcs), PLATFORM_STOP_ON_DEFICIT: 'true' },
       // the exchange wallet starts with what the platform bridged: 500 USDC, owed to nobody yet
       wallet: { USDC: '500' },
     })
@@ -61,7 +45,7 @@ describe('solvency: assets against liabilities, per currency', () => {
   }, 60_000)
   afterAll(async () => {
     await stack?.close()
-    await chain?.stop()
+    await chains?.stop()
   })
 
   const run = (): Promise<SolvencyResult> => runSolvency(solvencyDeps(stack.deps))

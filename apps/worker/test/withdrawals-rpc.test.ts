@@ -33,12 +33,7 @@ describe('withdrawals when RPC providers disagree, stall or fail', () => {
     chainA = await startChain({ chainId: 1 })
     chainB = await startChain({ chainId: 8453 })
     proxy = await startRpcProxy({ upstream: chainA.rpcUrl })
-    ctx = await integrationContext({
-      RPC_URL_ETHEREUM: proxy.url,
-      RPC_URL_OPTIMISM: chainB.rpcUrl,
-      RPC_URL_BASE: chainB.rpcUrl,
-      RPC_URL_ARBITRUM: chainB.rpcUrl,
-    })
+    ctx = await integrationContext({ RPC_URL_ETHEREUM: proxy.url, RPC_URL_BASE: chainB.rpcUrl })
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     const built = buildWorkerDeps(
       ctx.config,

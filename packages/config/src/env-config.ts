@@ -3,7 +3,15 @@
  * not hold) and the worker (Config, every variable). env.ts builds them.
  */
 import type { TrustProxy } from './env-checks'
-import type { EnvName, FeeSharePolicy, NODE_ENVS, ReconcileMode } from './env-spec'
+import type { ChainName, EnvName, FeeSharePolicy, NODE_ENVS, ReconcileMode } from './env-spec'
+import type { L2ChainName, L2Target } from './l2-targets'
+
+/** A local node standing in for one chain (the local run and tests). */
+export interface LocalChain {
+  readonly chainId: number
+  /** its TestUSDC */
+  readonly usdc: `0x${string}`
+}
 
 /**
  * What the API reads (loadApiConfig): no private key, no mnemonic. The worker's Config satisfies
@@ -17,10 +25,13 @@ export interface ApiConfig {
   readonly tradingProfile: string
   readonly databaseUrl: string
   readonly cacheUrl: string
-  /** the exchange's HTTP API (Derive v3; public reads); its chain id, under which the local run's one node serves every chain */
+  /** the exchange's HTTP API (Derive v3; public reads); its chain id (its L1's: the local run's Ethereum node) */
   readonly exchange: { readonly httpUrl: string; readonly chainId: number }
-  /** USDC_ADDRESS_LOCAL: set only for the local run and tests (refused in production) */
-  readonly usdcAddressLocal: `0x${string}` | undefined
+  /**
+   * USDC_ADDRESS_LOCAL_* and CHAIN_ID_LOCAL_*: one local node per chain, only in the local run and tests
+   * (refused in production); undefined: the public deployments
+   */
+  readonly localChains: Readonly<Record<ChainName, LocalChain>> | undefined
   readonly platformFeeRate: string
   /** MAX_FEE_SHARE_BPS and FEE_SHARE_POLICY (docs/trading.md "Economics") */
   readonly feeShare: { readonly maxBps: number; readonly policy: FeeSharePolicy }
@@ -80,7 +91,13 @@ export const API_ENV_NAMES = [
   'CACHE_URL',
   'EXCHANGE_HTTP_URL',
   'EXCHANGE_CHAIN_ID',
-  'USDC_ADDRESS_LOCAL',
+  'USDC_ADDRESS_LOCAL_ETHEREUM',
+  'USDC_ADDRESS_LOCAL_OPTIMISM',
+  'USDC_ADDRESS_LOCAL_BASE',
+  'USDC_ADDRESS_LOCAL_ARBITRUM',
+  'CHAIN_ID_LOCAL_OPTIMISM',
+  'CHAIN_ID_LOCAL_BASE',
+  'CHAIN_ID_LOCAL_ARBITRUM',
   'PLATFORM_FEE_RATE',
   'MAX_FEE_SHARE_BPS',
   'FEE_SHARE_POLICY',
@@ -191,7 +208,18 @@ export interface Config extends ApiConfig {
     /** TREASURY_WITHDRAW_MAX_FEE_USD: a decimal in USD */
     readonly withdrawMaxFeeUsd: string
   }
+  /** the L2 route over Circle's CCTP (docs/chains.md "The L2 route") */
+  readonly cctp: {
+    /** CCTP_ATTESTATION_URL */
+    readonly attestationUrl: string
+    /** CCTP_TOKEN_MESSENGER_LOCAL, CCTP_MESSAGE_TRANSMITTER_LOCAL: the local stand-ins; undefined: Circle's */
+    readonly local: { readonly tokenMessenger: `0x${string}`; readonly messageTransmitter: `0x${string}` } | undefined
+  }
+  /** L2_TARGETS: the operator's targets per L2 hot wallet, USDC base units */
+  readonly l2Targets: Readonly<Record<L2ChainName, L2Target>>
+  /** HOT_WALLET_ETH_ALERT, in wei */
+  readonly hotWalletEthAlertWei: bigint
   /** the local swap venue (SWAP_POOL_ADDRESS_LOCAL, WETH_ADDRESS_LOCAL); refused in production */
   readonly swapLocal: { readonly pool: `0x${string}`; readonly weth: `0x${string}` } | undefined
-  readonly swapChain: 'ethereum' | 'optimism' | 'base' | 'arbitrum'
+  readonly swapChain: ChainName
 }

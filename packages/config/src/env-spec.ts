@@ -21,6 +21,7 @@ import {
   url,
   usdcDecimals,
 } from './env-checks'
+import { l2TargetsCheck } from './l2-targets'
 import { depositXpubProblem } from './xpub'
 
 export const RECONCILE_MODES = ['observe', 'enforce'] as const
@@ -28,6 +29,11 @@ export type ReconcileMode = (typeof RECONCILE_MODES)[number]
 export const NODE_ENVS = ['development', 'test', 'production'] as const
 export const FEE_SHARE_POLICIES = ['refuse', 'warn', 'off'] as const
 export type FeeSharePolicy = (typeof FEE_SHARE_POLICIES)[number]
+/** The four deposit chains (each has its RPC_URL_*; docs/chains.md). */
+export const CHAIN_NAMES = ['ethereum', 'optimism', 'base', 'arbitrum'] as const
+export type ChainName = (typeof CHAIN_NAMES)[number]
+/** The chains other than Ethereum: their local stand-in's chain id has a variable of its own (Ethereum's is EXCHANGE_CHAIN_ID). */
+export const L2_CHAIN_NAMES = ['optimism', 'base', 'arbitrum'] as const satisfies readonly ChainName[]
 
 export interface VarSpec {
   schema: TSchema
@@ -262,10 +268,39 @@ export const ENV_SPEC = {
   /** sign-in attempts per IP per minute on /auth/* */
   AUTH_RATE_LIMIT_PER_MINUTE: { schema: str({ pattern: INT }), default: '120', check: positiveInt },
   /**
-   * the local run and tests: the TestUSDC deployed on the one local node that stands in for every
-   * chain; when set, every chain's registry entry points at that node (docs/chains.md)
+   * the local run and tests: one local node per chain (docs/chains.md "Local run: four chains"). Each chain's
+   * TestUSDC, and the chain id of the Optimism, Base and Arbitrum stand-ins (Ethereum's is EXCHANGE_CHAIN_ID: the
+   * local Ethereum is the exchange's L1). All seven together or none; the ids distinct; refused in production
    */
-  USDC_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
+  USDC_ADDRESS_LOCAL_ETHEREUM: { schema: str(), optional: true, check: address },
+  USDC_ADDRESS_LOCAL_OPTIMISM: { schema: str(), optional: true, check: address },
+  USDC_ADDRESS_LOCAL_BASE: { schema: str(), optional: true, check: address },
+  USDC_ADDRESS_LOCAL_ARBITRUM: { schema: str(), optional: true, check: address },
+  CHAIN_ID_LOCAL_OPTIMISM: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
+  CHAIN_ID_LOCAL_BASE: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
+  CHAIN_ID_LOCAL_ARBITRUM: { schema: str({ pattern: INT }), optional: true, check: positiveInt },
+  /**
+   * Circle's attestation service (Iris), which signs the CCTP burns of the L2 route (docs/chains.md "The L2
+   * route"); the local run and tests point it at the local attester (packages/attester)
+   */
+  CCTP_ATTESTATION_URL: { schema: str(), default: 'https://iris-api.circle.com', check: url('http:', 'https:') },
+  /**
+   * the local run and tests: the CCTP stand-ins (TokenMessengerV2, MessageTransmitterV2), at one address on every
+   * local node as Circle's are on every chain; together, refused in production
+   */
+  CCTP_TOKEN_MESSENGER_LOCAL: { schema: str(), optional: true, check: address },
+  CCTP_MESSAGE_TRANSMITTER_LOCAL: { schema: str(), optional: true, check: address },
+  /**
+   * the operator's targets per L2 hot wallet: `chain:target:minTransfer:maxFee:maxPerRun` (USDC), comma-separated;
+   * an L2 not named takes BRIDGE_RETAIN_USDC:10:5:50000 (docs/chains.md "Rebalancing")
+   */
+  L2_TARGETS: { schema: str(), optional: true, check: l2TargetsCheck },
+  /** ETH (a decimal) under which a chain's hot wallet alerts: ETH stays per chain (docs/chains.md "ETH on the L2s") */
+  HOT_WALLET_ETH_ALERT: {
+    schema: str({ pattern: DECIMAL }),
+    default: '0.05',
+    check: (v) => ((v.split('.')[1] ?? '').length <= 18 ? undefined : 'must have at most 18 decimals (ETH)'),
+  },
   /**
    * the local run and tests: the constant-product pool (TestUSDC/TestWETH) and TestWETH on the local
    * node that stand in for a swap venue (docs/swaps.md); without them conversions wait, saying the
@@ -274,15 +309,7 @@ export const ENV_SPEC = {
   SWAP_POOL_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
   WETH_ADDRESS_LOCAL: { schema: str(), optional: true, check: address },
   /** the chain the swap wallet trades on */
-  SWAP_CHAIN: {
-    schema: Type.Union([
-      Type.Literal('ethereum'),
-      Type.Literal('optimism'),
-      Type.Literal('base'),
-      Type.Literal('arbitrum'),
-    ]),
-    default: 'base',
-  },
+  SWAP_CHAIN: { schema: Type.Union(CHAIN_NAMES.map((c) => Type.Literal(c))), default: 'base' },
   /**
    * USDC (a decimal amount) the bridge tick leaves in each chain's hot wallet, above the requested
    * withdrawals there; only the surplus crosses to the exchange chain (docs/chains.md "Bridge")

@@ -202,18 +202,95 @@ describe('RECONCILE_EPSILON (docs/exchange.md "Accruals and reconciliation")', (
   })
 })
 
-describe('USDC_ADDRESS_LOCAL (local run and tests)', () => {
-  it('is optional, and normalised to EIP-55 when set', () => {
-    expect(loadConfig(VALID).usdcAddressLocal).toBeUndefined()
-    const c = loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: '0x5fbdb2315678afecb367f032d93f642f64180aa3' })
-    expect(c.usdcAddressLocal).toBe('0x5FbDB2315678afecb367f032d93F642f64180aa3')
+describe('the local nodes: USDC_ADDRESS_LOCAL_* and CHAIN_ID_LOCAL_* (local run and tests)', () => {
+  const LOCAL = {
+    USDC_ADDRESS_LOCAL_ETHEREUM: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+    USDC_ADDRESS_LOCAL_OPTIMISM: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    USDC_ADDRESS_LOCAL_BASE: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0',
+    USDC_ADDRESS_LOCAL_ARBITRUM: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9',
+    CHAIN_ID_LOCAL_OPTIMISM: '902',
+    CHAIN_ID_LOCAL_BASE: '903',
+    CHAIN_ID_LOCAL_ARBITRUM: '904',
+  }
+  it('are optional; when set, each chain has its own id (Ethereum the exchange L1) and TestUSDC, in EIP-55', () => {
+    expect(loadConfig(VALID).localChains).toBeUndefined()
+    const c = loadConfig({ ...VALID, ...LOCAL })
+    expect(c.localChains).toEqual({
+      ethereum: { chainId: 901, usdc: '0x5FbDB2315678afecb367f032d93F642f64180aa3' },
+      optimism: { chainId: 902, usdc: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512' },
+      base: { chainId: 903, usdc: '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0' },
+      arbitrum: { chainId: 904, usdc: '0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9' },
+    })
+    expect(loadApiConfig({ ...apiEnv(VALID), ...LOCAL }).localChains).toEqual(c.localChains)
   })
-  it('is refused in production and when not an address', () => {
-    const prod = () =>
-      loadConfig({ ...VALID, NODE_ENV: 'production', USDC_ADDRESS_LOCAL: '0x5FbDB2315678afecb367f032d93F642f64180aa3' })
-    expect(prod).toThrow(ConfigError)
-    expect(prod).toThrow(/USDC_ADDRESS_LOCAL: must not be set when NODE_ENV=production/)
-    expect(() => loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: 'nope' })).toThrow(/USDC_ADDRESS_LOCAL/)
+  it('are refused in production, in part, with two chains on one id, or when not an address', () => {
+    expect(() => loadConfig({ ...VALID, ...LOCAL, NODE_ENV: 'production' })).toThrow(
+      /USDC_ADDRESS_LOCAL_BASE: must not be set when NODE_ENV=production/,
+    )
+    const { USDC_ADDRESS_LOCAL_BASE: _, ...part } = LOCAL
+    expect(() => loadConfig({ ...VALID, ...part })).toThrow(/USDC_ADDRESS_LOCAL_BASE: must be set together with/)
+    // the local Base on the exchange's L1 id: one network under two names
+    expect(() => loadConfig({ ...VALID, ...LOCAL, CHAIN_ID_LOCAL_BASE: '901' })).toThrow(/must differ from each other/)
+    expect(() => loadConfig({ ...VALID, ...LOCAL, CHAIN_ID_LOCAL_ARBITRUM: '902' })).toThrow(/one node per chain/)
+    expect(() => loadConfig({ ...VALID, ...LOCAL, USDC_ADDRESS_LOCAL_OPTIMISM: 'nope' })).toThrow(
+      /USDC_ADDRESS_LOCAL_OPTIMISM/,
+    )
+  })
+  it('USDC_ADDRESS_LOCAL (one node for every chain) is retired, naming why', () => {
+    expect(() => loadConfig({ ...VALID, USDC_ADDRESS_LOCAL: LOCAL.USDC_ADDRESS_LOCAL_ETHEREUM })).toThrow(
+      /USDC_ADDRESS_LOCAL: one local node no longer stands in for every chain/,
+    )
+  })
+})
+
+describe('the L2 route: CCTP_*, L2_TARGETS, HOT_WALLET_ETH_ALERT', () => {
+  it("defaults to Circle's attestation service, no stand-ins, and every L2 at BRIDGE_RETAIN_USDC:10:5:50000", () => {
+    const c = loadConfig({ ...VALID, BRIDGE_RETAIN_USDC: '250' })
+    expect(c.cctp).toEqual({ attestationUrl: 'https://iris-api.circle.com', local: undefined })
+    for (const chain of ['optimism', 'base', 'arbitrum'] as const)
+      expect(c.l2Targets[chain]).toEqual({
+        target: 250_000_000n,
+        minTransfer: 10_000_000n,
+        maxFee: 5_000_000n,
+        maxPerRun: 50_000_000_000n,
+      })
+    expect(c.hotWalletEthAlertWei).toBe(50_000_000_000_000_000n)
+  })
+  it('reads each named L2 exactly, in base units; the others keep the defaults', () => {
+    const c = loadConfig({
+      ...VALID,
+      L2_TARGETS: 'base:100.5:1:0.25:2000, arbitrum:0:0:0:10',
+      HOT_WALLET_ETH_ALERT: '1.5',
+    })
+    expect(c.l2Targets.base).toEqual({
+      target: 100_500_000n,
+      minTransfer: 1_000_000n,
+      maxFee: 250_000n,
+      maxPerRun: 2_000_000_000n,
+    })
+    expect(c.l2Targets.arbitrum).toEqual({ target: 0n, minTransfer: 0n, maxFee: 0n, maxPerRun: 10_000_000n })
+    expect(c.l2Targets.optimism.target).toBe(1_000_000_000n)
+    expect(c.hotWalletEthAlertWei).toBe(1_500_000_000_000_000_000n)
+  })
+  it('refuses a bad entry naming why, and the stand-ins in production or alone', () => {
+    expect(() => loadConfig({ ...VALID, L2_TARGETS: 'ethereum:1:1:1:1' })).toThrow(/L2_TARGETS: names ethereum/)
+    expect(() => loadConfig({ ...VALID, L2_TARGETS: 'base:1:1:1' })).toThrow(/base: needs target:minTransfer/)
+    expect(() => loadConfig({ ...VALID, L2_TARGETS: 'base:1:1:1:1,base:2:2:2:2' })).toThrow(/base is named twice/)
+    expect(() => loadConfig({ ...VALID, L2_TARGETS: 'base:1:1:1:0' })).toThrow(/maxPerRun must be above 0/)
+    const local = {
+      CCTP_TOKEN_MESSENGER_LOCAL: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      CCTP_MESSAGE_TRANSMITTER_LOCAL: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    }
+    expect(loadConfig({ ...VALID, ...local }).cctp.local).toEqual({
+      tokenMessenger: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+      messageTransmitter: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    })
+    expect(() => loadConfig({ ...VALID, ...local, NODE_ENV: 'production' })).toThrow(
+      /CCTP_TOKEN_MESSENGER_LOCAL: must not be set when NODE_ENV=production/,
+    )
+    expect(() => loadConfig({ ...VALID, CCTP_TOKEN_MESSENGER_LOCAL: local.CCTP_TOKEN_MESSENGER_LOCAL })).toThrow(
+      /must be set together with CCTP_MESSAGE_TRANSMITTER_LOCAL/,
+    )
   })
 })
 

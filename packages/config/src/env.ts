@@ -20,18 +20,23 @@ import {
 } from './env-checks'
 import type { ApiConfig, Config } from './env-config'
 import { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES } from './env-config'
+import { localChainProblems, localChainsPart } from './env-local-chains'
 import { ENV_SPEC, type EnvName, type FeeSharePolicy, type ReconcileMode, type VarSpec } from './env-spec'
+import { parseL2Targets } from './l2-targets'
 import { depositXpubOf } from './xpub'
 
-export { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES, type ApiConfig, type Config } from './env-config'
+export { API_ENV_NAMES, API_FORBIDDEN_ENV_NAMES, type ApiConfig, type Config, type LocalChain } from './env-config'
 export {
   type _EnvShape,
+  CHAIN_NAMES,
+  type ChainName,
   ENV_SPEC,
   type EnvName,
   type EnvRecord,
   envSchema,
   FEE_SHARE_POLICIES,
   type FeeSharePolicy,
+  L2_CHAIN_NAMES,
   NODE_ENVS,
   RECONCILE_MODES,
   type ReconcileMode,
@@ -58,6 +63,10 @@ const ENV_NAMES: ReadonlySet<EnvName> = new Set(Object.keys(ENV_SPEC) as EnvName
 const SET_UP_LOCALLY: ReadonlySet<EnvName> = new Set([
   'EXCHANGE_FUNDING_SUBACCOUNT_ID',
   'EXCHANGE_DEPOSIT_MANAGER_ADDRESS',
+  'USDC_ADDRESS_LOCAL_ETHEREUM',
+  'USDC_ADDRESS_LOCAL_OPTIMISM',
+  'USDC_ADDRESS_LOCAL_BASE',
+  'USDC_ADDRESS_LOCAL_ARBITRUM',
 ])
 
 /**
@@ -75,6 +84,12 @@ const RETIRED_ENV: Readonly<Record<string, { readonly harmless: readonly string[
     reason:
       'operators sign in with names and passwords of their own (apps/worker/src/cli/operators.ts creates them) and ' +
       '/metrics takes METRICS_TOKEN: unset ADMIN_PASSWORD (docs/operations.md "Operators and roles")',
+  },
+  USDC_ADDRESS_LOCAL: {
+    harmless: [],
+    reason:
+      'one local node no longer stands in for every chain: each has its own, named by USDC_ADDRESS_LOCAL_<CHAIN> and ' +
+      'CHAIN_ID_LOCAL_<CHAIN> (docs/chains.md "Local run: four chains"); unset it',
   },
 }
 
@@ -156,6 +171,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, o:
       maxWithdrawUsdcBaseUnits: usdcBaseUnits(s('TREASURY_MAX_WITHDRAW_USDC')),
       withdrawMaxFeeUsd: s('TREASURY_WITHDRAW_MAX_FEE_USD'),
     },
+    ...l2RoutePart(v),
     swapLocal:
       v.SWAP_POOL_ADDRESS_LOCAL !== undefined && v.WETH_ADDRESS_LOCAL !== undefined
         ? { pool: getAddress(v.SWAP_POOL_ADDRESS_LOCAL), weth: getAddress(v.WETH_ADDRESS_LOCAL) }
@@ -256,20 +272,46 @@ function crossCheck(v: Partial<Record<EnvName, string>>, problems: Problem[], re
   if ((v.ALERT_BOT_TOKEN === undefined) !== (v.ALERT_CHAT_ID === undefined)) {
     // spec 6.2: alerts need both; one alone is almost certainly a mistake, but not fatal
   }
-  if (v.USDC_ADDRESS_LOCAL !== undefined && v.NODE_ENV === 'production') {
-    // a local override would point every chain's USDC at a test contract: never with real money
-    problems.push({ name: 'USDC_ADDRESS_LOCAL', reason: 'must not be set when NODE_ENV=production' })
-  }
-  for (const name of ['SWAP_POOL_ADDRESS_LOCAL', 'WETH_ADDRESS_LOCAL'] as const) {
+  localChainProblems(v, problems, read)
+  for (const name of [
+    'SWAP_POOL_ADDRESS_LOCAL',
+    'WETH_ADDRESS_LOCAL',
+    'CCTP_TOKEN_MESSENGER_LOCAL',
+    'CCTP_MESSAGE_TRANSMITTER_LOCAL',
+  ] as const) {
     if (v[name] !== undefined && v.NODE_ENV === 'production')
       problems.push({ name, reason: 'must not be set when NODE_ENV=production' })
   }
+  if ((v.CCTP_TOKEN_MESSENGER_LOCAL === undefined) !== (v.CCTP_MESSAGE_TRANSMITTER_LOCAL === undefined))
+    problems.push({
+      name: 'CCTP_TOKEN_MESSENGER_LOCAL',
+      reason: 'must be set together with CCTP_MESSAGE_TRANSMITTER_LOCAL',
+    })
   if ((v.SWAP_POOL_ADDRESS_LOCAL === undefined) !== (v.WETH_ADDRESS_LOCAL === undefined))
     problems.push({ name: 'SWAP_POOL_ADDRESS_LOCAL', reason: 'must be set together with WETH_ADDRESS_LOCAL' })
   keyProblems(v, problems)
   if (v.WORKER_CLOCK === 'exchange' && v.NODE_ENV === 'production') {
     // the simulator's clock is for moving time in development; a deployment runs on its own
     problems.push({ name: 'WORKER_CLOCK', reason: 'must not be exchange when NODE_ENV=production' })
+  }
+}
+
+/** The L2 route's settings: CCTP's attestation service and local stand-ins, the L2 targets, the ETH alert. */
+function l2RoutePart(v: Partial<Record<EnvName, string>>): Pick<Config, 'cctp' | 'l2Targets' | 'hotWalletEthAlertWei'> {
+  const s = (n: EnvName) => v[n] as string
+  return {
+    cctp: {
+      attestationUrl: s('CCTP_ATTESTATION_URL'),
+      local:
+        v.CCTP_TOKEN_MESSENGER_LOCAL !== undefined && v.CCTP_MESSAGE_TRANSMITTER_LOCAL !== undefined
+          ? {
+              tokenMessenger: getAddress(v.CCTP_TOKEN_MESSENGER_LOCAL),
+              messageTransmitter: getAddress(v.CCTP_MESSAGE_TRANSMITTER_LOCAL),
+            }
+          : undefined,
+    },
+    l2Targets: parseL2Targets(v.L2_TARGETS ?? '', usdcBaseUnits(s('BRIDGE_RETAIN_USDC'))),
+    hotWalletEthAlertWei: ethWei(s('HOT_WALLET_ETH_ALERT')),
   }
 }
 
@@ -338,7 +380,7 @@ function apiPart(v: Partial<Record<EnvName, string>>, depositXpub: string): ApiC
     databaseUrl: s('DATABASE_URL'),
     cacheUrl: s('CACHE_URL'),
     exchange: { httpUrl: s('EXCHANGE_HTTP_URL'), chainId: Number(s('EXCHANGE_CHAIN_ID')) },
-    usdcAddressLocal: v.USDC_ADDRESS_LOCAL === undefined ? undefined : getAddress(v.USDC_ADDRESS_LOCAL),
+    localChains: localChainsPart(v),
     platformFeeRate: s('PLATFORM_FEE_RATE'),
     feeShare: { maxBps: Number(s('MAX_FEE_SHARE_BPS')), policy: s('FEE_SHARE_POLICY') as FeeSharePolicy },
     webOrigins: s('WEB_ORIGIN')
@@ -393,6 +435,12 @@ function describeSchemaFailure(schema: TSchema): string {
   if (s.minLength && s.minLength > 1) return `must be at least ${s.minLength} characters`
   if (s.pattern) return 'has an invalid format'
   return 'is invalid'
+}
+
+/** A checked decimal ETH amount ('0.05') in wei, exactly. */
+function ethWei(v: string): bigint {
+  const [int = '0', frac = ''] = v.split('.')
+  return BigInt(int) * 10n ** 18n + BigInt(frac.padEnd(18, '0') || '0')
 }
 
 /** A checked decimal USDC amount ('1000', '12.5') in base units (6 decimals), exactly. */

@@ -1,4 +1,5 @@
 export * from './constants'
 export * from './env'
+export * from './l2-targets'
 export * from './process-env'
 export * from './xpub'

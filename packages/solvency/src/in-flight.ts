@@ -14,7 +14,12 @@
  *   and not yet journaled, it is counted twice: a surplus for a moment, never a deficit. While Derive's
  *   L1 throttle queues part of it, the part already paid is counted twice for as long as the queue
  *   lasts: subtracting it would need each payment's block against this run's own, and a provider
- *   behind the treasury's would then show a deficit that is not there.
+ *   behind the treasury's would then show a deficit that is not there;
+ * - a CCTP transfer whose burn is mined on this chain (at or below the block read) and whose mint is not journaled:
+ *   the USDC left the source hot wallet and is nowhere on chain until the destination mints it. Counted on the
+ *   source chain, one leg per transfer (place `{chain}:cctp:{id}`), until the transaction that journals the mint
+ *   (`bridged`) closes the row; once minted and not yet journaled it is counted twice for a moment (a surplus). A
+ *   transfer past CCTP's documented time stays here, and the CCTP tick tells ops (docs/chains.md "The L2 route").
  */
 import type { Sql } from '@wh/db'
 import { ownTxKey, recordedKeys } from '@wh/ledger'
@@ -23,7 +28,7 @@ import type { Leg } from './legs'
 
 export async function inFlightLegs(sql: Sql, chain: ChainName, atBlock: bigint): Promise<Leg[]> {
   const block = atBlock.toString()
-  const [withdrawals, bridges, treasury] = await Promise.all([
+  const [withdrawals, bridges, treasury, cctp] = await Promise.all([
     sql<{ currency: string; v: string }[]>`
       select w.currency, sum(w.amount)::text as v from withdrawals w
       join outbound_txs o on o.purpose = 'withdrawal' and o.ref_id = w.id::text
@@ -39,6 +44,12 @@ export async function inFlightLegs(sql: Sql, chain: ChainName, atBlock: bigint):
       select currency, sum(amount)::text as v from treasury_withdrawals
       where chain = ${chain} and state in ('signed', 'sent')
       group by currency`,
+    sql<{ id: string; amount: string }[]>`
+      select c.id, c.amount::text from cctp_transfers c
+      join outbound_txs o on o.purpose = 'cctp_burn' and o.ref_id = c.id::text and o.step = 1
+      where c.source_chain = ${chain} and c.state in ('burning', 'attesting', 'minting')
+        and o.state <> 'failed' and o.block_number is not null and o.block_number <= ${block}
+      order by c.created_at`,
   ])
   const legs: Leg[] = withdrawals.map((w) => ({
     side: 'asset',
@@ -54,6 +65,14 @@ export async function inFlightLegs(sql: Sql, chain: ChainName, atBlock: bigint):
       kind: 'treasury_in_flight',
       place: `${chain}:treasury`,
       amount: BigInt(t.v),
+    })
+  for (const t of cctp)
+    legs.push({
+      side: 'asset',
+      currency: 'USDC',
+      kind: 'cctp_in_flight',
+      place: `${chain}:cctp:${t.id}`,
+      amount: BigInt(t.amount),
     })
   const [bridge] = bridges
   if (bridge) {

@@ -21,6 +21,8 @@ export const ASSET_KINDS = [
   'withdrawal_in_flight',
   /** v3: a treasury withdrawal out of the funding subaccount whose `bridged` to the hot wallet is not journaled yet */
   'treasury_in_flight',
+  /** CCTP: USDC burned on its source chain whose mint is not journaled yet (docs/chains.md "The L2 route") */
+  'cctp_in_flight',
 ] as const
 export const LIABILITY_KINDS = ['user_transit', 'user_subaccounts', 'fee_revenue'] as const
 export type LegKind = (typeof ASSET_KINDS)[number] | (typeof LIABILITY_KINDS)[number]

@@ -29,7 +29,7 @@ export interface ExchangeHoldingsReader {
 
 export interface SolvencyDeps {
   readonly sql: Sql
-  /** the chains to read, one per node (a node standing in for several chains is read once) */
+  /** the chains to read, one node each (the registry refuses two names under one chain id) */
   readonly chains: ReadonlyArray<{
     chain: ChainName
     info: ChainInfo

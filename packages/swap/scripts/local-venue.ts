@@ -2,7 +2,7 @@
  * The local run's swap venue (scripts/dev.ts and the Compose setup run it after
  * packages/wallet/scripts/local-stack.ts; reads the services' environment through @wh/config):
  *
- * 1. TestWETH and a constant-product TestUSDC/TestWETH pool on the local node: reused when
+ * 1. TestWETH and a constant-product TestUSDC/TestWETH pool on SWAP_CHAIN's local node: reused when
  *    SWAP_POOL_ADDRESS_LOCAL and WETH_ADDRESS_LOCAL already name contracts there, else deployed
  *    from dev account 0 and seeded at the simulator's ETH index (LOCAL_POOL_ETH deep);
  * 2. the swap wallet (SWAP_WALLET_PRIVATE_KEY) gets gas and both tokens to trade with, the
@@ -28,8 +28,9 @@ const INVENTORY_USDC = 5_000_000n
 loadDotEnvLocal()
 const config = loadConfig(processEnv(), { setup: true })
 if (config.nodeEnv === 'production') throw new Error('local-venue.ts sets up a local node only')
-const usdc = config.usdcAddressLocal
-if (!usdc) throw new Error('USDC_ADDRESS_LOCAL is not set: run packages/wallet/scripts/local-stack.ts first')
+// the swap chain's own TestUSDC, on its own node (docs/chains.md "Local run: four chains")
+const usdc = config.localChains?.[config.swapChain].usdc
+if (!usdc) throw new Error('USDC_ADDRESS_LOCAL_* are not set: run packages/wallet/scripts/local-stack.ts first')
 
 const rpcUrl = config.rpcUrls[config.swapChain]
 const transport = http(rpcUrl)

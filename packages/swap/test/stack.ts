@@ -12,6 +12,7 @@ import {
   buildChainClients,
   buildChainRegistry,
   type ChainClients,
+  type ChainName,
   deployTestUsdc,
   type OutboxDeps,
   testUsdcAbi,
@@ -79,13 +80,18 @@ export async function buildSwapStack(p: {
   rpcUrl: string
   chainId: number
   clock?: Clock
+  /** the chain the node stands for (default CHAIN) */
+  chain?: ChainName
+  /** a TestUSDC already on the node, owned by the deployer (default: one deployed here) */
+  usdc?: Address
 }): Promise<SwapStack> {
+  const chain = p.chain ?? CHAIN
   const transport = http(p.rpcUrl)
   const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
   const swapWallet = privateKeyToAccount(p.config.keys.swapWalletPrivateKey)
   const wallet = createWalletClient({ account: deployer, transport })
   const publicClient = createPublicClient({ transport })
-  const usdc = await deployTestUsdc(wallet, publicClient)
+  const usdc = p.usdc ?? (await deployTestUsdc(wallet, publicClient))
   const weth = await deployTestWeth(wallet, publicClient)
   const pool = await deployPool(wallet, publicClient, { token0: usdc, token1: weth })
   const mintUsdc = async (to: Address, amount: bigint) => {
@@ -124,14 +130,16 @@ export async function buildSwapStack(p: {
     await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 })
   }
 
-  const registry = buildChainRegistry(p.config, { [CHAIN]: { chainId: p.chainId, usdc, confirmations: 0 } })
+  const registry = buildChainRegistry(p.config, {
+    [chain]: { chainId: p.chainId, usdc, confirmations: 0 },
+  })
   const clients = buildChainClients(registry)
   const outbox: OutboxDeps = { sql: p.sql, clients, registry }
   const tokens = [
     { currency: 'USDC', address: usdc, decimals: 6 },
     { currency: 'ETH', address: weth, decimals: 18 },
   ] as const
-  const adapter = localPoolAdapter({ clients, pools: { [CHAIN]: { address: pool, tokens } } })
+  const adapter = localPoolAdapter({ clients, pools: { [chain]: { address: pool, tokens } } })
   const alerts: SwapStack['alerts'] = []
   const clock = p.clock instanceof ManualClock ? p.clock : new ManualClock(Date.now())
   const anvil = createTestClient({ mode: 'anvil', transport })
@@ -144,7 +152,7 @@ export async function buildSwapStack(p: {
     pool,
     tokens,
     outbox,
-    base: clients.get(CHAIN) as ChainClients,
+    base: clients.get(chain) as ChainClients,
     anvil,
     alerts,
     clock,

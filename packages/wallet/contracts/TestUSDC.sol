@@ -3,7 +3,8 @@ pragma solidity 0.8.37;
 
 /// @title Test USDC
 /// @notice A plain ERC-20 with 6 decimals standing in for USDC on local and test chains.
-/// The owner (the deployer) mints; everything else is standard ERC-20, with the standard
+/// The owner (the deployer) mints, and so do the minters it configures (a local CCTP token messenger, as
+/// Circle's USDC lets its minters mint and burn); everything else is standard ERC-20, with the standard
 /// Transfer and Approval events, so the deposit scanner reads it exactly as it reads USDC.
 /// Test-only: it carries no value and must never be deployed where it could be mistaken for USDC.
 contract TestUSDC {
@@ -15,12 +16,15 @@ contract TestUSDC {
     uint256 public totalSupply;
     mapping(address => uint256) public balanceOf;
     mapping(address => mapping(address => uint256)) public allowance;
+    mapping(address => bool) public isMinter;
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
     event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
+    event MinterConfigured(address indexed minter, bool allowed);
 
     error NotOwner(address caller);
+    error NotMinter(address caller);
     error InsufficientBalance(address account, uint256 balance, uint256 needed);
     error InsufficientAllowance(address spender, uint256 allowance, uint256 needed);
     error ZeroAddress();
@@ -41,11 +45,30 @@ contract TestUSDC {
         owner = newOwner;
     }
 
-    function mint(address to, uint256 value) external onlyOwner {
+    function configureMinter(address minter, bool allowed) external onlyOwner {
+        if (minter == address(0)) revert ZeroAddress();
+        isMinter[minter] = allowed;
+        emit MinterConfigured(minter, allowed);
+    }
+
+    function mint(address to, uint256 value) external {
+        if (msg.sender != owner && !isMinter[msg.sender]) revert NotMinter(msg.sender);
         if (to == address(0)) revert ZeroAddress();
         totalSupply += value;
         balanceOf[to] += value;
         emit Transfer(address(0), to, value);
+    }
+
+    /// @notice A minter burns what it holds (how a CCTP token messenger burns what it pulled).
+    function burn(uint256 value) external {
+        if (!isMinter[msg.sender]) revert NotMinter(msg.sender);
+        uint256 balance = balanceOf[msg.sender];
+        if (balance < value) revert InsufficientBalance(msg.sender, balance, value);
+        unchecked {
+            balanceOf[msg.sender] = balance - value;
+            totalSupply -= value;
+        }
+        emit Transfer(msg.sender, address(0), value);
     }
 
     function transfer(address to, uint256 value) external returns (bool) {

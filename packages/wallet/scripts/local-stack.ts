@@ -1,62 +1,93 @@
 /**
- * The local run's chain and exchange setup (scripts/dev.ts runs it once the local node and the
+ * The local run's chain and exchange setup (scripts/dev.ts runs it once the four local nodes and the
  * Derive simulator listen; reads the same environment as the services, through @wh/config):
  *
- * 1. TestUSDC on the local node: reused when USDC_ADDRESS_LOCAL already names a contract there
- *    (the node kept running), else deployed from the standard dev account 0, which then holds
- *    LOCAL_MINT_USDC to play deposits with;
- * 2. the simulator learns EXCHANGE_WALLET_ADDRESS with the service's session keys, each with exactly
+ * 1. TestUSDC on each chain's node (docs/chains.md "Local run: four chains"): reused when
+ *    USDC_ADDRESS_LOCAL_<CHAIN> already names a contract there (the node kept running), else deployed from
+ *    the standard dev account 0, which then holds LOCAL_MINT_USDC on that chain to play deposits with;
+ * 2. CCTP's stand-ins on every node (src/contracts/local-cctp.ts: one TokenMessengerV2 and MessageTransmitterV2
+ *    address on all four, linked to each other and to each chain's TestUSDC, trusting the local attester's key), and
+ *    the local attester (packages/attester, at CCTP_ATTESTATION_URL) told which transmitter to watch on each node;
+ * 3. the simulator learns EXCHANGE_WALLET_ADDRESS with the service's session keys, each with exactly
  *    its duty (SESSION_KEY_DUTIES: SESSION_PRIVATE_KEY trades and moves collateral on every subaccount,
  *    EXCHANGE_PAYOUT_SESSION_KEY withdraws from the funding subaccount only, once it is open), so the
  *    worker's start check passes (the simulator keeps no state across restarts, so this runs on every
  *    start; the owner's signed registration is what production does, docs/operations.md);
- * 3. Derive v3's money in and out (local-v3.ts): the OnchainActionManager and WithdrawalOutbox stand-ins,
- *    the simulator watching them, and the platform's funding subaccount opened by a first deposit;
- * 4. that opening deposit journaled as the platform's own capital (`capital_contributed` into
+ * 4. Derive v3's money in and out (local-v3.ts), on the Ethereum node (the exchange's L1): the
+ *    OnchainActionManager and WithdrawalOutbox stand-ins, the simulator watching them, and the platform's
+ *    funding subaccount opened by a first deposit.
+ * 5. that opening deposit journaled as the platform's own capital (`capital_contributed` into
  *    platformHot(EXCHANGE_CHAIN), docs/ledger.md "Platform capital"), so reconciliation finds in the funding
  *    subaccount what the journal explains and a fresh local run raises no divergence.
  *
- * Prints one JSON line: { usdcAddress, deployed, exchangeWallet, sessionKey, v3 } (addresses and
- * ids only, never a key).
+ * The platform's wallets (the hot, gas and swap keys of the local environment) are dev accounts of the
+ * nodes' mnemonic: every node funds them with ETH from its first block.
+ *
+ * Prints one JSON line: { usdc: { <chain>: address }, chainIds: { <chain>: id as the node answers },
+ * deployed, cctp: { tokenMessenger, messageTransmitter }, exchangeWallet, sessionKey, v3 } (addresses and ids only,
+ * never a key).
  */
-import { loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
+import { LOCAL_ATTESTER_ADDRESS } from '@wh/attester'
+import { CHAIN_NAMES, type ChainName, loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { SESSION_KEY_DUTIES, scopeWire } from '@wh/exchange'
 import { append, EXCHANGE_CHAIN } from '@wh/ledger'
 import { TEST_PRIVATE_KEYS } from '@wh/testkit'
-import { createPublicClient, createWalletClient, http } from 'viem'
+import type { Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { deployTestUsdc } from '../src/contracts/deploy'
-import { testUsdcAbi } from '../src/contracts/test-usdc.gen'
+import { CCTP_DOMAINS } from '../src/cctp/constants'
+import { setUpLocalCctp } from '../src/contracts/local-cctp'
+import { deployTestUsdcs, localClients } from '../src/contracts/local-chains'
 import { setUpLocalV3 } from './local-v3'
 
-/** Test USDC minted to dev account 0 on a fresh deployment (6 decimals: one million). */
+/** Test USDC minted to dev account 0 on each chain on a fresh deployment (6 decimals: one million). */
 const LOCAL_MINT_USDC = 1_000_000n * 1_000_000n
 
 loadDotEnvLocal()
 const config = loadConfig(processEnv(), { setup: true })
-if (config.nodeEnv === 'production') throw new Error('local-stack.ts sets up a local node only')
+if (config.nodeEnv === 'production') throw new Error('local-stack.ts sets up local nodes only')
 
-const transport = http(config.rpcUrls.ethereum)
-const publicClient = createPublicClient({ transport })
-const deployer = privateKeyToAccount(TEST_PRIVATE_KEYS[0])
-const walletClient = createWalletClient({ account: deployer, transport })
+const nodes = Object.fromEntries(CHAIN_NAMES.map((c) => [c, { rpcUrl: config.rpcUrls[c] }])) as Record<
+  ChainName,
+  { rpcUrl: string }
+>
+const clientsOf = (c: ChainName) => localClients(config.rpcUrls[c], TEST_PRIVATE_KEYS[0])
+// each node as it answers: scripts/dev.ts checks the ids against the ones it started the nodes with
+const chainIds = Object.fromEntries(
+  await Promise.all(CHAIN_NAMES.map(async (c) => [c, await clientsOf(c).publicClient.getChainId()] as const)),
+) as Record<ChainName, number>
+if (new Set(Object.values(chainIds)).size !== CHAIN_NAMES.length)
+  throw new Error(`two chains answer one chain id (${JSON.stringify(chainIds)}): each needs a node of its own`)
 
-let usdcAddress = config.usdcAddressLocal
-let deployed = false
-const code = usdcAddress ? await publicClient.getCode({ address: usdcAddress }) : undefined
-if (!usdcAddress || !code || code === '0x') {
-  usdcAddress = await deployTestUsdc(walletClient, publicClient)
-  const hash = await walletClient.writeContract({
-    address: usdcAddress,
-    abi: testUsdcAbi,
-    functionName: 'mint',
-    args: [deployer.address, LOCAL_MINT_USDC],
-    chain: null,
-  })
-  await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
-  deployed = true
+// the TestUSDCs already there (the nodes kept running) are kept; the others are deployed and minted
+const kept: Partial<Record<ChainName, Address>> = {}
+for (const c of CHAIN_NAMES) {
+  const configured = config.localChains?.[c].usdc
+  const code = configured ? await clientsOf(c).publicClient.getCode({ address: configured }) : undefined
+  if (configured && code && code !== '0x') kept[c] = configured
 }
+const deployed = CHAIN_NAMES.filter((c) => kept[c] === undefined)
+const fresh =
+  deployed.length === 0
+    ? {}
+    : await deployTestUsdcs(nodes, TEST_PRIVATE_KEYS[0], { mint: LOCAL_MINT_USDC, only: deployed })
+const usdc = { ...fresh, ...kept } as Record<ChainName, Address>
+
+// CCTP: the stand-ins on every node, and the attester told where they are (it keeps nothing across restarts)
+const cctp = await setUpLocalCctp(nodes, usdc, { funderKey: TEST_PRIVATE_KEYS[0], attester: LOCAL_ATTESTER_ADDRESS })
+const watch = await fetch(new URL('/_attester/watch', config.cctp.attestationUrl), {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({
+    chains: CHAIN_NAMES.map((c) => ({
+      domain: CCTP_DOMAINS[c],
+      rpc_url: config.rpcUrls[c],
+      transmitter: cctp.messageTransmitter,
+    })),
+  }),
+  signal: AbortSignal.timeout(5_000),
+})
+if (!watch.ok) throw new Error(`the local attester refused watch (${watch.status})`)
 
 const sessionKey = privateKeyToAccount(config.keys.sessionPrivateKey).address
 /** Registers keys of the account at the simulator through its control API (scope wire strings). */
@@ -73,11 +104,10 @@ const wire = (duty: keyof typeof SESSION_KEY_DUTIES) => SESSION_KEY_DUTIES[duty]
 await registerKeys([{ address: sessionKey, scopes: wire('trading') }])
 
 const v3 = await setUpLocalV3({
-  walletClient,
-  publicClient,
+  ...clientsOf('ethereum'),
   rpcUrl: config.rpcUrls.ethereum,
   simulatorUrl: config.exchange.httpUrl,
-  usdc: usdcAddress,
+  usdc: usdc.ethereum,
   owner: config.exchange.walletAddress,
   // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
   hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
@@ -109,5 +139,13 @@ try {
 }
 
 process.stdout.write(
-  `${JSON.stringify({ usdcAddress, deployed, exchangeWallet: config.exchange.walletAddress, sessionKey, v3 })}\n`,
+  `${JSON.stringify({
+    usdc,
+    chainIds,
+    deployed,
+    cctp: { tokenMessenger: cctp.tokenMessenger, messageTransmitter: cctp.messageTransmitter },
+    exchangeWallet: config.exchange.walletAddress,
+    sessionKey,
+    v3,
+  })}\n`,
 )

@@ -74,6 +74,22 @@ export const TEST_WITHDRAWAL_OUTBOX: ContractSpec = {
   exportPrefix: 'testWithdrawalOutbox',
 }
 
+/** CCTP V2's burn side on the local chains (docs/chains.md "The L2 route"). */
+export const TEST_TOKEN_MESSENGER_V2: ContractSpec = {
+  contract: 'TestTokenMessengerV2',
+  sourcePath: join(here, '..', 'contracts', 'TestTokenMessengerV2.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-token-messenger-v2.gen.ts'),
+  exportPrefix: 'testTokenMessengerV2',
+}
+
+/** CCTP V2's message side on the local chains: what the attester signs and the mint is received through. */
+export const TEST_MESSAGE_TRANSMITTER_V2: ContractSpec = {
+  contract: 'TestMessageTransmitterV2',
+  sourcePath: join(here, '..', 'contracts', 'TestMessageTransmitterV2.sol'),
+  artifactPath: join(here, '..', 'src', 'contracts', 'test-message-transmitter-v2.gen.ts'),
+  exportPrefix: 'testMessageTransmitterV2',
+}
+
 /** Safe v1.4.1's proxy and a singleton receiving as Safe does: the outbound policy's ETH-to-code budget. */
 export const TEST_SAFE_PROXY: ContractSpec = {
   contract: 'TestSafeProxy',
@@ -120,6 +136,8 @@ export const CONTRACTS: readonly ContractSpec[] = [
   TEST_ERC1271_WALLET_FACTORY,
   TEST_ONCHAIN_ACTION_MANAGER,
   TEST_WITHDRAWAL_OUTBOX,
+  TEST_TOKEN_MESSENGER_V2,
+  TEST_MESSAGE_TRANSMITTER_V2,
   TEST_SAFE_PROXY,
   TEST_SAFE_SINGLETON,
   TEST_ERC1967_PROXY,

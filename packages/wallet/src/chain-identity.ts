@@ -3,11 +3,12 @@
  * network would have the deposit watch credit another network's transfers under this chain's name,
  * and two names of one network would credit every deposit twice. Each configured RPC's
  * `eth_chainId` is compared with the registry: at start (a wrong one stops the process) and, for a
- * chain whose RPC did not answer then, before each use until it does.
+ * chain whose RPC did not answer then, before each use until it does. Two names under one chain id are refused
+ * when the registry is built (chains.ts, DuplicateChainIdError), so each name is a network of its own.
  */
 import { AppError } from '@wh/core'
 import { createPublicClient, http } from 'viem'
-import { CHAIN_NAMES, type ChainInfo, type ChainName } from './chains'
+import type { ChainInfo, ChainName } from './chains'
 
 /** An RPC answers another chain id than the registry names for it. */
 export class ChainIdMismatchError extends AppError {
@@ -151,20 +152,4 @@ export class ChainGuard {
     this.#verified.add(chain)
     return true
   }
-}
-
-/**
- * Whether `chain` is the one name the deposit watch reads its network under: not when an earlier
- * chain of the registry has the same chain id. In production the four ids differ (and each RPC is
- * checked against its id); in the local run one node stands in for all four under one id, and
- * reading it four times would credit every transfer four times.
- */
-export function isWatchedChain(registry: ReadonlyMap<ChainName, ChainInfo>, chain: ChainName): boolean {
-  const info = registry.get(chain)
-  if (!info) return false
-  for (const name of CHAIN_NAMES) {
-    if (name === chain) return true
-    if (registry.get(name)?.chainId === info.chainId) return false
-  }
-  return true
 }

@@ -2,11 +2,10 @@
  * The chain and token registry: for each deposit chain its RPC, chain id, confirmation
  * depth and accepted tokens, in one place. Built once from Config at start.
  */
-import type { Config } from '@wh/config'
+import { CHAIN_NAMES, type ChainName, type Config } from '@wh/config'
 import type { Address } from 'viem'
 
-export const CHAIN_NAMES = ['ethereum', 'optimism', 'base', 'arbitrum'] as const
-export type ChainName = (typeof CHAIN_NAMES)[number]
+export { CHAIN_NAMES, type ChainName }
 
 export interface TokenInfo {
   readonly symbol: 'ETH' | 'USDC'
@@ -46,9 +45,22 @@ export interface ChainOverride {
   usdc?: Address
 }
 
+/** Two chain names under one chain id: one network would be credited twice and share one wallet's nonces. */
+export class DuplicateChainIdError extends Error {
+  constructor(
+    readonly chainId: number,
+    readonly names: readonly ChainName[],
+  ) {
+    super(`${names.join(' and ')} have the same chain id ${chainId}: each chain needs a network of its own`)
+    this.name = 'DuplicateChainIdError'
+  }
+}
+
 /**
- * The registry for this deployment. `overrides` serve the local run and tests, where one
- * local node stands in for the four chains with its own USDC deployment.
+ * The registry for this deployment. `overrides` serve the local run and tests, where a local node
+ * stands in for a chain with its own id and USDC deployment. Two names under one chain id are refused
+ * (DuplicateChainIdError): the deposit watch would credit each transfer twice, and the two names'
+ * transactions would share one nonce sequence.
  */
 export function buildChainRegistry(
   config: Pick<Config, 'rpcUrls'>,
@@ -81,26 +93,35 @@ export function buildChainRegistry(
       }),
     )
   }
+  const byId = new Map<number, ChainName>()
+  for (const c of registry.values()) {
+    const first = byId.get(c.chainId)
+    if (first) throw new DuplicateChainIdError(c.chainId, [first, c.name])
+    byId.set(c.chainId, c.name)
+  }
   return registry
 }
 
 /**
- * The overrides of this deployment: none in production; with USDC_ADDRESS_LOCAL (local run and
- * tests) the one local node stands in for every chain, so each takes its USDC contract, its chain
- * id (the local run starts the node with EXCHANGE_CHAIN_ID) and 0 confirmations (an automining
- * node only makes blocks for transactions, so any deeper depth would never be reached).
+ * The overrides of this deployment: none in production; in the local run and tests (USDC_ADDRESS_LOCAL_* and
+ * CHAIN_ID_LOCAL_*) each chain is its own local node, with its chain id, its TestUSDC and 0 confirmations (an
+ * automining node only makes blocks for transactions, so any deeper depth would never be reached).
  */
-export function configuredChainOverrides(config: {
-  readonly usdcAddressLocal: Config['usdcAddressLocal']
-  readonly exchange: { readonly chainId: number }
-}): Partial<Record<ChainName, ChainOverride>> {
-  if (config.usdcAddressLocal === undefined) return {}
-  const local: ChainOverride = {
-    usdc: config.usdcAddressLocal,
-    chainId: config.exchange.chainId,
-    confirmations: 0,
-    // an automining node's `finalized` block lags its head by dozens of blocks it never makes
-    finality: 'depth',
-  }
-  return Object.fromEntries(CHAIN_NAMES.map((name) => [name, local]))
+export function configuredChainOverrides(
+  config: Pick<Config, 'localChains'>,
+): Partial<Record<ChainName, ChainOverride>> {
+  const local = config.localChains
+  if (local === undefined) return {}
+  return Object.fromEntries(
+    CHAIN_NAMES.map((name) => [
+      name,
+      {
+        usdc: local[name].usdc,
+        chainId: local[name].chainId,
+        confirmations: 0,
+        // an automining node's `finalized` block lags its head by dozens of blocks it never makes
+        finality: 'depth',
+      } satisfies ChainOverride,
+    ]),
+  )
 }

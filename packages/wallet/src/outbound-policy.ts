@@ -1,8 +1,9 @@
 /**
  * The one policy every outbound transaction passes (docs/hostile-world.md "One policy for every
- * outbound transaction"): withdrawals, sweeps, gas top-ups, bridge legs, swaps and their approvals
- * are all signed by the outbox (outbox.ts `sendOnce`), and the outbox asks this module for the gas
- * limit and fees before it signs, and for the same figures when a caller only sizes a transaction.
+ * outbound transaction"): withdrawals, sweeps, gas top-ups, bridge legs, the L2 route's CCTP burns
+ * and mints, swaps and their approvals are all signed by the outbox (outbox.ts `sendOnce`), and the
+ * outbox asks this module for the gas limit and fees before it signs, and for the same figures when
+ * a caller only sizes a transaction.
  *
  * Why one module and not a patch per caller: a destination that makes its own transaction
  * unminable, dear or slow (code that burns gas, reverts only when mined, refuses the fee fields of
@@ -28,7 +29,20 @@ import {
   outboundFailureOf,
 } from './send-errors'
 
-export type OutboundPurpose = 'gas_topup' | 'sweep' | 'withdrawal' | 'bridge' | 'swap' | 'swap_approval' | 'treasury'
+/**
+ * What a transaction is for; with refId and step, its one key. `cctp_burn` and `cctp_mint` are the L2 route's legs
+ * (docs/chains.md "The L2 route"): the approve and the burn on the source chain, the mint on the destination.
+ */
+export type OutboundPurpose =
+  | 'gas_topup'
+  | 'sweep'
+  | 'withdrawal'
+  | 'bridge'
+  | 'swap'
+  | 'swap_approval'
+  | 'treasury'
+  | 'cctp_burn'
+  | 'cctp_mint'
 
 /** A plain ETH transfer to an address without code: its gas is exactly this, never more. */
 export const ETH_TO_EOA_GAS = 21_000n
@@ -57,6 +71,9 @@ export const CALL_GAS_CAPS: Readonly<Record<OutboundPurpose, bigint>> = Object.f
   bridge: 500_000n,
   swap: 600_000n,
   treasury: 500_000n,
+  // CCTP's approve and depositForBurn, and receiveMessage (its signature checks and the mint): the bridge's cap
+  cctp_burn: 500_000n,
+  cctp_mint: 500_000n,
 })
 /** EIP-7825 (Fusaka): no transaction may carry more gas than 2^24, whatever the block allows. */
 export const PER_TX_GAS_CAP = 16_777_216n

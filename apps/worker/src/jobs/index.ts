@@ -1,5 +1,6 @@
 import type { TickDefinition } from '../ticks'
 import { bridgeTicks } from './bridge/bridge'
+import { cctpRefillTicks, hotWalletEthTick } from './cctp/ticks'
 import { depositAuditTicks } from './deposits/audit'
 import { depositScanTicks } from './deposits/scan'
 import { depositSweepProcessor } from './deposits/sweep-job'
@@ -31,8 +32,13 @@ export const ticks: readonly TickDefinition[] = [
   ...depositAuditTicks,
   // requested withdrawals sent through the outbox (every 15 s)
   withdrawalSendTick,
-  // one bridge per chain: the hot wallet's surplus to the exchange chain (every 60 s)
+  // one bridge per chain: the hot wallet's surplus to the exchange chain (every 60 s): Ethereum's by the L1
+  // deposit, each L2's to L1 over CCTP first (docs/chains.md "The L2 route")
   ...bridgeTicks,
+  // each L2 hot wallet refilled from L1 over CCTP when short of its target (every 30 s), and every hot wallet's
+  // ETH watched (every 5 min): ETH stays per chain
+  ...cctpRefillTicks,
+  hotWalletEthTick,
   // v3: the Ethereum hot wallet refilled from the funding subaccount when withdrawals would drain it (every 60 s)
   treasuryTick,
   // subaccount funding (every 5 s) and releases (every 10 s), both under the exchange cycle lock

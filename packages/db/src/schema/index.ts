@@ -1,5 +1,6 @@
 export * from './account-events'
 export * from './audit'
+export * from './cctp'
 export * from './chain'
 export * from './decisions'
 export * from './exchange'

@@ -1,4 +1,11 @@
-export { encodeApprove } from './approve-call'
+export {
+  advanceLegs,
+  encodeApprove,
+  type LegsStatus,
+  legsStatus,
+  type TwoLegPurpose,
+  type TwoLegs,
+} from './approve-call'
 export {
   DeriveV3DepositAdapter,
   type DeriveV3DepositOptions,

@@ -47,6 +47,16 @@ export async function deployTestUsdc(
   return deployed(walletClient, publicClient, { abi: testUsdcAbi, bytecode: testUsdcBytecode })
 }
 
+/** Deploys a contract (with its constructor arguments, if any) and waits for it; its EIP-55 address. */
+export async function deployContract(
+  walletClient: WalletClient<Transport, Chain | undefined, Account>,
+  publicClient: PublicClient,
+  artifact: { readonly abi: Abi; readonly bytecode: Hex },
+  args: readonly unknown[] = [],
+): Promise<Address> {
+  return getAddress(await deployed(walletClient, publicClient, artifact, args))
+}
+
 /** Deploys a contract (with its constructor arguments, if any) and waits for it; its address as the receipt gives it. */
 async function deployed(
   walletClient: WalletClient<Transport, Chain | undefined, Account>,

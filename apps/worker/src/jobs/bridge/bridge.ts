@@ -15,7 +15,7 @@
  * anywhere resumes the same transaction, and its events land once (the journal's keys).
  */
 import { randomUUID } from 'node:crypto'
-import { LOCK_TTL_MS } from '@wh/config'
+import { type L2ChainName, LOCK_TTL_MS } from '@wh/config'
 import { withLock } from '@wh/jobs'
 import { appendBatch, type EventInput, ownTxKey } from '@wh/ledger'
 import {
@@ -24,13 +24,18 @@ import {
   CHAIN_NAMES,
   type ChainName,
   DeriveV3DepositAdapter,
-  isWatchedChain,
   type OutboundRecord,
   type OutboxDeps,
-  testUsdcAbi,
 } from '@wh/wallet'
 import { type Address, getAddress, type Hex } from 'viem'
 import { outboxOf } from '../../outbox-deps'
+import { cctpDepsOf, L1, l2Demand } from '../cctp/plan'
+import { runCctpSweep } from '../cctp/route'
+import { hotWalletUsdc, requestedUsdc } from '../hot-wallet'
+
+// the readers of a hot wallet live in ../hot-wallet.ts; kept importable from here (the treasury, benches)
+export { hotWalletUsdc, requestedUsdc }
+
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 
 export const BRIDGE_EVERY_MS = 60_000
@@ -103,34 +108,12 @@ async function journaled(deps: BridgeDeps, chain: ChainName, row: BridgeRow): Pr
   return (hit?.n ?? 0) > 0
 }
 
-/** The chain's hot wallet's USDC on chain, in base units. */
-export async function hotWalletUsdc(
-  deps: Pick<BridgeDeps, 'clients' | 'hotWallet'>,
-  chain: ChainName,
-): Promise<bigint> {
-  const c = deps.clients.get(chain)
-  const usdc = c?.info.tokens.find((t) => t.symbol === 'USDC')?.contract
-  if (!c || !usdc) throw new Error(`no USDC on ${chain} in the registry`)
-  return c.publicClient.readContract({
-    address: usdc,
-    abi: testUsdcAbi, // the ERC-20 balanceOf; any ERC-20 answers it
-    functionName: 'balanceOf',
-    args: [deps.hotWallet(chain).address as Address],
-  })
-}
-
-/** The chain's `requested` USDC withdrawals (they leave from its hot wallet), in base units. */
-export async function requestedUsdc(deps: Pick<BridgeDeps, 'sql'>, chain: ChainName): Promise<bigint> {
-  const [reserved] = await deps.sql<{ v: string }[]>`
-    select coalesce(sum(amount), 0)::text as v from withdrawals
-    where state = 'requested' and chain = ${chain} and currency = 'USDC'`
-  return BigInt(reserved?.v ?? '0')
-}
-
 /** The USDC the chain's hot wallet may send to the exchange chain now, in base units. */
 export async function bridgeSurplus(deps: BridgeDeps, chain: ChainName): Promise<bigint> {
   const [balance, requested] = await Promise.all([hotWalletUsdc(deps, chain), requestedUsdc(deps, chain)])
-  return balance - deps.config.bridgeRetainUsdcBaseUnits - requested
+  // the L1 keeps back what the L2s need from it now (their refills come from here: docs/chains.md "Rebalancing")
+  const l2 = chain === L1 ? await l2Demand(deps) : 0n
+  return balance - deps.config.bridgeRetainUsdcBaseUnits - requested - l2
 }
 
 /** The open transfer when its outcome is not journaled yet (sent again if unmined), else a new one for the surplus. */
@@ -306,9 +289,22 @@ function newAdapter(deps: BridgeDeps, outbox: OutboxDeps): BridgeAdapter {
   })
 }
 
+/** An L2's bridge: its surplus to L1 over CCTP, under the same lock (docs/chains.md "The L2 route"). */
+async function l2BridgeTick(chain: L2ChainName, ctx: TickContext) {
+  const result = await withLock(ctx.deps.redis, `lock:${bridgeTickName(chain)}`, LOCK_TTL_MS, () =>
+    runCctpSweep({ ...cctpDepsOf(ctx.deps), redis: ctx.deps.redis }, chain),
+  )
+  if (!result) return { chain, status: 'locked' }
+  const summary = Object.fromEntries(
+    Object.entries(result).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
+  )
+  if (result.state !== 'idle') ctx.log.info({ chain, route: 'cctp', ...summary }, 'bridge tick')
+  return { chain, route: 'cctp', ...summary }
+}
+
 async function bridgeTick(chain: ChainName, ctx: TickContext) {
-  // one node standing in for several chains holds one hot wallet: bridge it once (docs/chains.md)
-  if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-node-as-another-chain' }
+  // Derive v3 takes deposits on its L1 only: the L2s reach it through L1 over CCTP
+  if (chain !== L1) return l2BridgeTick(chain as L2ChainName, ctx)
   const adapter = bridgeAdapterFor(ctx.deps)
   const result = await withLock(ctx.deps.redis, `lock:${bridgeTickName(chain)}`, LOCK_TTL_MS, () =>
     runBridge(ctx.deps, adapter, chain),

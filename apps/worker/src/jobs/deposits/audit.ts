@@ -42,7 +42,6 @@ import {
   type InternalTransfer,
   internalTransfersTo,
   isMethodUnavailable,
-  isWatchedChain,
   knownTraceSupport,
   markTracesUnavailable,
   readBalances,
@@ -316,7 +315,6 @@ export const depositAuditTicks: readonly TickDefinition[] = CHAIN_NAMES.map((cha
   queue: 'deposits',
   everyMs: DEPOSIT_AUDIT_EVERY_MS,
   process: async (_job, ctx) => {
-    if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-network-as-another-chain' }
     // never credit from an RPC that is not this chain (docs/hostile-world.md)
     if (!(await ctx.deps.chainGuard.ready(chain))) return { chain, status: 'unverified' }
     const result = await withLock(ctx.deps.redis, `lock:${depositAuditTickName(chain)}`, LOCK_TTL_MS, () =>

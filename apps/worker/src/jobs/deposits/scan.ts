@@ -20,7 +20,6 @@ import {
   ChainReorgError,
   type Deposit,
   haltCursor,
-  isWatchedChain,
   loadCursor,
   lockCursor,
   ScanRangeError,
@@ -304,7 +303,6 @@ export const depositScanTicks: readonly TickDefinition[] = CHAIN_NAMES.map((chai
   queue: 'deposits',
   everyMs: DEPOSIT_SCAN_EVERY_MS,
   process: async (_job, ctx) => {
-    if (!isWatchedChain(ctx.deps.registry, chain)) return { chain, status: 'same-network-as-another-chain' }
     // never credit from an RPC that is not this chain (docs/hostile-world.md)
     if (!(await ctx.deps.chainGuard.ready(chain))) {
       ctx.log.warn({ chain }, 'deposit scan waits: the chain RPC has not answered its chain id yet')

@@ -9,7 +9,7 @@
  */
 import { setDustAside } from '@wh/deposits'
 import { jobId, QUEUES } from '@wh/jobs'
-import { ETH_TO_EOA_GAS, isWatchedChain } from '@wh/wallet'
+import { ETH_TO_EOA_GAS } from '@wh/wallet'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
 import { DEPOSIT_SWEEP_JOB, SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
 import { BELOW_GAS_RETRY_MS } from './sweep-job'
@@ -42,7 +42,6 @@ export function dustThresholdWei(maxFeePerGasWei: bigint): bigint {
 async function setDustAsideByChain(deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients'>): Promise<number> {
   let setAside = 0
   for (const [chain, c] of deps.clients) {
-    if (!isWatchedChain(deps.registry, chain)) continue
     let threshold: bigint
     try {
       threshold = dustThresholdWei((await c.publicClient.estimateFeesPerGas({ type: 'eip1559' })).maxFeePerGas)

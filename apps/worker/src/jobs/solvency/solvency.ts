@@ -6,13 +6,17 @@
  * The exchange wallet is read where it lives: on the exchange's own chain (EXCHANGE_CHAIN_RPC_URL,
  * each currency's ERC-20 there, `balanceOf` the wallet); in the local run, where the Derive
  * simulator stands in for that chain, from the simulator.
+ *
+ * After the run, CCTP transfers burned and not minted past Circle's documented time are told to ops, once each
+ * (docs/chains.md "The L2 route"): the run counts them in flight, the alert says they are late.
  */
 import { LOCK_TTL_MS } from '@wh/config'
 import { withLock } from '@wh/jobs'
 import { type ExchangeHoldingsReader, runSolvency, type SolvencyDeps } from '@wh/solvency'
-import { CHAIN_NAMES, isWatchedChain } from '@wh/wallet'
+import { CHAIN_NAMES } from '@wh/wallet'
 import { type Address, createPublicClient, erc20Abi, formatUnits, http } from 'viem'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
+import { alertLateCctp } from '../cctp/transfer'
 import { currencyDecimals } from '../exchange/accounting-subaccounts'
 
 export const SOLVENCY_TICK = 'solvency-run'
@@ -37,7 +41,7 @@ export function exchangeHoldings(deps: SolvencyTickDeps): ExchangeHoldingsReader
       }))
     },
     async wallet() {
-      if (deps.config.usdcAddressLocal !== undefined) {
+      if (deps.config.localChains !== undefined) {
         // the local run: the simulator holds the exchange wallet's balances
         return Promise.all(
           EXCHANGE_CURRENCIES.map(async (asset) => {
@@ -76,9 +80,7 @@ export function solvencyDeps(deps: SolvencyTickDeps): SolvencyDeps {
   for (const chain of CHAIN_NAMES) {
     const info = deps.registry.get(chain)
     const clients = deps.clients.get(chain)
-    // one node standing in for several chains is read once (its wallets are the same addresses)
-    if (info && clients && isWatchedChain(deps.registry, chain))
-      chains.push({ chain, info, client: clients.publicClient })
+    if (info && clients) chains.push({ chain, info, client: clients.publicClient })
   }
   return {
     sql: deps.sql,
@@ -101,6 +103,8 @@ export const solvencyTick: TickDefinition = {
       runSolvency(solvencyDeps(ctx.deps)),
     )
     if (!r) return { status: 'locked' }
+    // CCTP transfers burned and not minted past Circle's documented time: counted in flight above, told once here
+    const lateCctp = await alertLateCctp(ctx.deps)
     const summary = {
       runId: r.runId,
       complete: r.complete,
@@ -109,8 +113,9 @@ export const solvencyTick: TickDefinition = {
       surpluses: r.surpluses.length,
       errors: r.errors,
       stopRaised: r.stopRaised,
+      lateCctp,
     }
-    if (!r.complete || r.deficits.length > 0) ctx.log.warn(summary, 'solvency run')
+    if (!r.complete || r.deficits.length > 0 || lateCctp.length > 0) ctx.log.warn(summary, 'solvency run')
     return summary
   },
 }

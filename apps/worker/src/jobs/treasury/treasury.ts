@@ -24,6 +24,7 @@ import { type ChainName, EXCHANGE_CHAIN_NAME } from '@wh/wallet'
 import { type Address, getAddress, type Hex } from 'viem'
 import type { TickContext, TickDefinition } from '../../ticks'
 import { BRIDGE_MIN_BASE_UNITS, type BridgeDeps, hotWalletUsdc, requestedUsdc } from '../bridge/bridge'
+import { l2Demand } from '../cctp/plan'
 import { withCycleLock } from '../exchange/cycle-lock'
 import { HISTORY_SKEW_MS, LANDED_GRACE_SEC } from '../exchange/transfers'
 import { l1PayoutOf } from './payout'
@@ -126,10 +127,13 @@ async function fundingFree(deps: TreasuryDeps, s: TreasurySetup): Promise<bigint
 
 /** Decides and, when short, signs and stores a new withdrawal (not sent yet). */
 async function startNew(deps: TreasuryDeps, s: TreasurySetup): Promise<TreasuryRow | TreasuryRunResult> {
-  const [balance, requested] = await Promise.all([
+  // what the L2s need from L1 now counts as owed from here (docs/chains.md "Rebalancing"): refills leave from it
+  const [balance, requestedHere, l2] = await Promise.all([
     hotWalletUsdc(deps, TREASURY_CHAIN),
     requestedUsdc(deps, TREASURY_CHAIN),
+    l2Demand(deps),
   ])
+  const requested = requestedHere + l2
   const t = deps.config.treasury
   const retain = deps.config.bridgeRetainUsdcBaseUnits
   const shortfall = shortfallOf({ balance, requested, floor: t.floorUsdcBaseUnits, retain })

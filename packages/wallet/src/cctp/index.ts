@@ -1,0 +1,5 @@
+export * from './abi'
+export * from './attestation'
+export * from './constants'
+export * from './deployments'
+export * from './message'
