@@ -50,8 +50,10 @@ describe('the API process with no private key and no mnemonic', () => {
       const onData = (d: Buffer) => {
         output.push(String(d))
         const text = output.join('')
-        const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)
-        if (m?.[1] && text.includes(`127.0.0.1:${adminPort}`)) resolve(m[1])
+        // both listeners log the same line: the public one is the port that is not the desk's
+        const urls = [...text.matchAll(/Server listening at (http:\/\/127\.0\.0\.1:(\d+))/g)]
+        const pub = urls.find((u) => u[2] !== String(adminPort))
+        if (pub?.[1] && text.includes(`127.0.0.1:${adminPort}`)) resolve(pub[1])
       }
       child.stdout?.on('data', onData)
       child.stderr?.on('data', onData)
