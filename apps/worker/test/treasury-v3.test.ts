@@ -294,7 +294,11 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     const built = buildWorkerDeps(
       ctx.config,
       { sql: ctx.database.sql, redis, log: silent },
-      { chains: { [CHAIN]: { chainId: L1_CHAIN_ID, usdc, confirmations: 1 } } },
+      {
+        chains: { [CHAIN]: { chainId: L1_CHAIN_ID, usdc, confirmations: 1 } },
+        // the worker on the exchange's clock, as in the local run; the database keeps the wall clock
+        clock: { now: () => new Date(sim.control.nowMs()) },
+      },
     )
     const alerter: Alerter = {
       channel: 'log',
@@ -371,7 +375,11 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     await mine()
     expect(await payer.poll()).toBe(1)
 
+    // the database's clock ahead of the exchange's (a loaded machine, a frozen simulator): the landed withdrawal
+    // is still found in the history, searched from when it was signed by the earlier of the two clocks
+    await ctx.database.sql`update treasury_withdrawals set created_at = created_at + interval '10 minutes'`
     await expect(runTreasury(deps, { beforeRecord: crash('before the journal') })).rejects.toThrow('before the journal')
+    await ctx.database.sql`update treasury_withdrawals set created_at = created_at - interval '10 minutes'`
     expect(await bridgedOut()).toEqual([])
     const hotBefore = await balanceOf(ctx.database.sql, platformHot(CHAIN), 'USDC')
     const overheadBefore = await balanceOf(ctx.database.sql, PLATFORM_EXPENSE_OVERHEAD, 'USDC')

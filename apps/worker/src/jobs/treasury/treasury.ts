@@ -17,7 +17,7 @@
  * that closes the row.
  */
 import { fromBaseUnits, minBigint, toBaseUnits, USDC_DECIMALS } from '@wh/core'
-import { type DeriveClient, ExchangeError, RPC } from '@wh/exchange'
+import { type DeriveClient, ExchangeError, nonceToMs, RPC } from '@wh/exchange'
 import { appendBatch } from '@wh/ledger'
 import { fundingSubaccountClaims } from '@wh/subaccounts'
 import { type ChainName, EXCHANGE_CHAIN_NAME } from '@wh/wallet'
@@ -153,9 +153,12 @@ async function startNew(deps: TreasuryDeps, s: TreasurySetup): Promise<TreasuryR
 
 /** The row's withdrawal in the exchange's history (an earlier run's send that landed): its operation uuid. */
 async function findLanded(deps: TreasuryDeps, s: TreasurySetup, row: TreasuryRow): Promise<string | undefined> {
+  // from when it was signed, by whichever clock is earlier: the row's (the database's) or the action's nonce
+  // (the worker's, which follows the exchange's); the history is stamped by the exchange's clock
+  const signedAtMs = Math.min(row.created_at.getTime(), nonceToMs(BigInt(row.params.nonce)))
   const { events } = await s.client.getL1WithdrawalHistory({
     subaccount_id: s.funding,
-    start_timestamp: row.created_at.getTime() - HISTORY_SKEW_MS,
+    start_timestamp: signedAtMs - HISTORY_SKEW_MS,
   })
   const amount = BigInt(row.amount)
   for (const e of events) {
