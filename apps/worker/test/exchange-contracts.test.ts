@@ -7,7 +7,7 @@
  * Derive's the problems are warnings only.
  */
 import { loadConfig } from '@wh/config'
-import { V3_TESTNET_CHAIN_ID } from '@wh/exchange'
+import { V3_TESTNET_CHAIN_ID, V3_TESTNET_CONTRACTS } from '@wh/exchange'
 import { type RunningChain, startChain, testEnv } from '@wh/testkit'
 import { deployTestOnchainActionManager, deployTestUsdc, deployTestWithdrawalOutbox } from '@wh/wallet'
 import { type Address, createPublicClient, createWalletClient, getAddress, http } from 'viem'
@@ -53,10 +53,22 @@ describe("Derive's L1 contracts, from configuration, checked at start", () => {
     const r = await checkExchangeContracts(configOf({}))
     expect(r.problems).toEqual([])
     expect(r.warnings).toEqual([
-      expect.stringMatching(/^EXCHANGE_DEPOSIT_MANAGER_ADDRESS .* is not Derive's published testnet contract \(0x842C/),
+      expect.stringMatching(/^EXCHANGE_DEPOSIT_MANAGER_ADDRESS .* is not Derive's published testnet contract \(0xd362/),
       expect.stringMatching(
-        /^EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS .* is not Derive's published testnet contract \(0x1fa8/,
+        /^EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS .* is not Derive's published testnet contract \(0xFbB6/,
       ),
+    ])
+  })
+
+  it('an address of a set Derive published earlier is named as such (the sources have disagreed)', async () => {
+    const docsPageManager = '0x842C2306A17354f58Cb00853Ce3B71fB27F83557'
+    const r = await checkExchangeContracts(configOf({ EXCHANGE_DEPOSIT_MANAGER_ADDRESS: docsPageManager }))
+    expect(r.problems).toEqual([
+      `EXCHANGE_DEPOSIT_MANAGER_ADDRESS (${docsPageManager}) holds no code on the exchange chain`,
+    ])
+    expect(r.warnings).toEqual([
+      `EXCHANGE_DEPOSIT_MANAGER_ADDRESS (${docsPageManager}) is a testnet contract Derive published before ${V3_TESTNET_CONTRACTS.actionManager}, the one it publishes now`,
+      expect.stringMatching(/^EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS .* is not Derive's published testnet contract/),
     ])
   })
 

@@ -30,18 +30,31 @@ export const V3_MODULES = {
 } as const satisfies Record<string, Address>
 
 /**
- * Derive's v3 testnet contracts on Sepolia after its September 2026 redeploy, which rotated them
- * (docs.derive.xyz `/getting-started/contracts`, read 2026-11-28; the SDKs' presets, derive-ts 3.0.13
- * `src/config/networks.ts` and derive-py 92fa887 `config/contracts.py`, still name the addresses from
- * before it). The SpotVault's new address could not be read there. Mainnet addresses are published
- * nowhere the service could check: they come only from configuration (EXCHANGE_DEPOSIT_MANAGER_ADDRESS,
- * EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS), verified at start (docs/exchange-v3.md "Contracts").
+ * Derive's v3 testnet contracts on Sepolia, the set the official SDKs name after the September 2026
+ * redeploy (derive-rs 0.1.17 and 0.1.19 `src/constants.rs`, derive-py's and derive-ts's later presets,
+ * read 2026-11-28; docs/exchange-v3.md "Contracts" has the sources, the dates and why this set is taken
+ * as the newer one). Mainnet addresses come only from configuration (EXCHANGE_DEPOSIT_MANAGER_ADDRESS,
+ * EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS), verified at start; the published mainnet set is recorded in the
+ * docs, not here.
  */
 export const V3_TESTNET_CONTRACTS = {
-  actionManager: '0x842C2306A17354f58Cb00853Ce3B71fB27F83557',
-  vapp: '0x1FF5A9FcD7ea4e05F556d3B2d06Aefa4467FCc27',
-  withdrawalOutbox: '0x1fa8Cdb4482Beb7d110d1B25ae8307b32eaEC3b7',
+  actionManager: '0xd3625eCf97E5554C62A48Ac1c9284C9dCeFceB68',
+  vapp: '0x1573bde26338A9E6AA358638679A796c81E33246',
+  withdrawalOutbox: '0xFbB62CE2BbFdFdc8a60DDC22115aC29cf91B4566',
+  spotVault: '0x3FB79aafCD401CDD19e3d729241545955DDE0D48',
 } as const satisfies Record<string, Address>
+
+/**
+ * Testnet addresses Derive published before V3_TESTNET_CONTRACTS, newest first: a copy of docs.derive.xyz
+ * `/getting-started/contracts` from before the mainnet launch (a third party pins it as the page of
+ * 2026-09-11), then the SDKs' August 2026 presets. The start check names them when configuration holds one.
+ */
+export const V3_TESTNET_EARLIER_CONTRACTS = {
+  actionManager: ['0x842C2306A17354f58Cb00853Ce3B71fB27F83557', '0x1b4f369b585D40a27F66775844FC265151f278A4'],
+  vapp: ['0x1FF5A9FcD7ea4e05F556d3B2d06Aefa4467FCc27', '0x806A2f83d5E01a5526629c1A5FB4A4AAc60bc393'],
+  withdrawalOutbox: ['0x1fa8Cdb4482Beb7d110d1B25ae8307b32eaEC3b7', '0x55B1A897E2ecbb4489218E961C64f3E6b1F0f988'],
+  spotVault: ['0xB20790d63f648feA1A23948CDF1B8769DF78a173'],
+} as const satisfies Record<keyof typeof V3_TESTNET_CONTRACTS, readonly Address[]>
 
 /** The testnet's OnchainActionManager (L1 deposits and on-chain actions): V3_TESTNET_CONTRACTS.actionManager. */
 export const V3_TESTNET_ACTION_MANAGER: Address = V3_TESTNET_CONTRACTS.actionManager

@@ -1,6 +1,6 @@
 import { getAddress } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { PROTOCOL_SCOPES, V3_TESTNET_CONTRACTS } from './constants'
+import { PROTOCOL_SCOPES, V3_TESTNET_CONTRACTS, V3_TESTNET_EARLIER_CONTRACTS } from './constants'
 import { toE18 } from './decimal'
 import { DERIVE_FEE_SCHEDULE, orderMaxFeeFloorE18 } from './fee-schedule'
 import { orderScopeOf, scopeCovers, scopeOfCode, scopeOfWire, scopesAllow, scopesWithin, scopeWire } from './scopes'
@@ -48,9 +48,17 @@ describe("an order's max fee floor (derive-ts: 2 × taker rate × max(index, lim
 })
 
 describe('the testnet contracts after the September 2026 redeploy', () => {
-  it('are checksummed addresses, none of them the ones from before', () => {
+  it('are the set derive-rs 0.1.19 publishes, checksummed, none of them an earlier one', () => {
+    // derive-rs 0.1.19 src/constants.rs TESTNET_* (docs/exchange-v3.md "Contracts")
+    expect(V3_TESTNET_CONTRACTS).toEqual({
+      actionManager: '0xd3625eCf97E5554C62A48Ac1c9284C9dCeFceB68',
+      vapp: '0x1573bde26338A9E6AA358638679A796c81E33246',
+      withdrawalOutbox: '0xFbB62CE2BbFdFdc8a60DDC22115aC29cf91B4566',
+      spotVault: '0x3FB79aafCD401CDD19e3d729241545955DDE0D48',
+    })
     for (const a of Object.values(V3_TESTNET_CONTRACTS)) expect(getAddress(a)).toBe(a)
-    expect(Object.values(V3_TESTNET_CONTRACTS)).not.toContain('0x1b4f369b585D40a27F66775844FC265151f278A4')
-    expect(Object.values(V3_TESTNET_CONTRACTS)).not.toContain('0x55B1A897E2ecbb4489218E961C64f3E6b1F0f988')
+    const earlier = Object.values(V3_TESTNET_EARLIER_CONTRACTS).flat()
+    for (const a of earlier) expect(getAddress(a)).toBe(a)
+    for (const a of Object.values(V3_TESTNET_CONTRACTS)) expect(earlier).not.toContain(a)
   })
 })

@@ -6,13 +6,19 @@
  * address, and a call of the published ABI answers (the manager's `publicHeadIndex()`, the outbox's
  * `VERIFIABLE_APP()`, a non-zero address). A failed check stops the worker before money moves; an
  * RPC that does not answer yet only waits (as the chains' own check at start). On Sepolia an address
- * other than Derive's published one is a warning: the docs may lag a redeploy, or lead it. On a chain
+ * other than Derive's published one is a warning: the sources may lag a redeploy, or lead it, and have
+ * disagreed before; one of the sets Derive published earlier is named as such. On a chain
  * that is not one of Derive's (the local run's, the tests': the stand-ins may not be deployed yet when
  * a worker starts) the problems are warnings.
  */
 import type { Config } from '@wh/config'
 import { errorMessage } from '@wh/core'
-import { V3_MAINNET_CHAIN_ID, V3_TESTNET_CHAIN_ID, V3_TESTNET_CONTRACTS } from '@wh/exchange'
+import {
+  V3_MAINNET_CHAIN_ID,
+  V3_TESTNET_CHAIN_ID,
+  V3_TESTNET_CONTRACTS,
+  V3_TESTNET_EARLIER_CONTRACTS,
+} from '@wh/exchange'
 import { type Address, createPublicClient, getAddress, http, type PublicClient, parseAbi, zeroAddress } from 'viem'
 
 const MANAGER_ABI = parseAbi(['function publicHeadIndex() view returns (uint256)'])
@@ -45,6 +51,20 @@ async function checkOne(
   return undefined
 }
 
+/** On Sepolia: undefined for the published address, else what the configured one is. */
+function testnetAddressWarning(
+  setting: string,
+  address: Address,
+  contract: 'actionManager' | 'withdrawalOutbox',
+): string | undefined {
+  const published = V3_TESTNET_CONTRACTS[contract]
+  if (address === published) return undefined
+  const earlier = (V3_TESTNET_EARLIER_CONTRACTS[contract] as readonly Address[]).includes(address)
+  return earlier
+    ? `${setting} (${address}) is a testnet contract Derive published before ${published}, the one it publishes now`
+    : `${setting} (${address}) is not Derive's published testnet contract (${published})`
+}
+
 export async function checkExchangeContracts(
   config: Config,
   client: PublicClient = createPublicClient({ transport: http(config.exchange.chainRpcUrl) }),
@@ -63,7 +83,9 @@ export async function checkExchangeContracts(
       problems: [`EXCHANGE_CHAIN_RPC_URL serves chain ${chainId}, not EXCHANGE_CHAIN_ID ${x.chainId}`],
       warnings,
     }
-  const checks: Array<[string, Address | undefined, () => Promise<unknown>, string, Address]> = [
+  const checks: Array<
+    [string, Address | undefined, () => Promise<unknown>, string, 'actionManager' | 'withdrawalOutbox']
+  > = [
     [
       'EXCHANGE_DEPOSIT_MANAGER_ADDRESS',
       x.depositManager,
@@ -74,7 +96,7 @@ export async function checkExchangeContracts(
           functionName: 'publicHeadIndex',
         }),
       'publicHeadIndex()',
-      V3_TESTNET_CONTRACTS.actionManager,
+      'actionManager',
     ],
     [
       'EXCHANGE_WITHDRAWAL_OUTBOX_ADDRESS',
@@ -86,15 +108,17 @@ export async function checkExchangeContracts(
           functionName: 'VERIFIABLE_APP',
         }),
       'VERIFIABLE_APP()',
-      V3_TESTNET_CONTRACTS.withdrawalOutbox,
+      'withdrawalOutbox',
     ],
   ]
-  for (const [setting, address, call, what, published] of checks) {
+  for (const [setting, address, call, what, contract] of checks) {
     if (!address) continue
     const problem = await checkOne(client, setting, address, call, what)
     if (problem) problems.push(problem)
-    if (chainId === V3_TESTNET_CHAIN_ID && getAddress(address) !== published)
-      warnings.push(`${setting} (${address}) is not Derive's published testnet contract (${published})`)
+    if (chainId === V3_TESTNET_CHAIN_ID) {
+      const warning = testnetAddressWarning(setting, getAddress(address), contract)
+      if (warning) warnings.push(warning)
+    }
   }
   const derives = chainId === V3_MAINNET_CHAIN_ID || chainId === V3_TESTNET_CHAIN_ID
   return derives ? { problems, warnings } : { problems: [], warnings: [...warnings, ...problems] }
