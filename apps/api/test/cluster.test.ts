@@ -81,16 +81,22 @@ describe('the API on two processes sharing one port', () => {
     primary.stderr?.on('data', (d) => {
       output = (output + String(d)).slice(-4000)
     })
+    let last = 'no answer yet'
     await until(
       'both processes answering',
       async () => {
-        const up = await Promise.all([fresh('/health/live'), fresh('/health/live')]).catch(() => undefined)
-        return up?.every((r) => r.status === 200) && childrenOf(primary.pid as number).length === 2 ? true : undefined
+        const up = await Promise.all([fresh('/health/live'), fresh('/health/live')]).catch((e: Error) => {
+          last = e.message
+          return undefined
+        })
+        const children = childrenOf(primary.pid as number).length
+        if (up) last = `${up.map((r) => `${r.status} ${r.text.slice(0, 120)}`).join(' | ')}; ${children} processes`
+        return up?.every((r) => r.status === 200) && children === 2 ? true : undefined
       },
       // two processes compiling the whole API through tsx on a machine the rest of the suite fills
       150_000,
     ).catch((e: Error) => {
-      throw new Error(`${e.message}; the primary's output: ${output}`)
+      throw new Error(`${e.message}; last seen: ${last}; the primary's output: ${output}`)
     })
   }, 170_000)
 
