@@ -157,6 +157,39 @@ describe('withdrawals when RPC providers disagree, stall or fail', () => {
     expect(await balanceAt(destination)).toBe(parseEther('0.05'))
   })
 
+  it("an unknown error while the chain answers its probe is the row's: attempts with backoff, then failed with a reason and its reserve released", async () => {
+    await proxy.reset()
+    // the chain answers its id and height (the probe); only this row's preparation meets an error nobody knows
+    await proxy.script([
+      { method: 'eth_getCode', action: { rpcError: { code: -32603, message: 'backend glitch 7f3a' } } },
+    ])
+    const w = await requested('ethereum', parseEther('0.01'))
+    const free = () => freeBalance(ctx.database.sql, w.userId, 'ETH')
+    const reserved = await free()
+    expect(reserved).toBe(parseEther('0.99'))
+    const info = async () =>
+      (
+        await ctx.database.sql<{ state: string; code: string | null; errors: number; reason: string | null }[]>`
+          select state, last_error_code as code, send_errors as errors, failure_reason as reason
+          from withdrawals where id = ${w.withdrawalId}`
+      )[0]
+    for (let attempt = 1; attempt < 5; attempt++) {
+      await ctx.database.sql`update withdrawals set next_attempt_at = now() where id = ${w.withdrawalId}`
+      expect(await tick()).toMatchObject({ sent: 0, failed: 0, errors: 1 })
+      // an attempt on the row, not a chain marked down: its backoff, its count, its reserve kept
+      expect(await info()).toMatchObject({ state: 'requested', code: 'SEND_ERROR', errors: attempt })
+      expect(await free()).toBe(reserved)
+    }
+    await ctx.database.sql`update withdrawals set next_attempt_at = now() where id = ${w.withdrawalId}`
+    expect(await tick()).toMatchObject({ sent: 0, failed: 1 })
+    const ended = await info()
+    // the reason a user reads, and the code that names it
+    expect(ended).toMatchObject({ state: 'failed', code: 'SEND_ERROR' })
+    expect(ended?.reason).toMatch(/nothing was sent and the amount is available again/)
+    expect(await free()).toBe(parseEther('1'))
+    expect(await balanceAt(w.destination)).toBe(0n)
+  }, 60_000)
+
   it('a provider that hangs on one chain delays no withdrawal of another chain, and one that rate-limits pushes its rows back', async () => {
     await proxy.reset()
     await proxy.script([{ method: '*', action: { hang: true } }])
