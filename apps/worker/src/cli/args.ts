@@ -25,3 +25,6 @@ export function parseCli<T extends ParseArgsConfig>(usage: string, config: T) {
     return usageError(usage, (e as Error).message)
   }
 }
+
+/** A row id as an operator types it (any case): outbound transactions, proposals, stops. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

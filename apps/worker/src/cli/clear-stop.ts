@@ -18,12 +18,11 @@ import { AppError, systemClock } from '@wh/core'
 import { createDatabase, type Sql } from '@wh/db'
 import { propose } from '@wh/ops'
 import { buildChainClients, buildChainRegistry, configuredChainOverrides } from '@wh/wallet'
-import { parseCli, usageError } from './args'
+import { parseCli, UUID, usageError } from './args'
 import { signInOperator } from './operator'
 
 const USAGE =
   'usage: clear-stop.ts --list | clear-stop.ts <subaccount row id | exchange id> --reason "<text>" --operator <name>'
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 async function rowIdOf(sql: Sql, ref: string): Promise<string | undefined> {
   if (UUID.test(ref)) return ref.toLowerCase()

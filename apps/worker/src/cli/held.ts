@@ -18,12 +18,11 @@ import { AppError, systemClock } from '@wh/core'
 import { createDatabase } from '@wh/db'
 import { listHeld, propose, recheckHeld } from '@wh/ops'
 import { buildChainClients, buildChainRegistry, configuredChainOverrides } from '@wh/wallet'
-import { parseCli, usageError } from './args'
+import { parseCli, UUID, usageError } from './args'
 import { signInOperator } from './operator'
 
 const USAGE =
   'usage: held.ts --list | held.ts <outbound id> (--recheck | --failed | --mark-sent <tx hash>) --reason "<evidence>" --operator <name>'
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function usage(message: string): never {
   return usageError(USAGE, message)

@@ -16,12 +16,11 @@ import { AppError, systemClock } from '@wh/core'
 import { createDatabase } from '@wh/db'
 import { approve, getProposal, hasRole, listProposals, withdrawProposal } from '@wh/ops'
 import { buildChainClients, buildChainRegistry, configuredChainOverrides } from '@wh/wallet'
-import { parseCli, usageError } from './args'
+import { parseCli, UUID, usageError } from './args'
 import { signInOperator } from './operator'
 
 const USAGE =
   'usage: proposals.ts --list [--all] | <id> --show | <id> --approve --operator <name> | <id> --withdraw --reason "<why>" --operator <name>'
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function usage(message: string): never {
   return usageError(USAGE, message)
