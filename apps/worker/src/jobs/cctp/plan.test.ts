@@ -6,7 +6,7 @@
 import type { L2Target } from '@wh/config'
 import { CCTP_MAX_BURN_BASE_UNITS, feeAt } from '@wh/wallet'
 import { describe, expect, it } from 'vitest'
-import { grossFor, refillNeedOf, sweepAmountOf } from './plan'
+import { burnAmountOf, grossFor, refillNeedOf, sweepAmountOf } from './plan'
 
 const U = (n: number) => BigInt(n) * 1_000_000n
 const target: L2Target = { target: U(1_000), minTransfer: U(10), maxFee: U(5), maxPerRun: U(5_000) }
@@ -18,6 +18,15 @@ describe('rebalancing toward the operator’s per-chain targets', () => {
     expect(sweepAmountOf(target, at(U(1_500), U(400)))).toBe(U(100))
     expect(sweepAmountOf(target, at(U(20_000)))).toBe(U(5_000))
     expect(sweepAmountOf({ ...target, maxPerRun: 2n ** 128n }, at(2n ** 100n))).toBe(CCTP_MAX_BURN_BASE_UNITS)
+  })
+
+  it('a burn never exceeds the run’s cap nor Circle’s per-burn limit, even a refill grossed up past it', () => {
+    expect(burnAmountOf(U(1_005), undefined)).toBe(U(1_005))
+    expect(burnAmountOf(U(1_005), U(1_000))).toBe(U(1_000))
+    const need = refillNeedOf({ ...target, maxPerRun: 2n ** 128n }, at(0n, 2n ** 100n))
+    expect(need).toBeGreaterThan(CCTP_MAX_BURN_BASE_UNITS)
+    expect(burnAmountOf(grossFor(need, 130n), undefined)).toBe(CCTP_MAX_BURN_BASE_UNITS)
+    expect(burnAmountOf(grossFor(U(100), 130n), 2n ** 128n)).toBe(grossFor(U(100), 130n))
   })
 
   it('moves nothing below the minimum transfer, nor at or below the target', () => {
@@ -52,6 +61,8 @@ describe('rebalancing toward the operator’s per-chain targets', () => {
       [1n, 130n],
       [U(9_999) + 7n, 130n],
       [U(5), 0n],
+      [U(10_000_000), 130n],
+      [2n ** 100n, 9_999n],
     ] as const) {
       const gross = grossFor(need, rate)
       expect(gross - feeAt(gross, rate)).toBeGreaterThanOrEqual(need)

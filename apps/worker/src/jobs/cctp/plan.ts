@@ -8,6 +8,7 @@
  */
 import type { L2ChainName, L2Target } from '@wh/config'
 import { L2_CHAIN_NAMES } from '@wh/config'
+import { maxBigint, minBigint } from '@wh/core'
 import {
   CCTP_MAX_BURN_BASE_UNITS,
   type ChainName,
@@ -25,9 +26,6 @@ import type { CctpDeps } from './transfer'
 
 /** The exchange's L1, where L2 money goes and refills come from: the local run's and production's Ethereum. */
 export const L1: ChainName = 'ethereum'
-
-const minBig = (a: bigint, b: bigint) => (a < b ? a : b)
-const maxBig = (a: bigint, b: bigint) => (a > b ? a : b)
 
 const cache = new WeakMap<object, CctpDeps>()
 
@@ -61,15 +59,23 @@ export async function walletPosition(
 export function refillNeedOf(t: L2Target, p: { balance: bigint; requested: bigint; free: bigint }): bigint {
   const waiting = p.requested - p.balance
   const deficit = t.target - p.free
-  if (waiting > 0n) return minBig(maxBig(deficit, waiting), maxBig(t.maxPerRun, waiting))
-  return deficit >= t.minTransfer && deficit > 0n ? minBig(deficit, t.maxPerRun) : 0n
+  if (waiting > 0n) return minBigint(maxBigint(deficit, waiting), maxBigint(t.maxPerRun, waiting))
+  return deficit >= t.minTransfer && deficit > 0n ? minBigint(deficit, t.maxPerRun) : 0n
+}
+
+/**
+ * What one burn carries: the gross amount, within the run's cap and Circle's per-burn limit (a larger burn
+ * reverts on the source chain); a refill grossed up past the limit delivers the rest on the next run.
+ */
+export function burnAmountOf(gross: bigint, cap: bigint | undefined): bigint {
+  return minBigint(cap === undefined ? gross : minBigint(gross, cap), CCTP_MAX_BURN_BASE_UNITS)
 }
 
 /** What `chain` should send to L1 now: its surplus above the target, when at least the minimum transfer. */
 export function sweepAmountOf(t: L2Target, p: { free: bigint }): bigint {
   const surplus = p.free - t.target
   if (surplus <= 0n || surplus < t.minTransfer) return 0n
-  return minBig(minBig(surplus, t.maxPerRun), CCTP_MAX_BURN_BASE_UNITS)
+  return minBigint(minBigint(surplus, t.maxPerRun), CCTP_MAX_BURN_BASE_UNITS)
 }
 
 /**
@@ -102,9 +108,13 @@ export type ModeChoice =
 /** What to burn so that `net` arrives after a fee of `rate` hundredths of a bp taken from the burned amount. */
 export function grossFor(net: bigint, rate: bigint): bigint {
   if (rate === 0n) return net
-  // the fee is taken from the gross and rounded up: the smallest gross whose gross − fee(gross) ≥ net
-  let gross = net + feeAt(net, rate)
+  // the fee is taken from the gross and rounded up: the smallest gross whose gross − fee(gross) ≥ net. Start at
+  // net / (1 − rate) rounded up (within a unit or two of it), then step: a fee-on-fee walk from net + fee(net) took
+  // fee(fee) steps, millions for a refill of millions
+  const whole = 1_000_000n
+  let gross = (net * whole + (whole - rate) - 1n) / (whole - rate)
   while (gross - feeAt(gross, rate) < net) gross += 1n
+  while (gross > net && gross - 1n - feeAt(gross - 1n, rate) >= net) gross -= 1n
   return gross
 }
 
@@ -142,8 +152,8 @@ export async function chooseMode(
   const maxFee = cap < amount ? cap : amount - 1n
   const fees = await fetchCctpFees(deps.attestation, { sourceDomain: source.domain, destinationDomain: dest.domain })
   const onChain = await onChainMinFee(deps, route.source, amount)
-  const fast = maxBig(feeAt(amount, fees.fast), onChain)
-  const standard = maxBig(feeAt(amount, fees.standard), onChain)
+  const fast = maxBigint(feeAt(amount, fees.fast), onChain)
+  const standard = maxBigint(feeAt(amount, fees.standard), onChain)
   if (fast <= maxFee) return { minFinality: FINALITY_FAST, maxFee, expectedFee: fast, rate: fees.fast }
   if (standard <= maxFee) return { minFinality: FINALITY_STANDARD, maxFee, expectedFee: standard, rate: fees.standard }
   return { refused: `CCTP fees above the maximum of ${maxFee}: fast ${fast}, standard ${standard} (base units)` }

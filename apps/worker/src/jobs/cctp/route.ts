@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import type { L2ChainName } from '@wh/config'
 import { errorMessage, minBigint } from '@wh/core'
 import type { WorkerDeps } from '../../ticks'
-import { chooseMode, grossFor, L1, refillNeedOf, sweepAmountOf, targetOf, walletPosition } from './plan'
+import { burnAmountOf, chooseMode, grossFor, L1, refillNeedOf, sweepAmountOf, targetOf, walletPosition } from './plan'
 import { type CctpReason, insertTransfer, openTransfer } from './store'
 import { advanceCctp, type CctpAdvance, type CctpAdvanceOptions, type CctpDeps } from './transfer'
 
@@ -51,7 +51,7 @@ async function start(
   }
   // a refill grosses up by the mode's fee, so what arrives covers the need; a sweep sends what is there
   const gross = route.reason === 'refill' ? grossFor(amount, mode.rate) : amount
-  const burned = cap !== undefined ? minBigint(gross, cap) : gross
+  const burned = burnAmountOf(gross, cap)
   const row = await insertTransfer(deps.sql, {
     id: randomUUID(),
     source: route.source,
