@@ -103,8 +103,10 @@ describe('the operator desk', () => {
     })
     const wrong = { authorization: `Bearer ${randomBytes(32).toString('base64url')}` }
     const basic = { authorization: `Basic ${Buffer.from('admin:anything').toString('base64')}` }
+    // a session cookie that is not URI-encoded is no session: 401, never a 500
+    const badCookie = { cookie: 'wh_desk=%E0%A4%A' }
     for (const path of ['/docs/json', '/admin/overview', '/admin/held', '/admin/actions', '/admin/proposals']) {
-      for (const headers of [{}, wrong, basic]) {
+      for (const headers of [{}, wrong, basic, badCookie]) {
         const r = await call('GET', path, { headers })
         expect(r.status, path).toBe(401)
         expect(r.body.code).toBe('UNAUTHORIZED')

@@ -60,7 +60,13 @@ export function cookieOf(request: FastifyRequest, name: string): string | undefi
   if (!header) return undefined
   for (const part of header.split(';')) {
     const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim())
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim())
+      } catch {
+        return undefined // not URI-encoded (`%E0`): no session, a 401 like any unknown token, never a 500
+      }
+    }
   }
   return undefined
 }
