@@ -190,11 +190,16 @@ async function changeOperator(
   name: string,
   change: (tx: Queryable) => Promise<unknown>,
 ): Promise<Operator> {
-  const row = await operatorRow(sql, name)
-  if (!row) throw new NotFoundError(`operator ${name}`)
-  await change(sql)
-  await sql`delete from operator_sessions where operator_id = ${row.id}`
-  return toOperator((await operatorRow(sql, name)) as OperatorRow)
+  // the change and the end of the operator's sessions together: a new password or a disabled account
+  // never leaves an old session alive
+  const run = async (tx: Queryable): Promise<Operator> => {
+    const row = await operatorRow(tx, name)
+    if (!row) throw new NotFoundError(`operator ${name}`)
+    await change(tx)
+    await tx`delete from operator_sessions where operator_id = ${row.id}`
+    return toOperator((await operatorRow(tx, name)) as OperatorRow)
+  }
+  return 'begin' in sql ? ((await sql.begin(run)) as Operator) : run(sql)
 }
 
 /**
