@@ -25,6 +25,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAdminServer } from '../src/admin/server'
 import { deskCaller, deskSignIn, makeOperators } from './desk-support'
+import { waitFor } from './market-support'
 
 const reason = 'the explorer shows the nonce taken'
 const address = () => getAddress(`0x${randomBytes(20).toString('hex')}`)
@@ -121,6 +122,44 @@ describe('held transactions: four eyes, and the chain read again before money is
       outcome: { outcome: 'refused', decidedBy: 'bob', result: { code: 'OUTBOUND_MAY_STILL_MINE' } },
     })
     expect(p.body.approvals.map((a: { approver: string }) => a.approver)).toEqual(['alice', 'bob'])
+  })
+
+  it('two approvals at once that complete the set: the proposal is decided once, never left open to expire', async () => {
+    const { id } = await held(address(), 0, [randomHash()])
+    const proposed = await call('POST', `/admin/held/${id}/fail`, { token: token.otto, body: { reason } })
+    const pid = proposed.body.proposal.id as string
+    // both approvers read the proposal before either approval is written: the owner holds the approvals
+    // table against writes until both requests wait on a lock, then lets them go
+    const owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
+    let release: () => void = () => {}
+    const gate = new Promise<void>((r) => {
+      release = r
+    })
+    const locking = owner.begin(async (tx) => {
+      await tx`lock table operator_approvals in share mode`
+      await gate
+    })
+    const answers = Promise.all(
+      [token.alice, token.bob].map((t) => call('POST', `/admin/proposals/${pid}/approve`, { token: t })),
+    )
+    await waitFor(async () => {
+      const [w] = await ctx.database.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%operator_approvals%'
+           or datname = current_database() and wait_event_type = 'Lock' and query ilike '%pg_advisory_xact_lock%'`
+      return (w?.n ?? 0) >= 2
+    }, 'both approvals waiting')
+    release()
+    await locking
+    await owner.end()
+    // one of them executed the decision (here refused by the chain's state: the nonce may still be mined)
+    expect((await answers).map((a) => a.body.code ?? 'approved').sort()).toEqual([
+      'OUTBOUND_MAY_STILL_MINE',
+      'approved',
+    ])
+    const p = await call('GET', `/admin/proposals/${pid}`, { token: token.otto })
+    expect(p.body).toMatchObject({ status: 'refused', outcome: { outcome: 'refused' } })
+    expect(p.body.approvals.map((a: { approver: string }) => a.approver).sort()).toEqual(['alice', 'bob'])
   })
 
   it('another transaction took the nonce: failed on two approvals, the withdrawal released in the same commit, with the proof', async () => {

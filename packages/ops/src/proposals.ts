@@ -213,19 +213,25 @@ export async function approve(deps: ProposalDeps, id: string, approver: string):
   const p = found
   try {
     if (p.approvals.length + 1 < p.approvalsRequired) {
-      await deps.sql`insert into operator_approvals (proposal_id, approver) values (${id}, ${approver})
-        on conflict do nothing`
-      return { proposal: (await getProposal(deps.sql, id)) as Proposal, executed: false, alreadyDone: false }
+      // counted under the proposal's lock: of two approvals at once that complete the set, the second executes
+      // (each read the other's absence before it; without the count neither would, and the proposal would expire)
+      const approvals = await deps.sql.begin(async (tx) => {
+        await lockProposal(tx, id)
+        await tx`insert into operator_approvals (proposal_id, approver) values (${id}, ${approver}) on conflict do nothing`
+        return (await approversOf(tx, id)).length
+      })
+      if (approvals < p.approvalsRequired)
+        return { proposal: (await getProposal(deps.sql, id)) as Proposal, executed: false, alreadyDone: false }
     }
     const runner = ACTION_RUNNERS[p.action]
     const prepared = await runner.prepare(deps, p)
     const executed = await deps.sql.begin(async (tx) => {
       // one execution at a time per proposal; each statement below sees what the previous holder committed
-      await tx`select pg_advisory_xact_lock(hashtextextended(${id}::text, 7243100028))`
+      await lockProposal(tx, id)
       const [decided] = await tx`select 1 from operator_proposal_outcomes where proposal_id = ${id}`
       if (decided) return false
       await tx`insert into operator_approvals (proposal_id, approver) values (${id}, ${approver}) on conflict do nothing`
-      const approvers = [...p.approvals.map((a) => a.approver), approver]
+      const approvers = await approversOf(tx, id)
       const result = await runner.execute(tx, deps, p, prepared, {
         reason: p.reason,
         actor: p.proposedBy,
@@ -242,6 +248,18 @@ export async function approve(deps: ProposalDeps, id: string, approver: string):
       await closeAsRefused(deps.sql, id, approver, err)
     throw err
   }
+}
+
+/** One approval or execution at a time per proposal (a transaction-scoped lock). */
+async function lockProposal(tx: Queryable, id: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(hashtextextended(${id}::text, 7243100028))`
+}
+
+/** The proposal's approvers, in the order they approved. */
+async function approversOf(tx: Queryable, id: string): Promise<string[]> {
+  const rows = await tx<{ approver: string }[]>`
+    select approver from operator_approvals where proposal_id = ${id} order by approved_at, approver`
+  return rows.map((r) => r.approver)
 }
 
 /** The state refused the action: the approval and the refusal recorded, the proposal closed. */
