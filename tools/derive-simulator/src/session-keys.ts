@@ -182,10 +182,16 @@ export function mayPay(w: SimWallet, signer: Signer, recipient: Address): boolea
 export function applyL1SessionKey(engine: SimEngine, sender: Address, data: Hex): boolean {
   const w = walletOfOwner(engine, sender)
   if (!w) return false
-  const [key, expiry, codes, subs] = decodeAbiParameters(
-    [{ type: 'address' }, { type: 'uint256' }, { type: 'uint256[]' }, { type: 'uint256[]' }],
-    data,
-  )
+  let decoded: readonly [Address, bigint, readonly bigint[], readonly bigint[]]
+  try {
+    decoded = decodeAbiParameters(
+      [{ type: 'address' }, { type: 'uint256' }, { type: 'uint256[]' }, { type: 'uint256[]' }],
+      data,
+    )
+  } catch {
+    return false // anyone may submit action 51: data that does not decode is ignored, never a watcher stuck on it
+  }
+  const [key, expiry, codes, subs] = decoded
   const scopes = codes.map((c) => scopeOfCode(Number(c)))
   if (scopes.some((s) => s === undefined)) return false
   const address = getAddress(key)

@@ -260,6 +260,8 @@ describe("a multisig owner's path: the key set by the owner's own L1 action (Onc
     }
     const stranger = privateKeyToAccount(generatePrivateKey()).address
     expect(applyAction(sim.engine, 51n, l1Data(nowSec() + 3_600), 'l1:a', '0x', stranger)).toBe(false)
+    // anyone may submit action 51: data that does not decode is ignored, never thrown at the L1 watcher
+    expect(applyAction(sim.engine, 51n, '0x1234', 'l1:x', '0x', owner)).toBe(false)
     expect(applyAction(sim.engine, 51n, l1Data(nowSec() + 3_600), 'l1:b', '0x', owner)).toBe(true)
     await expect(order(clientOf(key))).resolves.toBeTruthy()
     expect(applyAction(sim.engine, 51n, l1Data(0), 'l1:c', '0x', owner)).toBe(true)
