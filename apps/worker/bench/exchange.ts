@@ -9,7 +9,7 @@
  * Every row costs three commits (submitted, accepted, funded + subaccount_funded). A deposit costs
  * two exchange calls (transfer_spot, get_transaction); a creation also reads the spot price for its
  * fee cap (get_currency), the wallet's subaccounts and transfer histories (the fee taken, the new
- * subaccount's id: apps/worker/src/jobs/exchange/transfers.ts).
+ * subaccount's id: packages/subaccounts/src/movements.ts).
  *
  *   pnpm --filter @wh/worker exec tsx bench/exchange.ts          200 users
  *   pnpm --filter @wh/worker exec tsx bench/exchange.ts 1000     more users

@@ -48,7 +48,7 @@ export interface WorkerDeps {
   /**
    * the account of any key this process holds, by address (the platform's wallets, a deposit
    * address's own key): the outbox signs replacements of stuck transactions with it
-   * (docs/hostile-world.md "Stuck transactions"; outbox-deps.ts builds the outbox's deps)
+   * (docs/hostile-world.md "Stuck transactions"; @wh/wallet's outboxOf builds the outbox's deps)
    */
   readonly signerOf: NonNullable<OutboxDeps['signerOf']>
   /** tests only: shorter bounds for replacing stuck transactions and holding contradicted ones */

@@ -21,15 +21,20 @@ import {
   userSub,
   userTransit,
 } from '@wh/ledger'
+import {
+  createdSubaccountId,
+  EXCHANGE_CYCLE_LOCK,
+  LANDED_GRACE_SEC,
+  type SubaccountDbRow,
+  TRANSFER_SIGNATURE_TTL_SEC,
+  toExchangeSubaccount,
+} from '@wh/subaccounts'
 import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { type SubaccountDbRow, toExchangeSubaccount } from '../src/jobs/exchange/accounting-subaccounts'
-import { EXCHANGE_CYCLE_LOCK } from '../src/jobs/exchange/cycle-lock'
 import { type FundSummary, fundTick, runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
-import { createdSubaccountId, LANDED_GRACE_SEC, TRANSFER_SIGNATURE_TTL_SEC } from '../src/jobs/exchange/transfers'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'

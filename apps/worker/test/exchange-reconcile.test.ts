@@ -23,10 +23,10 @@ import {
   userSub,
 } from '@wh/ledger'
 import { assertNotStopped, clearStop, isTradingStopped, SubaccountStoppedError } from '@wh/ops'
+import { EXCHANGE_CYCLE_LOCK, withCycleLock } from '@wh/subaccounts'
 import type { Job } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAccruals } from '../src/jobs/exchange/accruals'
-import { EXCHANGE_CYCLE_LOCK, withCycleLock } from '../src/jobs/exchange/cycle-lock'
 import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/exchange/reconcile'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'

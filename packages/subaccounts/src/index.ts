@@ -3,6 +3,10 @@
  * `subaccounts`, `subaccount_transfers` and `subaccount_releases` writes (docs/architecture.md
  * "Table owners").
  */
+
+export * from './accounting'
+export * from './cycle-lock'
+export * from './movements'
 export * from './releases'
 export * from './subaccounts'
 export * from './transfers'

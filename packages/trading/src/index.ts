@@ -3,6 +3,7 @@
 export * from './account-events'
 export * from './conversion-store'
 export * from './conversions'
+export * from './decider'
 export * from './decisions'
 export * from './economics'
 export * from './fill-store'

@@ -34,8 +34,10 @@ export { testWithdrawalOutboxAbi } from './contracts/test-withdrawal-outbox.gen'
 export * from './deposit-addresses'
 export * from './expected-balance'
 export * from './hd'
+export * from './hot-wallet'
 export * from './outbound-policy'
 export * from './outbox'
+export * from './outbox-deps'
 // an operator's verdict on a held transaction, on the chain's evidence (docs/hostile-world.md "Never pay twice")
 export {
   type HeldEvidence,

@@ -24,14 +24,15 @@ import {
   CHAIN_NAMES,
   type ChainName,
   DeriveV3DepositAdapter,
+  hotWalletUsdc,
   type OutboundRecord,
   type OutboxDeps,
+  outboxOf,
+  requestedUsdc,
 } from '@wh/wallet'
 import { type Address, getAddress, type Hex } from 'viem'
-import { outboxOf } from '../../outbox-deps'
 import { cctpDepsOf, L1, l2Demand } from '../cctp/plan'
 import { runCctpSweep } from '../cctp/route'
-import { hotWalletUsdc, requestedUsdc } from '../hot-wallet'
 
 // the readers of a hot wallet live in ../hot-wallet.ts; kept importable from here (the treasury, benches)
 export { hotWalletUsdc, requestedUsdc }

@@ -17,10 +17,11 @@ import {
   FINALITY_STANDARD,
   feeAt,
   fetchCctpFees,
+  hotWalletUsdc,
+  requestedUsdc,
   TOKEN_MESSENGER_V2_ABI,
 } from '@wh/wallet'
 import type { WorkerDeps } from '../../ticks'
-import { hotWalletUsdc, requestedUsdc } from '../hot-wallet'
 import { openTransfer } from './store'
 import type { CctpDeps } from './transfer'
 

@@ -9,10 +9,9 @@
  */
 import { L2_CHAIN_NAMES, type L2ChainName, LOCK_TTL_MS } from '@wh/config'
 import { withLock } from '@wh/jobs'
-import { CHAIN_NAMES } from '@wh/wallet'
+import { CHAIN_NAMES, hotWalletEth } from '@wh/wallet'
 import { formatEther } from 'viem'
 import type { TickContext, TickDefinition } from '../../ticks'
-import { hotWalletEth } from '../hot-wallet'
 import { cctpDepsOf } from './plan'
 import { runCctpRefill } from './route'
 

@@ -33,12 +33,12 @@ import {
   MESSAGE_TRANSMITTER_V2_ABI,
   type OutboundRecord,
   type OutboxDeps,
+  outboxOf,
   sendOnce,
   TOKEN_MESSENGER_V2_ABI,
   type TwoLegs,
 } from '@wh/wallet'
 import { encodeFunctionData, getAddress, type Hex } from 'viem'
-import { outboxOf } from '../../outbox-deps'
 import type { WorkerDeps } from '../../ticks'
 import { backoffMs } from './backoff'
 import {

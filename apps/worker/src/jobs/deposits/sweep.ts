@@ -27,12 +27,12 @@ import {
   estimateTransferFee,
   type OutboundRecord,
   type OutboxDeps,
+  outboxOf,
   sendOnce,
   spendableEthBalance,
 } from '@wh/wallet'
 import { UnrecoverableError } from 'bullmq'
 import { type Address, getAddress } from 'viem'
-import { outboxOf } from '../../outbox-deps'
 import type { WorkerDeps } from '../../ticks'
 
 export const DEPOSIT_SWEEP_JOB = 'deposit-sweep'

@@ -27,17 +27,19 @@ import { CASH_CURRENCY } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type DeriveClient, type FundingEvent, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
-import { advanceAccrualCursor } from '@wh/subaccounts'
-import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 import {
+  ACCOUNTING_LOCK_WAIT_MS,
+  advanceAccrualCursor,
   currencyDecimals,
+  EXCHANGE_CYCLE_LOCK,
   type ExchangeSubaccount,
   runBounded,
   type SubaccountDbRow,
   toExchangeSubaccount,
-} from './accounting-subaccounts'
+  withCycleLock,
+} from '@wh/subaccounts'
+import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 import { type AccrualEntry, closedBeforeMs, e18ToBaseUnits, HOUR_MS, sumByBucket } from './accrual-buckets'
-import { ACCOUNTING_LOCK_WAIT_MS, EXCHANGE_CYCLE_LOCK, withCycleLock } from './cycle-lock'
 
 export const ACCRUALS_TICK = 'exchange-accruals'
 /** Buckets close hourly; a quarter-hour period records each at most ~20 minutes after it ends. */

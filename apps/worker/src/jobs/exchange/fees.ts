@@ -21,19 +21,19 @@
  */
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { markFeeTransferDone } from '@wh/subaccounts'
-import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
-import type { TickDefinition } from '../../ticks'
-import { withCycleLock } from './cycle-lock'
 import {
   advanceMovement,
   exchangeAmount,
   insertSignedMovement,
+  markFeeTransferDone,
   signMovement,
   TRANSFER_COLUMNS,
   type TransferDeps,
   type TransferRow,
-} from './transfers'
+  withCycleLock,
+} from '@wh/subaccounts'
+import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
+import type { TickDefinition } from '../../ticks'
 
 export const FEE_TICK = 'exchange-fees'
 /** Fees wait in the subaccount meanwhile: collecting them is not urgent, only regular. */

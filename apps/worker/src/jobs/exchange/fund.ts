@@ -21,31 +21,29 @@
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
+  createdSubaccountId,
+  creationFeeOf,
   deferTransfer,
+  errorCodeOf,
+  exchangeAmount,
   failFunding,
   holdFunding,
+  type Landed,
   markTransferAccepted,
   recordExchangeId,
   returnFundingToReserved,
-  settleFunding,
-  storeSignedFunding,
-} from '@wh/subaccounts'
-import type { TickDefinition } from '../../ticks'
-import { withCycleLock } from './cycle-lock'
-import { advanceTopUps, signTopUp } from './top-up'
-import {
-  createdSubaccountId,
-  creationFeeOf,
-  errorCodeOf,
-  exchangeAmount,
-  type Landed,
   sendStored,
+  settleFunding,
   settlementOf,
   signMovement,
+  storeSignedFunding,
   TRANSFER_COLUMNS,
   type TransferDeps,
   type TransferRow,
-} from './transfers'
+  withCycleLock,
+} from '@wh/subaccounts'
+import type { TickDefinition } from '../../ticks'
+import { advanceTopUps, signTopUp } from './top-up'
 
 export const FUND_TICK = 'exchange-fund'
 export const FUND_EVERY_MS = 5_000

@@ -31,10 +31,9 @@ import type { ReconcileMode } from '@wh/config'
 import { fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { accountBalances, appendBatch, type EventInput, EXCHANGE_CHAIN, minuteBucket, platformHot } from '@wh/ledger'
+import { currencyDecimals, unitsOf } from '@wh/subaccounts'
 import { openWithdrawalTotals } from '../treasury/store'
-import { currencyDecimals } from './accounting-subaccounts'
 import { type AccountingDeps, type AccountingLog, ingestFundingSubaccountAccruals } from './accruals'
-import { unitsOf } from './transfers'
 
 /** A bridge deposit journaled this recently may not be credited at the exchange yet (and the reverse). */
 export const BRIDGE_CREDIT_WINDOW_MS = 60 * 60_000

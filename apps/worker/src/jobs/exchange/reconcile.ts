@@ -45,19 +45,21 @@ import {
   userBalances,
   userSub,
 } from '@wh/ledger'
-import { stopSubaccount } from '@wh/subaccounts'
-import type { AlertFields } from '@wh/wallet'
-import type { TickDefinition } from '../../ticks'
-import { ingestFills, ingestSettlements, uncollectedPlatformFees } from '../trading/fills'
 import {
+  ACCOUNTING_LOCK_WAIT_MS,
   currencyDecimals,
+  EXCHANGE_CYCLE_LOCK,
   type ExchangeSubaccount,
   runBounded,
   type SubaccountDbRow,
+  stopSubaccount,
   toExchangeSubaccount,
-} from './accounting-subaccounts'
+  withCycleLock,
+} from '@wh/subaccounts'
+import type { AlertFields } from '@wh/wallet'
+import type { TickDefinition } from '../../ticks'
+import { ingestFills, ingestSettlements, uncollectedPlatformFees } from '../trading/fills'
 import { type AccountingDeps, type AccountingLog, fundingSubaccountOf, ingestAccruals } from './accruals'
-import { ACCOUNTING_LOCK_WAIT_MS, EXCHANGE_CYCLE_LOCK, withCycleLock } from './cycle-lock'
 import { type FundingReconcileResult, reconcileFundingSubaccount } from './reconcile-funding'
 
 export const RECONCILE_TICK = 'exchange-reconcile'

@@ -20,7 +20,10 @@ import { mapLimit } from '@wh/core'
 import { ExchangeError, type SignedTransfer, toE18 } from '@wh/exchange'
 import { append, parseAccount, userBalances } from '@wh/ledger'
 import {
+  decimalsOf,
   deferRelease,
+  errorCodeOf,
+  exchangeAmount,
   insertReleaseLeg,
   markLegReleased,
   markMovementFailed,
@@ -30,13 +33,6 @@ import {
   markReleaseWithdrawing,
   markTransferAccepted,
   type ReleaseState,
-} from '@wh/subaccounts'
-import type { TickDefinition } from '../../ticks'
-import { withCycleLock } from './cycle-lock'
-import {
-  decimalsOf,
-  errorCodeOf,
-  exchangeAmount,
   sendStored,
   settlementOf,
   signMovement,
@@ -44,7 +40,9 @@ import {
   type TransferDeps,
   type TransferRow,
   unitsOf,
-} from './transfers'
+  withCycleLock,
+} from '@wh/subaccounts'
+import type { TickDefinition } from '../../ticks'
 
 export const RELEASE_TICK = 'exchange-release'
 export const RELEASE_EVERY_MS = 10_000

@@ -17,17 +17,19 @@
  * so the journal mirrors the exchange to the base unit.
  */
 import { errorMessage } from '@wh/core'
-import { deferTransfer, markTopUpDone, resignTopUp } from '@wh/subaccounts'
 import {
   advanceMovement,
   type CreationFee,
+  deferTransfer,
   errorCodeOf,
   exchangeAmount,
+  markTopUpDone,
+  resignTopUp,
   signMovement,
   TRANSFER_COLUMNS,
   type TransferDeps,
   type TransferRow,
-} from './transfers'
+} from '@wh/subaccounts'
 
 /** Top-ups taken per run (a bound on everything). */
 export const TOP_UP_BATCH = 100

@@ -5,7 +5,7 @@
  * sent. The round's side of it is a transition of @wh/trading's conversion store.
  */
 import type { Sql } from '@wh/db'
-import { exchangeAmount, insertSignedMovement, signMovement, type TransferRow } from '../exchange/transfers'
+import { exchangeAmount, insertSignedMovement, signMovement, type TransferRow } from '@wh/subaccounts'
 import type { ConvertDeps, Round } from './convert'
 
 /** Rolls back a transaction whose conditional update found the round moved on. */

@@ -6,9 +6,8 @@
  */
 
 import { toE18 } from '@wh/exchange'
-import { inPreConvertWindow, inTheMoney, markStuckAlerted, planConversions } from '@wh/trading'
+import { decider, inPreConvertWindow, inTheMoney, markStuckAlerted, planConversions } from '@wh/trading'
 import type { ConvertDeps } from './convert'
-import { decider } from './decide'
 
 /** rounds opened per run (the rest next run: they are only rows) */
 export const PLAN_BATCH = 1_000

@@ -10,6 +10,7 @@ import { balanceOf, userSub } from '@wh/ledger'
 import { creditedAmount, executeSwap, type SwapResult } from '@wh/swap'
 import {
   conversionAmountIn,
+  decider,
   failEmptyRound,
   failRound,
   noteRoundReason,
@@ -17,11 +18,10 @@ import {
   startSwapping,
   swapIndexPrice,
 } from '@wh/trading'
-import { outboxOf } from '../../outbox-deps'
+import { outboxOf } from '@wh/wallet'
 import type { ConvertDeps, Round, Transition } from './convert'
 import { storeMovement } from './convert-movement'
 import { indexOf } from './convert-plan'
-import { decider } from './decide'
 
 function indexE18(deps: ConvertDeps, round: Round): Promise<bigint> {
   return indexOf(deps, round.instrument)

@@ -32,14 +32,24 @@
 import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { retryDelayMs } from '@wh/jobs'
-import { markConversionTransferDone } from '@wh/subaccounts'
+import {
+  advanceMovement,
+  errorCodeOf,
+  markConversionTransferDone,
+  TRANSFER_COLUMNS,
+  type TransferDeps,
+  type TransferRow,
+  withCycleLock,
+} from '@wh/subaccounts'
 import type { SwapAdapter } from '@wh/swap'
 import {
+  amountOf,
   backOffRound,
   type ConversionDirection,
   type ConversionState,
   type ConversionTrigger,
   costBasisAfter,
+  decider,
   e18Decimal,
   finishRound,
   holdCash,
@@ -53,18 +63,9 @@ import {
 import type { ChainClients, ChainInfo, ChainName } from '@wh/wallet'
 import type { LocalAccount } from 'viem'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
-import { withCycleLock } from '../exchange/cycle-lock'
-import {
-  advanceMovement,
-  errorCodeOf,
-  TRANSFER_COLUMNS,
-  type TransferDeps,
-  type TransferRow,
-} from '../exchange/transfers'
 import { storeMovement } from './convert-movement'
 import { alertStuck, planRounds } from './convert-plan'
 import { start, swap } from './convert-swap'
-import { amountOf, decider } from './decide'
 
 export const CONVERT_TICK = 'trading-convert'
 /** rounds advanced per run (a bound on everything) */

@@ -13,6 +13,7 @@ import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type Instrument, type Order, toE18 } from '@wh/exchange'
 import { markIvE18 } from '@wh/market'
+import { withCycleLock } from '@wh/subaccounts'
 import {
   annualisedYieldBps,
   askPrice,
@@ -20,6 +21,7 @@ import {
   crossFloor,
   type DecisionFacts,
   type DecisionReason,
+  decider,
   deferReprice,
   endPlacing,
   expiryChoice,
@@ -45,9 +47,7 @@ import {
   yieldFacts,
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
-import { withCycleLock } from '../exchange/cycle-lock'
 import { BUYBACK_PENDING, close, closeIfBoughtBack } from './buyback'
-import { decider } from './decide'
 import { eventsOf, publishCapacity, strategyOf } from './events'
 import { type FillDeps, ingestFills, ingestSettlements } from './fills'
 import { cancelQuietly, fmt, MarketCache, maxBig, maxFee, optionQuotes, ourOrders, stepFailed } from './place-market'

@@ -10,9 +10,13 @@ import { WHEEL_RETRY_MS } from '@wh/config'
 import { type Clock, decimalsOf, errorMessage, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { DeriveClient } from '@wh/exchange'
+import { withCycleLock } from '@wh/subaccounts'
 import {
+  amountOf,
   chooseLeg,
+  type Decide,
   type DecisionReason,
+  decider,
   markStopped,
   noteSkipped,
   noteWaiting,
@@ -25,8 +29,6 @@ import {
   unencumbered,
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
-import { withCycleLock } from '../exchange/cycle-lock'
-import { amountOf, type Decide, decider } from './decide'
 import { eventsOf, type StrategyEvents } from './events'
 
 export const WHEEL_TICK = 'trading-wheel'

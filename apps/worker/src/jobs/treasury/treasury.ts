@@ -19,14 +19,12 @@
 import { fromBaseUnits, minBigint, toBaseUnits, USDC_DECIMALS } from '@wh/core'
 import { type DeriveClient, ExchangeError, nonceToMs, RPC } from '@wh/exchange'
 import { appendBatch } from '@wh/ledger'
-import { fundingSubaccountClaims } from '@wh/subaccounts'
+import { fundingSubaccountClaims, HISTORY_SKEW_MS, LANDED_GRACE_SEC, withCycleLock } from '@wh/subaccounts'
 import { type ChainName, EXCHANGE_CHAIN_NAME } from '@wh/wallet'
 import { type Address, getAddress, type Hex } from 'viem'
 import type { TickContext, TickDefinition } from '../../ticks'
 import { BRIDGE_MIN_BASE_UNITS, type BridgeDeps, hotWalletUsdc, requestedUsdc } from '../bridge/bridge'
 import { l2Demand } from '../cctp/plan'
-import { withCycleLock } from '../exchange/cycle-lock'
-import { HISTORY_SKEW_MS, LANDED_GRACE_SEC } from '../exchange/transfers'
 import { l1PayoutOf } from './payout'
 import {
   insertSigned,

@@ -8,7 +8,7 @@
  * overlapping runs (a slow one and the next period's, or two replicas) split the rows between
  * them, and the outbox keeps one transaction per withdrawal whoever sends it.
  */
-import { confirmOutbound, findOutbound, type OutboxDeps, probeChain, rpcOf, sendOnce } from '@wh/wallet'
+import { confirmOutbound, findOutbound, type OutboxDeps, outboxOf, probeChain, rpcOf, sendOnce } from '@wh/wallet'
 import {
   sendWithdrawals,
   WITHDRAWAL_SEND_EVERY_MS,
@@ -17,7 +17,6 @@ import {
   type WithdrawalSendSummary,
 } from '@wh/withdrawals'
 import { erc20Abi } from 'viem'
-import { outboxOf } from '../../outbox-deps'
 import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
 
 /** Redis key prefix of the stuck-alert claims (one key per withdrawal and period). */

@@ -5,8 +5,9 @@
  */
 import { decimalsOf, fromBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { type DecisionFacts, type DecisionKind, type DecisionReason, recordDecision } from '@wh/trading'
 import type { Redis } from 'ioredis'
+import type { DecisionFacts, DecisionKind, DecisionReason } from './decision-facts'
+import { recordDecision } from './decisions'
 
 export type Decide = (kind: DecisionKind, reason: DecisionReason, facts?: DecisionFacts) => Promise<void>
 

@@ -1,5 +1,5 @@
 /**
- * What funding (fund.ts) and release legs (release.ts) share: a `subaccount_transfers` row carries
+ * What funding and release legs share: a `subaccount_transfers` row carries
  * one signed collateral movement between the platform's exchange wallet and a subaccount. The
  * signed params are committed BEFORE they are sent, so a restarted worker re-sends that same
  * action (the exchange takes a nonce once) or finds it in the exchange's histories; it never signs
@@ -17,17 +17,14 @@ import {
   type SignedTransfer,
   type TxResult,
 } from '@wh/exchange'
+import type { Alerter } from '@wh/wallet'
 import {
   insertSubmittedMovement,
   type MovementKind,
   markMovementFailed,
   markTransferAccepted,
   type TransferRow,
-} from '@wh/subaccounts'
-import type { Alerter } from '@wh/wallet'
-
-// the row and its transitions are the owner's (@wh/subaccounts, docs/architecture.md "Table owners")
-export { TRANSFER_COLUMNS, type TransferKind, type TransferRow, type TransferState } from '@wh/subaccounts'
+} from './transfers'
 
 /**
  * Expiry of a movement's signature. Derive refuses less than five minutes ahead; a short life
