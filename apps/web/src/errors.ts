@@ -128,6 +128,8 @@ export const SENTENCES: Readonly<Record<string, Sentence>> = {
   SWAP_SANITY_REFUSED: 'A conversion was refused: its price was too far from the index.',
   SWAP_WALLET_SHORT: 'The conversion wallet is being refilled; the conversion waits.',
   INVALID_SWAP_REQUEST: INTERNAL,
+  INVALID_EXCHANGE_ID: INTERNAL,
+  UNKNOWN_CURRENCY_DECIMALS: INTERNAL,
   CHAIN_ID_MISMATCH: 'A blockchain node answered for the wrong network; that chain is paused. Support has been told.',
   CHAIN_NOT_HALTED: 'That chain is not paused.',
   NO_EXCHANGE_ID: 'Your exchange subaccount is not created yet. It is created with your first position.',

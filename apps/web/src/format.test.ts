@@ -1,7 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
-  accountLabel,
   eventLabel,
   formatAge,
   formatAmount,
@@ -178,13 +177,8 @@ describe('time', () => {
 })
 
 describe('labels', () => {
-  it('names accounts and events in words', () => {
+  it('names events in words', () => {
     const u = '0190a1b2-0000-7000-8000-000000000001'
-    expect(accountLabel(`user:${u}:transit`)).toBe('free balance')
-    expect(accountLabel(`user:${u}:external`)).toBe('outside the platform')
-    expect(accountLabel(`user:${u}:sub:S-12:USDC`)).toBe('subaccount S-12')
-    expect(accountLabel(`user:${u}:income:premium`)).toBe('income: premium')
-    expect(accountLabel(`user:${u}:expense:exchange_fee`)).toBe('expense: exchange fee')
     expect(eventLabel('deposit_detected')).toBe('deposit detected')
   })
 })

@@ -151,28 +151,6 @@ export function formatTime(iso: string, nowMs: number, opts: TimeOptions = {}): 
 /** A ledger event type as words: "deposit_detected" → "deposit detected". */
 export const eventLabel = (type: string): string => type.replaceAll('_', ' ')
 
-/**
- * A user's own ledger account without its owner: "user:<id>:transit" → "free balance",
- * "user:<id>:sub:S-1:USDC" → "subaccount S-1", "user:<id>:income:premium" → "income: premium".
- */
-export function accountLabel(account: string): string {
-  const parts = account.split(':')
-  const rest = parts[0] === 'user' ? parts.slice(2) : parts
-  switch (rest[0]) {
-    case 'transit':
-      return 'free balance'
-    case 'external':
-      return 'outside the platform'
-    case 'sub':
-      return `subaccount ${rest[1] ?? ''}`.trim()
-    case 'income':
-    case 'expense':
-      return `${rest[0]}: ${eventLabel(rest.slice(1).join(' '))}`
-    default:
-      return rest.join(' ')
-  }
-}
-
 // ── sums and settings ──
 
 /** The exact sum of decimal strings, with as many places as the longest: ["1.5", "-0.25"] → "1.25". */

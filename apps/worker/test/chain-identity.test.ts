@@ -212,20 +212,24 @@ describe('chains are who they say they are', () => {
     }
   })
 
-  function startWorker(env: Record<string, string | undefined>, waitMs: number) {
+  /**
+   * Runs the worker until it exits by itself, or until its output shows `until` (then SIGTERM): a state, never
+   * a time. `limitMs` only bounds a worker that never gets there (its output then fails the assertions).
+   */
+  function startWorker(env: Record<string, string | undefined>, limitMs: number, until?: string) {
     return new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = spawn(process.execPath, ['--import', 'tsx', WORKER_MAIN], {
         env: { PATH: process.env.PATH, WH_ENV_FILE: 'none', ...env } as NodeJS.ProcessEnv,
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       let output = ''
-      child.stdout.on('data', (d) => {
+      const take = (d: unknown) => {
         output += String(d)
-      })
-      child.stderr.on('data', (d) => {
-        output += String(d)
-      })
-      const timer = setTimeout(() => child.kill('SIGTERM'), waitMs)
+        if (until !== undefined && output.includes(until)) child.kill('SIGTERM')
+      }
+      child.stdout.on('data', take)
+      child.stderr.on('data', take)
+      const timer = setTimeout(() => child.kill('SIGTERM'), limitMs)
       child.on('exit', (code) => {
         clearTimeout(timer)
         resolve({ code, output })
@@ -262,9 +266,11 @@ describe('chains are who they say they are', () => {
       WORKER_QUEUES: 'accounting',
       RPC_URL_ARBITRUM: 'http://127.0.0.1:9/',
     })
-    const { code, output } = await startWorker(env, 12_000)
+    // running means started: its ticks registered after the warning, then stopped by our SIGTERM
+    const { code, output } = await startWorker(env, 100_000, 'worker started')
     expect(output).toContain('chain RPC not answering at start')
+    expect(output).toContain('worker started')
     expect(output).toContain('arbitrum')
     expect(code).toBe(0) // stopped by our SIGTERM, not by itself
-  }, 30_000)
+  }, 120_000)
 })

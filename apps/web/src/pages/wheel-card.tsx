@@ -6,7 +6,7 @@
 import type { PositionItem, WheelItem } from '@wh/client'
 import { useState } from 'preact/hooks'
 import { Refusal } from '../errors'
-import { formatAmount } from '../format'
+import { formatAmount, hoursToDays } from '../format'
 import { api } from '../session'
 import { positions, refresh } from '../state/account'
 import { tradingConfig } from '../state/trading-config'
@@ -26,7 +26,7 @@ export function settingsInWords(s: WheelItem['settings']): string {
     s.strikeBy === 'delta'
       ? `delta ${percent(s.putTargetDeltaBps, 0)} put, ${percent(s.callTargetDeltaBps, 0)} call`
       : `${percent(s.otmBps, 1)} from the price`
-  const tenor = `${Math.round((s.minTenorHours / 24) * 10) / 10} to ${s.maxTenorDays} days`
+  const tenor = `${hoursToDays(s.minTenorHours)} to ${s.maxTenorDays} days`
   return `${strike}; expiries ${tenor}; after expiry ${s.atExpiry === 'roll' ? 'the next leg' : 'stop'}`
 }
 

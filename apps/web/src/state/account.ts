@@ -21,7 +21,7 @@ import {
 import { API_URL } from '../config'
 import { errorText } from '../errors'
 import { api, sessionExpired, token } from '../session'
-import { type AccountPart, describeEvent, staleAfter } from './events'
+import { type AccountPart, describeEvent, staleAfter, wheelsStale } from './events'
 import { notify } from './notices'
 
 export const summary = signal<SummaryResponse | undefined>(undefined)
@@ -47,10 +47,16 @@ const ACTIVITY_SHOWN = 30
 /** The stream's amounts are base units: its snapshot names their decimals (docs/account-stream.md "Amounts"). */
 let decimals: Record<string, number> = { USDC: 6, ETH: 18, BTC: 8 }
 
-async function loadWheels(): Promise<void> {
+/**
+ * Reads the decisions and cycles of the wheels in `only` (every wheel when undefined), and of any wheel not read
+ * yet; the others keep what was read. Wheels no longer listed are dropped.
+ */
+async function loadWheels(only?: ReadonlySet<string>): Promise<void> {
   const wheels = positions.peek()?.wheels ?? []
+  const known = decisions.peek()
+  const wanted = wheels.filter((w) => only === undefined || only.has(w.id) || !(w.id in known))
   const read = await Promise.all(
-    wheels.map(async (w) => {
+    wanted.map(async (w) => {
       const [d, c] = await Promise.all([
         api.wheelDecisions(w.id, { limit: DECISIONS_SHOWN }),
         api.wheelCycles(w.id, { limit: CYCLES_READ }),
@@ -58,17 +64,20 @@ async function loadWheels(): Promise<void> {
       return [w.id, d.decisions, c] as const
     }),
   )
-  decisions.value = Object.fromEntries(read.map(([id, d]) => [id, d]))
-  cycles.value = Object.fromEntries(read.map(([id, , c]) => [id, c]))
+  const listed = new Set(wheels.map((w) => w.id))
+  const kept = <T>(r: Readonly<Record<string, T>>) => Object.entries(r).filter(([id]) => listed.has(id))
+  decisions.value = Object.fromEntries([...kept(decisions.peek()), ...read.map(([id, d]) => [id, d] as const)])
+  cycles.value = Object.fromEntries([...kept(cycles.peek()), ...read.map(([id, , c]) => [id, c] as const)])
 }
 
-const LOADERS: Readonly<Record<AccountPart, () => Promise<void>>> = {
+/** Each read; the wheels' takes the wheels named stale since the last read (undefined: all of them). */
+const LOADERS: Readonly<Record<AccountPart, (wheels?: ReadonlySet<string>) => Promise<void>>> = {
   summary: async () => {
     summary.value = await api.portfolioSummary()
   },
-  positions: async () => {
+  positions: async (wheels) => {
     positions.value = await api.positions({ limit: 100 })
-    await loadWheels()
+    await loadWheels(wheels)
   },
   wheels: loadWheels,
   withdrawals: async () => {
@@ -92,22 +101,33 @@ const LOADERS: Readonly<Record<AccountPart, () => Promise<void>>> = {
 const EVERYTHING = Object.keys(LOADERS) as AccountPart[]
 
 let pending = new Set<AccountPart>()
+/** the wheels named stale since the last read; undefined: all of them */
+let pendingWheels: Set<string> | undefined = new Set()
 let timer: ReturnType<typeof setTimeout> | undefined
 
-/** Takes these reads again, soon: events that come together are read once. */
-export function refresh(parts: readonly AccountPart[]): void {
+/**
+ * Takes these reads again, soon: events that come together are read once. `wheels` names the wheels whose
+ * decisions and cycles are stale (state/events.ts wheelsStale); without it, all of them.
+ */
+export function refresh(parts: readonly AccountPart[], wheels: readonly string[] | 'all' = 'all'): void {
   // signed out: nothing of the account to read (a read without a token would be a 401)
   if (!token.peek()) return
   for (const p of parts) pending.add(p)
+  if (parts.includes('wheels') || parts.includes('positions')) {
+    if (wheels === 'all') pendingWheels = undefined
+    else for (const id of wheels) pendingWheels?.add(id)
+  }
   // positions read the wheels too
   if (pending.has('positions')) pending.delete('wheels')
   clearTimeout(timer)
   timer = setTimeout(() => {
     const now = pending
+    const wheels = pendingWheels
     pending = new Set()
+    pendingWheels = new Set()
     const asked = token.peek()
     for (const p of now)
-      LOADERS[p]().catch((e) => {
+      LOADERS[p](wheels).catch((e) => {
         // the token it was read with was refused (expired, revoked): sign in again
         if (e instanceof ApiError && e.statusCode === 401) {
           if (asked && asked === token.peek()) sessionExpired()
@@ -150,7 +170,7 @@ effect(() => {
       const said = describeEvent(e, decimals)
       activity.value = [{ seq: e.seq, at: e.at, text: said.text }, ...activity.value].slice(0, ACTIVITY_SHOWN)
       if (said.notice) notify(said.text, said.notice)
-      refresh(staleAfter(e.kind))
+      refresh(staleAfter(e.kind), wheelsStale(e.data as Record<string, unknown>, positions.peek()?.positions ?? []))
     },
     onStatus: (s) => {
       streamStatus.value = s

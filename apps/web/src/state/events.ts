@@ -31,6 +31,22 @@ const STALE: Readonly<Record<string, readonly AccountPart[]>> = {
 
 export const staleAfter = (kind: string): readonly AccountPart[] => STALE[kind] ?? ['summary', 'positions']
 
+/**
+ * The wheels whose decisions and cycles an event makes stale: the wheel it names, or the wheel of the leg it
+ * names; none for a leg of no wheel; all (`'all'`) when it names a leg not read yet, so nothing is missed.
+ * A fill on one leg then reads one wheel again, not every wheel of the account.
+ */
+export function wheelsStale(
+  data: Readonly<Record<string, unknown>>,
+  legs: ReadonlyArray<{ readonly id: string; readonly wheelId: string | null }>,
+): readonly string[] | 'all' {
+  if (typeof data.wheelId === 'string') return [data.wheelId]
+  if (typeof data.positionId !== 'string') return 'all'
+  const leg = legs.find((l) => l.id === data.positionId)
+  if (!leg) return 'all'
+  return leg.wheelId === null ? [] : [leg.wheelId]
+}
+
 type Data = Record<string, string | undefined>
 
 /** Base units of `currency` as people read them, with the stream's decimals. */
