@@ -58,10 +58,11 @@ describe('the API a console is built on', () => {
   })
 
   it('/proof-of-liabilities, its roots and /trading-config carry an ETag and answer 304 to it', async () => {
-    const { userId } = await fundedUser(api, 1_000_000n)
-    expect(userId).toBeTruthy()
+    // a funded user: the published tree has a leaf of theirs, so the document is not an empty proof
+    await fundedUser(api, 1_000_000n)
     const r = await publishLiabilities(api.ctx.database.sql, { now: new Date(), force: true })
     expect(r.status).toBe('published')
+    expect(r.status === 'published' && r.rows.leaves).toBeGreaterThan(0)
     for (const url of ['/proof-of-liabilities', '/proof-of-liabilities/roots', '/trading-config']) {
       const res = await get(url)
       expect(res.statusCode, url).toBe(200)
@@ -147,6 +148,36 @@ describe('the API a console is built on', () => {
     const other = await fundedUser(api, 1n)
     expect((await get('/deposits', { authorization: `Bearer ${other.token}` })).json().items).toEqual([])
     expect((await get('/deposits?cursor=nope', auth)).json()).toMatchObject({ statusCode: 400, code: 'INVALID_CURSOR' })
+  })
+
+  it('GET /deposits pages with its cursor: each deposit once, newest first, the last page without a cursor', async () => {
+    const { token, userId } = await fundedUser(api, 1n)
+    const sql = api.ctx.database.sql
+    // five deposits, two of them in the same instant: the cursor's id breaks the tie
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const [d] = await sql<{ id: string }[]>`
+        insert into deposits (chain, tx_hash, log_index, block_number, user_id, hd_index, address, token, amount, state,
+          created_at)
+        values ('base', ${`0x${randomBytes(32).toString('hex')}`}, 0, ${40 + i}, ${userId}, 0, ${DEPOSIT_ADDR}, 'USDC',
+          '1000000', 'detected', now() - make_interval(secs => ${i < 2 ? 100 : 100 - i}))
+        returning id`
+      ids.push((d as { id: string }).id)
+    }
+    const auth = { authorization: `Bearer ${token}` }
+    const seen: string[] = []
+    let cursor: string | null = null
+    const pages: number[] = []
+    do {
+      const body = (await get(`/deposits?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, auth)).json()
+      pages.push(body.items.length)
+      seen.push(...body.items.map((x: { id: string }) => x.id))
+      cursor = body.nextCursor
+    } while (cursor !== null && pages.length < 10)
+    expect(pages).toEqual([2, 2, 1])
+    // newest first: i = 4, 3, 2, then the two of one instant, each once (the page boundary falls between them)
+    expect(seen.slice(0, 3)).toEqual([ids[4], ids[3], ids[2]])
+    expect([...seen.slice(3)].sort()).toEqual([ids[0], ids[1]].sort())
   })
 
   it('GET /solvency: the latest complete run, its addresses and exchange account, never a deposit address', async () => {

@@ -4,6 +4,7 @@
  * answer once a price is published, never a stale one after it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from './market-support'
 import { type Api, startApi } from './support'
 
 describe('public market data: kept until the next event, with ETags', () => {
@@ -12,8 +13,11 @@ describe('public market data: kept until the next event, with ETags', () => {
     api = await startApi()
     await api.seedPrice('ETH', '3000')
     // the cache keeps nothing until its subscription to the feed's channels is up (milliseconds)
-    for (let i = 0; i < 100 && (await get('/assets')).headers['x-cache'] !== 'hit'; i++)
-      await new Promise((r) => setTimeout(r, 10))
+    await waitFor(
+      async () => ((await get('/assets')).headers['x-cache'] === 'hit' ? true : undefined),
+      'a kept /assets',
+      30_000,
+    )
   })
   afterAll(() => api.close())
 
@@ -52,11 +56,10 @@ describe('public market data: kept until the next event, with ETags', () => {
 
     // the feed publishes: the next answers are recomputed (pub/sub delivery: within milliseconds)
     await api.seedPrice('ETH', '3100')
-    let fresh = await get('/assets')
-    for (let i = 0; i < 40 && ethOf(fresh.body) === '3000'; i++) {
-      await new Promise((r) => setTimeout(r, 25))
-      fresh = await get('/assets')
-    }
+    const fresh = await waitFor(async () => {
+      const r = await get('/assets')
+      return ethOf(r.body) === '3000' ? undefined : r
+    }, 'the published price')
     expect(ethOf(fresh.body)).toBe('3100')
     expect(fresh.headers.etag).not.toBe(kept.headers.etag)
   })
@@ -89,8 +92,11 @@ describe('public market data: kept until the next event, with ETags', () => {
     try {
       const at = (url: string) => small.app.inject({ method: 'GET', url })
       await small.seedPrice('ETH', '3000')
-      for (let i = 0; i < 100 && (await at('/assets')).headers['x-cache'] !== 'hit'; i++)
-        await new Promise((r) => setTimeout(r, 10))
+      await waitFor(
+        async () => ((await at('/assets')).headers['x-cache'] === 'hit' ? true : undefined),
+        'a kept /assets',
+        30_000,
+      )
       const kept = await at('/BTC/fees')
       expect((await at('/BTC/fees')).headers['x-cache']).toBe('hit')
       const keptEth = await at('/ETH/fees')

@@ -94,7 +94,7 @@ describe("cancelling a wheel's leg", () => {
   })
 
   it('a later leg after one that reached the exchange: stopping, for the runner to check no order rests', async () => {
-    const { token, userId } = await fundedUser(api, usdc(1000))
+    const { token } = await fundedUser(api, usdc(1000))
     const w = await startWheel(token, '300')
     const { sql } = api.ctx.database
     // the first leg was sold and settled; the runner opened a second, not funded yet
@@ -111,7 +111,6 @@ describe("cancelling a wheel's leg", () => {
     const res = await del(token, leg)
     expect(res.json()).toMatchObject({ outcome: 'cancelled', wheel: { id: w.wheelId, state: 'stopping' } })
     expect(await wheelRow(w.wheelId)).toMatchObject({ state: 'stopping' })
-    expect(userId).toBeTruthy()
   })
 
   it('a single put (no wheel) is cancelled as before, with no wheel in the answer', async () => {
