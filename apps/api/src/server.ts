@@ -249,7 +249,7 @@ async function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps, clo
   })
   await app.register(portfolioRoutes, { sql, clock })
   await app.register(liabilitiesRoutes, { sql })
-  await app.register(solvencyRoute, { sql })
+  await app.register(solvencyRoute, { sql, clock })
 }
 
 /** Positions, wheels, quotes, subaccounts, signals and the trading configuration (docs/trading.md). */

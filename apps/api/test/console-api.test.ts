@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { publishLiabilities } from '@wh/proof/publish'
 import { storeRun } from '@wh/solvency'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SOLVENCY_KEEP_MS } from '../src/routes/liabilities/solvency'
 import { type Api, creditUsdc, fundedUser, startApi } from './support'
 
 const WEB = 'https://console.example.test'
@@ -244,5 +245,11 @@ describe('the API a console is built on', () => {
     })
     expect(res.body.toLowerCase()).not.toContain(DEPOSIT_ADDR.toLowerCase())
     expect((await get('/solvency', { 'if-none-match': String(res.headers.etag) })).statusCode).toBe(304)
+
+    // the answer is kept SOLVENCY_KEEP_MS by the API's clock: a newer run shows after it, not at each request
+    const newer = await storeRun(sql, { ...base, startedAt: new Date(), complete: true, errors: [] })
+    expect((await get('/solvency')).json().runId).toBe(runId)
+    api.clock.advance(SOLVENCY_KEEP_MS)
+    expect((await get('/solvency')).json().runId).toBe(newer)
   })
 })

@@ -7,7 +7,7 @@
  * first complete run.
  */
 import { PublicSolvencyResponse } from '@wh/api-schemas/solvency'
-import { AppError, decimalsOf, fromBaseUnits } from '@wh/core'
+import { AppError, type Clock, decimalsOf, fromBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { latestRun, publicSolvency } from '@wh/solvency'
 import type { FastifyInstance } from 'fastify'
@@ -15,6 +15,12 @@ import { ETAG_NOT_MODIFIED, withEtagHeaders } from '../../plugins/etag'
 
 /** Seconds a browser or a CDN may keep the answer (a run every SOLVENCY_EVERY_SECONDS, 300 by default). */
 export const SOLVENCY_MAX_AGE_S = 60
+
+/**
+ * How long one process keeps the answer it built (a run every SOLVENCY_EVERY_SECONDS): a public route that reads
+ * a run's every leg must not read them for each of a flood of requests. Requests meanwhile share one read.
+ */
+export const SOLVENCY_KEEP_MS = 5_000
 
 export class NoSolvencyRunError extends AppError {
   constructor() {
@@ -26,7 +32,20 @@ const decimal = (units: bigint, currency: string) => fromBaseUnits(units, decima
 const decimals = (byKind: Readonly<Record<string, bigint>>, currency: string) =>
   Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, decimal(v, currency)]))
 
-export async function solvencyRoute(app: FastifyInstance, opts: { sql: Sql }) {
+export async function solvencyRoute(app: FastifyInstance, opts: { sql: Sql; clock: Clock }) {
+  // the answer being built or kept, and when it was asked for; a failed read or no run yet is not kept
+  let kept: { at: number; body: Promise<SolvencyBody> } | undefined
+  const answer = (): Promise<SolvencyBody> => {
+    const now = opts.clock.now().getTime()
+    if (kept && now - kept.at < SOLVENCY_KEEP_MS) return kept.body
+    const body = solvencyBody(opts.sql)
+    const entry = { at: now, body }
+    kept = entry
+    body.catch(() => {
+      if (kept === entry) kept = undefined
+    })
+    return body
+  }
   app.get(
     '/solvency',
     {
@@ -46,26 +65,31 @@ export async function solvencyRoute(app: FastifyInstance, opts: { sql: Sql }) {
         },
       },
     },
-    async () => {
-      const run = await latestRun(opts.sql, { completeOnly: true })
-      if (!run) throw new NoSolvencyRunError()
-      const p = publicSolvency(run)
-      return {
-        runId: p.runId,
-        startedAt: p.startedAt.toISOString(),
-        finishedAt: p.finishedAt.toISOString(),
-        totals: p.totals.map((t) => ({
-          currency: t.currency,
-          decimals: decimalsOf(t.currency) ?? 0,
-          assets: decimal(t.assets, t.currency),
-          liabilities: decimal(t.liabilities, t.currency),
-          surplus: decimal(t.surplus, t.currency),
-          assetsByKind: decimals(t.assetsByKind, t.currency),
-          liabilitiesByKind: decimals(t.liabilitiesByKind, t.currency),
-        })),
-        addresses: [...p.addresses],
-        exchangeAccount: p.exchangeAccount,
-      }
-    },
+    answer,
   )
+}
+
+type SolvencyBody = Awaited<ReturnType<typeof solvencyBody>>
+
+/** The public body of the latest complete run; NoSolvencyRunError before the first. */
+async function solvencyBody(sql: Sql) {
+  const run = await latestRun(sql, { completeOnly: true })
+  if (!run) throw new NoSolvencyRunError()
+  const p = publicSolvency(run)
+  return {
+    runId: p.runId,
+    startedAt: p.startedAt.toISOString(),
+    finishedAt: p.finishedAt.toISOString(),
+    totals: p.totals.map((t) => ({
+      currency: t.currency,
+      decimals: decimalsOf(t.currency) ?? 0,
+      assets: decimal(t.assets, t.currency),
+      liabilities: decimal(t.liabilities, t.currency),
+      surplus: decimal(t.surplus, t.currency),
+      assetsByKind: decimals(t.assetsByKind, t.currency),
+      liabilitiesByKind: decimals(t.liabilitiesByKind, t.currency),
+    })),
+    addresses: [...p.addresses],
+    exchangeAccount: p.exchangeAccount,
+  }
 }
