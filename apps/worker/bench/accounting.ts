@@ -17,7 +17,7 @@ import { startDeriveSimulator } from '@wh/derive-simulator'
 import { DeriveClient, type ExchangeLogger, fromE18, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import { ACCOUNTING_CONCURRENCY } from '@wh/subaccounts'
-import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
+import { localStackEnv, startPostgres, startRedis, TEST_OWNER_PRIVATE_KEY } from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { buildWorkerDeps } from '../src/deps'
 import { ACCRUAL_SETTLE_MS, runAccruals } from '../src/jobs/exchange/accruals'
@@ -55,6 +55,14 @@ try {
   }
   const clock: Clock = { now: () => new Date(sim.control.nowMs()) }
   const deps = buildWorkerDeps(config, { sql, redis, log: silent }, { clock, exchangeLogger })
+  // a user's perp is placed as the owner: the worker's trading key trades options only (its duty)
+  const owner = new DeriveClient({
+    httpUrl: sim.v3HttpUrl,
+    wallet: config.exchange.walletAddress,
+    sessionKey: TEST_OWNER_PRIVATE_KEY,
+    chainId: config.exchange.chainId,
+    clock,
+  })
   /** the same client with a round trip added to every request, as a remote exchange has */
   const remote: WorkerDeps = {
     ...deps,
@@ -115,7 +123,7 @@ try {
     await appendBatch(sql, events)
     if (i % PERP_SHARE === 0) {
       const ask = (await deps.exchange.getTicker('ETH-PERP')).best_ask_price
-      await deps.exchange.order({
+      await owner.order({
         subaccount_id: exchangeId,
         instrument_name: 'ETH-PERP',
         direction: 'buy',

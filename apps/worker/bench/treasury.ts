@@ -47,7 +47,8 @@ const USDC = (n: number) => BigInt(n) * 1_000_000n
 const pg = await startPostgres({ durable: true })
 const redisServer = await startRedis()
 const chain = await startChain({ chainId: L1 })
-const sim = await startDeriveSimulator({ chainId: L1 })
+// the wall clock: the worker signs with its own (system) clock
+const sim = await startDeriveSimulator({ chainId: L1, clock: 'wall' })
 const stop: (() => Promise<unknown> | unknown)[] = [() => sim.close(), () => chain.stop(), () => redisServer.stop()]
 try {
   await runMigrations(pg.url)
