@@ -10,7 +10,7 @@ import { L2_CHAIN_NAMES } from '@wh/config'
 import { addressBookFor, scanChainDeposits, sweepDeposit } from '@wh/deposits'
 import { append, balanceOf, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { type ChainName, MESSAGE_TRANSMITTER_V2_ABI, TOKEN_MESSENGER_V2_ABI } from '@wh/wallet'
-import { sendWithdrawals } from '@wh/withdrawals'
+import { sendWithdrawals, withdrawalSendDeps } from '@wh/withdrawals'
 import { type Address, createTestClient, getAddress, type Hex, http, parseEther, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bridgeAdapterFor, runBridge } from '../src/jobs/bridge/bridge'
@@ -19,7 +19,6 @@ import { type CctpRunResult, runCctpRefill, runCctpSweep } from '../src/jobs/cct
 import { openTransfer, transferById } from '../src/jobs/cctp/store'
 import { checkHotWalletEth } from '../src/jobs/cctp/ticks'
 import type { CctpAdvanceOptions } from '../src/jobs/cctp/transfer'
-import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import { type CctpStack, startCctpStack, USDC } from './fixtures/cctp-stack'
 
 const silent = { info() {}, warn() {} }

@@ -20,13 +20,12 @@ import {
   sendOnce,
   testUsdcAbi,
 } from '@wh/wallet'
-import { sendWithdrawals } from '@wh/withdrawals'
+import { sendWithdrawals, withdrawalSendDeps } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
 import { type Address, getAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { WorkerDeps } from '../src/ticks'
 
 const silent = { info() {}, warn() {} }

@@ -14,7 +14,7 @@ import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
 import { wheelTick } from './trading/wheel'
 import { treasuryTick } from './treasury/treasury'
-import { withdrawalSendTick } from './withdrawals/send-tick'
+import { withdrawalSendTick } from './withdrawals/ticks'
 
 /**
  * Every tick of the service, one processor per file under jobs/<area>/. The on-chain,
