@@ -8,8 +8,8 @@ import { fundTick } from './exchange/fund'
 import { reconcileTick } from './exchange/reconcile'
 import { releaseTick } from './exchange/release'
 import { sessionKeysTick } from './exchange/session-keys'
-import { liabilitiesPublishTick } from './liabilities/publish'
-import { solvencyTick } from './solvency/solvency'
+import { liabilitiesPublishTick } from './liabilities/ticks'
+import { solvencyTick } from './solvency/ticks'
 import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
 import { wheelTick } from './trading/wheel'
@@ -18,7 +18,7 @@ import { withdrawalSendTick } from './withdrawals/ticks'
 
 /**
  * Every tick of the service, one processor per file under jobs/<area>/. The on-chain,
- * exchange and trading issues add theirs (deposits/scan, deposits/sweep, withdrawals/send, …).
+ * exchange and trading issues add theirs (deposits/ticks.ts, withdrawals/ticks.ts, …).
  */
 export const ticks: readonly TickDefinition[] = [
   // one watch per chain (every 5 s), the sweep fan-out (every 10 s) and its per-deposit processor
