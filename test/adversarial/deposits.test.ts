@@ -4,11 +4,11 @@
  * aside in one update per tick and left at their addresses; a real deposit that arrives after them
  * is swept in the tick after it is credited, as it would be without them.
  */
+
+import { BELOW_GAS_RETRY_MS, DEPOSIT_SWEEP_BATCH, dustThresholdWei } from '@wh/deposits'
 import { balanceOf, userTransit } from '@wh/ledger'
 import { type Hex, parseEther, parseGwei } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BELOW_GAS_RETRY_MS } from '../../apps/worker/src/jobs/deposits/sweep-job'
-import { DEPOSIT_SWEEP_BATCH, dustThresholdWei } from '../../apps/worker/src/jobs/deposits/sweep-tick'
 import { type AdversarialStack, anvilOf, type Client, startAdversarialStack, USDC } from './fixtures/stack'
 
 /** Dear gas: a plain transfer's sweep reserve is about 0.1 ETH at this base fee. */

@@ -11,12 +11,12 @@
  */
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
+import { AUDIT_ROTATION_BATCH, auditDepositBalances, DEPOSIT_AUDIT_EVERY_MS } from '@wh/deposits'
 import { localStackEnv, rpcBatch, startChain, startPostgres, startRedis } from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { type Hex, numberToHex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
-import { AUDIT_ROTATION_BATCH, auditDepositBalances, DEPOSIT_AUDIT_EVERY_MS } from '../src/jobs/deposits/audit'
 
 const ADDRESSES = Number(process.argv[2] ?? 100_000)
 const ACTIVE = Math.min(Number(process.argv[3] ?? 1_000), ADDRESSES)

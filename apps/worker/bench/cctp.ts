@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto'
 import { L2_CHAIN_NAMES, loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
+import { addressBookFor, scanChainDeposits, sweepDeposit } from '@wh/deposits'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 import { registerPlatformWallets } from '@wh/wallet'
 import { Redis } from 'ioredis'
@@ -25,8 +26,6 @@ import { buildWorkerDeps } from '../src/deps'
 import { bridgeAdapterFor, runBridge } from '../src/jobs/bridge/bridge'
 import { cctpDepsOf, L1 } from '../src/jobs/cctp/plan'
 import { runCctpSweep } from '../src/jobs/cctp/route'
-import { addressBookFor, scanChainDeposits } from '../src/jobs/deposits/scan'
-import { sweepDeposit } from '../src/jobs/deposits/sweep'
 import { startCctpWorld, USDC } from '../test/fixtures/cctp-world'
 
 const ROUNDS = Number(process.argv[2] ?? 3)

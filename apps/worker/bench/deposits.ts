@@ -11,6 +11,7 @@
  */
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
+import { DepositAddressBook, scanChainDeposits, sweepDeposit, syncDepositAddresses } from '@wh/deposits'
 import {
   localStackEnv,
   prng,
@@ -26,9 +27,6 @@ import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createWalletClient, type Hex, http, numberToHex } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
-import { DepositAddressBook, syncDepositAddresses } from '../src/jobs/deposits/address-book'
-import { scanChainDeposits } from '../src/jobs/deposits/scan'
-import { sweepDeposit } from '../src/jobs/deposits/sweep'
 
 const BLOCKS = Number(process.argv[2] ?? 1_000)
 const ADDRESSES = Number(process.argv[3] ?? 100_000)

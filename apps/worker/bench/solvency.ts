@@ -14,7 +14,7 @@ import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/derive-simulator'
 import { appendBatch, type EventInput, liabilityTotals } from '@wh/ledger'
-import { runSolvency } from '@wh/solvency'
+import { runSolvency, solvencyDeps } from '@wh/solvency'
 import {
   localChainsEnv,
   localStackEnv,
@@ -29,7 +29,6 @@ import { Redis } from 'ioredis'
 import { encodeFunctionData, numberToHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
-import { solvencyDeps } from '../src/jobs/solvency/solvency'
 import { platformFunds } from '../test/fixtures/platform-funds'
 
 const USERS = Number(process.argv[2] ?? 100_000)

@@ -39,7 +39,7 @@ import {
   testSafeSingletonBytecode,
   testUsdcAbi,
 } from '@wh/wallet'
-import { sendWithdrawals, WITHDRAWAL_SEND_BATCH } from '@wh/withdrawals'
+import { sendWithdrawals, WITHDRAWAL_SEND_BATCH, withdrawalSendDeps } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
 import {
   type Address,
@@ -53,7 +53,6 @@ import {
 } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
-import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 
 const WITHDRAWALS = Number(process.argv[2] ?? 500)
 /** overlapping tick runs, like a slow run and the next period's or two replicas (SKIP LOCKED splits rows) */

@@ -4,14 +4,14 @@
  * (once), keeps the money counted in flight by solvency, and never mints or journals twice.
  */
 import { L2_CHAIN_NAMES } from '@wh/config'
-import { runSolvency } from '@wh/solvency'
+import { runSolvency, solvencyDeps } from '@wh/solvency'
 import type { Job } from 'bullmq'
 import { createTestClient, http } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { L1 } from '../src/jobs/cctp/plan'
 import { type CctpRunResult, runCctpSweep } from '../src/jobs/cctp/route'
 import { openTransfer, transferById } from '../src/jobs/cctp/store'
-import { solvencyDeps, solvencyTick } from '../src/jobs/solvency/solvency'
+import { solvencyTick } from '../src/jobs/solvency/ticks'
 import { type CctpStack, startCctpStack, USDC } from './fixtures/cctp-stack'
 
 const CHAIN = 'base'

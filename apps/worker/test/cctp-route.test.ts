@@ -7,9 +7,10 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { L2_CHAIN_NAMES } from '@wh/config'
+import { addressBookFor, scanChainDeposits, sweepDeposit } from '@wh/deposits'
 import { append, balanceOf, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { type ChainName, MESSAGE_TRANSMITTER_V2_ABI, TOKEN_MESSENGER_V2_ABI } from '@wh/wallet'
-import { sendWithdrawals } from '@wh/withdrawals'
+import { sendWithdrawals, withdrawalSendDeps } from '@wh/withdrawals'
 import { type Address, createTestClient, getAddress, type Hex, http, parseEther, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bridgeAdapterFor, runBridge } from '../src/jobs/bridge/bridge'
@@ -18,9 +19,6 @@ import { type CctpRunResult, runCctpRefill, runCctpSweep } from '../src/jobs/cct
 import { openTransfer, transferById } from '../src/jobs/cctp/store'
 import { checkHotWalletEth } from '../src/jobs/cctp/ticks'
 import type { CctpAdvanceOptions } from '../src/jobs/cctp/transfer'
-import { addressBookFor, scanChainDeposits } from '../src/jobs/deposits/scan'
-import { sweepDeposit } from '../src/jobs/deposits/sweep'
-import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import { type CctpStack, startCctpStack, USDC } from './fixtures/cctp-stack'
 
 const silent = { info() {}, warn() {} }

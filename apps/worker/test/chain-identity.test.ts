@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { loadConfig } from '@wh/config'
+import { DepositAddressBook, scanChainDeposits, scanTarget } from '@wh/deposits'
 import { inspectHalt, resumeChain } from '@wh/ops'
 import {
   integrationContext,
@@ -37,8 +38,6 @@ import { type Address, createPublicClient, createTestClient, createWalletClient,
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { DepositAddressBook } from '../src/jobs/deposits/address-book'
-import { scanChainDeposits, scanTarget } from '../src/jobs/deposits/scan'
 import type { WorkerDeps } from '../src/ticks'
 
 const WORKER_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))

@@ -5,11 +5,11 @@
  * the rotation. anvil and Postgres; requests counted by a wrapper around the chain's client.
  */
 import { randomBytes } from 'node:crypto'
+import { auditDepositBalances, type DepositAuditDeps } from '@wh/deposits'
 import { integrationContext, type RunningChain, rpcBatch, startChain } from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { type Address, createTestClient, getAddress, http, numberToHex } from 'viem'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { auditDepositBalances, type DepositAuditDeps } from '../src/jobs/deposits/audit'
 import type { WorkerDeps } from '../src/ticks'
 import { buildTestDeps } from './fixtures/deposit-stack'
 import { type RpcWrapper, wrapChainClients } from './fixtures/rpc-wrapper'

@@ -7,6 +7,16 @@
  * contracts/TestSmartWallet.sol.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import {
+  AUDIT_TRACE_FAILURE_READINGS,
+  auditDepositBalances,
+  DEPOSIT_AUDIT_EVERY_MS,
+  DepositAddressBook,
+  type DepositAuditDeps,
+  type DepositScanDeps,
+  scanChainDeposits,
+  sweepDeposit,
+} from '@wh/deposits'
 import { balanceOf, chainEventKey, userTransit } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
 import {
@@ -42,15 +52,6 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { DepositAddressBook } from '../src/jobs/deposits/address-book'
-import {
-  AUDIT_TRACE_FAILURE_READINGS,
-  auditDepositBalances,
-  DEPOSIT_AUDIT_EVERY_MS,
-  type DepositAuditDeps,
-} from '../src/jobs/deposits/audit'
-import { type DepositScanDeps, scanChainDeposits } from '../src/jobs/deposits/scan'
-import { sweepDeposit } from '../src/jobs/deposits/sweep'
 import { ticks } from '../src/jobs/index'
 import type { TickDefinition, WorkerDeps } from '../src/ticks'
 import { buildTestDeps, TEST_CONFIRMATIONS } from './fixtures/deposit-stack'

@@ -5,6 +5,7 @@
  * Real anvil, real TestUSDC; the revert is the token's own refusal (InsufficientBalance).
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import { retryFailedSweep, type SweepDeps, sweepDeposit } from '@wh/deposits'
 import { balanceOf, platformExpenseGas } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
 import { type AlertFields, type ChainClients, confirmOutbound, deployTestUsdc, sendOnce, testUsdcAbi } from '@wh/wallet'
@@ -25,7 +26,6 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { retryFailedSweep, type SweepDeps, sweepDeposit } from '../src/jobs/deposits/sweep'
 import type { WorkerDeps } from '../src/ticks'
 import { buildTestDeps, TEST_CONFIRMATIONS } from './fixtures/deposit-stack'
 

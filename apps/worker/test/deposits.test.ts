@@ -1,6 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { join } from 'node:path'
+import {
+  DepositAddressBook,
+  type DepositScanDeps,
+  type SweepDeps,
+  scanChainDeposits,
+  sweepDeposit,
+  syncDepositAddresses,
+} from '@wh/deposits'
 import { balanceOf, platformExpenseGas, platformGas, userExternal, userTransit } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
 import {
@@ -26,11 +34,7 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { DepositAddressBook, syncDepositAddresses } from '../src/jobs/deposits/address-book'
-import { type DepositScanDeps, depositScanTicks, scanChainDeposits } from '../src/jobs/deposits/scan'
-import { type SweepDeps, sweepDeposit } from '../src/jobs/deposits/sweep'
-import { depositSweepProcessor } from '../src/jobs/deposits/sweep-job'
-import { depositSweepTick } from '../src/jobs/deposits/sweep-tick'
+import { depositScanTicks, depositSweepProcessor, depositSweepTick } from '../src/jobs/deposits/ticks'
 import { startRuntime } from '../src/runtime'
 import type { WorkerDeps } from '../src/ticks'
 import { buildTestDeps, TEST_CONFIRMATIONS } from './fixtures/deposit-stack'

@@ -7,6 +7,7 @@
  * configuration names.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import { addressBookFor, scanChainDeposits } from '@wh/deposits'
 import { append, reserveWithdrawal } from '@wh/ledger'
 import { integrationContext, type LocalChains, localChainsEnv, startLocalChains, TEST_PRIVATE_KEYS } from '@wh/testkit'
 import {
@@ -19,14 +20,12 @@ import {
   sendOnce,
   testUsdcAbi,
 } from '@wh/wallet'
-import { sendWithdrawals } from '@wh/withdrawals'
+import { sendWithdrawals, withdrawalSendDeps } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
 import { type Address, getAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { addressBookFor, scanChainDeposits } from '../src/jobs/deposits/scan'
-import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { WorkerDeps } from '../src/ticks'
 
 const silent = { info() {}, warn() {} }

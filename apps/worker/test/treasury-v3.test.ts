@@ -41,7 +41,7 @@ import {
   testUsdcAbi,
   testWithdrawalOutboxAbi,
 } from '@wh/wallet'
-import { sendWithdrawals } from '@wh/withdrawals'
+import { sendWithdrawals, withdrawalSendDeps } from '@wh/withdrawals'
 import type { Job } from 'bullmq'
 import { Redis } from 'ioredis'
 import {
@@ -68,7 +68,6 @@ import {
   treasuryTick,
   withdrawalAmountOf,
 } from '../src/jobs/treasury/treasury'
-import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, journalPlatformDeposits } from './fixtures/exchange-stack'
 import { registerServiceKeys } from './fixtures/platform-funds'

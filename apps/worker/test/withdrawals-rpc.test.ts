@@ -9,12 +9,11 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { append, freeBalance, reserveWithdrawal } from '@wh/ledger'
 import { heldEvidence, listHeld, recheckHeld } from '@wh/ops'
 import { integrationContext, type RpcProxy, type RunningChain, startChain, startRpcProxy } from '@wh/testkit'
-import { sendWithdrawals } from '@wh/withdrawals'
+import { sendWithdrawals, withdrawalSendDeps } from '@wh/withdrawals'
 import { Redis } from 'ioredis'
 import { type Address, getAddress, parseEther } from 'viem'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { WorkerDeps } from '../src/ticks'
 
 const silent = { info() {}, warn() {} }

@@ -12,7 +12,13 @@ import {
   deployTestUsdc,
   testUsdcAbi,
 } from '@wh/wallet'
-import { type OutboundRecord, type OutboxPort, sendWithdrawals, type WithdrawalSendDeps } from '@wh/withdrawals'
+import {
+  type OutboundRecord,
+  type OutboxPort,
+  sendWithdrawal,
+  sendWithdrawals,
+  type WithdrawalSendDeps,
+} from '@wh/withdrawals'
 import { Redis } from 'ioredis'
 import { createPublicClient, createWalletClient, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -325,5 +331,40 @@ describe('withdrawals tick (spec 4.2, 3.2, 6.1) on a real chain', () => {
     })
     // and A's is next
     expect((await sendWithdrawals(deps, { batchSize: 1, maxRounds: 1 })).sent).toBe(1)
+  })
+  it('one withdrawal by id (a job of its own): sent once; a second call finds nothing to do', async () => {
+    const { withdrawalId } = await requested({ amount: 3_000_000n, deposit: 10_000_000n })
+    const before = (await usdcBalance(DEST)) ?? 0n
+    expect(await sendWithdrawal(deps, withdrawalId)).toEqual({ outcome: 'sent' })
+    expect(await sendWithdrawal(deps, withdrawalId)).toEqual({ outcome: 'skipped' })
+    expect(((await usdcBalance(DEST)) ?? 0n) - before).toBe(3_000_000n)
+    expect([...broadcasts.keys()].filter((k) => k.includes(withdrawalId))).toHaveLength(1)
+    const [w] = await ctx.database.sql<{ state: string }[]>`select state from withdrawals where id = ${withdrawalId}`
+    expect(w?.state).toBe('sent')
+  })
+
+  it('one withdrawal by id to an address of the platform fails before anything is signed, its reserve released', async () => {
+    const { userId, withdrawalId } = await requested({ amount: 4_000_000n, deposit: 10_000_000n })
+    const own = [...deps.platformAddresses][0] as string
+    await ctx.database.sql`update withdrawals set destination = ${own} where id = ${withdrawalId}`
+    expect(await sendWithdrawal(deps, withdrawalId)).toEqual({ outcome: 'failed' })
+    const [w] = await ctx.database.sql<{ state: string; last_error_code: string }[]>`
+      select state, last_error_code from withdrawals where id = ${withdrawalId}`
+    expect(w).toEqual({ state: 'failed', last_error_code: 'PLATFORM_ADDRESS' })
+    expect([...broadcasts.keys()].filter((k) => k.includes(withdrawalId))).toHaveLength(0)
+    expect(await freeBalance(ctx.database.sql, userId, 'USDC')).toBe(10_000_000n)
+  })
+
+  it('one withdrawal by id on a chain whose RPC has not answered its chain id is left as it is, the chain down', async () => {
+    const { withdrawalId } = await requested({ amount: 5_000_000n, deposit: 10_000_000n })
+    const unverified: WithdrawalSendDeps = { ...deps, chainReady: async () => false }
+    expect(await sendWithdrawal(unverified, withdrawalId)).toMatchObject({
+      outcome: 'errors',
+      retry: { code: 'RPC_UNAVAILABLE', chainDown: true },
+    })
+    const [w] = await ctx.database.sql<{ state: string; attempts: number }[]>`
+      select state, attempts from withdrawals where id = ${withdrawalId}`
+    expect(w).toEqual({ state: 'requested', attempts: 0 })
+    expect([...broadcasts.keys()].filter((k) => k.includes(withdrawalId))).toHaveLength(0)
   })
 })

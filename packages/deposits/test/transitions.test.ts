@@ -1,5 +1,5 @@
 /**
- * The deposit tables' writes (packages/deposits/src/transitions.ts, audit.ts) on the test Postgres,
+ * The deposit tables' writes (packages/deposits/src/transitions.ts, audit/store.ts) on the test Postgres,
  * without a chain: what each writes, and that each guard leaves a row that moved on alone. The
  * ticks that call them on a real chain are apps/worker/test/deposits*.test.ts.
  */

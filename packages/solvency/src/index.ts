@@ -1,7 +1,7 @@
 /**
  * Solvency (docs/solvency.md): what the platform holds against what it owes, per currency, run
- * continuously by the worker's solvency tick, stored with every leg, alerting and stopping the
- * platform on a confirmed deficit.
+ * continuously by the worker's solvency tick (tick.ts: the run's deps from the process's, its lock
+ * and summary), stored with every leg, alerting and stopping the platform on a confirmed deficit.
  */
 export * from './chain-assets'
 export * from './in-flight'
@@ -9,3 +9,4 @@ export * from './legs'
 export * from './public'
 export * from './run'
 export * from './runs'
+export * from './tick'

@@ -1,9 +1,9 @@
 /**
- * The withdrawal send (spec 4.2, 3.2, 8.1 ACTIVE, 6.1): sends requested withdrawals from the
- * chain's hot wallet, exactly once, and journals them. The worker's `withdrawals-send` tick
- * (apps/worker/src/jobs/withdrawals/send-tick.ts) wires it; the request is request.ts, the row's
- * writes transitions.ts. docs/chains.md "Withdrawals" has the states, docs/hostile-world.md what
- * happens when users, RPCs or the chain misbehave.
+ * The withdrawal send (spec 4.2, 3.2, 8.1 ACTIVE, 6.1): sends one requested withdrawal from the
+ * chain's hot wallet, exactly once, and journals it (`sendWithdrawal`). The worker's
+ * `withdrawals-send` tick runs it over the due rows (send-round.ts), on the deps send-deps.ts
+ * builds; the request is request.ts, the row's writes transitions.ts. docs/chains.md "Withdrawals"
+ * has the states, docs/hostile-world.md what happens when users, RPCs or the chain misbehave.
  *
  * Why the row stays 'requested' until the send is journaled (spec 3.2; docs/ledger.md "The money path" step 10): free balance =
  * transit − withdrawals in state 'requested', and `withdrawal_sent` (user:transit → user:external)
@@ -23,13 +23,10 @@
  *      burnt gas is a `gas_spent` at slot 0; held → the row keeps its reserve, is marked held and
  *      leaves the queue until an operator decides; not yet mined → the row stays 'requested'.
  *
- * Fair queue: rows are taken when due (`next_attempt_at`), soonest first. A preparation that fails
- * records the attempt on the row and pushes it back by a growing delay; one that fails for good
- * (the destination refuses: the dry run reverts while the hot wallet holds the amount, or it needs
- * more gas than the budget) ends the row as 'failed' with a reason the user can read
- * (send-verdict.ts). Chains are served side by side, and a chain stops for this run only when its
- * own probe fails (its id and height unread), never because of one row's error, so one chain's
- * outage or one user's poisoned rows never delay another's withdrawals.
+ * A preparation that fails records the attempt on the row and pushes it back by a growing delay; one
+ * that fails for good (the destination refuses: the dry run reverts while the hot wallet holds the
+ * amount, or it needs more gas than the budget) ends the row as 'failed' with a reason the user can
+ * read (send-verdict.ts). Which rows a tick takes, and in what order, is send-round.ts.
  *
  * The user's failures are the user's (cooling.ts): an ETH withdrawal never risks more gas than its
  * amount, the gas of one that fails on chain is charged to its user, and after two such failures
@@ -74,21 +71,6 @@ export interface OutboxPort extends VerdictPorts {
   hasCode?(chain: ChainName, address: `0x${string}`): Promise<boolean>
 }
 
-/** Withdrawals taken per tick (TIGER_STYLE: a bound on everything). */
-export const WITHDRAWAL_SEND_BATCH = 100
-/**
- * Rows of one user taken per tick, soonest first: every user with a due withdrawal is served before
- * anyone's second one, so one user's flood of withdrawals that fail never crowds out another's.
- */
-export const WITHDRAWAL_PER_USER_PER_RUN = 2
-/** A run works through rows for at most this long (the chains side by side); the rest stay due for the next. */
-export const WITHDRAWAL_CHAIN_BUDGET_MS = 10_000
-/** Batches a run takes at most, while each comes back full and the budget lasts. */
-export const WITHDRAWAL_ROUNDS_PER_RUN = 5
-/** Stuck withdrawals reported per tick. */
-export const WITHDRAWAL_STUCK_ALERT_BATCH = 50
-export const WITHDRAWAL_SEND_EVERY_MS = 15_000
-export const WITHDRAWAL_SEND_TICK = 'withdrawals-send'
 /** A hot wallet short of a token on a chain alerts once per this period. */
 export const HOT_WALLET_SHORT_ALERT_MS = 30 * 60_000
 
@@ -113,33 +95,18 @@ export interface WithdrawalSendDeps {
   readonly log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void }
 }
 
-export interface WithdrawalSendSummary {
-  sent: number
-  failed: number
-  /** broadcast, not yet confirmed; resumed next tick */
-  pending: number
-  /** the preparation failed for now (RPC, hot wallet short, …): the row waits out its backoff */
-  errors: number
-  /** held for an operator: the chain's answers contradict each other */
-  held: number
-  /** held by another replica */
-  skipped: number
-  stuckAlerts: number
-}
+/** What one send did to its row (the tick's summary counts them; see WithdrawalSendSummary). */
+export type WithdrawalSendOutcome = 'sent' | 'failed' | 'pending' | 'skipped' | 'held' | 'errors'
+type Outcome = WithdrawalSendOutcome
 
-interface StuckRow {
-  id: string
-  currency: string
-  amount: string
-  chain: string | null
-  attempts: number
-  created_at: Date
-  tx_hash: string | null
-  last_error_code: string | null
-  held_at: Date | null
+/**
+ * One send's result: its outcome, and for 'errors' why and whether the chain itself is down (the
+ * chain's other rows then wait for the next run).
+ */
+export interface WithdrawalSendResult {
+  readonly outcome: WithdrawalSendOutcome
+  readonly retry?: Retry
 }
-
-type Outcome = 'sent' | 'failed' | 'pending' | 'skipped' | 'held' | 'errors'
 /** An alert to send after the commit: text, fields, and a key that sends it once per period. */
 type Alert = [string, AlertFields, string?]
 
@@ -282,7 +249,7 @@ async function settle(
  * or any deposit address): the API refuses these at request time; this catches a row from before
  * a wallet was registered. Returns the ids it failed.
  */
-async function refuseOwnDestinations(deps: WithdrawalSendDeps, rows: readonly DueRow[]): Promise<Set<string>> {
+export async function refuseOwnDestinations(deps: WithdrawalSendDeps, rows: readonly DueRow[]): Promise<Set<string>> {
   const fresh = rows.filter((r) => r.tx_hash === null && r.destination !== null)
   if (fresh.length === 0) return new Set()
   const destinations = fresh.map((r) => r.destination as string)
@@ -300,42 +267,8 @@ async function refuseOwnDestinations(deps: WithdrawalSendDeps, rows: readonly Du
   return new Set(ids)
 }
 
-/** Alerts on withdrawals still 'requested' WITHDRAWAL_STUCK_MINUTES after their request. */
-async function alertStuck(deps: WithdrawalSendDeps): Promise<number> {
-  const stuckMs = deps.stuckMinutes * 60_000
-  const now = deps.clock.now()
-  const rows = await deps.sql<StuckRow[]>`
-    select id, currency, amount, chain, attempts, created_at, tx_hash, last_error_code, held_at
-    from withdrawals
-    where state = 'requested' and created_at < ${new Date(now.getTime() - stuckMs)}
-    order by created_at
-    limit ${WITHDRAWAL_STUCK_ALERT_BATCH}`
-  let alerts = 0
-  for (const w of rows) {
-    if (!(await deps.claimAlert(`withdrawal-stuck:${w.id}`, stuckMs))) continue
-    alerts++
-    await deps.alerter.alert(
-      w.held_at
-        ? 'withdrawal stuck: held for an operator'
-        : w.tx_hash
-          ? 'withdrawal stuck: broadcast but not confirmed'
-          : 'withdrawal stuck: not sent yet',
-      {
-        withdrawalId: w.id,
-        chain: w.chain,
-        currency: w.currency,
-        amountBaseUnits: w.amount,
-        txHash: w.tx_hash,
-        attempts: w.attempts,
-        lastErrorCode: w.last_error_code,
-        minutesWaiting: Math.floor((now.getTime() - w.created_at.getTime()) / 60_000),
-      },
-    )
-  }
-  return alerts
-}
-
-interface DueRow {
+/** A requested withdrawal as the send picks it: what the own-destination check and the chain's turn read. */
+export interface DueRow {
   id: string
   chain: string | null
   destination: string | null
@@ -343,116 +276,48 @@ interface DueRow {
 }
 
 /**
- * One tick: rounds of a bounded batch of the requested withdrawals that are due, until a round
- * finds fewer than a batch or the tick's budget is spent (so rows that fail at once, however many,
- * do not make the rows behind them wait for another tick). In a round: each user's two soonest rows
- * first, and users with a withdrawal failed in the last day after those without; the chains side by
- * side, each chain's rows one after another (they share the hot wallet's nonces), each row in its
- * own transaction; a row is taken once per tick. Then the stuck check.
+ * Whether `chain`'s RPC answered its chain id (ChainGuard): a dry run on another network could fail
+ * a withdrawal that is fine on its own. One that is another chain is logged and counts as not ready.
  */
-export async function sendWithdrawals(
-  deps: WithdrawalSendDeps,
-  opts: { batchSize?: number; maxRounds?: number } = {},
-): Promise<WithdrawalSendSummary> {
-  const summary: WithdrawalSendSummary = {
-    sent: 0,
-    failed: 0,
-    pending: 0,
-    errors: 0,
-    held: 0,
-    skipped: 0,
-    stuckAlerts: 0,
-  }
-  const batchSize = opts.batchSize ?? WITHDRAWAL_SEND_BATCH
-  const deadline = performance.now() + WITHDRAWAL_CHAIN_BUDGET_MS
-  const seen: string[] = []
-  /** chains whose RPC failed (or is not the chain) this tick: not tried again until the next */
-  const down = new Set<string>()
-  for (let round = 0; round < (opts.maxRounds ?? WITHDRAWAL_ROUNDS_PER_RUN); round++) {
-    const batch = await dueWithdrawals(deps, seen, batchSize)
-    for (const row of batch) seen.push(row.id)
-    await sendRound(deps, batch, summary, deadline, down)
-    if (batch.length < batchSize || performance.now() > deadline) break
-  }
-  summary.stuckAlerts = await alertStuck(deps)
-  return summary
-}
-
-/**
- * Due rows not yet taken this tick: every user's soonest due rows first (at most
- * WITHDRAWAL_PER_USER_PER_RUN each); among the same turn, users none of whose withdrawals failed in
- * the last day before the others (one who fed the queue rows that fail waits behind those who did
- * not), then by due time.
- */
-async function dueWithdrawals(deps: WithdrawalSendDeps, seen: readonly string[], limit: number): Promise<DueRow[]> {
-  return deps.sql<DueRow[]>`
-    select id, chain, destination, tx_hash from (
-      select id, user_id, chain, destination, tx_hash, next_attempt_at, created_at,
-        row_number() over (partition by user_id order by next_attempt_at, created_at, id) as turn
-      from withdrawals
-      where state = 'requested' and held_at is null and next_attempt_at <= now() and id <> all(${seen as string[]}::uuid[])
-    ) due
-    where turn <= ${WITHDRAWAL_PER_USER_PER_RUN}
-    order by turn,
-      exists (select 1 from withdrawals f
-        where f.user_id = due.user_id and f.created_at > now() - interval '1 day' and f.state = 'failed'),
-      next_attempt_at, created_at, id
-    limit ${limit}`
+export async function chainIsReady(deps: WithdrawalSendDeps, chain: string): Promise<boolean> {
+  return (deps.chainReady?.(chain as ChainName) ?? Promise.resolve(true)).catch((err: unknown) => {
+    deps.log.warn({ chain, err: errorText(err) }, 'withdrawals: the chain RPC is not this chain')
+    return false
+  })
 }
 
 const probeOf = (deps: WithdrawalSendDeps, chain: string) =>
   deps.outbox.probe?.(chain as ChainName).catch(() => false) ?? Promise.resolve(true)
 
-/** One round's rows: refused destinations first, then the chains side by side until `deadline`. */
-async function sendRound(
-  deps: WithdrawalSendDeps,
-  batch: readonly DueRow[],
-  summary: WithdrawalSendSummary,
-  deadline: number,
-  down: Set<string>,
-): Promise<void> {
-  const refused = await refuseOwnDestinations(deps, batch)
-  summary.failed += refused.size
-  const byChain = new Map<string, DueRow[]>()
-  for (const row of batch) {
-    if (refused.has(row.id)) continue
-    const key = row.chain ?? ''
-    byChain.set(key, [...(byChain.get(key) ?? []), row])
+/**
+ * Sends one withdrawal by id, as far as the chain allows now: loads the row (only while
+ * 'requested' and not held), refuses a destination that is the platform's own, waits while its
+ * chain's RPC is unverified, then claims it (FOR UPDATE SKIP LOCKED) and applies the policy: sent
+ * and journaled, failed with the user's reason, held, pending (again later), or an error the row
+ * waits out. The tick's round calls it for every due row; a job of its own may call it for one.
+ * Exactly once whoever calls it: the claim's lock and the outbox's one transaction per withdrawal.
+ *
+ * @example
+ *   const { outcome, retry } = await sendWithdrawal(deps, withdrawalId) // 'pending': run it again later
+ */
+export async function sendWithdrawal(deps: WithdrawalSendDeps, id: string): Promise<WithdrawalSendResult> {
+  let chain = ''
+  try {
+    const [row] = await deps.sql<DueRow[]>`
+      select id, chain, destination, tx_hash from withdrawals
+      where id = ${id} and state = 'requested' and held_at is null`
+    if (!row) return { outcome: 'skipped' }
+    chain = row.chain ?? ''
+    if ((await refuseOwnDestinations(deps, [row])).size > 0) return { outcome: 'failed' }
+    if (!(await chainIsReady(deps, chain)))
+      return { outcome: 'errors', retry: { code: 'RPC_UNAVAILABLE', chainDown: true, detail: 'chain not verified' } }
+    return await processOne(deps, id)
+  } catch (err) {
+    // after the outbox has a row (a broadcast or the confirmation's reads failed): the
+    // transaction is out there, so the row is not pushed back. The chain is down for this run
+    // only when its own probe fails: one row's error never stops the others
+    deps.log.warn({ withdrawalId: id, chain, err: errorText(err) }, 'withdrawal send failed')
+    const down = (err as { code?: unknown }).code === 'CHAIN_UNAVAILABLE' || !(await probeOf(deps, chain))
+    return { outcome: 'errors', retry: { code: 'RPC_UNAVAILABLE', chainDown: down, detail: errorText(err) } }
   }
-  await Promise.all(
-    [...byChain.entries()].map(async ([chain, rows]) => {
-      if (down.has(chain)) return
-      const ready = await (deps.chainReady?.(chain as ChainName) ?? Promise.resolve(true)).catch((err: unknown) => {
-        deps.log.warn({ chain, err: errorText(err) }, 'withdrawals: the chain RPC is not this chain')
-        return false
-      })
-      if (!ready) {
-        down.add(chain)
-        return
-      }
-      for (const { id } of rows) {
-        if (performance.now() > deadline) break
-        let result: { outcome: Outcome; retry?: Retry }
-        try {
-          result = await processOne(deps, id)
-        } catch (err) {
-          // after the outbox has a row (a broadcast or the confirmation's reads failed): the
-          // transaction is out there, so the row is not pushed back. The chain is down for this run
-          // only when its own probe fails: one row's error never stops the others
-          deps.log.warn({ withdrawalId: id, chain, err: errorText(err) }, 'withdrawal send failed')
-          const down = (err as { code?: unknown }).code === 'CHAIN_UNAVAILABLE' || !(await probeOf(deps, chain))
-          result = { outcome: 'errors', retry: { code: 'RPC_UNAVAILABLE', chainDown: down, detail: errorText(err) } }
-        }
-        summary[result.outcome]++
-        if (result.retry?.chainDown) {
-          deps.log.warn(
-            { chain, withdrawalId: id, code: result.retry.code },
-            'withdrawals: chain unavailable, next run',
-          )
-          down.add(chain)
-          break
-        }
-      }
-    }),
-  )
 }

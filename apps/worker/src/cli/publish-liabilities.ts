@@ -15,8 +15,8 @@
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { systemClock } from '@wh/core'
 import { createDatabase } from '@wh/db'
+import { LIABILITY_TREE_KEEP_DAYS, runLiabilitiesPublish } from '@wh/proof/publish-run'
 import { createAlerter } from '@wh/wallet'
-import { LIABILITY_TREE_KEEP_DAYS, runLiabilitiesPublish } from '../jobs/liabilities/publish'
 import { workerLogger } from '../logger'
 import { parseCli, usageError } from './args'
 

@@ -1,27 +1,24 @@
 import type { TickDefinition } from '../ticks'
 import { bridgeTicks } from './bridge/bridge'
 import { cctpRefillTicks, hotWalletEthTick } from './cctp/ticks'
-import { depositAuditTicks } from './deposits/audit'
-import { depositScanTicks } from './deposits/scan'
-import { depositSweepProcessor } from './deposits/sweep-job'
-import { depositSweepTick } from './deposits/sweep-tick'
+import { depositAuditTicks, depositScanTicks, depositSweepProcessor, depositSweepTick } from './deposits/ticks'
 import { accrualsTick } from './exchange/accruals'
 import { feeTick } from './exchange/fees'
 import { fundTick } from './exchange/fund'
 import { reconcileTick } from './exchange/reconcile'
 import { releaseTick } from './exchange/release'
 import { sessionKeysTick } from './exchange/session-keys'
-import { liabilitiesPublishTick } from './liabilities/publish'
-import { solvencyTick } from './solvency/solvency'
+import { liabilitiesPublishTick } from './liabilities/ticks'
+import { solvencyTick } from './solvency/ticks'
 import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
 import { wheelTick } from './trading/wheel'
 import { treasuryTick } from './treasury/treasury'
-import { withdrawalSendTick } from './withdrawals/send-tick'
+import { withdrawalSendTick } from './withdrawals/ticks'
 
 /**
  * Every tick of the service, one processor per file under jobs/<area>/. The on-chain,
- * exchange and trading issues add theirs (deposits/scan, deposits/sweep, withdrawals/send, …).
+ * exchange and trading issues add theirs (deposits/ticks.ts, withdrawals/ticks.ts, …).
  */
 export const ticks: readonly TickDefinition[] = [
   // one watch per chain (every 5 s), the sweep fan-out (every 10 s) and its per-deposit processor

@@ -11,14 +11,18 @@
  * The rows and events are written by @wh/deposits' `recordDetected`, in this transaction.
  */
 import { LOCK_TTL_MS } from '@wh/config'
-import { recordDetected } from '@wh/deposits'
+import type { Sql } from '@wh/db'
 import { recordScanLag, withLock } from '@wh/jobs'
 import {
+  type Alerter,
   advanceCursor,
-  CHAIN_NAMES,
+  type ChainClients,
+  type ChainGuard,
+  type ChainInfo,
   type ChainName,
   ChainReorgError,
   type Deposit,
+  type DepositKeyring,
   haltCursor,
   loadCursor,
   lockCursor,
@@ -26,8 +30,10 @@ import {
   type ScanStats,
   scanDeposits,
 } from '@wh/wallet'
-import { type Hex, numberToHex } from 'viem'
-import type { TickDefinition, WorkerDeps } from '../../ticks'
+import type { Redis } from 'ioredis'
+import { type Address, type Hex, numberToHex } from 'viem'
+import type { RunLog } from '../log'
+import { recordDetected } from '../transitions'
 import { ADDRESS_SYNC_BATCH, DepositAddressBook, syncDepositAddresses } from './address-book'
 
 export const DEPOSIT_SCAN_EVERY_MS = 5_000
@@ -40,11 +46,24 @@ export const ADDRESS_SYNC_MAX_BATCHES = 4
 
 export const depositScanTickName = (chain: ChainName) => `deposits-scan-${chain}`
 
-export type DepositScanDeps = Pick<
-  WorkerDeps,
-  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'alerter'
-> & {
+/** What the scan reads (the worker's deps and the process's address book satisfy it). */
+export interface DepositScanDeps {
+  readonly sql: Sql
+  /** the scan-lag metric and the halt alert's claim */
+  readonly redis: Redis
+  /** derives the addresses of users who have none stored yet */
+  readonly keyring: DepositKeyring
+  readonly registry: ReadonlyMap<ChainName, ChainInfo>
+  readonly clients: ReadonlyMap<ChainName, ChainClients>
+  /** its top-ups of deposit addresses are the service's own transfers, not deposits */
+  readonly gasWallet: { readonly address: Address }
+  readonly alerter: Pick<Alerter, 'alert'>
   readonly addressBook: DepositAddressBook
+}
+
+/** What the scan tick reads: the scan's deps without the book (one per process), and the chain guard. */
+export type DepositScanTickDeps = Omit<DepositScanDeps, 'addressBook'> & {
+  readonly chainGuard: Pick<ChainGuard, 'ready'>
 }
 
 export interface DepositScanOptions {
@@ -297,35 +316,34 @@ async function alertHalted(deps: DepositScanDeps, chain: ChainName, reason: stri
     })
 }
 
-/** One scan tick per chain; each under a Redis lock so a slow run never overlaps the next. */
-export const depositScanTicks: readonly TickDefinition[] = CHAIN_NAMES.map((chain) => ({
-  name: depositScanTickName(chain),
-  queue: 'deposits',
-  everyMs: DEPOSIT_SCAN_EVERY_MS,
-  process: async (_job, ctx) => {
-    // never credit from an RPC that is not this chain (docs/hostile-world.md)
-    if (!(await ctx.deps.chainGuard.ready(chain))) {
-      ctx.log.warn({ chain }, 'deposit scan waits: the chain RPC has not answered its chain id yet')
-      return { chain, status: 'unverified' }
-    }
-    const deps = { ...ctx.deps, addressBook: addressBookFor(ctx.deps) }
-    const result = await withLock(ctx.deps.redis, `lock:${depositScanTickName(chain)}`, LOCK_TTL_MS, () =>
-      scanChainDeposits(deps, chain),
+/**
+ * One scan tick of `chain` (the worker's `deposits-scan-<chain>`): never on an RPC that has not
+ * answered its chain id, under a Redis lock so a slow run never overlaps the next, the process's
+ * address book. A JSON-safe result (BullMQ stores it).
+ */
+export async function runDepositScanTick(deps: DepositScanTickDeps, log: RunLog, chain: ChainName) {
+  // never credit from an RPC that is not this chain (docs/hostile-world.md)
+  if (!(await deps.chainGuard.ready(chain))) {
+    log.warn({ chain }, 'deposit scan waits: the chain RPC has not answered its chain id yet')
+    return { chain, status: 'unverified' }
+  }
+  const scanDeps = { ...deps, addressBook: addressBookFor(deps) }
+  const result = await withLock(deps.redis, `lock:${depositScanTickName(chain)}`, LOCK_TTL_MS, () =>
+    scanChainDeposits(scanDeps, chain),
+  )
+  if (!result) return { chain, status: 'locked' }
+  if (result.detected > 0 || result.status === 'behind-on-addresses' || result.status === 'halted') {
+    log.info(
+      { chain, status: result.status, detected: result.detected, toBlock: result.toBlock?.toString() },
+      'deposit scan',
     )
-    if (!result) return { chain, status: 'locked' }
-    if (result.detected > 0 || result.status === 'behind-on-addresses' || result.status === 'halted') {
-      ctx.log.info(
-        { chain, status: result.status, detected: result.detected, toBlock: result.toBlock?.toString() },
-        'deposit scan',
-      )
-    }
-    // BullMQ stores the return value as JSON: no bigints
-    return {
-      ...result,
-      fromBlock: result.fromBlock?.toString(),
-      toBlock: result.toBlock?.toString(),
-      nextBlock: result.nextBlock?.toString(),
-      stats: undefined,
-    }
-  },
-}))
+  }
+  // BullMQ stores the return value as JSON: no bigints
+  return {
+    ...result,
+    fromBlock: result.fromBlock?.toString(),
+    toBlock: result.toBlock?.toString(),
+    nextBlock: result.nextBlock?.toString(),
+    stats: undefined,
+  }
+}

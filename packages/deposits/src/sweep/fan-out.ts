@@ -7,12 +7,13 @@
  * it again while the sweep is still pending on chain. Exactly-once does not rest on this: the
  * outbox and the journal's keys make a doubled job harmless.
  */
-import { setDustAside } from '@wh/deposits'
+import type { Sql } from '@wh/db'
 import { jobId, QUEUES } from '@wh/jobs'
-import { ETH_TO_EOA_GAS } from '@wh/wallet'
-import type { TickDefinition, WorkerDeps } from '../../ticks'
+import { type ChainClients, type ChainName, ETH_TO_EOA_GAS } from '@wh/wallet'
+import type { JobsOptions } from 'bullmq'
+import { setDustAside } from '../transitions'
+import { BELOW_GAS_RETRY_MS } from './job'
 import { DEPOSIT_SWEEP_JOB, SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
-import { BELOW_GAS_RETRY_MS } from './sweep-job'
 
 export const DEPOSIT_SWEEP_EVERY_MS = 10_000
 /** Deposits fanned out per tick. */
@@ -23,6 +24,17 @@ export const DEPOSIT_SWEEP_BACKOFF_MS = 5_000
 export const ETH_SWEEP_GAS = ETH_TO_EOA_GAS
 /** Dust deposits set aside per chain and tick at most (a bound; the rest next tick). */
 export const DUST_DEFER_BATCH = 10_000
+
+/** What picking the due sweeps reads: the deposits, and each chain's fees (for the dust). */
+export interface DueSweepDeps {
+  readonly sql: Sql
+  readonly clients: ReadonlyMap<ChainName, ChainClients>
+}
+
+/** Where the sweep jobs go: the `deposits` queue (a BullMQ Queue fits). */
+export interface SweepQueue {
+  addBulk(jobs: Array<{ name: string; data: { depositId: string }; opts: JobsOptions }>): Promise<unknown>
+}
 
 /**
  * The ETH below which a deposit cannot pay for its own sweep at the chain's current fees: the
@@ -39,7 +51,7 @@ export function dustThresholdWei(maxFeePerGasWei: bigint): bigint {
  * never take the batch's places from a real one. They stay credited and at their addresses.
  * A chain whose fees cannot be read now is left to the per-deposit check.
  */
-async function setDustAsideByChain(deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients'>): Promise<number> {
+async function setDustAsideByChain(deps: DueSweepDeps): Promise<number> {
   let setAside = 0
   for (const [chain, c] of deps.clients) {
     let threshold: bigint
@@ -58,7 +70,7 @@ async function setDustAsideByChain(deps: Pick<WorkerDeps, 'sql' | 'registry' | '
  * address are serialised by its lock anyway), after the dust is set aside.
  */
 export async function dueSweeps(
-  deps: Pick<WorkerDeps, 'sql' | 'registry' | 'clients'>,
+  deps: DueSweepDeps,
   limit = DEPOSIT_SWEEP_BATCH,
 ): Promise<{ ids: string[]; dustSetAside: number }> {
   const dustSetAside = await setDustAsideByChain(deps)
@@ -72,27 +84,31 @@ export async function dueSweeps(
   return { ids: rows.map((r) => r.id), dustSetAside }
 }
 
-export const depositSweepTick: TickDefinition = {
-  name: 'deposits-sweep',
-  queue: 'deposits',
-  everyMs: DEPOSIT_SWEEP_EVERY_MS,
-  process: async (_job, ctx) => {
-    const { ids, dustSetAside } = await dueSweeps(ctx.deps)
-    const queue = ctx.queues.get('deposits')
-    if (!queue) throw new Error(`queue ${QUEUES.deposits} missing`)
-    await queue.addBulk(
-      ids.map((id) => ({
-        name: DEPOSIT_SWEEP_JOB,
-        data: { depositId: id },
-        opts: {
-          jobId: jobId(DEPOSIT_SWEEP_JOB, id),
-          attempts: DEPOSIT_SWEEP_ATTEMPTS,
-          backoff: { type: 'exponential', delay: DEPOSIT_SWEEP_BACKOFF_MS },
-          removeOnComplete: true,
-          removeOnFail: true,
-        },
-      })),
-    )
-    return { enqueued: ids.length, dustSetAside }
-  },
+/**
+ * One sweep tick (the worker's `deposits-sweep`): the due deposits, one `deposit-sweep` job each on
+ * `queue`, keyed by the deposit (see the top of this file).
+ *
+ * @example
+ *   await enqueueDueSweeps(deps, queues.get('deposits')) // { enqueued, dustSetAside }
+ */
+export async function enqueueDueSweeps(
+  deps: DueSweepDeps,
+  queue: SweepQueue | undefined,
+): Promise<{ enqueued: number; dustSetAside: number }> {
+  const { ids, dustSetAside } = await dueSweeps(deps)
+  if (!queue) throw new Error(`queue ${QUEUES.deposits} missing`)
+  await queue.addBulk(
+    ids.map((id) => ({
+      name: DEPOSIT_SWEEP_JOB,
+      data: { depositId: id },
+      opts: {
+        jobId: jobId(DEPOSIT_SWEEP_JOB, id),
+        attempts: DEPOSIT_SWEEP_ATTEMPTS,
+        backoff: { type: 'exponential', delay: DEPOSIT_SWEEP_BACKOFF_MS },
+        removeOnComplete: true,
+        removeOnFail: true,
+      },
+    })),
+  )
+  return { enqueued: ids.length, dustSetAside }
 }

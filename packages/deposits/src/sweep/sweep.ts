@@ -1,39 +1,44 @@
 /**
- * The sweep of one detected deposit (queue `deposits`, job `deposit-sweep`, fanned out by
- * sweep-tick.ts): gas top-up if needed, the deposit address sends to the chain's hot wallet, and
+ * The sweep of one detected deposit (queue `deposits`, job `deposit-sweep`, run by job.ts, fanned
+ * out by fan-out.ts): gas top-up if needed, the deposit address sends to the chain's hot wallet, and
  * once both are final, `deposit_swept` and the `gas_spent` events. docs/chains.md "Sweeps".
  *
  * Every step is resumable: the outbox keeps each transaction exactly once per
  * (purpose, deposit id, step), so a retry, a second replica or a worker restarted after SIGKILL
  * picks up the same transactions, and the journal's keys (spec 6.1 slots) keep the events single.
- * Step numbers: 0 the gas top-up, 1 the sweep. Every write of the deposit's row is @wh/deposits'
- * (packages/deposits/src/transitions.ts); this module reads the chain and the outbox and decides.
+ * Step numbers: 0 the gas top-up, 1 the sweep. Every write of the deposit's row is
+ * ../transitions.ts'; this module reads the chain and the outbox and decides.
  */
 import { LOCK_TTL_MS, SWEEP_GAS_FLOOR_WEI } from '@wh/config'
 import { AppError } from '@wh/core'
+import { withLock } from '@wh/jobs'
+import type { EventInput } from '@wh/ledger'
 import {
-  type DepositRow,
+  type Alerter,
+  type ChainName,
+  confirmOutbound,
+  type DepositKeyring,
+  estimateTransferFee,
+  type OutboundRecord,
+  type OutboundTransfer,
+  type OutboxDeps,
+  type OutboxSource,
+  outboxOf,
+  sendOnce,
+  spendableEthBalance,
+} from '@wh/wallet'
+import { UnrecoverableError } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { type Address, getAddress } from 'viem'
+import type { DepositRow } from '../rows'
+import {
   markRetryStarted,
   markSweepFailed,
   markSweepRetry,
   markSweepSent,
   markSwept,
   sweepGasEvent,
-} from '@wh/deposits'
-import { withLock } from '@wh/jobs'
-import type { EventInput } from '@wh/ledger'
-import {
-  confirmOutbound,
-  estimateTransferFee,
-  type OutboundRecord,
-  type OutboxDeps,
-  outboxOf,
-  sendOnce,
-  spendableEthBalance,
-} from '@wh/wallet'
-import { UnrecoverableError } from 'bullmq'
-import { type Address, getAddress } from 'viem'
-import type { WorkerDeps } from '../../ticks'
+} from '../transitions'
 
 export const DEPOSIT_SWEEP_JOB = 'deposit-sweep'
 /**
@@ -66,10 +71,21 @@ export const SWEEP_STEPS_PER_ATTEMPT = 10
 export const SWEEP_STEP = 1
 export const TOPUP_STEPS = [0, 2] as const
 
-export type SweepDeps = Pick<
-  WorkerDeps,
-  'sql' | 'redis' | 'keyring' | 'registry' | 'clients' | 'gasWallet' | 'hotWallet' | 'alerter' | 'signerOf'
-> & { readonly outboxHooks?: OutboxDeps['hooks'] }
+/** What the sweep reads (the worker's deps satisfy it): the outbox's source and the keys that sign. */
+export interface SweepDeps extends OutboxSource {
+  /** the per-address lock */
+  readonly redis: Redis
+  /** spec 2.1 rule 4: a deposit address's own key signs its sweep */
+  readonly keyring: DepositKeyring
+  /** tops deposit addresses up with gas */
+  readonly gasWallet: OutboundTransfer['signer']
+  /** the chain's hot wallet: where a sweep sends */
+  readonly hotWallet: (chain: ChainName) => { readonly address: Address }
+  readonly alerter: Alerter
+  readonly signerOf: NonNullable<OutboxDeps['signerOf']>
+  /** tests only: the outbox's crash points */
+  readonly outboxHooks?: OutboxDeps['hooks']
+}
 
 /**
  * 'swept': done (now or before); 'pending': a transaction is not final yet, run again later;

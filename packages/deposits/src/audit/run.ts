@@ -21,21 +21,13 @@
  * once per episode and stays recorded in deposit_surpluses; the sweep never spends it (it spends at
  * most the expected balance).
  *
- * This tick reads and decides; every write of the audit's tables and of the credited deposits is
- * @wh/deposits' (packages/deposits/src/audit.ts).
+ * This run reads and decides; every write of the audit's tables and of the credited deposits is
+ * store.ts'.
  */
 import { LOCK_TTL_MS } from '@wh/config'
-import {
-  claimSurplusAlert,
-  creditTracedTransfers,
-  recordReadings,
-  type SurplusEpisode,
-  type SurplusReason,
-} from '@wh/deposits'
 import { withLock } from '@wh/jobs'
 import {
   BALANCE_READ_BATCH,
-  CHAIN_NAMES,
   type ChainClients,
   type ChainName,
   expectedEthBalances,
@@ -48,60 +40,19 @@ import {
   TRACE_FILTER_MAX_BLOCKS,
   traceFilterAvailable,
 } from '@wh/wallet'
-import type { TickDefinition, WorkerDeps } from '../../ticks'
-import { pickTargets } from './audit-readings'
-
-export const DEPOSIT_AUDIT_EVERY_MS = 30_000
-/** Addresses the rotation reads per tick: 100,000 users are a full rotation in 100 ticks. */
-export const AUDIT_ROTATION_BATCH = 1_000
-/** Addresses read per tick ahead of the rotation: open surplus episodes, then recent activity. */
-export const AUDIT_PRIORITY_BATCH = 1_000
-/**
- * How far back the traces of an address without a clean reading go (its first reading saw a
- * surplus). An address is read at least once per rotation, so a later episode starts at its last
- * clean reading, a rotation back at most.
- */
-export const AUDIT_TRACE_LOOKBACK_BLOCKS = 50_000n
-
-/** Readings after which a surplus whose traces keep failing is alerted (a failure may be transient). */
-export const AUDIT_TRACE_FAILURE_READINGS = 5
-
-export const depositAuditTickName = (chain: ChainName) => `deposits-audit-${chain}`
-
-export type DepositAuditDeps = Pick<WorkerDeps, 'sql' | 'registry' | 'clients' | 'alerter'>
-
-export interface DepositAuditOptions {
-  rotationBatch?: number
-  priorityBatch?: number
-  /** addresses per eth_call */
-  balanceBatch?: number
-  traceLookbackBlocks?: bigint
-  maxBlocksPerTraceCall?: number
-}
-
-export interface DepositAuditResult {
-  chain: ChainName
-  /** 'no-cursor': the scan has recorded no block yet; 'halted': the scan is halted (a reorg) */
-  status: 'audited' | 'no-cursor' | 'halted'
-  /** the block the balances were read at */
-  block?: bigint
-  /** addresses read, of which from the priority set and from the rotation */
-  read: number
-  priority: number
-  rotation: number
-  /** the rotation came back to the lowest hd_index */
-  rotationWrapped: boolean
-  /** readings with a surplus */
-  surpluses: number
-  /** internal transfers credited as deposits by this tick */
-  credited: number
-  alerted: number
-  resolved: number
-  /** eth_call, trace_filter and trace_transaction requests */
-  rpcCalls: number
-  /** the trace API failed (not "method not found"): the surpluses wait for the next tick */
-  traceFailed: boolean
-}
+import type { RunLog } from '../log'
+import type { SurplusEpisode, SurplusReason } from '../rows'
+import { claimSurplusAlert, creditTracedTransfers, recordReadings } from './store'
+import { pickTargets } from './targets'
+import {
+  AUDIT_TRACE_FAILURE_READINGS,
+  AUDIT_TRACE_LOOKBACK_BLOCKS,
+  type DepositAuditDeps,
+  type DepositAuditOptions,
+  type DepositAuditResult,
+  type DepositAuditTickDeps,
+  depositAuditTickName,
+} from './types'
 
 const REASON_TEXT: Record<SurplusReason, string> = {
   'no-trace-api': "the chain's RPC has no trace API",
@@ -309,26 +260,24 @@ async function credit(
   return creditTracedTransfers(deps.sql, { chain, block, minSurplus, episodes, transfers: mine })
 }
 
-/** One audit tick per chain, every DEPOSIT_AUDIT_EVERY_MS, under a Redis lock per chain. */
-export const depositAuditTicks: readonly TickDefinition[] = CHAIN_NAMES.map((chain) => ({
-  name: depositAuditTickName(chain),
-  queue: 'deposits',
-  everyMs: DEPOSIT_AUDIT_EVERY_MS,
-  process: async (_job, ctx) => {
-    // never credit from an RPC that is not this chain (docs/hostile-world.md)
-    if (!(await ctx.deps.chainGuard.ready(chain))) return { chain, status: 'unverified' }
-    const result = await withLock(ctx.deps.redis, `lock:${depositAuditTickName(chain)}`, LOCK_TTL_MS, () =>
-      auditDepositBalances(ctx.deps, chain),
+/**
+ * One audit tick of `chain` (the worker's `deposits-audit-<chain>`): never on an RPC that has not
+ * answered its chain id, under a Redis lock per chain. A JSON-safe result (BullMQ stores it).
+ */
+export async function runDepositAuditTick(deps: DepositAuditTickDeps, log: RunLog, chain: ChainName) {
+  // never credit from an RPC that is not this chain (docs/hostile-world.md)
+  if (!(await deps.chainGuard.ready(chain))) return { chain, status: 'unverified' }
+  const result = await withLock(deps.redis, `lock:${depositAuditTickName(chain)}`, LOCK_TTL_MS, () =>
+    auditDepositBalances(deps, chain),
+  )
+  if (!result) return { chain, status: 'locked' }
+  if (result.credited > 0 || result.alerted > 0) {
+    log.info(
+      { chain, block: result.block?.toString(), credited: result.credited, alerted: result.alerted },
+      'deposit audit',
     )
-    if (!result) return { chain, status: 'locked' }
-    if (result.credited > 0 || result.alerted > 0) {
-      ctx.log.info(
-        { chain, block: result.block?.toString(), credited: result.credited, alerted: result.alerted },
-        'deposit audit',
-      )
-    }
-    if (result.traceFailed) ctx.log.warn({ chain }, 'deposit audit: traces could not be read; retried next tick')
-    // BullMQ stores the return value as JSON: no bigints
-    return { ...result, block: result.block?.toString() }
-  },
-}))
+  }
+  if (result.traceFailed) log.warn({ chain }, 'deposit audit: traces could not be read; retried next tick')
+  // BullMQ stores the return value as JSON: no bigints
+  return { ...result, block: result.block?.toString() }
+}

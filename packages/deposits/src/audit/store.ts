@@ -2,8 +2,8 @@
  * Every write of the deposit audit's tables (docs/chains.md "Every deposit is accounted for"):
  * `deposit_audit_cursors` (each chain's place in the rotation and the activity window),
  * `deposit_balance_audits` (each address's last reading) and `deposit_surpluses` (one row per
- * episode of ETH above the expectation: open → credited | resolved). The worker's audit tick
- * (apps/worker/src/jobs/deposits/audit.ts) reads the chain and decides; these record it.
+ * episode of ETH above the expectation: open → credited | resolved). The audit's run (run.ts,
+ * the worker's `deposits-audit-<chain>` tick) reads the chain and decides; these record it.
  *
  * Each write is one statement, or one transaction that takes the episodes' row locks first
  * (`recordReadings`, `creditTracedTransfers`), so two runs never open, continue or credit one
@@ -11,8 +11,8 @@
  */
 import type { Queryable, Sql } from '@wh/db'
 import type { ChainName, InternalTransfer } from '@wh/wallet'
-import type { BalanceReading, SurplusEpisode, SurplusReason } from './rows'
-import { recordDetected } from './transitions'
+import type { BalanceReading, SurplusEpisode, SurplusReason } from '../rows'
+import { recordDetected } from '../transitions'
 
 /** The chain's audit cursor, created at `block` on its first run (an existing one is left as it is). */
 export async function openAuditCursor(sql: Queryable, chain: ChainName, block: bigint): Promise<void> {

@@ -1,10 +1,10 @@
 /**
- * The proof of liabilities' publication (docs/solvency.md "Proof of liabilities"), queue
- * `accounting`: once per UTC day, the Merkle-sum tree of what every user is owed is built from the
- * ledger and stored with its root (@wh/proof/publish). The tick runs every hour and publishes on
+ * The proof of liabilities' publication as the worker's `liabilities-publish` tick runs it
+ * (docs/solvency.md "Proof of liabilities"), queue `accounting`: once per UTC day, the Merkle-sum
+ * tree of what every user is owed is built from the ledger and stored with its root (./publish.ts). The tick runs every hour and publishes on
  * the first run of a day; the others find the day's root and stop there (one indexed read), so a
  * day whose first run failed is published by the next hour's, not the next day's. On demand:
- * `src/cli/publish-liabilities.ts` (with `--force`, a second root the same day).
+ * the worker's `src/cli/publish-liabilities.ts` (with `--force`, a second root the same day).
  *
  * No exchange cycle lock: the ledger's balances are read in one REPEATABLE READ snapshot, and a
  * user's holdings (transit plus subaccounts) do not change when money moves between them. A Redis
@@ -15,9 +15,11 @@
  * roots are kept forever.
  */
 import { LOCK_TTL_MS } from '@wh/config'
+import type { Clock } from '@wh/core'
 import { withLock } from '@wh/jobs'
-import { type PublishResult, pruneTrees, publishLiabilities } from '@wh/proof/publish'
-import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
+import type { Redis } from 'ioredis'
+import type postgres from 'postgres'
+import { type PublishResult, pruneTrees, publishLiabilities } from './publish'
 
 export const LIABILITIES_PUBLISH_TICK = 'liabilities-publish'
 /** Checked hourly; a root is published on the first run of each UTC day. */
@@ -27,7 +29,23 @@ export const LIABILITY_TREE_KEEP_DAYS = 30
 /** Negative totals named one by one in an alert; the rest are counted. */
 const ALERT_NAMED_NEGATIVES = 20
 
-export type PublishDeps = Pick<WorkerDeps, 'sql' | 'clock' | 'alerter'>
+/** What a publication reads (the worker's deps satisfy it; the alerter is typed by what it calls). */
+export interface PublishDeps {
+  readonly sql: postgres.Sql
+  readonly clock: Clock
+  readonly alerter: {
+    alert(
+      text: string,
+      fields?: Readonly<Record<string, string | number | bigint | boolean | null | undefined>>,
+    ): Promise<void>
+  }
+}
+
+/** The publication's logger, typed by what it calls (the worker's fits). */
+export interface PublishLog {
+  info(obj: object, msg?: string): void
+  warn(obj: object, msg?: string): void
+}
 
 export interface PublishRun {
   readonly status: PublishResult['status']
@@ -49,7 +67,7 @@ export interface PublishRun {
  */
 export async function runLiabilitiesPublish(
   deps: PublishDeps,
-  log: TickContext['log'],
+  log: PublishLog,
   opts: { force?: boolean; keepDays?: number } = {},
 ): Promise<PublishRun> {
   const now = deps.clock.now()
@@ -93,15 +111,18 @@ export async function runLiabilitiesPublish(
   }
 }
 
-/** The daily publication, checked every hour under its own Redis lock. */
-export const liabilitiesPublishTick: TickDefinition = {
-  name: LIABILITIES_PUBLISH_TICK,
-  queue: 'accounting',
-  everyMs: LIABILITIES_PUBLISH_EVERY_MS,
-  process: async (_job, ctx) => {
-    const result = await withLock(ctx.deps.redis, `lock:${LIABILITIES_PUBLISH_TICK}`, LOCK_TTL_MS, () =>
-      runLiabilitiesPublish(ctx.deps, ctx.log),
-    )
-    return result ?? { status: 'locked' }
-  },
+/**
+ * One `liabilities-publish` tick: the daily publication, checked every hour under its own Redis lock.
+ *
+ * @example
+ *   await runLiabilitiesPublishTick(deps, log) // { status: 'published' | 'already-published' | 'empty' | 'locked', … }
+ */
+export async function runLiabilitiesPublishTick(
+  deps: PublishDeps & { readonly redis: Redis },
+  log: PublishLog,
+): Promise<PublishRun | { status: 'locked' }> {
+  const result = await withLock(deps.redis, `lock:${LIABILITIES_PUBLISH_TICK}`, LOCK_TTL_MS, () =>
+    runLiabilitiesPublish(deps, log),
+  )
+  return result ?? { status: 'locked' }
 }

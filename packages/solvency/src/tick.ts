@@ -1,32 +1,57 @@
 /**
- * The solvency tick (queue `solvency`, every SOLVENCY_EVERY_SECONDS, under a Redis lock): one run
- * of @wh/solvency over every chain node, the exchange's subaccounts (`get_all_portfolios`, one
+ * The solvency tick's run (the worker's `solvency-run`, queue `solvency`, every
+ * SOLVENCY_EVERY_SECONDS, under a Redis lock): one run (run.ts) over every chain node, the exchange's subaccounts (`get_all_portfolios`, one
  * call) and the platform's exchange wallet. docs/solvency.md "Continuous solvency".
  *
  * The exchange wallet is read where it lives: on the exchange's own chain (EXCHANGE_CHAIN_RPC_URL,
  * each currency's ERC-20 there, `balanceOf` the wallet); in the local run, where the Derive
  * simulator stands in for that chain, from the simulator.
  *
- * After the run, CCTP transfers burned and not minted past Circle's documented time are told to ops, once each
- * (docs/chains.md "The L2 route"): the run counts them in flight, the alert says they are late.
+ * After the run, the transfers in flight past their documented time are told to ops, once each, by
+ * the hook the worker passes (CCTP transfers burned and not minted past Circle's documented time,
+ * docs/chains.md "The L2 route"): the run counts them in flight, the alert says they are late.
  */
-import { LOCK_TTL_MS } from '@wh/config'
+import { type Config, LOCK_TTL_MS } from '@wh/config'
+import type { Sql } from '@wh/db'
+import type { DeriveClient } from '@wh/exchange'
 import { withLock } from '@wh/jobs'
-import { type ExchangeHoldingsReader, runSolvency, type SolvencyDeps } from '@wh/solvency'
 import { currencyDecimals } from '@wh/subaccounts'
-import { CHAIN_NAMES } from '@wh/wallet'
+import {
+  type Alerter,
+  CHAIN_NAMES,
+  type ChainClients,
+  type ChainInfo,
+  type ChainName,
+  type PlatformWallet,
+} from '@wh/wallet'
+import type { Redis } from 'ioredis'
 import { type Address, createPublicClient, erc20Abi, formatUnits, http } from 'viem'
-import type { TickDefinition, WorkerDeps } from '../../ticks'
-import { alertLateCctp } from '../cctp/transfer'
+import { type ExchangeHoldingsReader, runSolvency, type SolvencyDeps } from './run'
 
 export const SOLVENCY_TICK = 'solvency-run'
 /** Collateral currencies the exchange wallet may hold. */
 export const EXCHANGE_CURRENCIES = ['USDC', 'ETH', 'BTC'] as const
 
-export type SolvencyTickDeps = Pick<
-  WorkerDeps,
-  'sql' | 'redis' | 'config' | 'registry' | 'clients' | 'platformWallets' | 'exchange' | 'alerter'
-> & { readonly fetch?: typeof fetch }
+/** What the tick's run reads (the worker's deps satisfy it). */
+export interface SolvencyTickDeps {
+  readonly sql: Sql
+  /** the run's lock */
+  readonly redis: Redis
+  readonly config: Pick<Config, 'exchange' | 'localChains' | 'reconcileEpsilon' | 'solvency'>
+  readonly registry: ReadonlyMap<ChainName, ChainInfo>
+  readonly clients: ReadonlyMap<ChainName, ChainClients>
+  readonly platformWallets: readonly PlatformWallet[]
+  /** the exchange's subaccounts and currencies (the platform's Derive client) */
+  readonly exchange: DeriveClient
+  readonly alerter: Pick<Alerter, 'alert'>
+  /** tests only: the simulator's wallet balances in the local run */
+  readonly fetch?: typeof fetch
+}
+
+/** The run's logger, typed by what it calls (the worker's fits). */
+export interface SolvencyLog {
+  warn(obj: object, msg?: string): void
+}
 
 /** The exchange as the run reads it. */
 export function exchangeHoldings(deps: SolvencyTickDeps): ExchangeHoldingsReader {
@@ -94,28 +119,33 @@ export function solvencyDeps(deps: SolvencyTickDeps): SolvencyDeps {
   }
 }
 
-export const solvencyTick: TickDefinition = {
-  name: SOLVENCY_TICK,
-  queue: 'solvency',
-  everyMsOf: (config) => config.solvency.everyMs,
-  process: async (_job, ctx) => {
-    const r = await withLock(ctx.deps.redis, `lock:${SOLVENCY_TICK}`, LOCK_TTL_MS, () =>
-      runSolvency(solvencyDeps(ctx.deps)),
-    )
-    if (!r) return { status: 'locked' }
-    // CCTP transfers burned and not minted past Circle's documented time: counted in flight above, told once here
-    const lateCctp = await alertLateCctp(ctx.deps)
-    const summary = {
-      runId: r.runId,
-      complete: r.complete,
-      totals: r.totals.map((t) => ({ currency: t.currency, surplus: t.surplus.toString() })),
-      deficits: r.deficits.map((d) => d.currency),
-      surpluses: r.surpluses.length,
-      errors: r.errors,
-      stopRaised: r.stopRaised,
-      lateCctp,
-    }
-    if (!r.complete || r.deficits.length > 0 || lateCctp.length > 0) ctx.log.warn(summary, 'solvency run')
-    return summary
-  },
+/**
+ * One solvency tick: the run under its Redis lock, then `alertLate` (the transfers in flight past
+ * their documented time, alerted once each; the worker passes CCTP's), and a JSON-safe summary
+ * (BullMQ stores it), logged as a warning when the run is incomplete, short or something is late.
+ *
+ * @example
+ *   await runSolvencyTick(deps, log, () => alertLateCctp(deps)) // { runId, complete, totals, … }
+ */
+export async function runSolvencyTick(
+  deps: SolvencyTickDeps,
+  log: SolvencyLog,
+  alertLate: () => Promise<readonly string[]>,
+) {
+  const r = await withLock(deps.redis, `lock:${SOLVENCY_TICK}`, LOCK_TTL_MS, () => runSolvency(solvencyDeps(deps)))
+  if (!r) return { status: 'locked' }
+  // CCTP transfers burned and not minted past Circle's documented time: counted in flight above, told once here
+  const lateCctp = await alertLate()
+  const summary = {
+    runId: r.runId,
+    complete: r.complete,
+    totals: r.totals.map((t) => ({ currency: t.currency, surplus: t.surplus.toString() })),
+    deficits: r.deficits.map((d) => d.currency),
+    surpluses: r.surpluses.length,
+    errors: r.errors,
+    stopRaised: r.stopRaised,
+    lateCctp,
+  }
+  if (!r.complete || r.deficits.length > 0 || lateCctp.length > 0) log.warn(summary, 'solvency run')
+  return summary
 }

@@ -1,17 +1,18 @@
 /**
  * Which addresses a run of the deposit audit reads (docs/chains.md "Every deposit is accounted
- * for"). audit.ts reads their balances and explains the surpluses; the readings, episodes and the
- * audit cursor are written by @wh/deposits (packages/deposits/src/audit.ts).
+ * for"). run.ts reads their balances and explains the surpluses; the readings, episodes and the
+ * audit cursor are written by store.ts.
  */
-import { type AuditTarget, openAuditCursor } from '@wh/deposits'
 import type { ChainName } from '@wh/wallet'
+import type { AuditTarget } from '../rows'
+import { openAuditCursor } from './store'
 import {
   AUDIT_PRIORITY_BATCH,
   AUDIT_ROTATION_BATCH,
   type DepositAuditDeps,
   type DepositAuditOptions,
   type DepositAuditResult,
-} from './audit'
+} from './types'
 
 export interface Picked {
   readonly targets: Map<string, AuditTarget>

@@ -1,14 +1,14 @@
 /**
- * The deposit-sweep job (queue `deposits`, fanned out by sweep-tick.ts, one per deposit): runs
+ * The deposit-sweep job (queue `deposits`, fanned out by fan-out.ts, one per deposit): runs
  * sweep.ts's state machine and puts the deposit back in the queue by its outcome (docs/chains.md
  * "Sweeps", docs/hostile-world.md "Fair queues").
  */
 import { errorMessage } from '@wh/core'
-import { holdDeposit, recordSweepAttempt, requeueSweep } from '@wh/deposits'
 import { outboundFailureOf } from '@wh/wallet'
 import { UnrecoverableError } from 'bullmq'
-import type { TickDefinition } from '../../ticks'
-import { DEPOSIT_SWEEP_JOB, type SweepDeps, type SweepOutcome, sweepDeposit } from './sweep'
+import type { RunLog } from '../log'
+import { holdDeposit, recordSweepAttempt, requeueSweep } from '../transitions'
+import { type SweepDeps, type SweepOutcome, sweepDeposit } from './sweep'
 
 /**
  * An ETH deposit smaller than its own sweep's fee is looked at again after this long (fees fall;
@@ -40,29 +40,35 @@ export function sweepErrorCode(err: unknown): string {
   return (err as { code?: unknown }).code === 'CHAIN_UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'SEND_ERROR'
 }
 
-/** The processor of the jobs sweep-tick.ts fans out: one per deposit, `{ depositId }`. */
-export const depositSweepProcessor: TickDefinition = {
-  name: DEPOSIT_SWEEP_JOB,
-  queue: 'deposits',
-  process: async (job, ctx) => {
-    const depositId = (job.data as { depositId?: unknown }).depositId
-    if (typeof depositId !== 'string' || !/^[0-9a-f-]{36}$/.test(depositId)) {
-      throw new UnrecoverableError('deposit-sweep needs { depositId: uuid }')
-    }
-    let outcome: SweepOutcome | 'error'
-    try {
-      outcome = await sweepDeposit(ctx.deps, depositId)
-    } catch (err) {
-      ctx.log.warn({ depositId, err: errorMessage(err) }, 'deposit sweep failed')
-      await deferSweep(ctx.deps.sql, depositId, sweepErrorCode(err))
-      return { depositId, outcome: 'error' }
-    }
-    if (outcome === 'short-of-gas') ctx.log.warn({ depositId }, 'deposit sweep waits for gas')
-    if (outcome === 'failed') ctx.log.warn({ depositId }, 'deposit sweep failed on chain; an operator retries it')
-    if (outcome === 'short-of-gas') await deferSweep(ctx.deps.sql, depositId, 'SHORT_OF_GAS')
-    else if (outcome === 'below-gas') await deferSweep(ctx.deps.sql, depositId, 'BELOW_SWEEP_GAS', BELOW_GAS_RETRY_MS)
-    else if (outcome === 'held') await holdDeposit(ctx.deps.sql, depositId)
-    else if (outcome === 'pending') await deferSweep(ctx.deps.sql, depositId)
-    return { depositId, outcome }
-  },
+/**
+ * One `deposit-sweep` job (fanned out by fan-out.ts, `{ depositId }`): the sweep advanced as far as
+ * the chain allows now, then the deposit's place in the queue by the outcome.
+ *
+ * @example
+ *   await runDepositSweepJob(deps, log, job.data) // { depositId, outcome: 'swept' } once final
+ */
+export async function runDepositSweepJob(
+  deps: SweepDeps,
+  log: RunLog,
+  data: unknown,
+): Promise<{ depositId: string; outcome: SweepOutcome | 'error' }> {
+  const depositId = (data as { depositId?: unknown }).depositId
+  if (typeof depositId !== 'string' || !/^[0-9a-f-]{36}$/.test(depositId)) {
+    throw new UnrecoverableError('deposit-sweep needs { depositId: uuid }')
+  }
+  let outcome: SweepOutcome
+  try {
+    outcome = await sweepDeposit(deps, depositId)
+  } catch (err) {
+    log.warn({ depositId, err: errorMessage(err) }, 'deposit sweep failed')
+    await deferSweep(deps.sql, depositId, sweepErrorCode(err))
+    return { depositId, outcome: 'error' }
+  }
+  if (outcome === 'short-of-gas') log.warn({ depositId }, 'deposit sweep waits for gas')
+  if (outcome === 'failed') log.warn({ depositId }, 'deposit sweep failed on chain; an operator retries it')
+  if (outcome === 'short-of-gas') await deferSweep(deps.sql, depositId, 'SHORT_OF_GAS')
+  else if (outcome === 'below-gas') await deferSweep(deps.sql, depositId, 'BELOW_SWEEP_GAS', BELOW_GAS_RETRY_MS)
+  else if (outcome === 'held') await holdDeposit(deps.sql, depositId)
+  else if (outcome === 'pending') await deferSweep(deps.sql, depositId)
+  return { depositId, outcome }
 }
