@@ -24,7 +24,10 @@ import {
 import {
   createdSubaccountId,
   EXCHANGE_CYCLE_LOCK,
+  type FundSummary,
   LANDED_GRACE_SEC,
+  reconcileSubaccount,
+  runFunding,
   type SubaccountDbRow,
   TRANSFER_SIGNATURE_TTL_SEC,
   toExchangeSubaccount,
@@ -33,8 +36,7 @@ import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { type FundSummary, fundTick, runFunding } from '../src/jobs/exchange/fund'
-import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
+import { fundTick, reconcileSources } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
@@ -336,7 +338,13 @@ describe('funding tick against the simulator', () => {
         from subaccounts where id = ${r.subaccountRowId}`
     const at = new Date(sim.control.nowMs())
     const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
-    const rec = await reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
+    const rec = await reconcileSubaccount(
+      deps,
+      reconcileSources,
+      toExchangeSubaccount(subRow as SubaccountDbRow),
+      opts,
+      silent,
+    )
     expect(rec).toEqual({ outcome: 'clean', divergences: [] })
   })
 
@@ -434,7 +442,7 @@ describe('funding tick against the simulator', () => {
     const reconcile = () => {
       const at = new Date(sim.control.nowMs())
       const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
-      return reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
+      return reconcileSubaccount(deps, reconcileSources, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
     }
     expect((await reconcile()).outcome).toBe('in_flight')
 

@@ -1,5 +1,6 @@
 /**
- * The release tick (queue `treasury`, under the exchange cycle lock): for each open release
+ * Releases (the worker's `exchange-release` tick, queue `treasury`, every 10 s; under the exchange cycle
+ * lock, which `runReleases` takes): for each open release
  * (POST /subaccounts/:asset/release), withdraws what the journal holds in the subaccount back to
  * the platform's exchange wallet and records `subaccount_released` (key `release:{rowId}`, spec
  * 6.1) into the user's transit.
@@ -19,38 +20,37 @@
 import { mapLimit } from '@wh/core'
 import { ExchangeError, type SignedTransfer, toE18 } from '@wh/exchange'
 import { append, parseAccount, userBalances } from '@wh/ledger'
+import { withCycleLock } from '../cycle-lock'
 import {
   decimalsOf,
-  deferRelease,
   errorCodeOf,
   exchangeAmount,
-  insertReleaseLeg,
-  markLegReleased,
-  markMovementFailed,
+  sendStored,
+  settlementOf,
+  signMovement,
+  type TransferDeps,
+  unitsOf,
+} from '../movements'
+import {
+  deferRelease,
   markReleased,
   markReleaseFailed,
   markReleaseWaiting,
   markReleaseWithdrawing,
-  markTransferAccepted,
   type ReleaseState,
-  sendStored,
-  settlementOf,
-  signMovement,
+} from '../releases'
+import {
+  insertReleaseLeg,
+  markLegReleased,
+  markMovementFailed,
+  markTransferAccepted,
   TRANSFER_COLUMNS,
-  type TransferDeps,
   type TransferRow,
-  unitsOf,
-  withCycleLock,
-} from '@wh/subaccounts'
-import type { TickDefinition } from '../../ticks'
+} from '../transfers'
 
-export const RELEASE_TICK = 'exchange-release'
-export const RELEASE_EVERY_MS = 10_000
 /** Open releases taken per run. */
 export const RELEASE_BATCH = 200
 export const RELEASE_CONCURRENCY = 8
-
-export type { ReleaseState }
 
 export interface ReleaseSummary {
   released: number
@@ -60,7 +60,7 @@ export interface ReleaseSummary {
   locked: boolean
 }
 
-/** Test seam, as in fund.ts. */
+/** Test seam, as in funding/fund.ts. */
 export interface ReleaseHooks {
   afterStored?: (legs: TransferRow[]) => Promise<void>
 }
@@ -320,15 +320,4 @@ async function failLeg(deps: TransferDeps, leg: TransferRow, reason: string, wai
   const stored = wait ? reason : `${FATAL_PREFIX}${reason}`
   await markMovementFailed(deps.sql, leg.id, stored, deps.clock.now())
   return 'failed'
-}
-
-export const releaseTick: TickDefinition = {
-  name: RELEASE_TICK,
-  queue: 'treasury',
-  everyMs: RELEASE_EVERY_MS,
-  process: async (_job, ctx): Promise<ReleaseSummary> => {
-    const summary = await runReleases({ ...ctx.deps, log: ctx.log })
-    if (summary.released + summary.failed > 0) ctx.log.info({ ...summary }, 'release tick')
-    return summary
-  },
 }
