@@ -82,7 +82,9 @@ interface SubaccountState {
   open_release: boolean
 }
 
-type Outcome = 'funded' | 'failed' | 'held' | 'pending'
+/** Where one run left a funding row (`FundSummary` counts them). */
+export type FundOutcome = 'funded' | 'failed' | 'held' | 'pending'
+type Outcome = FundOutcome
 
 /**
  * How long a funding waits while the exchange refuses it for the wallet's funds (the deposit that
@@ -141,6 +143,26 @@ export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {
   // after the fundings: a top-up stored by a creation settled in this run goes out now
   summary.toppedUp = await advanceTopUps(deps)
   return summary
+}
+
+/**
+ * One funding row by its id, taken as far as it can go now: the entry of a job per row (`fundOpenTransfers`
+ * does the same for every due row). Null when the row is not an open funding due now (settled, failed, or
+ * backing off). The caller holds the exchange cycle lock (`withCycleLock`, as `runFunding` takes it). A job per
+ * row keeps the run's order: the rows stored signed (`submitted`) go out before any row is signed afresh (v3
+ * takes the funding subaccount's nonces only increasing), and a creation's top-up goes with `advanceTopUps`.
+ */
+export async function fundTransferById(
+  deps: TransferDeps,
+  transferId: string,
+  hooks: FundHooks = {},
+): Promise<FundOutcome | null> {
+  const [row] = await deps.sql.unsafe<TransferRow[]>(
+    `select ${TRANSFER_COLUMNS} from subaccount_transfers
+     where id = $1 and kind = 'fund' and state in ('reserved', 'submitted', 'accepted') and next_attempt_at <= now()`,
+    [transferId],
+  )
+  return row ? fundRow(deps, row, hooks) : null
 }
 
 /** Stored rows in the order they were signed: by the nonce of their params, then by when they were stored. */

@@ -85,30 +85,54 @@ export async function runReleases(
   return r.ran ? r.value : { released: 0, waiting: 0, withdrawing: 0, failed: 0, locked: true }
 }
 
-/** Works through the open releases, oldest first; the caller holds the cycle lock. */
-export async function processOpenReleases(deps: TransferDeps, hooks: ReleaseHooks = {}): Promise<ReleaseSummary> {
-  const rows = await deps.sql<ReleaseRow[]>`
+/** The open releases' columns a run reads, with their subaccount's. */
+const RELEASE_SELECT = `
     select r.id, r.user_id, r.subaccount_id, r.state, r.reason, s.exchange_id::text as exchange_id,
       s.stopped_at, s.stop_reason, r.attempts
     from subaccount_releases r join subaccounts s on s.id = r.subaccount_id
-    where r.state in ('requested', 'waiting', 'withdrawing') and r.next_attempt_at <= now()
-    order by r.next_attempt_at, r.created_at, r.id limit ${RELEASE_BATCH}`
+    where r.state in ('requested', 'waiting', 'withdrawing') and r.next_attempt_at <= now()`
+
+/** Works through the open releases, oldest first; the caller holds the cycle lock. */
+export async function processOpenReleases(deps: TransferDeps, hooks: ReleaseHooks = {}): Promise<ReleaseSummary> {
+  const rows = await deps.sql.unsafe<ReleaseRow[]>(
+    `${RELEASE_SELECT}
+    order by r.next_attempt_at, r.created_at, r.id limit ${RELEASE_BATCH}`,
+  )
   const summary: ReleaseSummary = { released: 0, waiting: 0, withdrawing: 0, failed: 0, locked: false }
   await mapLimit(rows, RELEASE_CONCURRENCY, async (rel) => {
-    let state: ReleaseState
-    try {
-      state = await processRelease(deps, rel, hooks)
-      // still open: behind the releases not served yet, so a hundred waiting ones never crowd out a new one
-      if (state === 'requested' || state === 'waiting' || state === 'withdrawing') await deferRelease(deps.sql, rel)
-    } catch (err) {
-      deps.log.warn({ releaseId: rel.id, err: (err as Error).message }, 'release: error, retried after a backoff')
-      await deferRelease(deps.sql, rel, errorCodeOf(err))
-      state = rel.state
-    }
+    const state = await releaseOne(deps, rel, hooks)
     if (state === 'requested') summary.waiting++
     else summary[state]++
   })
   return summary
+}
+
+/**
+ * One release by its id, taken as far as it can go now: the entry of a job per release (`processOpenReleases`
+ * does the same for every due one). Null when it is not open and due (released, failed, or backing off). The
+ * caller holds the exchange cycle lock (`withCycleLock`, as `runReleases` takes it). Returns its state after.
+ */
+export async function processReleaseById(
+  deps: TransferDeps,
+  releaseId: string,
+  hooks: ReleaseHooks = {},
+): Promise<ReleaseState | null> {
+  const [rel] = await deps.sql.unsafe<ReleaseRow[]>(`${RELEASE_SELECT} and r.id = $1`, [releaseId])
+  return rel ? releaseOne(deps, rel, hooks) : null
+}
+
+/** One release's step; one still open is deferred (after an error, with a backoff). */
+async function releaseOne(deps: TransferDeps, rel: ReleaseRow, hooks: ReleaseHooks): Promise<ReleaseState> {
+  try {
+    const state = await processRelease(deps, rel, hooks)
+    // still open: behind the releases not served yet, so a hundred waiting ones never crowd out a new one
+    if (state === 'requested' || state === 'waiting' || state === 'withdrawing') await deferRelease(deps.sql, rel)
+    return state
+  } catch (err) {
+    deps.log.warn({ releaseId: rel.id, err: (err as Error).message }, 'release: error, retried after a backoff')
+    await deferRelease(deps.sql, rel, errorCodeOf(err))
+    return rel.state
+  }
 }
 
 async function processRelease(deps: TransferDeps, rel: ReleaseRow, hooks: ReleaseHooks): Promise<ReleaseState> {
