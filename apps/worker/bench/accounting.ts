@@ -23,7 +23,7 @@ import {
   runAccruals,
   runReconcile,
 } from '@wh/subaccounts'
-import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
+import { localStackEnv, startPostgres, startRedis, TEST_OWNER_PRIVATE_KEY } from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { buildWorkerDeps } from '../src/deps'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
@@ -81,6 +81,15 @@ try {
     }),
   }
 
+  /** the owner itself (TEST_OWNER_PRIVATE_KEY): a perp is beyond the worker's key (it trades options only) */
+  const owner = new DeriveClient({
+    httpUrl: config.exchange.httpUrl,
+    wallet: config.exchange.walletAddress,
+    sessionKey: TEST_OWNER_PRIVATE_KEY,
+    chainId: config.exchange.chainId,
+    clock,
+  })
+
   // --- N subaccounts at the simulator, recorded as the funding tick would
   const t = performance.now()
   const ids: number[] = []
@@ -120,7 +129,7 @@ try {
     await appendBatch(sql, events)
     if (i % PERP_SHARE === 0) {
       const ask = (await deps.exchange.getTicker('ETH-PERP')).best_ask_price
-      await deps.exchange.order({
+      await owner.order({
         subaccount_id: exchangeId,
         instrument_name: 'ETH-PERP',
         direction: 'buy',
