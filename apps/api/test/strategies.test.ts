@@ -18,12 +18,12 @@ import {
   strategyNames,
   upsertCandles,
 } from '@wh/market'
+import { runFunding } from '@wh/subaccounts'
 import { requestPosition, tradingProfile } from '@wh/trading'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runFunding } from '../../worker/src/jobs/exchange/fund'
 import { strategyEvents } from '../../worker/src/jobs/trading/events'
 import { type PlaceDeps, runPlacing } from '../../worker/src/jobs/trading/place'
 import {

@@ -16,12 +16,17 @@ import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/derive-simulator'
 import { DeriveClient, type ExchangeLogger, fromE18, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
-import { ACCOUNTING_CONCURRENCY } from '@wh/subaccounts'
+import {
+  ACCOUNTING_CONCURRENCY,
+  ACCRUAL_SETTLE_MS,
+  RECONCILE_CURSOR_KEY,
+  runAccruals,
+  runReconcile,
+} from '@wh/subaccounts'
 import { localStackEnv, startPostgres, startRedis, TEST_OWNER_PRIVATE_KEY } from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { buildWorkerDeps } from '../src/deps'
-import { ACCRUAL_SETTLE_MS, runAccruals } from '../src/jobs/exchange/accruals'
-import { RECONCILE_CURSOR_KEY, runReconcile } from '../src/jobs/exchange/reconcile'
+import { reconcileSources } from '../src/jobs/exchange/ticks'
 import type { WorkerDeps } from '../src/ticks'
 import { platformFunds } from '../test/fixtures/platform-funds'
 
@@ -83,6 +88,15 @@ try {
       },
     }),
   }
+
+  /** the owner itself (TEST_OWNER_PRIVATE_KEY): a perp is beyond the worker's key (it trades options only) */
+  const owner = new DeriveClient({
+    httpUrl: config.exchange.httpUrl,
+    wallet: config.exchange.walletAddress,
+    sessionKey: TEST_OWNER_PRIVATE_KEY,
+    chainId: config.exchange.chainId,
+    clock,
+  })
 
   // --- N subaccounts at the simulator, recorded as the funding tick would
   const t = performance.now()
@@ -158,7 +172,9 @@ try {
   await measure('accruals tick, first run (2 complete hours)', () => runAccruals(deps, silent))
   await measure('accruals tick, re-run (nothing new)', () => runAccruals(deps, silent))
   sim.control.advance(30 * 60_000) // 04:05: the 03:00 hour completes, ingested by reconciliation
-  await measure('reconcile tick, observe (ingest + compare)', () => runReconcile(deps, silent, { mode: 'observe' }))
+  await measure('reconcile tick, observe (ingest + compare)', () =>
+    runReconcile(deps, reconcileSources, silent, { mode: 'observe' }),
+  )
   const cashOnly = ids.filter((_, i) => i % PERP_SHARE !== 0).slice(0, DIVERGENT)
   for (const id of cashOnly) {
     const usdc = (await deps.exchange.getSubaccount(id)).collaterals.find((c) => c.asset_name === 'USDC')?.amount ?? '0'
@@ -166,11 +182,13 @@ try {
   }
   await redis.del(RECONCILE_CURSOR_KEY)
   const enforced = await measure(`reconcile tick, enforce, ${DIVERGENT} divergent`, () =>
-    runReconcile(deps, silent, { mode: 'enforce', epsilon: '0.01' }),
+    runReconcile(deps, reconcileSources, silent, { mode: 'enforce', epsilon: '0.01' }),
   )
   sim.control.advanceTo(START + 5 * HOUR + ACCRUAL_SETTLE_MS) // 05:35: the 04:00 hour completes
   await measure(`accruals tick, +${RTT_MS} ms round trip (1 new hour)`, () => runAccruals(remote, silent))
-  await measure(`reconcile tick, +${RTT_MS} ms round trip`, () => runReconcile(remote, silent, { mode: 'observe' }))
+  await measure(`reconcile tick, +${RTT_MS} ms round trip`, () =>
+    runReconcile(remote, reconcileSources, silent, { mode: 'observe' }),
+  )
 
   const header = ['scenario', 'exchange calls', 'events', 'ms', 'calls per method']
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))

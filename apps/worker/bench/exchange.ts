@@ -19,10 +19,10 @@ import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/derive-simulator'
 import { appendBatch, type EventInput, reserveFunding } from '@wh/ledger'
+import { FUND_CONCURRENCY, runFunding } from '@wh/subaccounts'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 import { Redis } from 'ioredis'
 import { buildWorkerDeps } from '../src/deps'
-import { FUND_CONCURRENCY, runFunding } from '../src/jobs/exchange/fund'
 import { platformFunds } from '../test/fixtures/platform-funds'
 
 const USERS = Number(process.argv[2] ?? 200)

@@ -17,12 +17,12 @@ import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/derive-simulator'
 import { toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
+import { runFeeCollection, runFunding } from '@wh/subaccounts'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
 import { closePosition, type PriceReader, requestPosition, tradingProfile } from '@wh/trading'
 import { Redis } from 'ioredis'
 import { buildWorkerDeps } from '../src/deps'
-import { runFeeCollection } from '../src/jobs/exchange/fees'
-import { runFunding } from '../src/jobs/exchange/fund'
+import { feeClaims } from '../src/jobs/exchange/ticks'
 import { PLACE_BATCH, runPlacing } from '../src/jobs/trading/place'
 import { platformFunds } from '../test/fixtures/platform-funds'
 
@@ -120,7 +120,7 @@ try {
           select count(distinct subaccount_id)::int as n from position_fills where fee_collected_at is not null`
       )[0]?.n ?? 0
     while ((await collected()) < N) {
-      await runFeeCollection({ ...deps, log: silent })
+      await runFeeCollection({ ...deps, log: silent }, feeClaims)
       if (++runs > 20) throw new Error(`fees not collected: ${await collected()} of ${N}`)
     }
     const ms = performance.now() - t0

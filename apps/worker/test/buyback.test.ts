@@ -10,11 +10,11 @@ import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { fromE18, toE18 } from '@wh/exchange'
 import { balanceOf, userExpense, userSub } from '@wh/ledger'
+import { reconcileSubaccount, runFunding } from '@wh/subaccounts'
 import { closePosition, type PriceReader, requestPosition, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runFunding } from '../src/jobs/exchange/fund'
-import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
+import { reconcileSources } from '../src/jobs/exchange/ticks'
 import { BUYBACK_PENDING, type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
@@ -111,6 +111,7 @@ describe('buying a leg back against the simulator', () => {
     const nowMs = sim.control.nowMs()
     const r = await reconcileSubaccount(
       { ...deps, redis },
+      reconcileSources,
       {
         id: l.subaccount_id,
         userId,

@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { RPC } from '@wh/exchange'
+import { runFunding, runReconcile } from '@wh/subaccounts'
 import { requestPosition, tradingProfile } from '@wh/trading'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runFunding } from '../src/jobs/exchange/fund'
-import { runReconcile } from '../src/jobs/exchange/reconcile'
+import { reconcileSources } from '../src/jobs/exchange/ticks'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { workerLogger } from '../src/logger'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
@@ -82,7 +82,7 @@ describe('errors that stop work are shown, on the row and in the log', () => {
   it("reconciliation's failure is logged with the exchange's message, not [object Object]", async () => {
     const { log, lines } = capturedLog()
     stack.sim.control.failNext({ method: 'private/get_subaccount', code: RPC.UNAUTHORIZED_KEY_SCOPE, count: 10 })
-    const r = await runReconcile({ ...stack.deps, redis: stack.redis }, log)
+    const r = await runReconcile({ ...stack.deps, redis: stack.redis }, reconcileSources, log)
     expect(r.fundingSubaccount).toBe('error')
     const failed = lines.find((l) => l.msg === 'reconciliation failed for the funding subaccount')
     expect(failed?.err).toMatchObject({ message: 'private/get_subaccount: Injected failure', code: 'EXCHANGE_AUTH' })

@@ -15,15 +15,10 @@ import {
   userIncome,
   userSub,
 } from '@wh/ledger'
+import { ACCRUAL_SETTLE_MS, type AccrualsSummary, fundingAccrualCursorKey, runAccruals } from '@wh/subaccounts'
 import type { Job } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  ACCRUAL_SETTLE_MS,
-  type AccrualsSummary,
-  accrualsTick,
-  fundingAccrualCursorKey,
-  runAccruals,
-} from '../src/jobs/exchange/accruals'
+import { accrualsTick } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, HOUR, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
 

@@ -8,12 +8,12 @@
  */
 import { loadConfig } from '@wh/config'
 import { V3_TESTNET_CHAIN_ID, V3_TESTNET_CONTRACTS } from '@wh/exchange'
+import { checkExchangeContracts } from '@wh/subaccounts'
 import { type RunningChain, startChain, testEnv } from '@wh/testkit'
 import { deployTestOnchainActionManager, deployTestUsdc, deployTestWithdrawalOutbox } from '@wh/wallet'
 import { type Address, createPublicClient, createWalletClient, getAddress, http } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkExchangeContracts } from '../src/jobs/exchange/contracts-check'
 
 const deployer = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80')
 const ASSET: Address = '0x6879287835A86F50f784313dBEd5E5cCC5bb8481'

@@ -13,10 +13,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { reserveFunding } from '@wh/ledger'
-import { deferTransfer } from '@wh/subaccounts'
+import { deferTransfer, FUND_CONCURRENCY, fundOpenTransfers } from '@wh/subaccounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { FUND_CONCURRENCY, fundOpenTransfers } from '../src/jobs/exchange/fund'
 import type { WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 

@@ -24,7 +24,11 @@ import {
 import {
   createdSubaccountId,
   EXCHANGE_CYCLE_LOCK,
+  type FundSummary,
+  fundTransferById,
   LANDED_GRACE_SEC,
+  reconcileSubaccount,
+  runFunding,
   type SubaccountDbRow,
   TRANSFER_SIGNATURE_TTL_SEC,
   toExchangeSubaccount,
@@ -33,8 +37,7 @@ import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { type FundSummary, fundTick, runFunding } from '../src/jobs/exchange/fund'
-import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
+import { fundTick, reconcileSources } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
@@ -140,6 +143,28 @@ describe('funding tick against the simulator', () => {
     expect(await eventCount()).toBe(events)
     expect(stack.platform.balance('USDC')).toBe(walletUsdc)
     expect(await depositsAt(sub)).toHaveLength(2)
+  })
+
+  it('one row funded by its id (a job per row): only that row moves; a settled row is not run again', async () => {
+    const a = await userWith('USDC', USDC(500))
+    const b = await userWith('USDC', USDC(500))
+    const first = await reserveFunding(sql(), { userId: a, asset: 'ETH', currency: 'USDC', amount: USDC(300) })
+    const other = await reserveFunding(sql(), { userId: b, asset: 'ETH', currency: 'USDC', amount: USDC(200) })
+    const one = () => fundTransferById({ ...deps, log: silent }, first.transferId)
+
+    expect(await one()).toBe('funded')
+    expect(await transfer(first.transferId)).toMatchObject({ state: 'funded', method: 'create_subaccount' })
+    const sub = (await exchangeIdOf(first.subaccountRowId)) as string
+    expect(await balanceOf(sql(), userSub(a, sub, 'USDC'), 'USDC')).toBe(USDC(300))
+    expect(await exchangeUsdc(sub)).toBe('300')
+    expect(await transfer(other.transferId)).toMatchObject({ state: 'reserved', transaction_id: null })
+
+    const events = await eventCount(a)
+    expect(await one()).toBeNull()
+    expect(await eventCount(a)).toBe(events)
+    expect(await depositsAt(sub)).toHaveLength(1)
+    // the other row goes with the next run
+    expect(await runTick()).toMatchObject({ funded: 1, failed: 0 })
   })
 
   it('several users in one run: each gets its own subaccount, and rows of one subaccount wait for its creation', async () => {
@@ -336,7 +361,13 @@ describe('funding tick against the simulator', () => {
         from subaccounts where id = ${r.subaccountRowId}`
     const at = new Date(sim.control.nowMs())
     const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
-    const rec = await reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
+    const rec = await reconcileSubaccount(
+      deps,
+      reconcileSources,
+      toExchangeSubaccount(subRow as SubaccountDbRow),
+      opts,
+      silent,
+    )
     expect(rec).toEqual({ outcome: 'clean', divergences: [] })
   })
 
@@ -434,7 +465,7 @@ describe('funding tick against the simulator', () => {
     const reconcile = () => {
       const at = new Date(sim.control.nowMs())
       const opts = { mode: 'observe' as const, epsilon: '0', nowMs: at.getTime(), at }
-      return reconcileSubaccount(deps, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
+      return reconcileSubaccount(deps, reconcileSources, toExchangeSubaccount(subRow as SubaccountDbRow), opts, silent)
     }
     expect((await reconcile()).outcome).toBe('in_flight')
 

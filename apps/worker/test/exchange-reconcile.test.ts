@@ -23,12 +23,17 @@ import {
   userSub,
 } from '@wh/ledger'
 import { assertNotStopped, clearStop, isTradingStopped, SubaccountStoppedError } from '@wh/ops'
-import { EXCHANGE_CYCLE_LOCK, withCycleLock } from '@wh/subaccounts'
+import {
+  EXCHANGE_CYCLE_LOCK,
+  findFundingDivergences,
+  type ReconcileSummary,
+  runAccruals,
+  runReconcile,
+  withCycleLock,
+} from '@wh/subaccounts'
 import type { Job } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runAccruals } from '../src/jobs/exchange/accruals'
-import { type ReconcileSummary, reconcileTick, runReconcile } from '../src/jobs/exchange/reconcile'
-import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
+import { reconcileSources, reconcileTick } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
 import { type AccountingStack, type OpenedSubaccount, silent, startAccountingStack } from './fixtures/accounting'
 import { makeOperators, runOpsCli } from './fixtures/operators'
@@ -50,8 +55,8 @@ describe('reconciliation against the simulator', () => {
   })
 
   const sql = () => stack.ctx.database.sql
-  const observe = () => runReconcile(stack.deps, silent, { mode: 'observe' })
-  const enforce = () => runReconcile(stack.deps, silent, { mode: 'enforce' })
+  const observe = () => runReconcile(stack.deps, reconcileSources, silent, { mode: 'observe' })
+  const enforce = () => runReconcile(stack.deps, reconcileSources, silent, { mode: 'enforce' })
   const alerts = () => stack.capture.requests.map((r) => r.body.text)
   const events = async (s: OpenedSubaccount, types: string[]) =>
     sql()<{ type: string; idempotency_key: string; payload: Record<string, unknown> }[]>`
@@ -283,13 +288,13 @@ describe('reconciliation against the simulator', () => {
     const [x, y] = await Promise.all([observe(), observe()])
     expect([x.ran, y.ran]).toEqual([true, true])
     const skipped = await withCycleLock(stack.redis, async () => ({
-      reconcile: await runReconcile(stack.deps, silent, { mode: 'observe', lockWaitMs: 200 }),
+      reconcile: await runReconcile(stack.deps, reconcileSources, silent, { mode: 'observe', lockWaitMs: 200 }),
       accruals: await runAccruals(stack.deps, silent, { lockWaitMs: 200 }),
     }))
     expect(skipped).toMatchObject({ ran: true, value: { reconcile: { ran: false }, accruals: { ran: false } } })
     // a fast tick holds the lock; reconciliation waits for it and raises the queued flag
     const holder = await tryLock(stack.redis, EXCHANGE_CYCLE_LOCK, 60_000)
-    const waiting = runReconcile(stack.deps, silent, { mode: 'observe', lockWaitMs: 10_000 })
+    const waiting = runReconcile(stack.deps, reconcileSources, silent, { mode: 'observe', lockWaitMs: 10_000 })
     for (let i = 0; i < 100 && (await stack.redis.exists(`${EXCHANGE_CYCLE_LOCK}:queued`)) === 0; i++)
       await new Promise((r) => setTimeout(r, 20))
     await holder?.release()
@@ -368,6 +373,7 @@ describe('reconciliation against the simulator', () => {
     await sql()`update outbound_txs set created_at = now() - interval '2 hours' where id = ${outbox?.id ?? ''}`
     const [gap, ...others] = await findFundingDivergences(
       stack.deps,
+      reconcileSources,
       fundingId(),
       { epsilon: '0.01', nowMs: stack.sim.control.nowMs() },
       silent,

@@ -9,11 +9,11 @@ import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { type DeriveClient, toE18 } from '@wh/exchange'
 import { append, balanceOf, freeBalance, reserveFunding, userSub, userTransit } from '@wh/ledger'
+import { type FundSummary, processOpenReleases, processReleaseById, type ReleaseSummary } from '@wh/subaccounts'
 import type { integrationContext } from '@wh/testkit'
 import type { Job } from 'bullmq'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type FundSummary, fundTick } from '../src/jobs/exchange/fund'
-import { processOpenReleases, type ReleaseSummary, releaseTick } from '../src/jobs/exchange/release'
+import { fundTick, releaseTick } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
@@ -257,5 +257,26 @@ describe('release tick against the simulator', () => {
     expect(held).toEqual({ state: 'reserved', reason: 'a release of this subaccount is open' })
     expect(await release()).toMatchObject({ released: 1 })
     expect(await fund()).toMatchObject({ funded: 1 })
+  })
+
+  it('one release run by its id (a job per release): only that one moves; a released one is not run again', async () => {
+    const a = await fundedUser(USDC(300))
+    const b = await fundedUser(USDC(200))
+    const id = await requestRelease(a.userId, a.subRow)
+    const other = await requestRelease(b.userId, b.subRow)
+    const transitBefore = await balanceOf(sql(), userTransit(a.userId), 'USDC')
+    const one = () => processReleaseById({ ...deps, log: silent }, id)
+
+    expect(await one()).toBe('released')
+    expect(await releaseRow(id)).toEqual({ state: 'released', reason: null })
+    expect(await balanceOf(sql(), userTransit(a.userId), 'USDC')).toBe(transitBefore + USDC(300))
+    expect(await collateral(a.sub, 'USDC')).toBe('0')
+    expect(await releaseRow(other)).toEqual({ state: 'requested', reason: null })
+    expect(await legs(other)).toHaveLength(0)
+
+    expect(await one()).toBeNull()
+    expect(await eventsOf(a.userId, 'subaccount_released')).toHaveLength(1)
+    // the other goes with the next run
+    expect(await release()).toMatchObject({ released: 1 })
   })
 })

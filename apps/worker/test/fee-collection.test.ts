@@ -9,14 +9,19 @@
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import type { RunningSimulator } from '@wh/derive-simulator'
+import {
+  FEE_MIN_COLLECT,
+  FEE_RETRY_AFTER_MS,
+  findFundingDivergences,
+  reconcileSubaccount,
+  runFeeCollection,
+  runFunding,
+} from '@wh/subaccounts'
 import { requestPosition, tradingProfile } from '@wh/trading'
 import type { Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FEE_MIN_COLLECT, FEE_RETRY_AFTER_MS, feeTick, runFeeCollection } from '../src/jobs/exchange/fees'
-import { runFunding } from '../src/jobs/exchange/fund'
-import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
-import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
+import { feeClaims, feeTick, reconcileSources } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
@@ -51,7 +56,7 @@ describe('platform fee collection against the simulator', () => {
   afterAll(async () => stack?.close())
 
   const sql = () => stack.sql
-  const collect = () => runFeeCollection({ ...deps, redis, log: silent })
+  const collect = () => runFeeCollection({ ...deps, redis, log: silent }, feeClaims)
   /** the platform's USDC at the exchange: the funding subaccount less its interest */
   const wallet = () => toBaseUnits(stack.platform.balance('USDC'), 6, 'exact')
   const feeRows = async (subRow: string) =>
@@ -87,6 +92,7 @@ describe('platform fee collection against the simulator', () => {
     return (
       await reconcileSubaccount(
         { ...deps, redis },
+        reconcileSources,
         {
           id: subRow,
           userId,
@@ -139,10 +145,10 @@ describe('platform fee collection against the simulator', () => {
     await journalPlatformDeposits(sql(), { USDC: '10000000' }, new Date(sim.control.nowMs()))
     const fundingId = deps.config.exchange.fundingSubaccountId as number
     const opts = { epsilon: '0.00001', nowMs: sim.control.nowMs() }
-    expect(await findFundingDivergences({ ...deps, redis }, fundingId, opts, silent)).toEqual([])
+    expect(await findFundingDivergences({ ...deps, redis }, reconcileSources, fundingId, opts, silent)).toEqual([])
     // and a collection the journal did not know of would not be
     await sql()`update subaccount_transfers set state = 'failed' where id = ${row?.id ?? ''}`
-    const [gap, ...others] = await findFundingDivergences({ ...deps, redis }, fundingId, opts, silent)
+    const [gap, ...others] = await findFundingDivergences({ ...deps, redis }, reconcileSources, fundingId, opts, silent)
     expect(others).toEqual([])
     expect(gap?.currency).toBe('USDC')
     const off = (gap?.delta ?? 0n) - fees // the running hours' interest, rounded per hour
@@ -175,14 +181,11 @@ describe('platform fee collection against the simulator', () => {
     const { subRow } = await soldPut(USDC(3_000))
     const fees = await uncollected(subRow)
     const before = wallet()
-    const died = await runFeeCollection(
-      { ...deps, redis, log: silent },
-      {
-        afterStored: async () => {
-          throw new Error('killed after storing')
-        },
+    const died = await runFeeCollection({ ...deps, redis, log: silent }, feeClaims, {
+      afterStored: async () => {
+        throw new Error('killed after storing')
       },
-    ).catch((e: Error) => e)
+    }).catch((e: Error) => e)
     expect(died).toBeInstanceOf(Error)
     const [stored] = await feeRows(subRow)
     expect(stored?.state).toBe('submitted')

@@ -7,8 +7,9 @@
  */
 import { balanceOf, EXCHANGE_CHAIN, PLATFORM_EQUITY, platformHot } from '@wh/ledger'
 import { listOperatorActions, recordCapital } from '@wh/ops'
+import { findFundingDivergences } from '@wh/subaccounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
+import { reconcileSources } from '../src/jobs/exchange/ticks'
 import { type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 import { makeOperators, runOpsCli } from './fixtures/operators'
 
@@ -23,6 +24,7 @@ describe("the platform's capital, journaled", () => {
   const divergences = () =>
     findFundingDivergences(
       stack.deps,
+      reconcileSources,
       stack.platform.fundingSubaccountId as number,
       { epsilon: '0.01', nowMs: stack.sim.control.nowMs() },
       silent,

@@ -8,13 +8,12 @@ import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
+import { reconcileSubaccount, runFunding, runReleases } from '@wh/subaccounts'
 import { cancelPosition, requestPosition, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { runFunding } from '../src/jobs/exchange/fund'
-import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
-import { runReleases } from '../src/jobs/exchange/release'
+import { reconcileSources } from '../src/jobs/exchange/ticks'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
@@ -139,6 +138,7 @@ describe('positions: placing, fills and settlement against the simulator', () =>
     const nowMs = sim.control.nowMs()
     const rec = await reconcileSubaccount(
       { ...deps, redis },
+      reconcileSources,
       sub,
       { mode: 'enforce', epsilon: '0.01', nowMs, at: new Date(nowMs) },
       silent,

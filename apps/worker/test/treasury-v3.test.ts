@@ -21,7 +21,13 @@ import {
 } from '@wh/derive-simulator'
 import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { inFlightLegs } from '@wh/solvency'
-import { failFunding, fundingSubaccountClaims, reserveFundingTransfer, storeSignedFunding } from '@wh/subaccounts'
+import {
+  failFunding,
+  findFundingDivergences,
+  fundingSubaccountClaims,
+  reserveFundingTransfer,
+  storeSignedFunding,
+} from '@wh/subaccounts'
 import {
   integrationContext,
   type RpcProxy,
@@ -56,7 +62,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
+import { reconcileSources } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
 import { logsOver } from '../src/jobs/treasury/payout'
 import {
@@ -339,7 +345,7 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
 
   it('a withdrawal the hot wallet cannot cover: withdrawn once across crashes, paid on L1, bridged derive → ethereum once, then sent', async () => {
     const fundingDivergences = async () =>
-      findFundingDivergences(deps, funding, { epsilon: '0.01', nowMs: sim.control.nowMs() }, silent)
+      findFundingDivergences(deps, reconcileSources, funding, { epsilon: '0.01', nowMs: sim.control.nowMs() }, silent)
     expect(await fundingDivergences()).toEqual([])
     const withdrawalId = await requested(USDC(1_000))
     // 1,200 − 1,000 requested is under the 500 floor: 800 back up to the 1,000 retained
@@ -484,7 +490,13 @@ describe('v3 money out: the treasury tick refills the Ethereum hot wallet from t
     )
     expect(legs.map((l) => l.amount)).toEqual([USDC(900.5)])
     expect(
-      await findFundingDivergences(deps, funding, { epsilon: '0.01', nowMs: sim.control.nowMs() }, silent),
+      await findFundingDivergences(
+        deps,
+        reconcileSources,
+        funding,
+        { epsilon: '0.01', nowMs: sim.control.nowMs() },
+        silent,
+      ),
     ).toEqual([])
     // again while queued: the same row waits, no second withdrawal, no second alert
     expect(await runTreasury(deps)).toMatchObject({ status: 'pending', withdrawalId: queuedRow?.id })

@@ -17,14 +17,13 @@
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userSub } from '@wh/ledger'
+import { findFundingDivergences, reconcileSubaccount, runFunding } from '@wh/subaccounts'
 import { type RunningChain, startChain } from '@wh/testkit'
 import { type DecisionFacts, startWheel, tradingProfile } from '@wh/trading'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildSwapStack, type SwapStack } from '../../../packages/swap/test/stack'
-import { runFunding } from '../src/jobs/exchange/fund'
-import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
-import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
+import { reconcileSources } from '../src/jobs/exchange/ticks'
 import { type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
@@ -167,6 +166,7 @@ describe('the wheel over several days, with conversions', () => {
       const nowMs = sim.control.nowMs()
       const rec = await reconcileSubaccount(
         { ...deps, redis: stack.redis },
+        reconcileSources,
         {
           id: w?.subaccount_id as string,
           userId: w?.user_id as string,
@@ -354,7 +354,9 @@ describe('the wheel over several days, with conversions', () => {
     await journalPlatformDeposits(sql(), { USDC: '10000000', ETH: '1000' }, new Date(sim.control.nowMs()))
     const fundingId = deps.config.exchange.fundingSubaccountId as number
     const opts = { epsilon: '0.0001', nowMs: sim.control.nowMs() }
-    expect(await findFundingDivergences({ ...deps, redis: stack.redis }, fundingId, opts, silent)).toEqual([])
+    expect(
+      await findFundingDivergences({ ...deps, redis: stack.redis }, reconcileSources, fundingId, opts, silent),
+    ).toEqual([])
   }, 180_000)
 
   /** New users' wheels with their put sold and the index under its strike inside the lead. */

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
+import { runFunding } from '@wh/subaccounts'
 import {
   type StrikeFacts,
   startWheel,
@@ -15,7 +16,6 @@ import {
 } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runFunding } from '../src/jobs/exchange/fund'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'

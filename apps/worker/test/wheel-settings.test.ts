@@ -1,5 +1,6 @@
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { toE18 } from '@wh/exchange'
+import { runFunding } from '@wh/subaccounts'
 import {
   chooseStrike,
   type OptionQuote,
@@ -11,7 +12,6 @@ import {
 } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runFunding } from '../src/jobs/exchange/fund'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'

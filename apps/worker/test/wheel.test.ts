@@ -1,11 +1,11 @@
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { toE18 } from '@wh/exchange'
 import { balanceOf, userSub } from '@wh/ledger'
+import { reconcileSubaccount, runFunding } from '@wh/subaccounts'
 import { cancelPosition, type PriceReader, startWheel, stopWheel, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runFunding } from '../src/jobs/exchange/fund'
-import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
+import { reconcileSources } from '../src/jobs/exchange/ticks'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
@@ -120,6 +120,7 @@ describe('the wheel runner against the simulator', () => {
     const nowMs = sim.control.nowMs()
     const rec = await reconcileSubaccount(
       { ...deps, redis },
+      reconcileSources,
       {
         id: sub?.id as string,
         userId,

@@ -1,12 +1,32 @@
 /**
- * What the accounting ticks (accruals.ts, reconcile.ts) share: the subaccount rows they work on,
- * the currency decimals of the exchange, and a bounded runner that spreads the per-subaccount
- * work over a few exchange calls at a time and stops starting new work before the cycle lock's
- * TTL could run out under it.
+ * What the accounting runs (accruals/, reconcile/) share: what they act through, the subaccount rows
+ * they work on, the currency decimals of the exchange, and a bounded runner that spreads the
+ * per-subaccount work over a few exchange calls at a time and stops starting new work before the
+ * cycle lock's TTL could run out under it.
  */
-import { LOCK_TTL_MS } from '@wh/config'
-import { AppError } from '@wh/core'
+import { type Config, LOCK_TTL_MS } from '@wh/config'
+import { AppError, type Clock } from '@wh/core'
+import type { Sql } from '@wh/db'
 import type { DeriveClient } from '@wh/exchange'
+import type { Alerter } from '@wh/wallet'
+import type { Redis } from 'ioredis'
+
+/** What accruals and reconciliation act through (the worker's deps satisfy it; tests and the bench build it). */
+export interface AccountingDeps {
+  readonly sql: Sql
+  /** the cycle lock, the funding subaccount's accrual cursor, the alert throttles, the drift metric */
+  readonly redis: Redis
+  readonly exchange: DeriveClient
+  readonly clock: Clock
+  readonly alerter: Alerter
+  readonly config: Config
+}
+
+/** Where the accounting runs say what they did (the worker's logger, or a silent one). */
+export interface AccountingLog {
+  info(obj: object, msg?: string): void
+  warn(obj: object, msg?: string): void
+}
 
 /** A subaccount known at the exchange (its `exchange_id` is set). */
 export interface ExchangeSubaccount {

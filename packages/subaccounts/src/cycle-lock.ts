@@ -1,6 +1,8 @@
 /**
- * The exchange cycle lock (spec 8.1 LOCK_TTL_MS): funding, releases, accruals and reconciliation
- * take it, so no two of them run at once across all worker replicas. Reconciliation in particular
+ * The exchange cycle lock (spec 8.1 LOCK_TTL_MS): funding (`runFunding`), releases (`runReleases`), the
+ * platform's fee collection (`runFeeCollection`), accruals (`runAccruals`) and reconciliation
+ * (`runReconcile`) take it, as do the placing, wheel and conversion ticks and the treasury's refill, so
+ * no two of them run at once across all worker replicas. Reconciliation in particular
  * must never compare balances while a funding or a release is between the exchange and the
  * journal. The holder extends it while it runs; one that dies leaves it to expire after LOCK_TTL_MS.
  */

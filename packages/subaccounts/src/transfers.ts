@@ -1,8 +1,8 @@
 /**
  * Movements between the platform's exchange wallet and a subaccount (docs/exchange.md "Subaccounts:
  * funding and release"): the one owner of `subaccount_transfers` writes (docs/architecture.md
- * "Table owners"). The worker's ticks sign, send and ask the exchange (apps/worker/src/jobs/exchange/
- * transfers.ts); every change of a row is one of the transitions below. Each is a conditional
+ * "Table owners"). Funding, releases and fee collection sign, send and ask the exchange (movements.ts,
+ * funding/, release/, fees/); every change of a row is one of the transitions below. Each is a conditional
  * statement (`where state = <expected>`), so a run that lost a race, or one re-running after a
  * crash, changes nothing, and the signed params are committed before anything is sent: a worker
  * killed mid-movement re-sends that same action, never a second one. A transition that takes a

@@ -18,10 +18,9 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
 import { DeriveClient, type KeyDuty, type PreparedOwnerAction } from '@wh/exchange'
+import { checkSessionKeys, parsePrepared, prepareGrant, prepareRetire, signAsOwner } from '@wh/subaccounts'
 import { type Address, getAddress, type Hex, isAddress } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { parsePrepared, prepareGrant, prepareRetire, signAsOwner } from '../jobs/exchange/key-lifecycle'
-import { checkSessionKeys } from '../jobs/exchange/session-keys'
 import { parseCli, usageError } from './args'
 
 const USAGE =

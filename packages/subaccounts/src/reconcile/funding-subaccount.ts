@@ -26,14 +26,18 @@
  * open. No stop: the funds are the platform's and no user's subaccount is wrong, and holding every
  * user's funding would not bring the money back; whether the platform as a whole still covers what
  * it owes is the solvency run's question, and its deficit stop (docs/solvency.md) the platform-wide one.
+ *
+ * The treasury's open withdrawals are read through `ReconcileSources.openWithdrawalTotals`, a function the
+ * worker hands reconciliation: the treasury package sits above this one (sources.ts).
  */
 import type { ReconcileMode } from '@wh/config'
 import { fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { accountBalances, appendBatch, type EventInput, EXCHANGE_CHAIN, minuteBucket, platformHot } from '@wh/ledger'
-import { currencyDecimals, unitsOf } from '@wh/subaccounts'
-import { openWithdrawalTotals } from '../treasury/store'
-import { type AccountingDeps, type AccountingLog, ingestFundingSubaccountAccruals } from './accruals'
+import { type AccountingDeps, type AccountingLog, currencyDecimals } from '../accounting'
+import { ingestFundingSubaccountAccruals } from '../accruals/accruals'
+import { unitsOf } from '../movements'
+import type { ReconcileSources } from './sources'
 
 /** A bridge deposit journaled this recently may not be credited at the exchange yet (and the reverse). */
 export const BRIDGE_CREDIT_WINDOW_MS = 60 * 60_000
@@ -129,16 +133,21 @@ async function bridgeFlows(sql: Sql, flows: Map<string, Flows>) {
 }
 
 /**
- * The treasury's open withdrawals to L1 (jobs/treasury): once sent the exchange has debited them, and the journal
- * books them (`bridged` derive → ethereum) only when the payout is final on L1.
+ * The treasury's open withdrawals to L1 (the treasury's payouts): once sent the exchange has debited them, and the
+ * journal books them (`bridged` derive → ethereum) only when the payout is final on L1.
  */
-async function treasuryFlows(sql: Sql, flows: Map<string, Flows>) {
-  for (const [currency, total] of await openWithdrawalTotals(sql)) flowOf(flows, currency).low -= total
+async function treasuryFlows(
+  sql: Sql,
+  sources: Pick<ReconcileSources, 'openWithdrawalTotals'>,
+  flows: Map<string, Flows>,
+) {
+  for (const [currency, total] of await sources.openWithdrawalTotals(sql)) flowOf(flows, currency).low -= total
 }
 
 /** Compares the funding subaccount with what the journal explains; records nothing. */
 export async function findFundingDivergences(
   deps: AccountingDeps,
+  sources: Pick<ReconcileSources, 'openWithdrawalTotals'>,
   fundingId: number,
   opts: { epsilon: string; nowMs: number },
   log: AccountingLog,
@@ -146,7 +155,7 @@ export async function findFundingDivergences(
   // its complete hours of interest recorded first; the running hours' are in the exchange's balance
   const accruals = await ingestFundingSubaccountAccruals(deps, fundingId, { nowMs: opts.nowMs, needPending: true }, log)
   const flows = new Map<string, Flows>()
-  await Promise.all([movementFlows(deps, flows), bridgeFlows(deps.sql, flows), treasuryFlows(deps.sql, flows)])
+  await Promise.all([movementFlows(deps, flows), bridgeFlows(deps.sql, flows), treasuryFlows(deps.sql, sources, flows)])
   // the exchange after the movements' rows: under the cycle lock none of them moves in between
   const exchange = new Map<string, string>()
   for (const c of (await deps.exchange.getSubaccount(fundingId)).collaterals) exchange.set(c.asset_name, c.amount)
@@ -183,15 +192,16 @@ function alertFields(fundingId: number, mode: ReconcileMode, divergences: readon
  * Reconciles the funding subaccount (see the file comment). Run under the cycle lock.
  *
  * @example
- *   const r = await reconcileFundingSubaccount(deps, 7, { mode: 'observe', epsilon: '0.01', nowMs, at }, log)
+ *   const r = await reconcileFundingSubaccount(deps, sources, 7, { mode: 'observe', epsilon: '0.01', nowMs, at }, log)
  */
 export async function reconcileFundingSubaccount(
   deps: AccountingDeps,
+  sources: Pick<ReconcileSources, 'openWithdrawalTotals'>,
   fundingId: number,
   opts: { mode: ReconcileMode; epsilon: string; nowMs: number; at: Date },
   log: AccountingLog,
 ): Promise<FundingReconcileResult> {
-  const divergences = await findFundingDivergences(deps, fundingId, opts, log)
+  const divergences = await findFundingDivergences(deps, sources, fundingId, opts, log)
   if (divergences.length === 0) return { outcome: 'clean', divergences }
   log.warn(
     {

@@ -3,10 +3,10 @@
  * (SESSION_PRIVATE_KEY trades and moves collateral, EXCHANGE_PAYOUT_SESSION_KEY withdraws to L1), each
  * with a successor during a renewal (…_NEXT). At start the worker reads them back through
  * `private/session_keys` and refuses to run when one holds more than its duty or cannot do it
- * (`checkSessionKeys`); the `exchange-session-keys` tick reads them every hour and alerts, once a day
- * per key, when one expires within EXCHANGE_SESSION_KEY_ALERT_DAYS, so its renewal (a new key
- * registered by the owner, both valid for a while, then the old one retired) happens with the
- * trading uninterrupted: the client signs with whichever registered key lives longest.
+ * (`checkSessionKeys`); the worker's `exchange-session-keys` tick (`runSessionKeys`) reads them every
+ * hour and alerts, once a day per key, when one expires within EXCHANGE_SESSION_KEY_ALERT_DAYS, so its
+ * renewal (a new key registered by the owner, both valid for a while, then the old one retired)
+ * happens with the trading uninterrupted: the client signs with whichever registered key lives longest.
  */
 import type { Config } from '@wh/config'
 import { errorMessage } from '@wh/core'
@@ -15,10 +15,7 @@ import type { Alerter } from '@wh/wallet'
 import type { Redis } from 'ioredis'
 import { type Address, getAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import type { TickDefinition } from '../../ticks'
 
-export const SESSION_KEYS_TICK = 'exchange-session-keys'
-export const SESSION_KEYS_EVERY_MS = 3_600_000
 const DAY_MS = 86_400_000
 
 export interface ConfiguredKey {
@@ -128,11 +125,4 @@ export async function runSessionKeys(deps: {
     expiresInDays: r.expirySec === undefined ? null : Math.floor((r.expirySec * 1000 - now) / DAY_MS),
   }))
   return { keys, alerted }
-}
-
-export const sessionKeysTick: TickDefinition = {
-  name: SESSION_KEYS_TICK,
-  queue: 'accounting',
-  everyMs: SESSION_KEYS_EVERY_MS,
-  process: async (_job, ctx) => runSessionKeys(ctx.deps),
 }

@@ -3,9 +3,10 @@
  * histories become `interest_accrued` and `funding_paid`, one event per subaccount, type and UTC
  * hour (key `accrual:{sub}:{type}:{bucketTs}`), so a re-run adds nothing.
  *
- * Per subaccount, under the exchange cycle lock (cycle-lock.ts):
+ * Per subaccount, under the exchange cycle lock (cycle-lock.ts; `runAccruals` takes it, waiting up to
+ * ACCOUNTING_LOCK_WAIT_MS; the worker's `exchange-accruals` tick, queue accounting, runs it every 15 min):
  *   1. read both histories from the cursor (`accrued_to_ms`) minus one hour of overlap up to now;
- *   2. sum them per hour (accrual-buckets.ts) and record only the complete hours, those that ended
+ *   2. sum them per hour (buckets.ts) and record only the complete hours, those that ended
  *      at least ACCRUAL_SETTLE_MS ago: a bucket recorded from a partial read would keep its wrong
  *      amount forever, since a later, complete read deduplicates against it (spec 6 rule 3);
  *   3. append the events and move the cursor to the end of the complete hours in ONE transaction,
@@ -28,22 +29,18 @@ import type { Sql } from '@wh/db'
 import { type DeriveClient, type FundingEvent, toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
 import {
-  ACCOUNTING_LOCK_WAIT_MS,
-  advanceAccrualCursor,
+  type AccountingDeps,
+  type AccountingLog,
   currencyDecimals,
-  EXCHANGE_CYCLE_LOCK,
   type ExchangeSubaccount,
   runBounded,
   type SubaccountDbRow,
   toExchangeSubaccount,
-  withCycleLock,
-} from '@wh/subaccounts'
-import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
-import { type AccrualEntry, closedBeforeMs, e18ToBaseUnits, HOUR_MS, sumByBucket } from './accrual-buckets'
+} from '../accounting'
+import { ACCOUNTING_LOCK_WAIT_MS, EXCHANGE_CYCLE_LOCK, withCycleLock } from '../cycle-lock'
+import { advanceAccrualCursor } from '../subaccounts'
+import { type AccrualEntry, closedBeforeMs, e18ToBaseUnits, HOUR_MS, sumByBucket } from './buckets'
 
-export const ACCRUALS_TICK = 'exchange-accruals'
-/** Buckets close hourly; a quarter-hour period records each at most ~20 minutes after it ends. */
-export const ACCRUALS_EVERY_MS = 15 * 60_000
 /** An hour is recorded only this long after it ended: room for the exchange to write its entries. */
 export const ACCRUAL_SETTLE_MS = 5 * 60_000
 /** The recorded hour re-read on every run (a whole bucket, so its sum is complete again). */
@@ -53,10 +50,6 @@ export const ACCRUALS_BATCH = 2_000
 export const FUNDING_PAGE_SIZE = 1_000
 /** 100 pages of 1,000: years of hourly funding on two perps; beyond that something is wrong. */
 export const MAX_FUNDING_PAGES = 100
-
-/** What accruals act through (a WorkerDeps subset, so tests and the bench can build it). */
-export type AccountingDeps = Pick<WorkerDeps, 'sql' | 'redis' | 'exchange' | 'clock' | 'alerter' | 'config'>
-export type AccountingLog = TickContext['log']
 
 export interface AccrualIngest {
   /** false when nothing could have closed since the cursor and no pending sums were asked for */
@@ -346,18 +339,4 @@ async function accrueFundingSubaccount(
     log.warn({ subaccountId: String(exchangeId), err }, 'accruals failed for the funding subaccount')
     return { recorded: 0, late: 0, error: true }
   }
-}
-
-/** An error for a log line: name, code and message only (never params, headers or a signature). */
-export const accrualsTick: TickDefinition = {
-  name: ACCRUALS_TICK,
-  queue: 'accounting',
-  everyMs: ACCRUALS_EVERY_MS,
-  process: async (_job, ctx): Promise<AccrualsSummary> => {
-    const summary = await runAccruals(ctx.deps, ctx.log)
-    const funding = summary.fundingSubaccount
-    if (summary.recorded + summary.late + summary.errors > 0 || funding?.recorded || funding?.late || funding?.error)
-      ctx.log.info({ ...summary }, 'accruals tick')
-    return summary
-  },
 }

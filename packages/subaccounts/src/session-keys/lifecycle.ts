@@ -1,6 +1,6 @@
 /**
  * A session key's lifecycle, as the operator runs it (docs/operations.md "Exchange session keys";
- * the commands are src/cli/session-keys.ts): the service prepares what only the owner may sign, an
+ * the commands are the worker's src/cli/session-keys.ts): the service prepares what only the owner may sign, an
  * operator signs it with the owner's key (an EOA: `sign`; a multisig: the prepared L1 call, proposed
  * to its signers), and the service sends it. Renewal: a new key is made, registered with its duty's
  * scopes while the old one still works (both valid: the worker signs with whichever lives longer),

@@ -1,6 +1,6 @@
 /**
- * Fee collection (queue `treasury`, every FEE_EVERY_MS, under the exchange cycle lock; docs/exchange.md
- * "Fee collection"). The platform's fee of each fill (`position_fills.platform_fee`) is journaled as
+ * Fee collection (the worker's `exchange-fees` tick, queue `treasury`, every 10 min; under the exchange
+ * cycle lock, which `runFeeCollection` takes; docs/exchange.md "Fee collection"). The platform's fee of each fill (`position_fills.platform_fee`) is journaled as
  * revenue (`PLATFORM_FEE_REVENUE` of @wh/ledger) by `option_sold` at once, but the money stays in the user's subaccount at
  * the exchange until this tick withdraws it to the platform's exchange wallet. Reconciliation
  * counts the uncollected fees (fee_collected_at null) on the journal side meanwhile.
@@ -10,7 +10,7 @@
  *   1. sign a withdraw of exactly their sum; in ONE transaction insert the `subaccount_transfers`
  *      row (kind 'fee', submitted, the signed params stored BEFORE any send) and claim the fills
  *      (`fee_transfer_id` = the row, only those still unclaimed and uncollected);
- *   2. send the stored action, take the transaction id (transfers.ts `advanceMovement`: the crash and
+ *   2. send the stored action, take the transaction id (movements.ts `advanceMovement`: the crash and
  *      error rules of funding and release legs: a re-send or a history match, never a second action);
  *   3. settled → ONE transaction: the row `done` and `fee_collected_at` on its fills;
  *      failed or expired unlanded → the row `failed` and its fills released (`fee_transfer_id`
@@ -18,26 +18,17 @@
  * No journal event: the journal already moved the fee to `PLATFORM_FEE_REVENUE` when the fill was
  * recorded; the withdraw only moves the platform's money physically, from the user's subaccount to
  * the platform's exchange wallet.
+ *
+ * The claims on the fills (`position_fills.fee_transfer_id`, `fee_collected_at`) are the trading
+ * package's writes: it owns `position_fills` and sits above this package, so the worker hands fee
+ * collection its functions (`FeeClaims`, @wh/trading's fill-store.ts).
  */
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
-import {
-  advanceMovement,
-  exchangeAmount,
-  insertSignedMovement,
-  markFeeTransferDone,
-  signMovement,
-  TRANSFER_COLUMNS,
-  type TransferDeps,
-  type TransferRow,
-  withCycleLock,
-} from '@wh/subaccounts'
-import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
-import type { TickDefinition } from '../../ticks'
+import { withCycleLock } from '../cycle-lock'
+import { advanceMovement, exchangeAmount, insertSignedMovement, signMovement, type TransferDeps } from '../movements'
+import { markFeeTransferDone, TRANSFER_COLUMNS, type TransferRow } from '../transfers'
 
-export const FEE_TICK = 'exchange-fees'
-/** Fees wait in the subaccount meanwhile: collecting them is not urgent, only regular. */
-export const FEE_EVERY_MS = 10 * 60_000
 /** Below this (USDC base units: 1 USDC) a subaccount's fees wait for more, not worth a withdrawal. */
 export const FEE_MIN_COLLECT = 1_000_000n
 /** The only currency fees are charged in (premiums are USDC). */
@@ -63,7 +54,25 @@ export interface FeeSummary {
   locked: boolean
 }
 
-/** Test seam, as in fund.ts: a crash test stops the run at this point. */
+/**
+ * The fills' fee claims, written by their owner (@wh/trading's fill-store.ts) and handed over by the worker:
+ * the trading package depends on this one, so it cannot be imported here.
+ */
+export interface FeeClaims {
+  /** the fills of a collection that failed in a run that died before releasing them, unclaimed again */
+  readonly releaseFailedFeeClaims: (sql: Sql) => Promise<void>
+  /** those of `tradeIds` still unclaimed and uncollected, claimed by the collection `transferId`; their fees */
+  readonly claimFeeFills: (
+    tx: Sql,
+    c: { subaccountId: string; tradeIds: readonly string[]; transferId: string },
+  ) => Promise<{ platform_fee: string }[]>
+  /** the collection `transferId` settled: its fills collected at `at` (a step of the caller's transaction) */
+  readonly markFeesCollected: (tx: Sql, transferId: string, at: Date) => Promise<void>
+  /** the collection `transferId` failed, nothing moved: its fills unclaimed for a later one */
+  readonly releaseFeeClaim: (sql: Sql, transferId: string) => Promise<void>
+}
+
+/** Test seam, as in funding/fund.ts: a crash test stops the run at this point. */
 export interface FeeHooks {
   /** the row and the claimed fills are committed, nothing sent yet */
   afterStored?: (row: TransferRow) => Promise<void>
@@ -74,33 +83,36 @@ type Outcome = 'collected' | 'failed' | 'pending'
 /** One run of the fee collection; takes the cycle lock. */
 export async function runFeeCollection(
   deps: TransferDeps & { redis: import('ioredis').Redis },
+  claims: FeeClaims,
   hooks: FeeHooks = {},
 ): Promise<FeeSummary> {
-  const r = await withCycleLock(deps.redis, () => collectFees(deps, hooks))
+  const r = await withCycleLock(deps.redis, () => collectFees(deps, claims, hooks))
   return r.ran ? r.value : { collected: 0, started: 0, failed: 0, pending: 0, locked: true }
 }
 
 /** Advances the open collections, then starts new ones; the caller holds the cycle lock. */
-export async function collectFees(deps: TransferDeps, hooks: FeeHooks = {}): Promise<FeeSummary> {
+export async function collectFees(deps: TransferDeps, claims: FeeClaims, hooks: FeeHooks = {}): Promise<FeeSummary> {
   const summary: FeeSummary = { collected: 0, started: 0, failed: 0, pending: 0, locked: false }
   const count = (o: Outcome) => {
     summary[o]++
   }
   // fills of a row that failed in a run that died before releasing them
-  await releaseFailedFeeClaims(deps.sql)
+  await claims.releaseFailedFeeClaims(deps.sql)
 
   const open = await deps.sql.unsafe<TransferRow[]>(
     `select ${TRANSFER_COLUMNS} from subaccount_transfers
      where kind = 'fee' and state in ('submitted', 'accepted')
      order by created_at, id limit ${FEE_BATCH}`,
   )
-  await mapLimit(open, FEE_CONCURRENCY, async (row) => count(await safely(deps, row, () => advance(deps, row, false))))
+  await mapLimit(open, FEE_CONCURRENCY, async (row) =>
+    count(await safely(deps, row, () => advance(deps, claims, row, false))),
+  )
 
   const due = await dueSubaccounts(deps.sql, deps.clock.now())
   await mapLimit(due, FEE_CONCURRENCY, async (sub) => {
     let row: TransferRow | null
     try {
-      row = await start(deps, sub)
+      row = await start(deps, claims, sub)
     } catch (err) {
       deps.log.warn({ subaccountId: sub.exchange_id, err: (err as Error).message }, 'fee collection: not started')
       return
@@ -109,7 +121,7 @@ export async function collectFees(deps: TransferDeps, hooks: FeeHooks = {}): Pro
     summary.started++
     const stored = row
     await hooks.afterStored?.(stored)
-    count(await safely(deps, stored, () => advance(deps, stored, true)))
+    count(await safely(deps, stored, () => advance(deps, claims, stored, true)))
   })
   return summary
 }
@@ -156,7 +168,7 @@ class FillsMovedError extends Error {}
  * Signs a withdraw of the subaccount's unclaimed fees and stores it with the claim of exactly those
  * fills, in one transaction. Null when the fills moved meanwhile (the next run starts again).
  */
-async function start(deps: TransferDeps, sub: DueSubaccount): Promise<TransferRow | null> {
+async function start(deps: TransferDeps, claims: FeeClaims, sub: DueSubaccount): Promise<TransferRow | null> {
   const fills = await deps.sql<{ trade_id: string; platform_fee: string }[]>`
     select trade_id, platform_fee::text from position_fills
     where subaccount_id = ${sub.id} and fee_collected_at is null and fee_transfer_id is null
@@ -187,7 +199,7 @@ async function start(deps: TransferDeps, sub: DueSubaccount): Promise<TransferRo
         },
         signed,
       )
-      const claimed = await claimFeeFills(tx, {
+      const claimed = await claims.claimFeeFills(tx, {
         subaccountId: sub.id,
         tradeIds: fills.map((f) => f.trade_id),
         transferId: row.id,
@@ -203,8 +215,8 @@ async function start(deps: TransferDeps, sub: DueSubaccount): Promise<TransferRo
   }
 }
 
-/** One pass over a stored collection: send / accept / settle, by transfers.ts `advanceMovement`. */
-async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean): Promise<Outcome> {
+/** One pass over a stored collection: send / accept / settle, by movements.ts `advanceMovement`. */
+async function advance(deps: TransferDeps, claims: FeeClaims, row: TransferRow, firstSend: boolean): Promise<Outcome> {
   const [sub] = await deps.sql<{ exchange_id: string }[]>`
     select exchange_id::text as exchange_id from subaccounts where id = ${row.subaccount_id}`
   if (!sub?.exchange_id) throw new Error(`fee collection ${row.id}: subaccount without an exchange id`)
@@ -215,7 +227,7 @@ async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean)
     { exchangeSubaccountId: Number(sub.exchange_id), firstSend },
     async (t, transactionId, from) => {
       if (!(await markFeeTransferDone(t, row.id, { transactionId, from, now }))) return false
-      await markFeesCollected(t, row.id, now)
+      await claims.markFeesCollected(t, row.id, now)
       return true
     },
   )
@@ -225,7 +237,7 @@ async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean)
   }
   if (outcome.kind === 'pending') return 'pending'
   // nothing moved: the fills go back to the pool of the next collection (after FEE_RETRY_AFTER_MS)
-  await releaseFeeClaim(deps.sql, row.id)
+  await claims.releaseFeeClaim(deps.sql, row.id)
   // a margin or funds refusal, or an expiry, is expected to pass; anything else needs a look
   if (!outcome.retryable)
     await deps.alerter.alert('platform fee collection failed; fees stay in the subaccount', {
@@ -236,15 +248,4 @@ async function advance(deps: TransferDeps, row: TransferRow, firstSend: boolean)
       reason: outcome.reason,
     })
   return 'failed'
-}
-
-export const feeTick: TickDefinition = {
-  name: FEE_TICK,
-  queue: 'treasury',
-  everyMs: FEE_EVERY_MS,
-  process: async (_job, ctx): Promise<FeeSummary> => {
-    const summary = await runFeeCollection({ ...ctx.deps, log: ctx.log })
-    if (summary.collected + summary.failed + summary.started > 0) ctx.log.info({ ...summary }, 'fee collection tick')
-    return summary
-  },
 }

@@ -1,5 +1,6 @@
 /**
- * The funding tick (queue `treasury`, under the exchange cycle lock): moves reserved free balance
+ * Funding (the worker's `exchange-fund` tick, queue `treasury`, every 5 s; under the exchange cycle lock,
+ * which `runFunding` takes): moves reserved free balance
  * into the user's subaccount at the exchange and records `subaccount_funded` (key
  * `subaccount_funded:{transactionId}`, spec 6.1) once the exchange reports the deposit settled.
  *
@@ -15,38 +16,37 @@
  *                FUNDING_WALLET_WAIT_MS: before that the row goes back to reserved), reverted, or
  *                the signature expired
  *                with nothing landed: the reservation is released, an alert goes out.
- * Crash rules (a submitted row found by a later run) live in transfers.ts `sendStored`; the doc
+ * Crash rules (a submitted row found by a later run) live in movements.ts `sendStored`; the doc
  * section "Subaccounts: funding and release" in docs/exchange.md states them.
  */
 import { mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
+import { withCycleLock } from '../cycle-lock'
 import {
   createdSubaccountId,
   creationFeeOf,
-  deferTransfer,
   errorCodeOf,
   exchangeAmount,
-  failFunding,
-  holdFunding,
   type Landed,
-  markTransferAccepted,
-  recordExchangeId,
-  returnFundingToReserved,
   sendStored,
-  settleFunding,
   settlementOf,
   signMovement,
+  type TransferDeps,
+} from '../movements'
+import { recordExchangeId } from '../subaccounts'
+import {
+  deferTransfer,
+  failFunding,
+  holdFunding,
+  markTransferAccepted,
+  returnFundingToReserved,
+  settleFunding,
   storeSignedFunding,
   TRANSFER_COLUMNS,
-  type TransferDeps,
   type TransferRow,
-  withCycleLock,
-} from '@wh/subaccounts'
-import type { TickDefinition } from '../../ticks'
+} from '../transfers'
 import { advanceTopUps, signTopUp } from './top-up'
 
-export const FUND_TICK = 'exchange-fund'
-export const FUND_EVERY_MS = 5_000
 /** Open funding rows taken per run (TIGER_STYLE: a bound on everything). */
 export const FUND_BATCH = 500
 /** Subaccounts worked on at once; rows of one subaccount go one after another. */
@@ -82,7 +82,9 @@ interface SubaccountState {
   open_release: boolean
 }
 
-type Outcome = 'funded' | 'failed' | 'held' | 'pending'
+/** Where one run left a funding row (`FundSummary` counts them). */
+export type FundOutcome = 'funded' | 'failed' | 'held' | 'pending'
+type Outcome = FundOutcome
 
 /**
  * How long a funding waits while the exchange refuses it for the wallet's funds (the deposit that
@@ -91,7 +93,7 @@ type Outcome = 'funded' | 'failed' | 'held' | 'pending'
  */
 export const FUNDING_WALLET_WAIT_MS = 30 * 60_000
 
-/** One run of the funding tick; takes the cycle lock (a run already holding it passes `locked`). */
+/** One run of the funding tick; takes the exchange cycle lock (a run already holding it passes `locked`). */
 export async function runFunding(
   deps: TransferDeps & { redis: import('ioredis').Redis },
   hooks: FundHooks = {},
@@ -141,6 +143,26 @@ export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {
   // after the fundings: a top-up stored by a creation settled in this run goes out now
   summary.toppedUp = await advanceTopUps(deps)
   return summary
+}
+
+/**
+ * One funding row by its id, taken as far as it can go now: the entry of a job per row (`fundOpenTransfers`
+ * does the same for every due row). Null when the row is not an open funding due now (settled, failed, or
+ * backing off). The caller holds the exchange cycle lock (`withCycleLock`, as `runFunding` takes it). A job per
+ * row keeps the run's order: the rows stored signed (`submitted`) go out before any row is signed afresh (v3
+ * takes the funding subaccount's nonces only increasing), and a creation's top-up goes with `advanceTopUps`.
+ */
+export async function fundTransferById(
+  deps: TransferDeps,
+  transferId: string,
+  hooks: FundHooks = {},
+): Promise<FundOutcome | null> {
+  const [row] = await deps.sql.unsafe<TransferRow[]>(
+    `select ${TRANSFER_COLUMNS} from subaccount_transfers
+     where id = $1 and kind = 'fund' and state in ('reserved', 'submitted', 'accepted') and next_attempt_at <= now()`,
+    [transferId],
+  )
+  return row ? fundRow(deps, row, hooks) : null
 }
 
 /** Stored rows in the order they were signed: by the nonce of their params, then by when they were stored. */
@@ -327,15 +349,4 @@ async function fail(deps: TransferDeps, row: TransferRow, reason: string): Promi
     reason,
   })
   return 'failed'
-}
-
-export const fundTick: TickDefinition = {
-  name: FUND_TICK,
-  queue: 'treasury',
-  everyMs: FUND_EVERY_MS,
-  process: async (_job, ctx): Promise<FundSummary> => {
-    const summary = await runFunding({ ...ctx.deps, log: ctx.log })
-    if (summary.funded + summary.failed > 0) ctx.log.info({ ...summary }, 'funding tick')
-    return summary
-  },
 }

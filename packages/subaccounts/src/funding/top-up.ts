@@ -6,7 +6,7 @@
  * good: the settlement books the whole fee as the platform's (`subaccount_funded`, `feeAmount`)
  * and, in the SAME transaction, stores a signed deposit of the shortfall from the funding
  * subaccount to the user's (`subaccount_transfers` kind `top_up`, `submitted`). The deposit is then
- * sent as every movement is (transfers.ts `advanceMovement`: the stored action re-sent after a
+ * sent as every movement is (movements.ts `advanceMovement`: the stored action re-sent after a
  * crash or a transport failure, a refused re-send looked for in the histories), and its settlement
  * records no event: its cost is already in the funding's. A top-up that fails (nothing moved) is
  * still owed: it is signed afresh and sent again, after a backoff.
@@ -20,16 +20,12 @@ import { errorMessage } from '@wh/core'
 import {
   advanceMovement,
   type CreationFee,
-  deferTransfer,
   errorCodeOf,
   exchangeAmount,
-  markTopUpDone,
-  resignTopUp,
   signMovement,
-  TRANSFER_COLUMNS,
   type TransferDeps,
-  type TransferRow,
-} from '@wh/subaccounts'
+} from '../movements'
+import { deferTransfer, markTopUpDone, resignTopUp, TRANSFER_COLUMNS, type TransferRow } from '../transfers'
 
 /** Top-ups taken per run (a bound on everything). */
 export const TOP_UP_BATCH = 100

@@ -1,7 +1,7 @@
 /**
  * Hourly accrual buckets (docs/exchange.md "Accruals and reconciliation"): which hour an entry of
  * the exchange's interest or funding history belongs to, which hours are complete, and the sum of
- * each hour in the journal's base units. Pure functions; accruals.ts does the I/O.
+ * each hour in the journal's base units. Pure functions; accruals.ts beside it does the I/O.
  */
 import { fromBaseUnits, toBaseUnits } from '@wh/core'
 

@@ -4,13 +4,14 @@
  * exchange's collateral balance.
  *
  * Per subaccount, under the exchange cycle lock (so no funding or release is between the exchange
- * and the journal while balances are compared):
+ * and the journal while balances are compared; `runReconcile` takes it, waiting up to
+ * ACCOUNTING_LOCK_WAIT_MS; the worker's `exchange-reconcile` tick, queue accounting, runs it every 5 min):
  *   1. skip it while one of its transfers is in flight (reserved, submitted, accepted) or a
  *      conversion round of it is open: the lock covers live fundings and releases, a row left in
  *      flight by a crash is not settled yet, a round's money is between the exchange wallet and
  *      the subaccount;
- *   2. ingest its positions' fills and settlements (trading/fills.ts), then its accruals
- *      (accruals.ts): complete hours are recorded; the incomplete hours' sums, already in the
+ *   2. ingest its positions' fills and settlements (the trading package's, through `ReconcileSources`),
+ *      then its accruals (accruals/accruals.ts): complete hours are recorded; the incomplete hours' sums, already in the
  *      exchange's balance, are added to the journal side (`pending`), and so are the platform's
  *      fees not yet collected (journaled as revenue, still held in the user's subaccount);
  *   3. read the subaccount at the exchange (`get_subaccount`): collateral amounts, decimal
@@ -26,7 +27,10 @@
  *     (the money is recorded once); different ones leave their own pair.
  *
  * On Derive v3 every run also reconciles the platform's funding subaccount with the platform's
- * exchange funds (reconcile-funding.ts).
+ * exchange funds (funding-subaccount.ts).
+ *
+ * Reconciliation reads the trading fills and the treasury's open withdrawals through functions the
+ * worker hands it (`ReconcileSources`, sources.ts), since those packages sit above this one.
  *
  * Collateral only (USDC, ETH, BTC). Option and perp positions are the trading issue's to reconcile
  * against its own events; their premiums, fees, settlements and funding reach the collateral
@@ -45,25 +49,22 @@ import {
   userBalances,
   userSub,
 } from '@wh/ledger'
+import type { AlertFields } from '@wh/wallet'
 import {
-  ACCOUNTING_LOCK_WAIT_MS,
+  type AccountingDeps,
+  type AccountingLog,
   currencyDecimals,
-  EXCHANGE_CYCLE_LOCK,
   type ExchangeSubaccount,
   runBounded,
   type SubaccountDbRow,
-  stopSubaccount,
   toExchangeSubaccount,
-  withCycleLock,
-} from '@wh/subaccounts'
-import type { AlertFields } from '@wh/wallet'
-import type { TickDefinition } from '../../ticks'
-import { ingestFills, ingestSettlements, uncollectedPlatformFees } from '../trading/fills'
-import { type AccountingDeps, type AccountingLog, fundingSubaccountOf, ingestAccruals } from './accruals'
-import { type FundingReconcileResult, reconcileFundingSubaccount } from './reconcile-funding'
+} from '../accounting'
+import { fundingSubaccountOf, ingestAccruals } from '../accruals/accruals'
+import { ACCOUNTING_LOCK_WAIT_MS, EXCHANGE_CYCLE_LOCK, withCycleLock } from '../cycle-lock'
+import { stopSubaccount } from '../subaccounts'
+import { type FundingReconcileResult, reconcileFundingSubaccount } from './funding-subaccount'
+import type { ReconcileSources } from './sources'
 
-export const RECONCILE_TICK = 'exchange-reconcile'
-export const RECONCILE_EVERY_MS = 5 * 60_000
 /** Subaccounts per tick; the rest (and what the time budget leaves) follow from a Redis cursor. */
 export const RECONCILE_BATCH = 2_000
 /** subaccount_transfers states that mean money is between the exchange and the journal. */
@@ -242,10 +243,11 @@ async function recordDivergences(
  * Reconciles one subaccount (see the file comment). Run under the cycle lock.
  *
  * @example
- *   const r = await reconcileSubaccount(deps, sub, { mode: 'enforce', epsilon: '0.01', nowMs, at: new Date(nowMs) }, log)
+ *   const r = await reconcileSubaccount(deps, sources, sub, { mode: 'enforce', epsilon: '0.01', nowMs, at: new Date(nowMs) }, log)
  */
 export async function reconcileSubaccount(
   deps: AccountingDeps,
+  sources: ReconcileSources,
   sub: ExchangeSubaccount,
   opts: ReconcileOptions,
   log: AccountingLog,
@@ -256,12 +258,12 @@ export async function reconcileSubaccount(
   // balance as surely as accruals do
   const fillDeps = { sql: deps.sql, exchange: deps.exchange, platformFeeRate: deps.config.platformFeeRate }
   const trading = { id: sub.id, userId: sub.userId, exchangeId: sub.exchangeId }
-  await ingestFills(fillDeps, trading)
-  await ingestSettlements(fillDeps, trading, opts.nowMs)
+  await sources.ingestFills(fillDeps, trading)
+  await sources.ingestSettlements(fillDeps, trading, opts.nowMs)
   const accruals = await ingestAccruals(deps, sub, { nowMs: opts.nowMs, needPending: true }, log)
   // the platform's fees are journaled as revenue but stay in the user's subaccount until collected
   const expected = new Map(accruals.pending)
-  for (const [currency, fees] of await uncollectedPlatformFees(deps.sql, sub.id))
+  for (const [currency, fees] of await sources.uncollectedPlatformFees(deps.sql, sub.id))
     expected.set(currency, (expected.get(currency) ?? 0n) + fees)
   const divergences = await findDivergences(deps, sub, expected, opts.epsilon)
   if (divergences.length === 0) return { outcome: 'clean', divergences }
@@ -314,13 +316,14 @@ export interface ReconcileSummary {
   errors: number
   /** left for the next tick (the time budget ran out) */
   deferred: number
-  /** the platform's funding subaccount (null: none configured): reconcile-funding.ts */
+  /** the platform's funding subaccount (null: none configured): funding-subaccount.ts */
   fundingSubaccount: FundingReconcileResult['outcome'] | 'error' | null
 }
 
 /** The funding subaccount's step of a run: its outcome, its divergences added to the run's drift. */
 async function reconcileFunding(
   deps: AccountingDeps,
+  sources: ReconcileSources,
   opts: { mode: ReconcileMode; epsilon: string; at: Date },
   drift: Map<string, { delta: bigint; decimals: number }>,
   log: AccountingLog,
@@ -328,7 +331,7 @@ async function reconcileFunding(
   const fundingId = fundingSubaccountOf(deps.config)
   if (fundingId === undefined) return null
   try {
-    const r = await reconcileFundingSubaccount(deps, fundingId, { ...opts, nowMs: opts.at.getTime() }, log)
+    const r = await reconcileFundingSubaccount(deps, sources, fundingId, { ...opts, nowMs: opts.at.getTime() }, log)
     for (const d of r.divergences) {
       const top = drift.get(d.currency)
       if (!top || abs(d.delta) > abs(top.delta)) drift.set(d.currency, d)
@@ -356,6 +359,7 @@ async function subaccountsAfter(sql: Sql, afterId: string | null, limit: number)
  */
 export async function runReconcile(
   deps: AccountingDeps,
+  sources: ReconcileSources,
   log: AccountingLog,
   over: { mode?: ReconcileMode; epsilon?: string; lockWaitMs?: number } = {},
 ): Promise<ReconcileSummary> {
@@ -386,7 +390,7 @@ export async function runReconcile(
       const drift = new Map<string, { delta: bigint; decimals: number }>()
       const started = await runBounded(subs, async (sub) => {
         try {
-          const r = await reconcileSubaccount(deps, sub, { mode, epsilon, nowMs: at.getTime(), at }, log)
+          const r = await reconcileSubaccount(deps, sources, sub, { mode, epsilon, nowMs: at.getTime(), at }, log)
           for (const d of r.divergences) {
             const top = drift.get(d.currency)
             if (!top || abs(d.delta) > abs(top.delta)) drift.set(d.currency, d)
@@ -402,7 +406,7 @@ export async function runReconcile(
         }
       })
       summary.deferred = subs.length - started
-      summary.fundingSubaccount = await reconcileFunding(deps, { mode, epsilon, at }, drift, log)
+      summary.fundingSubaccount = await reconcileFunding(deps, sources, { mode, epsilon, at }, drift, log)
       const figures = new Map([...drift].map(([c, d]) => [c, fromBaseUnits(abs(d.delta), d.decimals)]))
       await recordReconcileDrift(deps.redis, figures).catch((err: unknown) =>
         log.warn({ err }, 'reconciliation drift not recorded'),
@@ -418,17 +422,4 @@ export async function runReconcile(
   )
   if (!outcome.ran) log.info({}, 'reconciliation skipped: the exchange cycle lock is held')
   return summary
-}
-
-export const reconcileTick: TickDefinition = {
-  name: RECONCILE_TICK,
-  queue: 'accounting',
-  everyMs: RECONCILE_EVERY_MS,
-  process: async (_job, ctx): Promise<ReconcileSummary> => {
-    const summary = await runReconcile(ctx.deps, ctx.log)
-    const funding = summary.fundingSubaccount
-    if (summary.observed + summary.stopped + summary.errors > 0 || (funding !== null && funding !== 'clean'))
-      ctx.log.info({ ...summary }, 'reconciliation tick')
-    return summary
-  },
 }

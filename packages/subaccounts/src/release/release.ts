@@ -1,5 +1,6 @@
 /**
- * The release tick (queue `treasury`, under the exchange cycle lock): for each open release
+ * Releases (the worker's `exchange-release` tick, queue `treasury`, every 10 s; under the exchange cycle
+ * lock, which `runReleases` takes): for each open release
  * (POST /subaccounts/:asset/release), withdraws what the journal holds in the subaccount back to
  * the platform's exchange wallet and records `subaccount_released` (key `release:{rowId}`, spec
  * 6.1) into the user's transit.
@@ -19,38 +20,37 @@
 import { mapLimit } from '@wh/core'
 import { ExchangeError, type SignedTransfer, toE18 } from '@wh/exchange'
 import { append, parseAccount, userBalances } from '@wh/ledger'
+import { withCycleLock } from '../cycle-lock'
 import {
   decimalsOf,
-  deferRelease,
   errorCodeOf,
   exchangeAmount,
-  insertReleaseLeg,
-  markLegReleased,
-  markMovementFailed,
+  sendStored,
+  settlementOf,
+  signMovement,
+  type TransferDeps,
+  unitsOf,
+} from '../movements'
+import {
+  deferRelease,
   markReleased,
   markReleaseFailed,
   markReleaseWaiting,
   markReleaseWithdrawing,
-  markTransferAccepted,
   type ReleaseState,
-  sendStored,
-  settlementOf,
-  signMovement,
+} from '../releases'
+import {
+  insertReleaseLeg,
+  markLegReleased,
+  markMovementFailed,
+  markTransferAccepted,
   TRANSFER_COLUMNS,
-  type TransferDeps,
   type TransferRow,
-  unitsOf,
-  withCycleLock,
-} from '@wh/subaccounts'
-import type { TickDefinition } from '../../ticks'
+} from '../transfers'
 
-export const RELEASE_TICK = 'exchange-release'
-export const RELEASE_EVERY_MS = 10_000
 /** Open releases taken per run. */
 export const RELEASE_BATCH = 200
 export const RELEASE_CONCURRENCY = 8
-
-export type { ReleaseState }
 
 export interface ReleaseSummary {
   released: number
@@ -60,7 +60,7 @@ export interface ReleaseSummary {
   locked: boolean
 }
 
-/** Test seam, as in fund.ts. */
+/** Test seam, as in funding/fund.ts. */
 export interface ReleaseHooks {
   afterStored?: (legs: TransferRow[]) => Promise<void>
 }
@@ -85,30 +85,54 @@ export async function runReleases(
   return r.ran ? r.value : { released: 0, waiting: 0, withdrawing: 0, failed: 0, locked: true }
 }
 
-/** Works through the open releases, oldest first; the caller holds the cycle lock. */
-export async function processOpenReleases(deps: TransferDeps, hooks: ReleaseHooks = {}): Promise<ReleaseSummary> {
-  const rows = await deps.sql<ReleaseRow[]>`
+/** The open releases' columns a run reads, with their subaccount's. */
+const RELEASE_SELECT = `
     select r.id, r.user_id, r.subaccount_id, r.state, r.reason, s.exchange_id::text as exchange_id,
       s.stopped_at, s.stop_reason, r.attempts
     from subaccount_releases r join subaccounts s on s.id = r.subaccount_id
-    where r.state in ('requested', 'waiting', 'withdrawing') and r.next_attempt_at <= now()
-    order by r.next_attempt_at, r.created_at, r.id limit ${RELEASE_BATCH}`
+    where r.state in ('requested', 'waiting', 'withdrawing') and r.next_attempt_at <= now()`
+
+/** Works through the open releases, oldest first; the caller holds the cycle lock. */
+export async function processOpenReleases(deps: TransferDeps, hooks: ReleaseHooks = {}): Promise<ReleaseSummary> {
+  const rows = await deps.sql.unsafe<ReleaseRow[]>(
+    `${RELEASE_SELECT}
+    order by r.next_attempt_at, r.created_at, r.id limit ${RELEASE_BATCH}`,
+  )
   const summary: ReleaseSummary = { released: 0, waiting: 0, withdrawing: 0, failed: 0, locked: false }
   await mapLimit(rows, RELEASE_CONCURRENCY, async (rel) => {
-    let state: ReleaseState
-    try {
-      state = await processRelease(deps, rel, hooks)
-      // still open: behind the releases not served yet, so a hundred waiting ones never crowd out a new one
-      if (state === 'requested' || state === 'waiting' || state === 'withdrawing') await deferRelease(deps.sql, rel)
-    } catch (err) {
-      deps.log.warn({ releaseId: rel.id, err: (err as Error).message }, 'release: error, retried after a backoff')
-      await deferRelease(deps.sql, rel, errorCodeOf(err))
-      state = rel.state
-    }
+    const state = await releaseOne(deps, rel, hooks)
     if (state === 'requested') summary.waiting++
     else summary[state]++
   })
   return summary
+}
+
+/**
+ * One release by its id, taken as far as it can go now: the entry of a job per release (`processOpenReleases`
+ * does the same for every due one). Null when it is not open and due (released, failed, or backing off). The
+ * caller holds the exchange cycle lock (`withCycleLock`, as `runReleases` takes it). Returns its state after.
+ */
+export async function processReleaseById(
+  deps: TransferDeps,
+  releaseId: string,
+  hooks: ReleaseHooks = {},
+): Promise<ReleaseState | null> {
+  const [rel] = await deps.sql.unsafe<ReleaseRow[]>(`${RELEASE_SELECT} and r.id = $1`, [releaseId])
+  return rel ? releaseOne(deps, rel, hooks) : null
+}
+
+/** One release's step; one still open is deferred (after an error, with a backoff). */
+async function releaseOne(deps: TransferDeps, rel: ReleaseRow, hooks: ReleaseHooks): Promise<ReleaseState> {
+  try {
+    const state = await processRelease(deps, rel, hooks)
+    // still open: behind the releases not served yet, so a hundred waiting ones never crowd out a new one
+    if (state === 'requested' || state === 'waiting' || state === 'withdrawing') await deferRelease(deps.sql, rel)
+    return state
+  } catch (err) {
+    deps.log.warn({ releaseId: rel.id, err: (err as Error).message }, 'release: error, retried after a backoff')
+    await deferRelease(deps.sql, rel, errorCodeOf(err))
+    return rel.state
+  }
 }
 
 async function processRelease(deps: TransferDeps, rel: ReleaseRow, hooks: ReleaseHooks): Promise<ReleaseState> {
@@ -320,15 +344,4 @@ async function failLeg(deps: TransferDeps, leg: TransferRow, reason: string, wai
   const stored = wait ? reason : `${FATAL_PREFIX}${reason}`
   await markMovementFailed(deps.sql, leg.id, stored, deps.clock.now())
   return 'failed'
-}
-
-export const releaseTick: TickDefinition = {
-  name: RELEASE_TICK,
-  queue: 'treasury',
-  everyMs: RELEASE_EVERY_MS,
-  process: async (_job, ctx): Promise<ReleaseSummary> => {
-    const summary = await runReleases({ ...ctx.deps, log: ctx.log })
-    if (summary.released + summary.failed > 0) ctx.log.info({ ...summary }, 'release tick')
-    return summary
-  },
 }

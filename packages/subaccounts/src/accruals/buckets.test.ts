@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bucketOf, closedBeforeMs, e18ToBaseUnits, HOUR_MS, sumByBucket } from './accrual-buckets'
+import { bucketOf, closedBeforeMs, e18ToBaseUnits, HOUR_MS, sumByBucket } from './buckets'
 
 const t = (h: number, m = 0, s = 0, ms = 0) => Date.UTC(2026, 0, 5, h, m, s, ms)
 
