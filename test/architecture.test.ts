@@ -86,31 +86,6 @@ describe('architecture', () => {
     expect(dependents).toEqual([])
   })
 
-  it('workspace packages form no dependency cycle', () => {
-    const graph = new Map<string, string[]>()
-    for (const w of workspaces) {
-      const pkg = JSON.parse(readFileSync(join(w.dir, 'package.json'), 'utf8'))
-      const deps = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => d.startsWith('@wh/'))
-      graph.set(pkg.name, deps)
-    }
-    const visiting = new Set<string>()
-    const done = new Set<string>()
-    const cycles: string[] = []
-    const visit = (n: string, path: string[]) => {
-      if (done.has(n)) return
-      if (visiting.has(n)) {
-        cycles.push([...path, n].join(' -> '))
-        return
-      }
-      visiting.add(n)
-      for (const d of graph.get(n) ?? []) visit(d, [...path, n])
-      visiting.delete(n)
-      done.add(n)
-    }
-    for (const n of graph.keys()) visit(n, [])
-    expect(cycles).toEqual([])
-  })
-
   it('every workspace package has a front door (exports) and a typecheck task', () => {
     for (const w of workspaces) {
       const pkg = JSON.parse(readFileSync(join(w.dir, 'package.json'), 'utf8'))

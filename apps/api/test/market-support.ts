@@ -6,16 +6,9 @@
 import { randomUUID } from 'node:crypto'
 import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
 import { DeriveClient } from '@wh/exchange'
-import {
-  type FeeEstimator,
-  type MarketNames,
-  marketNames,
-  type PriceFeed,
-  type PriceFeedTuning,
-  startPriceFeed,
-} from '@wh/market'
+import { type MarketNames, marketNames, type PriceFeed, type PriceFeedTuning, startPriceFeed } from '@wh/market'
 import { integrationContext } from '@wh/testkit'
-import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
+import { buildChainRegistry, DepositKeyring, type FeeEstimator } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import WebSocket from 'ws'

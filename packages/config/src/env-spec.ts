@@ -6,6 +6,7 @@
 import { validateMnemonic } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import Type, { type Static, type TSchema } from 'typebox'
+import { CHAIN_NAMES } from './chain-names'
 import {
   address,
   type Check,
@@ -24,16 +25,13 @@ import {
 import { l2TargetsCheck } from './l2-targets'
 import { depositXpubProblem } from './xpub'
 
+export { CHAIN_NAMES, type ChainName, L2_CHAIN_NAMES } from './chain-names'
+
 export const RECONCILE_MODES = ['observe', 'enforce'] as const
 export type ReconcileMode = (typeof RECONCILE_MODES)[number]
 export const NODE_ENVS = ['development', 'test', 'production'] as const
 export const FEE_SHARE_POLICIES = ['refuse', 'warn', 'off'] as const
 export type FeeSharePolicy = (typeof FEE_SHARE_POLICIES)[number]
-/** The four deposit chains (each has its RPC_URL_*; docs/chains.md). */
-export const CHAIN_NAMES = ['ethereum', 'optimism', 'base', 'arbitrum'] as const
-export type ChainName = (typeof CHAIN_NAMES)[number]
-/** The chains other than Ethereum: their local stand-in's chain id has a variable of its own (Ethereum's is EXCHANGE_CHAIN_ID). */
-export const L2_CHAIN_NAMES = ['optimism', 'base', 'arbitrum'] as const satisfies readonly ChainName[]
 
 export interface VarSpec {
   schema: TSchema

@@ -11,8 +11,9 @@
  *
  * An L2 not named takes the defaults: target BRIDGE_RETAIN_USDC, minTransfer 10, maxFee 5, maxPerRun 50,000.
  */
+
+import { L2_CHAIN_NAMES } from './chain-names'
 import type { Check } from './env-checks'
-import { L2_CHAIN_NAMES } from './env-spec'
 
 export type L2ChainName = (typeof L2_CHAIN_NAMES)[number]
 

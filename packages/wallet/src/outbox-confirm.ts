@@ -28,7 +28,7 @@ import {
 import type { ChainName } from './chains'
 import type { ChainClients } from './clients'
 import { currentFees, gasCeiling, rpcOf } from './outbound-policy'
-import type { OutboxDeps } from './outbox'
+import type { OutboxDeps } from './outbox-deps'
 import { bump, fillNonce, maxOf as max, OUTBOUND_MAX_VERSIONS_WITH_FILLS, onBroadcastRefused } from './outbox-fill'
 import {
   clearContradictions,

@@ -29,7 +29,7 @@ import {
 } from 'viem'
 import type { ChainClients } from './clients'
 import { currentFees, ETH_TO_EOA_GAS, l1DataGas, probeChain, rpcOf } from './outbound-policy'
-import type { OutboxDeps } from './outbox'
+import type { OutboxDeps } from './outbox-deps'
 import { countRefusal, type OutboundRow, type OutboundVersion, recordReplacement, versionsOf } from './outbox-store'
 import { broadcastRefusalOf } from './send-errors'
 

@@ -14,7 +14,6 @@
  * transactions with one nonce, and the unique (chain, from_address, nonce) backs that up.
  */
 import { AppError } from '@wh/core'
-import type { Sql } from '@wh/db'
 import {
   type Address,
   encodeFunctionData,
@@ -28,7 +27,6 @@ import {
   slice,
   TransactionReceiptNotFoundError,
 } from 'viem'
-import type { Alerter } from './alerts'
 import type { ChainInfo, ChainName } from './chains'
 import type { ChainClients } from './clients'
 import {
@@ -41,6 +39,7 @@ import {
   type WireCall,
 } from './outbound-policy'
 import { broadcastRaw, OutboundNotFoundError } from './outbox-confirm'
+import type { OutboxDeps } from './outbox-deps'
 import { onBroadcastRefused } from './outbox-fill'
 import {
   clearRefusals,
@@ -79,6 +78,7 @@ export {
   OutboundNotFoundError,
   OutboundNotHeldError,
 } from './outbox-confirm'
+export type { OutboxDeps } from './outbox-deps'
 export { ChainUnavailableError, OUTBOUND_REFUSALS_BEFORE_FILL } from './outbox-fill'
 export { NONCE_FILLED_ERROR, type OutboundRecord, type OutboundState } from './outbox-store'
 
@@ -137,33 +137,6 @@ export interface StoredTransaction {
   readonly to: Address
   readonly data: Hex | undefined
   readonly valueWei: bigint
-}
-
-export interface OutboxDeps {
-  sql: Sql
-  clients: ReadonlyMap<ChainName, ChainClients>
-  registry: ReadonlyMap<ChainName, ChainInfo>
-  /**
-   * The account that signs for `from` (the worker's keys and deposit addresses): lets a stuck
-   * transaction be replaced with higher fees. Without it nothing is replaced.
-   */
-  signerOf?: (from: Address) => Promise<LocalAccount | undefined>
-  /** where a hold is announced (spec 6.2); without it the hold is only in the row */
-  alerter?: Alerter
-  /** OUTBOUND_REPLACE_AFTER_MS unless given (tests shorten it) */
-  replaceAfterMs?: number
-  /** CONTRADICTION_HOLD_READINGS / _AFTER_MS unless given (tests shorten them) */
-  contradictionHold?: { readings: number; afterMs: number }
-  /**
-   * Observation points for tests and tracing (optional, an addition to the shared contract):
-   * `afterSigned` runs once the row is committed and before the first broadcast, the window the
-   * crash tests kill the process in.
-   */
-  hooks?: {
-    afterSigned?: (record: OutboundRecord) => Promise<void> | void
-    /** runs after the first broadcast of a new row, before the caller sees the record */
-    afterBroadcast?: (record: OutboundRecord) => Promise<void> | void
-  }
 }
 
 /** A row exists for (purpose, refId, step) but names another chain, sender, recipient or token. */

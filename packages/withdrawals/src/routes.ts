@@ -3,8 +3,7 @@
  * bounds a request meets (request.ts `withdrawalBounds`, at the feed's price) and the network fee
  * the platform would pay now.
  */
-import { type FeeEstimator, gasLimitOf } from '@wh/market'
-import type { ChainInfo, TokenInfo } from '@wh/wallet'
+import { type ChainInfo, type FeeEstimator, gasLimitOf, type TokenInfo } from '@wh/wallet'
 import { PriceUnavailableError } from './errors'
 import { type WithdrawalRequestDeps, withdrawalBounds } from './request'
 

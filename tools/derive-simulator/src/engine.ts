@@ -11,6 +11,7 @@ import { UNDERLYINGS, type Underlying } from './assets'
 import { Catalog } from './catalog'
 import { DEFAULT_MARKET, Market, type MarketConfig } from './market'
 import { RateLimiter, type RateLimits } from './rate-limit'
+import type { SimState } from './sim-state'
 import type { SimHistories, SimOrder, SimSubaccount, SimTransaction, SimWallet } from './sim-types'
 import { sweepRestingOrders } from './trading'
 
@@ -46,7 +47,7 @@ export interface InjectedFailure {
   remaining: number
 }
 
-export class SimEngine {
+export class SimEngine implements SimState {
   readonly chainId: number
   readonly market: Market
   readonly catalog = new Catalog()

@@ -8,7 +8,7 @@
  */
 import { absBig, E18, minBig, mulE18 } from '@wh/exchange'
 import type { Underlying } from './assets'
-import type { SimEngine } from './engine'
+import type { SimState } from './sim-state'
 import type { SimSubaccount } from './sim-types'
 
 const SHORT_OPTION_IM = (E18 * 15n) / 100n
@@ -28,7 +28,7 @@ export interface MarginView {
 }
 
 /** Value and initial margin of a subaccount, optionally after a hypothetical change. */
-export function marginView(engine: SimEngine, sub: SimSubaccount, change: MarginChange = {}): MarginView {
+export function marginView(engine: SimState, sub: SimSubaccount, change: MarginChange = {}): MarginView {
   const balances = new Map(sub.balances)
   if (change.cash) balances.set('USDC', (balances.get('USDC') ?? 0n) + change.cash)
   if (change.asset) {
@@ -73,7 +73,7 @@ export function marginView(engine: SimEngine, sub: SimSubaccount, change: Margin
 }
 
 /** True when the change keeps USDC non-negative and the value above the initial margin. */
-export function marginOk(engine: SimEngine, sub: SimSubaccount, change: MarginChange): boolean {
+export function marginOk(engine: SimState, sub: SimSubaccount, change: MarginChange): boolean {
   const cash =
     (sub.balances.get('USDC') ?? 0n) + (change.cash ?? 0n) + (change.asset?.name === 'USDC' ? change.asset.delta : 0n)
   if (cash < 0n && (change.cash ?? 0n) + (change.asset?.name === 'USDC' ? change.asset.delta : 0n) < 0n) return false

@@ -18,22 +18,11 @@ import {
   TRADE_SCOPES,
 } from '@wh/exchange'
 import { type Address, decodeAbiParameters, getAddress, type Hex } from 'viem'
-import type { SimEngine } from './engine'
 import { SimRpcError } from './rpc-error'
-import type { SimWallet } from './sim-types'
+import type { SimState } from './sim-state'
+import type { SimSessionKey, SimWallet } from './sim-types'
 
-export interface SimSessionKey {
-  address: Address
-  /** unix seconds: the key works while now < expirySec */
-  expirySec: number
-  scopes: ProtocolScope[]
-  /** the subaccounts the key may act on; empty: all of the account's, current and future */
-  subaccountIds: number[]
-  offchainScopes: string[]
-  label: string
-  ipWhitelist: string[]
-  registeredSec: number
-}
+export type { SimSessionKey } from './sim-types'
 
 /** What a control-API registration without scopes gets: every power, and no expiry (a key the test is not about). */
 export const CONTROL_DEFAULT_KEY = { scopes: ['admin'] as ProtocolScope[], expirySec: 4_102_444_800 } // 2100-01-01
@@ -44,7 +33,7 @@ export type Signer = { kind: 'owner'; address: Address } | { kind: 'key'; addres
 export const scopeErr = (data: string) => new SimRpcError(RPC.UNAUTHORIZED_KEY_SCOPE, 'Unauthorized key scope', data)
 
 /** The signer of an action or a login for `w`, or Derive's refusal: not the owner nor a key (14023), expired (14030). */
-export function signerOf(engine: SimEngine, w: SimWallet, address: string, unknownCode: number = RPC.SIGNER_NOT_OWNER) {
+export function signerOf(engine: SimState, w: SimWallet, address: string, unknownCode: number = RPC.SIGNER_NOT_OWNER) {
   const a = getAddress(address)
   if (a === getAddress(w.owner)) return { kind: 'owner', address: a } as Signer
   const key = w.sessionKeys.get(a.toLowerCase())
@@ -131,7 +120,7 @@ export function requireWithinCreator(
 }
 
 /** Registers (or re-registers) `key` for `w`; a key another account holds is refused (14011). */
-export function setSessionKey(engine: SimEngine, w: SimWallet, key: SimSessionKey): void {
+export function setSessionKey(engine: SimState, w: SimWallet, key: SimSessionKey): void {
   for (const other of engine.wallets.values())
     if (other !== w && other.sessionKeys.has(key.address.toLowerCase()))
       throw new SimRpcError(
@@ -143,7 +132,7 @@ export function setSessionKey(engine: SimEngine, w: SimWallet, key: SimSessionKe
 }
 
 /** A key in the spec's `SessionKey` shape (an empty subaccount list expanded to the account's subaccounts). */
-export function sessionKeyView(engine: SimEngine, w: SimWallet, k: SimSessionKey) {
+export function sessionKeyView(engine: SimState, w: SimWallet, k: SimSessionKey) {
   const all = [...engine.subaccounts.values()].filter((s) => s.wallet === w.wallet).map((s) => s.id)
   return {
     public_session_key: k.address,
@@ -158,7 +147,7 @@ export function sessionKeyView(engine: SimEngine, w: SimWallet, k: SimSessionKey
 }
 
 /** The owner's whitelist: recipients its session keys may pay (private/update_whitelisted_recipients). */
-export function whitelistRecipient(engine: SimEngine, owner: Address, recipient: Address): void {
+export function whitelistRecipient(engine: SimState, owner: Address, recipient: Address): void {
   const w = walletOfOwner(engine, owner) ?? engine.registerWallet(owner)
   w.whitelist.add(getAddress(recipient).toLowerCase())
 }
@@ -179,7 +168,7 @@ export function mayPay(w: SimWallet, signer: Signer, recipient: Address): boolea
  * expiry now or past (0) deletes the key; no floor on the expiry. Ignored, as Derive ignores it, when
  * the sender owns no account, the key is another account's, or a scope code is unknown.
  */
-export function applyL1SessionKey(engine: SimEngine, sender: Address, data: Hex): boolean {
+export function applyL1SessionKey(engine: SimState, sender: Address, data: Hex): boolean {
   const w = walletOfOwner(engine, sender)
   if (!w) return false
   let decoded: readonly [Address, bigint, readonly bigint[], readonly bigint[]]
@@ -214,7 +203,7 @@ export function applyL1SessionKey(engine: SimEngine, sender: Address, data: Hex)
   return true
 }
 
-function walletOfOwner(engine: SimEngine, owner: Address): SimWallet | undefined {
+function walletOfOwner(engine: SimState, owner: Address): SimWallet | undefined {
   for (const w of engine.wallets.values()) if (w.owner.toLowerCase() === owner.toLowerCase()) return w
   return undefined
 }

@@ -1,9 +1,8 @@
 /** The simulator's in-memory state. Every amount and price is an e18 bigint. */
 
-import type { Direction, OrderStatus, TxStatus } from '@wh/exchange'
+import type { Direction, OrderStatus, ProtocolScope, TxStatus } from '@wh/exchange'
 import type { Address, Hex } from 'viem'
 import type { CollateralName, Underlying } from './assets'
-import type { SimSessionKey } from './session-keys'
 
 export interface SimInstrument {
   name: string
@@ -21,6 +20,20 @@ export interface SimInstrument {
   /** Options: fees are capped at this fraction of the option's value. */
   feeCapRateE18: bigint | null
   option: { expirySec: number; strikeE18: bigint; type: 'C' | 'P'; settlementPriceE18: bigint | null } | null
+}
+
+/** A session key of an account (session-keys.ts keeps the rules). */
+export interface SimSessionKey {
+  address: Address
+  /** unix seconds: the key works while now < expirySec */
+  expirySec: number
+  scopes: ProtocolScope[]
+  /** the subaccounts the key may act on; empty: all of the account's, current and future */
+  subaccountIds: number[]
+  offchainScopes: string[]
+  label: string
+  ipWhitelist: string[]
+  registeredSec: number
 }
 
 export interface SimWallet {

@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto'
 import { absBig, minBig, mulE18, RPC } from '@wh/exchange'
-import type { SimEngine } from './engine'
 import { tradeFeeE18 } from './fees'
 import { marginOk } from './margin'
 import { rpcErr, SimRpcError } from './rpc-error'
+import type { SimState } from './sim-state'
 import type { SimInstrument, SimOrder, SimSubaccount, SimTrade } from './sim-types'
 
 export interface NewOrder {
@@ -45,7 +45,7 @@ export function validateOrder(inst: SimInstrument, o: NewOrder, nowMs: number): 
 }
 
 /** Places an order; returns it with the fills it made at once. */
-export function placeOrder(engine: SimEngine, sub: SimSubaccount, inst: SimInstrument, o: NewOrder) {
+export function placeOrder(engine: SimState, sub: SimSubaccount, inst: SimInstrument, o: NewOrder) {
   const now = engine.now()
   validateOrder(inst, o, now)
   const q = engine.market.quote(inst, now)
@@ -108,7 +108,7 @@ export function placeOrder(engine: SimEngine, sub: SimSubaccount, inst: SimInstr
 
 /** Applies one fill to the subaccount and records the trade. */
 export function fill(
-  engine: SimEngine,
+  engine: SimState,
   sub: SimSubaccount,
   inst: SimInstrument,
   order: SimOrder,
@@ -164,7 +164,7 @@ export function fill(
 }
 
 /** The market maker takes resting orders its quote has moved through, at their limit price. */
-export function sweepRestingOrders(engine: SimEngine): void {
+export function sweepRestingOrders(engine: SimState): void {
   for (const order of engine.orders.values()) {
     if (order.status !== 'open') continue
     const inst = engine.catalog.get(order.instrument)
@@ -178,7 +178,7 @@ export function sweepRestingOrders(engine: SimEngine): void {
   }
 }
 
-export function cancelOrder(engine: SimEngine, subaccountId: number, orderId: string): SimOrder {
+export function cancelOrder(engine: SimState, subaccountId: number, orderId: string): SimOrder {
   const o = engine.orders.get(orderId)
   if (!o || o.subaccountId !== subaccountId) throw new SimRpcError(RPC.ORDER_DOES_NOT_EXIST, 'Does not exist', orderId)
   if (o.status !== 'open') throw new SimRpcError(RPC.ORDER_DOES_NOT_EXIST, 'Does not exist', `order is ${o.status}`)

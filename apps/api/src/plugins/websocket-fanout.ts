@@ -5,7 +5,19 @@
  */
 import type { TextFrame } from './websocket-frames'
 import { joinFrames } from './websocket-frames'
-import type { HubClient, HubStream } from './websocket-hub'
+import type { HubStream } from './websocket-stream'
+
+/**
+ * What a batch writes to: the hub's `HubClient`, named by its shape so the batches need not import
+ * the hub that runs them.
+ */
+export interface FanoutClient {
+  /** the id of the last batch that handled this client */
+  batchMark: number
+  /** true when this message of topic `key` is to be written to the client now (`HubClient.accept`) */
+  accept(key: string, seq: number, frame: TextFrame): boolean
+  send(frame: TextFrame): unknown
+}
 
 /** A batch closes at this many bytes of messages (a larger message is a batch of its own). */
 export const MAX_BATCH_BYTES = 64 * 1024
@@ -14,7 +26,7 @@ export const MAX_BATCH_BYTES = 64 * 1024
 export interface Route {
   readonly stream: HubStream
   readonly topic: string
-  readonly members: Set<HubClient>
+  readonly members: Set<FanoutClient>
 }
 
 /** One message of a topic, as received. */
@@ -52,7 +64,7 @@ export class Batch implements Job {
   /** deliveries appended after the batch started, oldest first */
   readonly late: Delivery[] = []
   #k = 0
-  #members: Iterator<HubClient> | undefined
+  #members: Iterator<FanoutClient> | undefined
   /** per k: the frames of deliveries k.. joined (the usual write: a client of every later route) */
   readonly #joined: (TextFrame | undefined)[] = []
 
@@ -91,7 +103,7 @@ export class Batch implements Job {
     return used
   }
 
-  #write(client: HubClient): void {
+  #write(client: FanoutClient): void {
     const ds = this.#deliveries
     const k = this.#k
     if (k === ds.length - 1) {
@@ -116,12 +128,12 @@ export class Batch implements Job {
 }
 
 /** `run` for every client connected when it starts or joining before it ends (heartbeats). */
-export class EachClient implements Job {
+export class EachClient<C> implements Job {
   done = false
-  readonly #clients: Iterator<HubClient>
-  readonly #each: (client: HubClient) => void
+  readonly #clients: Iterator<C>
+  readonly #each: (client: C) => void
 
-  constructor(clients: Iterator<HubClient>, each: (client: HubClient) => void) {
+  constructor(clients: Iterator<C>, each: (client: C) => void) {
     this.#clients = clients
     this.#each = each
   }

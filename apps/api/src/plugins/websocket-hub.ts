@@ -20,25 +20,27 @@
  * A client whose socket buffers more than `maxBufferedBytes` is dropped (terminated) rather than
  * buffered for: a slow reader never slows the others or grows this process's memory.
  *
- * The hub is three files: this one (the subscription registry, `FanoutHub`, and each connection's
+ * The hub is four files: this one (the subscription registry, `FanoutHub`, and each connection's
  * subscriptions, `HubClient`), websocket-fanout.ts (the batches and heartbeat runs it writes a chunk
- * at a time) and websocket-frames.ts (the frames built once and written past `ws.send`).
+ * at a time, over any client that is a `FanoutClient`), websocket-frames.ts (the frames built once
+ * and written past `ws.send`) and websocket-stream.ts (`HubStream`, what a route fans out).
  */
 import type { Redis } from 'ioredis'
 import type { WebSocket } from 'ws'
-import { Batch, type Delivery, EachClient, type Job, MAX_BATCH_BYTES, type Route } from './websocket-fanout'
+import {
+  Batch,
+  type Delivery,
+  EachClient,
+  type FanoutClient,
+  type Job,
+  MAX_BATCH_BYTES,
+  type Route,
+} from './websocket-fanout'
 import { TEXT, type TextFrame, textFrame, writeFrame } from './websocket-frames'
+import type { HubStream } from './websocket-stream'
 
 export { joinFrames, type TextFrame, textFrame, writeFrame } from './websocket-frames'
-
-/** One kind of stream a WebSocket route serves ('prices', later 'strategies'). */
-export interface HubStream {
-  readonly name: string
-  /** the Redis channel of a topic (an asset) */
-  channelOf(topic: string): string
-  /** the sequence number of a raw message; undefined drops the message (malformed) */
-  seqOf(raw: string): number | undefined
-}
+export type { HubStream } from './websocket-stream'
 
 export interface HubLog {
   warn(obj: object, msg?: string): void
@@ -57,7 +59,7 @@ export class FanoutHub {
   readonly maxBufferedBytes: number
   readonly #chunkSize: number
   /** received messages and heartbeat runs not started yet, oldest first */
-  #pending: (Delivery | EachClient)[] = []
+  #pending: (Delivery | EachClient<HubClient>)[] = []
   /** the job being written, a chunk per turn */
   #current: Job | undefined
   #scheduled = false
@@ -213,7 +215,7 @@ const topicKey = (stream: string, topic: string) => `${stream}\u0000${topic}`
 const splitKey = (key: string) => key.split('\u0000') as [string, string]
 
 /** One WebSocket connection as the hub sees it. */
-export class HubClient {
+export class HubClient implements FanoutClient {
   readonly #hub: FanoutHub
   readonly socket: WebSocket
   /** per topic: the last sequence number sent */

@@ -9,13 +9,10 @@
 import { fromE18 } from '@wh/exchange'
 import type { SimEngine } from '../engine'
 import type { SimSubaccount } from '../sim-types'
-import type { V3WsConn } from './server'
 import { orderV3 } from './views'
+import type { PrivateFeeds, V3WsConn } from './ws-conn'
 
-export interface PrivateFeeds {
-  /** channel → what it last pushed, per order id or balance name */
-  readonly seen: Map<string, Map<string, string>>
-}
+export type { PrivateFeeds } from './ws-conn'
 
 export const newPrivateFeeds = (): PrivateFeeds => ({ seen: new Map() })
 

@@ -7,16 +7,18 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { RPC, type RpcErrorBody } from '@wh/exchange'
-import type { WebSocket } from 'ws'
 import type { SimEngine } from '../engine'
 import type { Handler } from '../handler'
 import { SimRpcError } from '../rpc-error'
 import { requireRead, type Signer } from '../session-keys'
 import type { SimWallet } from '../sim-types'
 import { V3_SIM_METHODS } from './methods'
-import { type PrivateFeeds, privateChannelOwner, pushPrivateChannels } from './private-channels'
+import { privateChannelOwner, pushPrivateChannels } from './private-channels'
 import { readAuthHeaders, verifyV3Auth } from './verify'
 import { tickerSlim } from './views'
+import type { V3WsConn } from './ws-conn'
+
+export type { V3WsConn } from './ws-conn'
 
 export const V3_HTTP_PREFIX = '/v3/'
 export const V3_WS_PATH = '/v3/ws'
@@ -160,16 +162,6 @@ export async function handleV3Http(
     }
   }
   send(await dispatchV3(engine, method, params, caller))
-}
-
-export interface V3WsConn {
-  ws: WebSocket
-  wallet: SimWallet | null
-  signer: Signer | null
-  ip: string
-  channels: Set<string>
-  /** what the private channels last pushed (private-channels.ts) */
-  feeds: PrivateFeeds
 }
 
 /** `ticker_slim.{instrument_name}.{interval_ms}` (subscriptions.asyncapi.json). */

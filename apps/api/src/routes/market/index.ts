@@ -9,17 +9,15 @@ import { AssetParams, AssetsResponse, ChartQuery, ChartResponse, FeesResponse } 
 import { type Clock, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
-  type FeeEstimator,
   MARKET_ASSETS,
   MARKET_NAMES,
   type MarketNames,
   marketReader,
-  rpcFeeEstimator,
   strategyNames,
   WS_MESSAGE_SCHEMAS,
 } from '@wh/market'
 import type { TradingProfile } from '@wh/trading'
-import type { ChainInfo, ChainName } from '@wh/wallet'
+import { type ChainInfo, type ChainName, type FeeEstimator, rpcFeeEstimator } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
 import { NOT_MODIFIED, publicCache, withCacheHeaders } from './public-cache'

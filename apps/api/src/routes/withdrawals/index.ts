@@ -18,9 +18,9 @@ import {
 } from '@wh/api-schemas/withdrawals'
 import { type Clock, decimalsOf, fromBaseUnits, systemClock } from '@wh/core'
 import type { Sql } from '@wh/db'
-import { type FeeEstimator, feedPriceSource, type MarketNames, type PriceSource, rpcFeeEstimator } from '@wh/market'
+import { feedPriceSource, type MarketNames, type PriceSource } from '@wh/market'
 import { assertPlatformRunning } from '@wh/ops'
-import type { ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
+import { type ChainInfo, type ChainName, type DepositKeyring, type FeeEstimator, rpcFeeEstimator } from '@wh/wallet'
 import {
   AmountNotStringError,
   type DestinationGuard,

@@ -1,15 +1,17 @@
 /**
- * Network fee estimates (moved here from the withdrawals route so GET /:asset/fees and
- * GET /withdrawals/routes share one estimator): gas limit of the transfer × the chain's current
- * max fee per gas (EIP-1559 fee data, or the legacy gas price). Read from the chain's RPC when
- * reachable, cached briefly per chain (a failure too, so an unreachable node does not slow every
- * request); when it is not reachable the estimate is omitted and flagged.
+ * Network fee estimates (docs/chains.md "Network fee estimate"), one estimator for GET /:asset/fees
+ * (@wh/market's `marketReader`) and GET /withdrawals/routes (@wh/withdrawals): gas limit of the
+ * transfer × the chain's current max fee per gas (EIP-1559 fee data, or the legacy gas price). Read
+ * from the chain's RPC when reachable, cached briefly per chain (a failure too, so an unreachable
+ * node does not slow every request); when it is not reachable the estimate is omitted and flagged.
+ * It lives with the chain clients it reads through; the market data and the withdrawals import it.
  */
-import type { ChainInfo, ChainName } from '@wh/wallet'
-import { createChainClients } from '@wh/wallet'
+import type { ChainInfo, ChainName } from './chains'
+import { createChainClients } from './clients'
+import { ETH_TO_EOA_GAS } from './outbound-policy'
 
-/** Gas a plain ETH transfer uses (fixed by the protocol). */
-export const NATIVE_TRANSFER_GAS = 21_000n
+/** Gas a plain ETH transfer uses (fixed by the protocol: the outbox's ETH_TO_EOA_GAS). */
+export const NATIVE_TRANSFER_GAS = ETH_TO_EOA_GAS
 /** Gas budgeted for an ERC-20 transfer (a USDC transfer to a fresh holder uses about 62,000). */
 export const ERC20_TRANSFER_GAS = 65_000n
 export const FEE_CACHE_MS = 15_000
