@@ -5,12 +5,10 @@
  */
 import { L2_CHAIN_NAMES } from '@wh/config'
 import { runSolvency } from '@wh/solvency'
+import { type CctpRunResult, L1, openTransfer, runCctpSweep, transferById } from '@wh/treasury'
 import type { Job } from 'bullmq'
 import { createTestClient, http } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { L1 } from '../src/jobs/cctp/plan'
-import { type CctpRunResult, runCctpSweep } from '../src/jobs/cctp/route'
-import { openTransfer, transferById } from '../src/jobs/cctp/store'
 import { solvencyDeps, solvencyTick } from '../src/jobs/solvency/solvency'
 import { type CctpStack, startCctpStack, USDC } from './fixtures/cctp-stack'
 

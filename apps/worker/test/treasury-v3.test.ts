@@ -32,6 +32,14 @@ import {
   testEnv,
 } from '@wh/testkit'
 import {
+  logsOver,
+  QUEUED_REASON,
+  runTreasury,
+  shortfallOf,
+  type TreasuryRunResult,
+  withdrawalAmountOf,
+} from '@wh/treasury'
+import {
   type Alerter,
   type ChainClients,
   deployTestOnchainActionManager,
@@ -58,16 +66,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'
-import { logsOver } from '../src/jobs/treasury/payout'
-import {
-  QUEUED_REASON,
-  runTreasury,
-  shortfallOf,
-  TREASURY_TICK_NAME,
-  type TreasuryRunResult,
-  treasuryTick,
-  withdrawalAmountOf,
-} from '../src/jobs/treasury/treasury'
+import { TREASURY_TICK_NAME, treasuryTick } from '../src/jobs/treasury/ticks'
 import { withdrawalSendDeps } from '../src/jobs/withdrawals/send-tick'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, journalPlatformDeposits } from './fixtures/exchange-stack'

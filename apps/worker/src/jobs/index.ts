@@ -1,6 +1,4 @@
 import type { TickDefinition } from '../ticks'
-import { bridgeTicks } from './bridge/bridge'
-import { cctpRefillTicks, hotWalletEthTick } from './cctp/ticks'
 import { depositAuditTicks } from './deposits/audit'
 import { depositScanTicks } from './deposits/scan'
 import { depositSweepProcessor } from './deposits/sweep-job'
@@ -16,7 +14,7 @@ import { solvencyTick } from './solvency/solvency'
 import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
 import { wheelTick } from './trading/wheel'
-import { treasuryTick } from './treasury/treasury'
+import { bridgeTicks, cctpRefillTicks, hotWalletEthTick, treasuryTick } from './treasury/ticks'
 import { withdrawalSendTick } from './withdrawals/send-tick'
 
 /**

@@ -32,7 +32,7 @@ import { fromBaseUnits, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { accountBalances, appendBatch, type EventInput, EXCHANGE_CHAIN, minuteBucket, platformHot } from '@wh/ledger'
 import { currencyDecimals, unitsOf } from '@wh/subaccounts'
-import { openWithdrawalTotals } from '../treasury/store'
+import { openWithdrawalTotals } from '@wh/treasury'
 import { type AccountingDeps, type AccountingLog, ingestFundingSubaccountAccruals } from './accruals'
 
 /** A bridge deposit journaled this recently may not be credited at the exchange yet (and the reverse). */

@@ -14,10 +14,10 @@ import { LOCK_TTL_MS } from '@wh/config'
 import { withLock } from '@wh/jobs'
 import { type ExchangeHoldingsReader, runSolvency, type SolvencyDeps } from '@wh/solvency'
 import { currencyDecimals } from '@wh/subaccounts'
+import { alertLateCctp } from '@wh/treasury'
 import { CHAIN_NAMES } from '@wh/wallet'
 import { type Address, createPublicClient, erc20Abi, formatUnits, http } from 'viem'
 import type { TickDefinition, WorkerDeps } from '../../ticks'
-import { alertLateCctp } from '../cctp/transfer'
 
 export const SOLVENCY_TICK = 'solvency-run'
 /** Collateral currencies the exchange wallet may hold. */
