@@ -94,7 +94,7 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   positions: { owner: ['packages/trading/src/position-store.ts'] },
   position_fills: { owner: ['packages/trading/src/fill-store.ts'] },
   wheels: { owner: ['packages/trading/src/wheel-store.ts'] },
-  conversions: { owner: ['packages/trading/src/conversion-store.ts'] },
+  conversions: { owner: ['packages/trading/src/conversions/store.ts'] },
   // written by the deferred triggers of 0021 only (docs/account-stream.md): no code path may insert
   // an event or bump a counter itself, nor call the function the triggers share
   account_events: { owner: ['drizzle/0021_account_events.sql'], writers: ['account_event_emit'] },
