@@ -53,8 +53,8 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
         "the reserve inserts the request (ledger_reserve_withdrawal: the transit lock and the free-balance check are the ledger's); only the owner calls reserveWithdrawal",
     },
   },
-  treasury_withdrawals: { owner: ['apps/worker/src/jobs/treasury/store.ts'] },
-  cctp_transfers: { owner: ['apps/worker/src/jobs/cctp/store.ts'] },
+  treasury_withdrawals: { owner: ['packages/treasury/src/treasury/store.ts'] },
+  cctp_transfers: { owner: ['packages/treasury/src/cctp/store.ts'] },
   platform_stops: { owner: ['packages/ops/src/platform-stop.ts'] },
   signal_state: { owner: ['packages/trading/src/signal-state.ts'] },
   operator_actions: { owner: ['packages/ops/src/actions.ts'] },
@@ -94,7 +94,7 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   positions: { owner: ['packages/trading/src/position-store.ts'] },
   position_fills: { owner: ['packages/trading/src/fill-store.ts'] },
   wheels: { owner: ['packages/trading/src/wheel-store.ts'] },
-  conversions: { owner: ['packages/trading/src/conversion-store.ts'] },
+  conversions: { owner: ['packages/trading/src/conversions/store.ts'] },
   // written by the deferred triggers of 0021 only (docs/account-stream.md): no code path may insert
   // an event or bump a counter itself, nor call the function the triggers share
   account_events: { owner: ['drizzle/0021_account_events.sql'], writers: ['account_event_emit'] },

@@ -13,11 +13,11 @@
  * and the sweeps, gas top-ups and bridge legs that share the hot wallet's nonces.
  */
 import { freeBalance } from '@wh/ledger'
+import { runBridge } from '@wh/treasury'
 import { DeriveV3DepositAdapter, deployTestOnchainActionManager, outboxOf } from '@wh/wallet'
 import fc from 'fast-check'
 import { getAddress, parseEther } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runBridge } from '../../apps/worker/src/jobs/bridge/bridge'
 import { type Case, caseArbitrary, describeCase, everyCase, expectedOf, TIMINGS } from './fixtures/hostile-corpus'
 import {
   change,

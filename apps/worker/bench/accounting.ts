@@ -60,14 +60,6 @@ try {
   }
   const clock: Clock = { now: () => new Date(sim.control.nowMs()) }
   const deps = buildWorkerDeps(config, { sql, redis, log: silent }, { clock, exchangeLogger })
-  // a user's perp is placed as the owner: the worker's trading key trades options only (its duty)
-  const owner = new DeriveClient({
-    httpUrl: sim.v3HttpUrl,
-    wallet: config.exchange.walletAddress,
-    sessionKey: TEST_OWNER_PRIVATE_KEY,
-    chainId: config.exchange.chainId,
-    clock,
-  })
   /** the same client with a round trip added to every request, as a remote exchange has */
   const remote: WorkerDeps = {
     ...deps,

@@ -34,13 +34,19 @@ import { appendBatch, type EventInput } from '@wh/ledger'
 import { runFunding } from '@wh/subaccounts'
 import { localPoolAdapter, mintTestToken, poolAbi } from '@wh/swap'
 import { localStackEnv, startChain, startPostgres, startRedis } from '@wh/testkit'
-import { startWheel, tradingProfile } from '@wh/trading'
+import {
+  CONVERT_BATCH,
+  CONVERT_CONCURRENCY,
+  type ConvertDeps,
+  runConversions,
+  startWheel,
+  tradingProfile,
+} from '@wh/trading'
 import { buildChainClients, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { createPublicClient, createWalletClient, http } from 'viem'
 import { buildSwapStack, CHAIN, POOL_USDC, POOL_WETH } from '../../../packages/swap/test/stack'
 import { buildWorkerDeps } from '../src/deps'
-import { CONVERT_BATCH, CONVERT_CONCURRENCY, type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
 import { runPlacing } from '../src/jobs/trading/place'
 import { platformFunds } from '../test/fixtures/platform-funds'
 

@@ -22,10 +22,13 @@ import { createDatabase, runMigrations } from '@wh/db'
 import { attachL1Payer, startDeriveSimulator, watchL1Deposits, whitelistRecipient } from '@wh/derive-simulator'
 import { append, reserveWithdrawal } from '@wh/ledger'
 import { localStackEnv, startChain, startPostgres, startRedis, TEST_PRIVATE_KEYS } from '@wh/testkit'
+import { runTreasury } from '@wh/treasury'
 import {
   deployTestOnchainActionManager,
   deployTestUsdc,
   deployTestWithdrawalOutbox,
+  hotWalletUsdc,
+  requestedUsdc,
   testOnchainActionManagerAbi,
   testUsdcAbi,
   testWithdrawalOutboxAbi,
@@ -34,8 +37,6 @@ import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createTestClient, createWalletClient, getAddress, http } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { buildWorkerDeps } from '../src/deps'
-import { hotWalletUsdc, requestedUsdc } from '../src/jobs/bridge/bridge'
-import { runTreasury } from '../src/jobs/treasury/treasury'
 import { registerServiceKeys } from '../test/fixtures/platform-funds'
 
 const COVERED_RUNS = Number(process.argv[2] ?? 200)

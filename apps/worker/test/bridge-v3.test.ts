@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { type RunningSimulator, startDeriveSimulator, watchL1Deposits } from '@wh/derive-simulator'
 import { append, balanceOf, ownTxKey, PLATFORM_EXPENSE_OVERHEAD, platformHot, reserveWithdrawal } from '@wh/ledger'
 import { integrationContext, type RunningChain, startChain, TEST_PRIVATE_KEYS, testEnv } from '@wh/testkit'
+import { bridgeAdapterFor, runBridge } from '@wh/treasury'
 import {
   type BridgeAdapter,
   BridgeUnavailableError,
@@ -29,8 +30,8 @@ import { type Address, createPublicClient, createWalletClient, getAddress, type 
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
-import { bridgeAdapterFor, bridgeTicks, runBridge } from '../src/jobs/bridge/bridge'
 import { ticks } from '../src/jobs/index'
+import { bridgeTicks } from '../src/jobs/treasury/ticks'
 import type { WorkerDeps } from '../src/ticks'
 
 const silent = { info() {}, warn() {} }

@@ -3,14 +3,22 @@
  * jumps (docs/chains.md "The L2 route": "When it goes wrong"). In each case the service waits, backs off, alerts
  * (once), keeps the money counted in flight by solvency, and never mints or journals twice.
  */
+import { randomUUID } from 'node:crypto'
 import { L2_CHAIN_NAMES } from '@wh/config'
 import { runSolvency, solvencyDeps } from '@wh/solvency'
+import {
+  advanceCctpTransfer,
+  type CctpRow,
+  type CctpRunResult,
+  L1,
+  openTransfer,
+  routeLockKey,
+  runCctpSweep,
+  transferById,
+} from '@wh/treasury'
 import type { Job } from 'bullmq'
 import { createTestClient, http } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { L1 } from '../src/jobs/cctp/plan'
-import { type CctpRunResult, runCctpSweep } from '../src/jobs/cctp/route'
-import { openTransfer, transferById } from '../src/jobs/cctp/store'
 import { solvencyTick } from '../src/jobs/solvency/ticks'
 import { type CctpStack, startCctpStack, USDC } from './fixtures/cctp-stack'
 
@@ -200,5 +208,32 @@ describe('the L2 route against a hostile or slow world', () => {
     expect(await s.usdcOf(L1, s.hot(L1))).toBeGreaterThanOrEqual(USDC(1_000))
     expect(await bridgedCount()).toBe(before + 1)
     for (const chain of L2_CHAIN_NAMES) expect(await openTransfer(sql(), chain, L1)).toBeUndefined()
+  })
+
+  it("a transfer moved by its id (a job per transfer): under its route's lock, once; nothing when done or unknown", async () => {
+    await s.mint(CHAIN, s.hot(CHAIN), USDC(15))
+    await burned()
+    const row = (await openTransfer(sql(), CHAIN, L1)) as CctpRow
+    expect(row.state).toBe('attesting')
+    // a sweep's route runs under its L2's bridge lock, the key the bridge tick has always taken
+    const key = routeLockKey(row)
+    expect(key).toBe(`lock:bridge-${CHAIN}`)
+    s.attester.set({ status: 'up' })
+    s.clock.advance(10 * 60_000)
+    // the tick holds the route: the job leaves the transfer alone (no attestation read)
+    await s.deps.redis.set(key, 'the-bridge-tick', 'PX', 60_000)
+    expect(await advanceCctpTransfer(s.cctpDeps(), row.id)).toEqual({ state: 'locked', id: row.id })
+    expect(await transferById(sql(), row.id)).toMatchObject({ state: 'attesting', attempts: row.attempts })
+    await s.deps.redis.del(key)
+    let r = await advanceCctpTransfer(s.cctpDeps(), row.id)
+    for (let i = 0; i < 6 && r?.state === 'pending'; i++) {
+      await deepen()
+      s.clock.advance(10 * 60_000)
+      r = await advanceCctpTransfer(s.cctpDeps(), row.id)
+    }
+    expect(r).toMatchObject({ state: 'done', id: row.id })
+    expect(await mints(row.id)).toBe(1)
+    expect(await advanceCctpTransfer(s.cctpDeps(), row.id)).toBeUndefined()
+    expect(await advanceCctpTransfer(s.cctpDeps(), randomUUID())).toBeUndefined()
   })
 })

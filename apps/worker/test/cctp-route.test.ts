@@ -9,16 +9,22 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { L2_CHAIN_NAMES } from '@wh/config'
 import { addressBookFor, scanChainDeposits, sweepDeposit } from '@wh/deposits'
 import { append, balanceOf, platformHot, reserveWithdrawal } from '@wh/ledger'
+import {
+  bridgeAdapterFor,
+  type CctpAdvanceOptions,
+  type CctpRunResult,
+  checkHotWalletEth,
+  L1,
+  openTransfer,
+  runBridge,
+  runCctpRefill,
+  runCctpSweep,
+  transferById,
+} from '@wh/treasury'
 import { type ChainName, MESSAGE_TRANSMITTER_V2_ABI, TOKEN_MESSENGER_V2_ABI } from '@wh/wallet'
 import { sendWithdrawals, withdrawalSendDeps } from '@wh/withdrawals'
 import { type Address, createTestClient, getAddress, type Hex, http, parseEther, parseEventLogs } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bridgeAdapterFor, runBridge } from '../src/jobs/bridge/bridge'
-import { L1 } from '../src/jobs/cctp/plan'
-import { type CctpRunResult, runCctpRefill, runCctpSweep } from '../src/jobs/cctp/route'
-import { openTransfer, transferById } from '../src/jobs/cctp/store'
-import { checkHotWalletEth } from '../src/jobs/cctp/ticks'
-import type { CctpAdvanceOptions } from '../src/jobs/cctp/transfer'
 import { type CctpStack, startCctpStack, USDC } from './fixtures/cctp-stack'
 
 const silent = { info() {}, warn() {} }
@@ -157,12 +163,12 @@ describe('the L2 route: every L2 reaches the exchange over CCTP, and comes back'
     try {
       for (const chain of all) await anvil(chain).setBalance({ address: s.hot(chain), value: parseEther('1') })
       await anvil('optimism').setBalance({ address: s.hot('optimism'), value: parseEther('0.01') })
-      expect(await checkHotWalletEth({ deps: s.deps })).toEqual(['optimism'])
+      expect(await checkHotWalletEth(s.deps)).toEqual(['optimism'])
       expect(ethAlerts().slice(seen)).toEqual([
         { text: expect.any(String), fields: { chain: 'optimism', eth: '0.01', alertBelow: '0.05' } },
       ])
       // still low on the next run: named again, not alerted again within the hour
-      expect(await checkHotWalletEth({ deps: s.deps })).toEqual(['optimism'])
+      expect(await checkHotWalletEth(s.deps)).toEqual(['optimism'])
       expect(ethAlerts().length).toBe(seen + 1)
     } finally {
       for (const [i, chain] of all.entries())

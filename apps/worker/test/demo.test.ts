@@ -26,6 +26,7 @@ import {
   TEST_PRIVATE_KEYS,
   testEnv,
 } from '@wh/testkit'
+import { bridgeAdapterFor } from '@wh/treasury'
 import { CCTP_DOMAINS, CHAIN_NAMES, type ChainName, DepositKeyring, deployTestUsdcs, setUpLocalCctp } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createWalletClient, getAddress, type Hex, http } from 'viem'
@@ -36,7 +37,6 @@ import { buildServer } from '../../api/src/server'
 import { DEFAULT_DEMO_AMOUNTS, type DemoReport, formatStatement, NEXT_PUT_DELTA_BPS, runDemo } from '../demo/demo'
 import { clockSyncedTicks } from '../src/clock-sync'
 import { buildWorkerDeps } from '../src/deps'
-import { bridgeAdapterFor } from '../src/jobs/bridge/bridge'
 import { ticks } from '../src/jobs/index'
 import { type Runtime, startRuntime } from '../src/runtime'
 import type { WorkerDeps } from '../src/ticks'

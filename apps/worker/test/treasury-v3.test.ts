@@ -38,6 +38,14 @@ import {
   testEnv,
 } from '@wh/testkit'
 import {
+  logsOver,
+  QUEUED_REASON,
+  runTreasury,
+  shortfallOf,
+  type TreasuryRunResult,
+  withdrawalAmountOf,
+} from '@wh/treasury'
+import {
   type Alerter,
   type ChainClients,
   deployTestOnchainActionManager,
@@ -64,16 +72,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
-import { logsOver } from '../src/jobs/treasury/payout'
-import {
-  QUEUED_REASON,
-  runTreasury,
-  shortfallOf,
-  TREASURY_TICK_NAME,
-  type TreasuryRunResult,
-  treasuryTick,
-  withdrawalAmountOf,
-} from '../src/jobs/treasury/treasury'
+import { TREASURY_TICK_NAME, treasuryTick } from '../src/jobs/treasury/ticks'
 import type { TickContext, WorkerDeps } from '../src/ticks'
 import { creditDeposit, journalPlatformDeposits } from './fixtures/exchange-stack'
 import { registerServiceKeys } from './fixtures/platform-funds'

@@ -17,14 +17,20 @@
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userSub } from '@wh/ledger'
-import { findFundingDivergences, reconcileSubaccount, runFunding } from '@wh/subaccounts'
+import { EXCHANGE_CYCLE_LOCK, findFundingDivergences, reconcileSubaccount, runFunding } from '@wh/subaccounts'
 import { type RunningChain, startChain } from '@wh/testkit'
-import { type DecisionFacts, startWheel, tradingProfile } from '@wh/trading'
+import {
+  type ConvertDeps,
+  type DecisionFacts,
+  runConversion,
+  runConversions,
+  startWheel,
+  tradingProfile,
+} from '@wh/trading'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildSwapStack, type SwapStack } from '../../../packages/swap/test/stack'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
-import { type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
 import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
@@ -394,8 +400,19 @@ describe('the wheel over several days, with conversions', () => {
     expect((await roundOf(leg.id))?.state).toBe('depositing')
     // the dead process had sent it before dying
     await deps.exchange.sendSigned(stored as Parameters<typeof deps.exchange.sendSigned>[0])
-    // the thrown error backed the round off; a process that really died recorded nothing: due now
+    // the thrown error backed the round off: a job for this one round leaves it to its time
+    const [{ id: roundId } = { id: '' }] = await sql()<{ id: string }[]>`
+      select id from conversions where position_id = ${leg.id}`
+    expect(await runConversion(convert, roundId)).toBeUndefined()
+    // a process that really died recorded nothing: due now
     await sql()`update conversions set next_attempt_at = now() where position_id = ${leg.id}`
+    // while another process holds the cycle lock, a job for the round leaves it; then moves it by its id
+    await stack.redis.set(EXCHANGE_CYCLE_LOCK, 'another-process', 'PX', 60_000)
+    expect(await runConversion(convert, roundId)).toBe('locked')
+    expect((await roundOf(leg.id))?.state).toBe('depositing')
+    await stack.redis.del(EXCHANGE_CYCLE_LOCK)
+    expect(await runConversion(convert, roundId)).toMatch(/^(withdrawing|done)$/)
+    expect((await roundOf(leg.id))?.state).toMatch(/^(withdrawing|done)$/)
     const [round] = await convertUntilDone([leg.id])
     const [sub] = await sql()<{ exchange_id: string }[]>`
       select s.exchange_id::text from positions p join subaccounts s on s.id = p.subaccount_id where p.id = ${leg.id}`

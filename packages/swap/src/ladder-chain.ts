@@ -16,7 +16,7 @@ import {
 import { BaseError, ExecutionRevertedError, getAddress } from 'viem'
 import type { ApprovalCall } from './adapter'
 import { InvalidSwapRequestError, SwapApprovalFailedError } from './errors'
-import type { SwapDeps, SwapRequest } from './ladder'
+import type { SwapDeps, SwapRequest } from './ladder-types'
 
 /** The native currency gas is paid in, on every chain of the registry. */
 export const GAS_CURRENCY = 'ETH'

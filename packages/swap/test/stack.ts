@@ -29,7 +29,7 @@ import {
   type SwapToken,
   seedLiquidity,
 } from '../src/index'
-import type { SwapDeps } from '../src/ladder'
+import type { SwapDeps } from '../src/ladder-types'
 
 export const CHAIN = 'base' as const
 /** the pool's depth: 30,000,000 USDC against 10,000 ETH (3,000 USDC per ETH) */

@@ -1,7 +1,6 @@
 /** @wh/trading: the trading parameter sets and the signal protocol, shared by the api and the worker. */
 
 export * from './account-events'
-export * from './conversion-store'
 export * from './conversions'
 export * from './decider'
 export * from './decisions'

@@ -3,7 +3,7 @@
  * of `wheels` (test/table-owners.test.ts). Each function is one transition of a wheel, named after
  * it, and one statement: the API's start, stop, resume and settings (wheel.ts), the runner's steps
  * (apps/worker jobs/trading/wheel.ts) and the holding a conversion round leaves (its settling
- * transaction, apps/worker jobs/trading/convert.ts). Those that take a `tx` are a step of the
+ * transaction, conversions/run.ts). Those that take a `tx` are a step of the
  * caller's transaction.
  */
 import type { Queryable } from '@wh/db'

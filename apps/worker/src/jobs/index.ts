@@ -1,6 +1,4 @@
 import type { TickDefinition } from '../ticks'
-import { bridgeTicks } from './bridge/bridge'
-import { cctpRefillTicks, hotWalletEthTick } from './cctp/ticks'
 import { depositAuditTicks, depositScanTicks, depositSweepProcessor, depositSweepTick } from './deposits/ticks'
 import { accrualsTick, feeTick, fundTick, reconcileTick, releaseTick, sessionKeysTick } from './exchange/ticks'
 import { liabilitiesPublishTick } from './liabilities/ticks'
@@ -8,7 +6,7 @@ import { solvencyTick } from './solvency/ticks'
 import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place'
 import { wheelTick } from './trading/wheel'
-import { treasuryTick } from './treasury/treasury'
+import { bridgeTicks, cctpRefillTicks, hotWalletEthTick, treasuryTick } from './treasury/ticks'
 import { withdrawalSendTick } from './withdrawals/ticks'
 
 /**

@@ -3,8 +3,8 @@ import { check, integer, numeric, pgTable, text, timestamp, uniqueIndex, uuid } 
 
 /**
  * The L2 route's transfers over Circle's CCTP (docs/chains.md "The L2 route"; migration 0032): USDC burned on the
- * source chain, attested by Circle, minted on the destination. Written only by the worker's jobs/cctp/store.ts; its
- * legs are outbox rows (purposes cctp_burn and cctp_mint, refId the id). At most one is open per route.
+ * source chain, attested by Circle, minted on the destination. Written only by packages/treasury/src/cctp/store.ts;
+ * its legs are outbox rows (purposes cctp_burn and cctp_mint, refId the id). At most one is open per route.
  * States: burning → attesting → minting → done | failed.
  */
 export const cctpTransfers = pgTable(

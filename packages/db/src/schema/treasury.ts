@@ -3,8 +3,8 @@ import { check, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } fr
 
 /**
  * The treasury's withdrawals on Derive v3 (docs/chains.md "Treasury"; migrations 0022, 0023): USDC paid out
- * on L1 from the funding subaccount to a hot wallet. Written only by the worker's
- * jobs/treasury/store.ts. The signed action is stored before it is sent; at most one is open per chain.
+ * on L1 from the funding subaccount to a hot wallet. Written only by
+ * packages/treasury/src/treasury/store.ts. The signed action is stored before it is sent; at most one is open per chain.
  * States: signed → sent → paid | failed.
  */
 export const treasuryWithdrawals = pgTable(

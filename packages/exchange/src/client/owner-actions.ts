@@ -10,7 +10,7 @@
 import { type Address, encodeFunctionData, getAddress, type Hex, recoverAddress } from 'viem'
 import { ACTION_TYPES, type ActionFields, v3TypedDataHash } from '../protocol/action'
 import { PROTOCOL_SCOPES, type ProtocolScope, V3_MODULES, v3Domain } from '../protocol/constants'
-import { encodeSessionKeyData, encodeWhitelistedRecipients } from '../protocol/module-data'
+import { encodeSessionKeyData, encodeWhitelistedRecipients, ONCHAIN_ACTION_MANAGER_ABI } from '../protocol/module-data'
 import { SESSION_KEY_MIN_LIFETIME_SEC } from '../protocol/nonce'
 import { scopeWire } from '../protocol/scopes'
 
@@ -19,19 +19,6 @@ export const OWNER_ACTION_TTL_SEC = 3_000
 
 /** The L1 action type of a session key set from the OnchainActionManager (derive-ts ONCHAIN_ACTION_TYPE.SetSessionKey). */
 export const L1_SET_SESSION_KEY_ACTION = 51n
-
-const SUBMIT_ABI = [
-  {
-    type: 'function',
-    name: 'submit',
-    stateMutability: 'payable',
-    inputs: [
-      { name: 'actionType', type: 'uint256' },
-      { name: 'data', type: 'bytes' },
-    ],
-    outputs: [{ name: 'actionId', type: 'uint256' }],
-  },
-] as const
 
 export interface SessionKeyGrantRequest {
   /** the key's address */
@@ -130,7 +117,11 @@ export function l1SetSessionKeyCall(g: Omit<SessionKeyGrantRequest, 'label' | 'o
     scopes: g.scopes.map((s) => PROTOCOL_SCOPES[s]),
     subaccountIds: (g.subaccountIds ?? []).map(BigInt),
   })
-  return encodeFunctionData({ abi: SUBMIT_ABI, functionName: 'submit', args: [L1_SET_SESSION_KEY_ACTION, data] })
+  return encodeFunctionData({
+    abi: ONCHAIN_ACTION_MANAGER_ABI,
+    functionName: 'submit',
+    args: [L1_SET_SESSION_KEY_ACTION, data],
+  })
 }
 
 /** `private/set_session_key` for the owner to sign: `g`'s scopes, subaccounts and expiry, signed on subaccount 0. */

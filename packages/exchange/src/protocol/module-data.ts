@@ -184,7 +184,11 @@ export function encodeWhitelistedRecipients(add: readonly Address[], remove: rea
   )
 }
 
-/** The OnchainActionManager entry points on Ethereum L1 (verified ABI of the Sepolia implementation). */
+/**
+ * The OnchainActionManager entry points the service calls on Ethereum L1 (verified ABI of the Sepolia implementation),
+ * kept here only: the bridge's deposit (@wh/wallet), the owner's L1 session-key action (owner-actions.ts) and the
+ * worker's check at start read them from this one definition (docs/exchange-v3.md "Contracts").
+ */
 export const ONCHAIN_ACTION_MANAGER_ABI = [
   {
     type: 'function',
@@ -209,6 +213,23 @@ export const ONCHAIN_ACTION_MANAGER_ABI = [
       { name: 'owner', type: 'address' },
     ],
     outputs: [{ name: 'actionId', type: 'uint256' }],
+  },
+  {
+    type: 'function',
+    name: 'submit',
+    stateMutability: 'payable',
+    inputs: [
+      { name: 'actionType', type: 'uint256' },
+      { name: 'data', type: 'bytes' },
+    ],
+    outputs: [{ name: 'actionId', type: 'uint256' }],
+  },
+  {
+    type: 'function',
+    name: 'publicHeadIndex',
+    stateMutability: 'view',
+    inputs: [],
+    outputs: [{ name: '', type: 'uint256' }],
   },
 ] as const
 

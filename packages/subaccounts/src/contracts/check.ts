@@ -14,6 +14,7 @@
 import type { Config } from '@wh/config'
 import { errorMessage } from '@wh/core'
 import {
+  ONCHAIN_ACTION_MANAGER_ABI,
   V3_MAINNET_CHAIN_ID,
   V3_TESTNET_CHAIN_ID,
   V3_TESTNET_CONTRACTS,
@@ -21,7 +22,6 @@ import {
 } from '@wh/exchange'
 import { type Address, createPublicClient, getAddress, http, type PublicClient, parseAbi, zeroAddress } from 'viem'
 
-const MANAGER_ABI = parseAbi(['function publicHeadIndex() view returns (uint256)'])
 const OUTBOX_ABI = parseAbi(['function VERIFIABLE_APP() view returns (address)'])
 
 export interface ContractsCheck {
@@ -92,7 +92,7 @@ export async function checkExchangeContracts(
       () =>
         client.readContract({
           address: x.depositManager as Address,
-          abi: MANAGER_ABI,
+          abi: ONCHAIN_ACTION_MANAGER_ABI,
           functionName: 'publicHeadIndex',
         }),
       'publicHeadIndex()',

@@ -16,7 +16,11 @@
  * Only the chain whose id is the v3 domain's (EXCHANGE_CHAIN_ID: 1, 11155111, or the local node's)
  * deposits; another chain's hot wallet refuses (BridgeUnavailableError): moving its USDC to L1 first
  * is a bridge of its own, not built (docs/chains.md says why).
+ *
+ * The manager's ABI is @wh/exchange's ONCHAIN_ACTION_MANAGER_ABI: kept in one place, where the tests check it
+ * against Derive's published one (docs/exchange-v3.md "Contracts").
  */
+import { ONCHAIN_ACTION_MANAGER_ABI } from '@wh/exchange'
 import { type Address, encodeFunctionData, getAddress, type Hex } from 'viem'
 import type { ChainName } from '../chains'
 import type { OutboundRecord, OutboxDeps } from '../outbox'
@@ -28,22 +32,6 @@ import {
   BridgeUnavailableError,
   EXCHANGE_CHAIN_NAME,
 } from './types'
-
-/** The entry point called: the published ABI of Derive's Sepolia OnchainActionManager. */
-const MANAGER_DEPOSIT_ABI = [
-  {
-    type: 'function',
-    name: 'deposit',
-    stateMutability: 'nonpayable',
-    inputs: [
-      { name: 'asset', type: 'address' },
-      { name: 'amount', type: 'uint256' },
-      { name: 'subaccountId', type: 'uint64' },
-      { name: 'fallbackRecipient', type: 'address' },
-    ],
-    outputs: [{ name: 'actionId', type: 'uint256' }],
-  },
-] as const
 
 /**
  * Money out on v3 (docs/exchange-v3.md "Money out"): the event Derive's L1 WithdrawalOutbox emits for each
@@ -128,7 +116,7 @@ export function encodeV3Deposit(p: {
   if (p.amountBaseUnits <= 0n) throw new RangeError('a deposit moves a positive amount')
   if (p.subaccountId <= 0n || p.subaccountId >= 2n ** 64n) throw new RangeError('subaccountId must be a u64 above 0')
   return encodeFunctionData({
-    abi: MANAGER_DEPOSIT_ABI,
+    abi: ONCHAIN_ACTION_MANAGER_ABI,
     functionName: 'deposit',
     args: [getAddress(p.asset), p.amountBaseUnits, p.subaccountId, getAddress(p.fallback)],
   })

@@ -19,9 +19,9 @@ import {
   runSessionKeys,
 } from '@wh/subaccounts'
 import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
+import { openWithdrawalTotals } from '@wh/treasury'
 import type { TickDefinition } from '../../ticks'
 import { ingestFills, ingestSettlements, uncollectedPlatformFees } from '../trading/fills'
-import { openWithdrawalTotals } from '../treasury/store'
 
 /**
  * What reconciliation reads from the packages above @wh/subaccounts: the positions' fills and settlements,

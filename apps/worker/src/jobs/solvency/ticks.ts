@@ -4,8 +4,8 @@
  * ops (docs/chains.md "The L2 route"), wired here so @wh/solvency needs no CCTP code.
  */
 import { runSolvencyTick, SOLVENCY_TICK } from '@wh/solvency'
+import { alertLateCctp } from '@wh/treasury'
 import type { TickDefinition } from '../../ticks'
-import { alertLateCctp } from '../cctp/transfer'
 
 export const solvencyTick: TickDefinition = {
   name: SOLVENCY_TICK,

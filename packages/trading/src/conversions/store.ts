@@ -8,11 +8,11 @@
  * Each transition below is one conditional update on the state it leaves (compare-and-set: of two
  * workers on one round, one moves it, the other's update matches nothing), in a transaction of its
  * own or, where a movement is stored or settled with it, as the step of the caller's transaction
- * that takes a `tx`. The convert tick (apps/worker jobs/trading/convert*.ts) decides and calls them;
- * the figures are pure in conversions.ts.
+ * that takes a `tx`. The rounds (run.ts, swap.ts, plan.ts) decide and call them;
+ * the figures are pure in figures.ts.
  */
 import type { Queryable } from '@wh/db'
-import type { ConversionDirection, ConversionTrigger } from './conversions'
+import type { ConversionDirection, ConversionTrigger } from './figures'
 
 export type ConversionState = 'planned' | 'swapping' | 'depositing' | 'withdrawing' | 'done' | 'failed'
 /** The states the convert tick advances (the others are final). */

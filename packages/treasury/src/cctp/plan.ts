@@ -21,7 +21,7 @@ import {
   requestedUsdc,
   TOKEN_MESSENGER_V2_ABI,
 } from '@wh/wallet'
-import type { WorkerDeps } from '../../ticks'
+import type { HotWalletDeps } from '../deps'
 import { openTransfer } from './store'
 import type { CctpDeps } from './transfer'
 
@@ -31,7 +31,7 @@ export const L1: ChainName = 'ethereum'
 const cache = new WeakMap<object, CctpDeps>()
 
 /** The route's dependencies from the worker's (built once per deps: the deployments follow the config). */
-export function cctpDepsOf(deps: WorkerDeps): CctpDeps {
+export function cctpDepsOf(deps: HotWalletDeps): CctpDeps {
   const cached = cache.get(deps)
   if (cached) return cached
   const built: CctpDeps = {
@@ -43,13 +43,13 @@ export function cctpDepsOf(deps: WorkerDeps): CctpDeps {
   return built
 }
 
-export function targetOf(deps: Pick<WorkerDeps, 'config'>, chain: L2ChainName): L2Target {
+export function targetOf(deps: Pick<HotWalletDeps, 'config'>, chain: L2ChainName): L2Target {
   return deps.config.l2Targets[chain]
 }
 
 /** A chain's hot wallet: what it holds, what its requested withdrawals take, and what is free of them. */
 export async function walletPosition(
-  deps: Pick<WorkerDeps, 'clients' | 'hotWallet' | 'sql'>,
+  deps: Pick<HotWalletDeps, 'clients' | 'hotWallet' | 'sql'>,
   chain: ChainName,
 ): Promise<{ balance: bigint; requested: bigint; free: bigint }> {
   const [balance, requested] = await Promise.all([hotWalletUsdc(deps, chain), requestedUsdc(deps, chain)])
@@ -83,7 +83,7 @@ export function sweepAmountOf(t: L2Target, p: { free: bigint }): bigint {
  * The USDC the L2s need from L1 now, for those without a refill under way: the L1 keeps it back from the exchange
  * deposit, and the treasury withdraws it from the exchange when the L1 hot wallet lacks it.
  */
-export async function l2Demand(deps: Pick<WorkerDeps, 'sql' | 'clients' | 'hotWallet' | 'config'>): Promise<bigint> {
+export async function l2Demand(deps: Pick<HotWalletDeps, 'sql' | 'clients' | 'hotWallet' | 'config'>): Promise<bigint> {
   let total = 0n
   for (const chain of L2_CHAIN_NAMES) {
     if (!deps.clients.has(chain) || (await openTransfer(deps.sql, L1, chain))) continue

@@ -1,6 +1,6 @@
 /**
- * The treasury tick (queue `treasury`, every TREASURY_EVERY_MS, under the exchange cycle lock; Derive v3
- * only): money out on L1, the
+ * The treasury (the worker's tick `treasury-ethereum`, queue `treasury`, every 60 s, under the exchange cycle
+ * lock; Derive v3 only): money out on L1, the
  * bridge in reverse (docs/chains.md "Treasury"). When the Ethereum hot wallet's USDC, less its
  * `requested` USDC withdrawals, is under TREASURY_FLOOR_USDC (at most BRIDGE_RETAIN_USDC), it withdraws
  * the shortfall up to BRIDGE_RETAIN_USDC (at most TREASURY_MAX_WITHDRAW_USDC, and at most what the
@@ -9,7 +9,7 @@
  * "Money out"); once that payout is final the journal records `bridged` derive → ethereum (ownTxKey
  * slot 0 of the L1 transaction under the chain `derive`; what the exchange kept, amount − paid, as overhead).
  *
- * Crash safety: the signed action is stored (treasury_withdrawals, jobs/treasury/store.ts) before it is
+ * Crash safety: the signed action is stored (treasury_withdrawals, treasury/store.ts) before it is
  * sent, and at most one is open per chain (a unique index). A run first resumes the open one: sends
  * the stored action again, or finds it in the exchange's withdrawal history when an earlier run's send
  * may have landed (a replay is refused for its nonce), then waits for its payout; only a run that
@@ -20,11 +20,11 @@ import { fromBaseUnits, minBigint, toBaseUnits, USDC_DECIMALS } from '@wh/core'
 import { type DeriveClient, ExchangeError, nonceToMs, RPC } from '@wh/exchange'
 import { appendBatch } from '@wh/ledger'
 import { fundingSubaccountClaims, HISTORY_SKEW_MS, LANDED_GRACE_SEC, withCycleLock } from '@wh/subaccounts'
-import { type ChainName, EXCHANGE_CHAIN_NAME } from '@wh/wallet'
+import { type ChainName, EXCHANGE_CHAIN_NAME, hotWalletUsdc, requestedUsdc } from '@wh/wallet'
 import { type Address, getAddress, type Hex } from 'viem'
-import type { TickContext, TickDefinition } from '../../ticks'
-import { BRIDGE_MIN_BASE_UNITS, type BridgeDeps, hotWalletUsdc, requestedUsdc } from '../bridge/bridge'
+import { BRIDGE_MIN_BASE_UNITS } from '../bridge/bridge'
 import { l2Demand } from '../cctp/plan'
+import { type Log, summaryOf, type TreasuryDeps } from '../deps'
 import { l1PayoutOf } from './payout'
 import {
   insertSigned,
@@ -38,14 +38,10 @@ import {
   type TreasuryRow,
 } from './store'
 
-export const TREASURY_EVERY_MS = 60_000
 /** Derive v3 pays out on its L1 only: the other chains' hot wallets are not refilled (docs/chains.md "Treasury"). */
 export const TREASURY_CHAIN: ChainName = 'ethereum'
 /** Below this shortfall (1 USDC) a withdrawal is not worth its fee. */
 export const TREASURY_MIN_BASE_UNITS = BRIDGE_MIN_BASE_UNITS
-export const TREASURY_TICK_NAME = `treasury-${TREASURY_CHAIN}`
-
-export type TreasuryDeps = BridgeDeps
 
 /** Test hooks: a throw stands for a crash at that point. */
 export interface TreasuryRunOptions {
@@ -307,24 +303,17 @@ export async function runTreasury(deps: TreasuryDeps, opts: TreasuryRunOptions =
   return settle(deps, s, { ...row, op_uuid: row.op_uuid }, opts)
 }
 
-async function runTreasuryTick(ctx: TickContext) {
+/**
+ * The tick's run: runTreasury under the exchange cycle lock (`locked` when another process holds it), its result as
+ * BullMQ stores it; logged unless idle or off.
+ */
+export async function runTreasuryTick(deps: TreasuryDeps, log: Log): Promise<Record<string, unknown>> {
   // the exchange cycle lock: the funding subaccount signs fundings and this withdrawal in one nonce
   // order across processes, and what it holds free is read with no funding in between
-  const r = await withCycleLock(ctx.deps.redis, () => runTreasury(ctx.deps))
+  const r = await withCycleLock(deps.redis, () => runTreasury(deps))
   if (!r.ran) return { status: 'locked' }
   const result = r.value
-  // bigints as decimal strings: BullMQ stores the return value as JSON
-  const summary = Object.fromEntries(
-    Object.entries(result).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
-  )
-  if (result.status !== 'idle' && result.status !== 'off') ctx.log.info(summary, 'treasury tick')
+  const summary = summaryOf(result)
+  if (result.status !== 'idle' && result.status !== 'off') log.info(summary, 'treasury tick')
   return summary
-}
-
-/** The Ethereum hot wallet refilled from the funding subaccount (`off` without the outbox's address). */
-export const treasuryTick: TickDefinition = {
-  name: TREASURY_TICK_NAME,
-  queue: 'treasury',
-  everyMs: TREASURY_EVERY_MS,
-  process: (_job, ctx) => runTreasuryTick(ctx),
 }

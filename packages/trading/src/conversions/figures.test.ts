@@ -6,7 +6,7 @@ import {
   inTheMoney,
   swapIndexPrice,
   unitsOfE18,
-} from './conversions'
+} from './figures'
 
 const e18 = (n: bigint) => n * 10n ** 18n
 const usdc = (n: bigint) => n * 1_000_000n

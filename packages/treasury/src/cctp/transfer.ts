@@ -39,7 +39,7 @@ import {
   type TwoLegs,
 } from '@wh/wallet'
 import { encodeFunctionData, getAddress, type Hex } from 'viem'
-import type { WorkerDeps } from '../../ticks'
+import type { HotWalletDeps } from '../deps'
 import { backoffMs } from './backoff'
 import {
   type CctpRow,
@@ -53,17 +53,13 @@ import {
   recordAttempt,
 } from './store'
 
-export type CctpDeps = Pick<
-  WorkerDeps,
-  'sql' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config' | 'signerOf'
-> &
-  Partial<Pick<WorkerDeps, 'outboxTuning'>> & {
-    /** where CCTP lives on each chain (cctpDeployments) */
-    readonly cctp: ReadonlyMap<ChainName, CctpDeployment>
-    readonly attestation: AttestationClientOptions
-    /** test hooks of the outbox (a crash after signing) */
-    readonly outboxHooks?: OutboxDeps['hooks']
-  }
+export type CctpDeps = HotWalletDeps & {
+  /** where CCTP lives on each chain (cctpDeployments) */
+  readonly cctp: ReadonlyMap<ChainName, CctpDeployment>
+  readonly attestation: AttestationClientOptions
+  /** test hooks of the outbox (a crash after signing) */
+  readonly outboxHooks?: OutboxDeps['hooks']
+}
 
 export type CctpAdvance =
   | { readonly state: 'pending'; readonly id: string; readonly at: CctpRow['state']; readonly reason: string }

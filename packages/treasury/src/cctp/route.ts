@@ -5,14 +5,16 @@
  * one per route: a unique index), so a crash anywhere resumes it, and only a run that finds none starts another.
  */
 import { randomUUID } from 'node:crypto'
-import type { L2ChainName } from '@wh/config'
+import { type L2ChainName, LOCK_TTL_MS } from '@wh/config'
 import { errorMessage, minBigint } from '@wh/core'
-import type { WorkerDeps } from '../../ticks'
+import { withLock } from '@wh/jobs'
+import type { Redis } from 'ioredis'
+import { bridgeLockKey, cctpRefillLockKey } from '../locks'
 import { burnAmountOf, chooseMode, grossFor, L1, refillNeedOf, sweepAmountOf, targetOf, walletPosition } from './plan'
-import { type CctpReason, insertTransfer, openTransfer } from './store'
+import { type CctpReason, type CctpRow, insertTransfer, openTransfer, transferById } from './store'
 import { advanceCctp, type CctpAdvance, type CctpAdvanceOptions, type CctpDeps } from './transfer'
 
-export type CctpRunDeps = CctpDeps & Pick<WorkerDeps, 'redis'>
+export type CctpRunDeps = CctpDeps & { readonly redis: Redis }
 
 export type CctpRunResult =
   | CctpAdvance
@@ -107,4 +109,32 @@ export async function runCctpRefill(
       amount: need,
     }
   return start(deps, { source: L1, dest: chain, reason: 'refill', l2: chain }, amount, o, available)
+}
+
+/** The lock a transfer's route runs under: its L2's bridge lock for a sweep (L2 → L1), its refill lock for a refill. */
+export function routeLockKey(row: Pick<CctpRow, 'source_chain' | 'dest_chain'>): string {
+  return row.source_chain === L1 ? cctpRefillLockKey(row.dest_chain as L2ChainName) : bridgeLockKey(row.source_chain)
+}
+
+const isOpen = (row: CctpRow) => row.state === 'burning' || row.state === 'attesting' || row.state === 'minting'
+
+/**
+ * One transfer by its id, moved as far as it can go now under its route's lock (a job per transfer may call it; the
+ * route's tick does the same): `locked` while another process holds the route, undefined when the transfer is
+ * unknown or no longer open.
+ */
+export async function advanceCctpTransfer(
+  deps: CctpRunDeps,
+  id: string,
+  o: CctpAdvanceOptions = {},
+): Promise<CctpAdvance | { readonly state: 'locked'; readonly id: string } | undefined> {
+  const row = await transferById(deps.sql, id)
+  if (!row || !isOpen(row)) return undefined
+  const r = await withLock(deps.redis, routeLockKey(row), LOCK_TTL_MS, async () => {
+    // read again under the lock: the route's run may have moved it meanwhile
+    const current = await transferById(deps.sql, id)
+    return current && isOpen(current) ? advanceCctp(deps, current, o) : null
+  })
+  if (r === undefined) return { state: 'locked', id }
+  return r ?? undefined
 }

@@ -1,14 +1,14 @@
 /**
  * Conversion rounds, the pure part (docs/trading.md "Conversions"): which way a round goes, how
- * much it sells, when it is due, and the cost basis it leaves the wheel with. The worker's
- * convert tick (apps/worker jobs/trading/convert.ts) does the moving; everything here is bigint.
+ * much it sells, when it is due, and the cost basis it leaves the wheel with. The rounds
+ * (run.ts, the worker's convert tick runs them) do the moving; everything here is bigint.
  *
  * Derive's options settle in cash, so "assignment" does not deliver the underlying. A wheel that
  * sold a put which ends in the money buys the underlying itself, and one whose call ends in the
  * money sells it: the same holdings physical delivery would have left, bought or sold close to the
  * settlement price when the round starts PRE_CONVERT_LEAD_MINUTES before expiry.
  */
-import { E18 } from './placing'
+import { E18 } from '../placing'
 
 export type ConversionDirection = 'to_underlying' | 'to_cash'
 export type ConversionTrigger = 'pre_expiry' | 'after_settlement'

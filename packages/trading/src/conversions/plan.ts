@@ -1,13 +1,15 @@
 /**
  * Conversion rounds, opening and watching (docs/trading.md "Conversions"): a round for each running
  * wheel's leg that needs one, the index the decision reads (once per instrument and run), and one
- * alert per round open too long. convert.ts advances the rounds; the rows are written by
- * @wh/trading's conversion store.
+ * alert per round open too long. run.ts advances the rounds; the rows are written by
+ * the conversion store (store.ts).
  */
 
 import { toE18 } from '@wh/exchange'
-import { decider, inPreConvertWindow, inTheMoney, markStuckAlerted, planConversions } from '@wh/trading'
-import type { ConvertDeps } from './convert'
+import { decider } from '../decider'
+import { inPreConvertWindow, inTheMoney } from './figures'
+import { markStuckAlerted, planConversions } from './store'
+import type { ConvertDeps } from './types'
 
 /** rounds opened per run (the rest next run: they are only rows) */
 export const PLAN_BATCH = 1_000

@@ -1,27 +1,20 @@
 /**
  * A conversion round's first two states (docs/trading.md "Conversions and swaps", "States"):
  * `planned` (every check, then the amount fixed) and `swapping` (the swap ladder, then the deposit
- * of what it bought stored with the move). convert.ts runs the state machine; each function here
+ * of what it bought stored with the move). run.ts runs the state machine; each function here
  * is the one transition of its state, and each move of the round is one transaction.
  */
 import { MARGIN_BUFFER_USD, ROUND_GAS_FLOOR_WEI } from '@wh/config'
 import { decimalsOf, errorMessage, toBaseUnits } from '@wh/core'
 import { balanceOf, userSub } from '@wh/ledger'
 import { creditedAmount, executeSwap, type SwapResult } from '@wh/swap'
-import {
-  conversionAmountIn,
-  decider,
-  failEmptyRound,
-  failRound,
-  noteRoundReason,
-  startDepositing,
-  startSwapping,
-  swapIndexPrice,
-} from '@wh/trading'
 import { outboxOf } from '@wh/wallet'
-import type { ConvertDeps, Round, Transition } from './convert'
-import { storeMovement } from './convert-movement'
-import { indexOf } from './convert-plan'
+import { decider } from '../decider'
+import { conversionAmountIn, swapIndexPrice } from './figures'
+import { storeMovement } from './movement'
+import { indexOf } from './plan'
+import { failEmptyRound, failRound, noteRoundReason, startDepositing, startSwapping } from './store'
+import type { ConvertDeps, Round, Transition } from './types'
 
 function indexE18(deps: ConvertDeps, round: Round): Promise<bigint> {
   return indexOf(deps, round.instrument)

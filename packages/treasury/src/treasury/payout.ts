@@ -35,7 +35,7 @@ import {
   parseEventLogs,
   TransactionReceiptNotFoundError,
 } from 'viem'
-import type { TreasuryDeps } from './treasury'
+import type { TreasuryDeps } from '../deps'
 
 export type L1Payout =
   | { readonly state: 'pending'; readonly reason: string }

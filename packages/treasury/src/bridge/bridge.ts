@@ -1,5 +1,5 @@
 /**
- * The bridge tick (queue `treasury`, one per source chain, every BRIDGE_EVERY_MS): moves the
+ * The bridge (the worker's ticks `bridge-{chain}`, queue `treasury`, one per source chain, every 60 s): moves the
  * surplus of a chain's hot wallet to the platform's wallet on the exchange chain through a
  * BridgeAdapter (@wh/wallet), and journals it: `bridged` (ownTxKey slot 0 of the source
  * transaction: from platformHot(chain) into platformHot(EXCHANGE_CHAIN), the bridge's fee as overhead) and the
@@ -21,7 +21,6 @@ import { appendBatch, type EventInput, ownTxKey } from '@wh/ledger'
 import {
   type BridgeAdapter,
   type BridgeTransfer,
-  CHAIN_NAMES,
   type ChainName,
   DeriveV3DepositAdapter,
   hotWalletUsdc,
@@ -33,21 +32,11 @@ import {
 import { type Address, getAddress, type Hex } from 'viem'
 import { cctpDepsOf, L1, l2Demand } from '../cctp/plan'
 import { runCctpSweep } from '../cctp/route'
+import { type BridgeDeps, type Log, summaryOf } from '../deps'
+import { bridgeLockKey } from '../locks'
 
-// the readers of a hot wallet live in ../hot-wallet.ts; kept importable from here (the treasury, benches)
-export { hotWalletUsdc, requestedUsdc }
-
-import type { TickContext, TickDefinition, WorkerDeps } from '../../ticks'
-
-export const BRIDGE_EVERY_MS = 60_000
 /** Below this surplus (1 USDC) a bridge is not worth its gas: wait for more. */
 export const BRIDGE_MIN_BASE_UNITS = 1_000_000n
-export const bridgeTickName = (chain: ChainName) => `bridge-${chain}`
-
-export type BridgeDeps = Pick<
-  WorkerDeps,
-  'sql' | 'redis' | 'clients' | 'registry' | 'hotWallet' | 'alerter' | 'clock' | 'config' | 'signerOf' | 'exchange'
->
 
 export interface BridgeRunOptions {
   /** test hook: runs after the adapter reports 'delivered' and before the journal's commit */
@@ -291,38 +280,27 @@ function newAdapter(deps: BridgeDeps, outbox: OutboxDeps): BridgeAdapter {
 }
 
 /** An L2's bridge: its surplus to L1 over CCTP, under the same lock (docs/chains.md "The L2 route"). */
-async function l2BridgeTick(chain: L2ChainName, ctx: TickContext) {
-  const result = await withLock(ctx.deps.redis, `lock:${bridgeTickName(chain)}`, LOCK_TTL_MS, () =>
-    runCctpSweep({ ...cctpDepsOf(ctx.deps), redis: ctx.deps.redis }, chain),
+async function runL2BridgeTick(deps: BridgeDeps, chain: L2ChainName, log: Log): Promise<Record<string, unknown>> {
+  const result = await withLock(deps.redis, bridgeLockKey(chain), LOCK_TTL_MS, () =>
+    runCctpSweep({ ...cctpDepsOf(deps), redis: deps.redis }, chain),
   )
   if (!result) return { chain, status: 'locked' }
-  const summary = Object.fromEntries(
-    Object.entries(result).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
-  )
-  if (result.state !== 'idle') ctx.log.info({ chain, route: 'cctp', ...summary }, 'bridge tick')
+  const summary = summaryOf(result)
+  if (result.state !== 'idle') log.info({ chain, route: 'cctp', ...summary }, 'bridge tick')
   return { chain, route: 'cctp', ...summary }
 }
 
-async function bridgeTick(chain: ChainName, ctx: TickContext) {
+/**
+ * The tick's run for `chain` under its bridge lock (`locked` when another process holds it): Ethereum's surplus to
+ * the exchange by the L1 deposit, an L2's to L1 over CCTP; its result as BullMQ stores it, logged unless idle.
+ */
+export async function runBridgeTick(deps: BridgeDeps, chain: ChainName, log: Log): Promise<Record<string, unknown>> {
   // Derive v3 takes deposits on its L1 only: the L2s reach it through L1 over CCTP
-  if (chain !== L1) return l2BridgeTick(chain as L2ChainName, ctx)
-  const adapter = bridgeAdapterFor(ctx.deps)
-  const result = await withLock(ctx.deps.redis, `lock:${bridgeTickName(chain)}`, LOCK_TTL_MS, () =>
-    runBridge(ctx.deps, adapter, chain),
-  )
+  if (chain !== L1) return runL2BridgeTick(deps, chain as L2ChainName, log)
+  const adapter = bridgeAdapterFor(deps)
+  const result = await withLock(deps.redis, bridgeLockKey(chain), LOCK_TTL_MS, () => runBridge(deps, adapter, chain))
   if (!result) return { chain, status: 'locked' }
-  // bigints as decimal strings: BullMQ stores the return value as JSON
-  const summary = Object.fromEntries(
-    Object.entries(result).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v]),
-  )
-  if (result.status !== 'idle') ctx.log.info({ chain, adapter: adapter.name, ...summary }, 'bridge tick')
+  const summary = summaryOf(result)
+  if (result.status !== 'idle') log.info({ chain, adapter: adapter.name, ...summary }, 'bridge tick')
   return { chain, ...summary }
 }
-
-/** One bridge tick per source chain. */
-export const bridgeTicks: readonly TickDefinition[] = CHAIN_NAMES.map((chain) => ({
-  name: bridgeTickName(chain),
-  queue: 'treasury',
-  everyMs: BRIDGE_EVERY_MS,
-  process: (_job, ctx) => bridgeTick(chain, ctx),
-}))

@@ -2,22 +2,14 @@
  * A conversion round's movements (docs/trading.md "Conversions and swaps", "States"): the deposit
  * of the bought amount and the withdraw of the sold amount, each signed and then stored with the
  * round's transition in ONE transaction, so the action exists in the database before it is ever
- * sent. The round's side of it is a transition of @wh/trading's conversion store.
+ * sent. The round's side of it is a transition of the conversion store (store.ts).
  */
 import type { Sql } from '@wh/db'
 import { exchangeAmount, insertSignedMovement, signMovement, type TransferRow } from '@wh/subaccounts'
-import type { ConvertDeps, Round } from './convert'
+import type { ConvertDeps, Movement, Round } from './types'
 
 /** Rolls back a transaction whose conditional update found the round moved on. */
 class RoundMovedError extends Error {}
-
-/** What a round moves between the subaccount and the exchange wallet. */
-export interface Movement {
-  readonly kind: 'convert_in' | 'convert_out'
-  readonly method: 'deposit' | 'withdraw'
-  readonly currency: string
-  readonly units: bigint
-}
 
 /**
  * Signs a movement and stores it with the round's `transition` (the store's conditional update,

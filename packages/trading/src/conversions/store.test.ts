@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { CONVERSION_TRANSITIONS, type ConversionState } from './conversion-store'
+import { CONVERSION_TRANSITIONS, type ConversionState } from './store'
 
 describe('the conversion round state machine', () => {
   it('goes from planned to done through swapping, depositing and withdrawing; done and failed are final', () => {
