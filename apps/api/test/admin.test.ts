@@ -55,6 +55,7 @@ describe('the operator desk', () => {
       { name: 'alice', role: 'approver' },
       { name: 'bob', role: 'approver' },
       { name: 'tina', role: 'viewer' },
+      { name: 'tess', role: 'viewer' },
     ])
     for (const name of ['vera', 'otto', 'alice', 'bob'])
       token[name] = await deskSignIn(base, name, passwords[name] as string)
@@ -157,6 +158,23 @@ describe('the operator desk', () => {
     const t = await deskSignIn(base, 'vera', passwords.vera as string)
     expect((await call('DELETE', '/admin/session', { token: t })).status).toBe(204)
     expect((await call('GET', '/admin/overview', { token: t })).status).toBe(401)
+  })
+
+  it('a burst of wrong passwords at once for one name: five are checked, the rest throttled, the right one then too', async () => {
+    // every sign-in of the burst starts before any hash ends: each is counted as it starts, not once its hash failed
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call('POST', '/admin/session', { body: { operator: 'tess', password: `wrong-guess-number-${i}` } }),
+      ),
+    )
+    const codes = burst.map((r) => `${r.status} ${r.body.code}`)
+    expect(codes.filter((c) => c === '401 SIGN_IN_REJECTED')).toHaveLength(5)
+    expect(codes.filter((c) => c === '429 SIGN_IN_THROTTLED')).toHaveLength(15)
+    for (const r of burst.filter((b) => b.status === 429))
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(60)
+    // the window holds for the right password as well
+    const right = await call('POST', '/admin/session', { body: { operator: 'tess', password: passwords.tess } })
+    expect([right.status, right.body.code]).toEqual([429, 'SIGN_IN_THROTTLED'])
   })
 
   it('roles: a viewer reads and decides nothing; an operator proposes and cannot approve; the body never names who decides', async () => {
