@@ -16,6 +16,7 @@ import { createPublicClient, getAddress, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAdminServer } from '../src/admin/server'
 import { deskCaller, deskSignIn, makeOperators } from './desk-support'
+import { waitFor } from './market-support'
 import { type Api, startApi } from './support'
 
 const reason = 'second provider shows the nonce taken by 0xabc'
@@ -304,6 +305,47 @@ describe('the operator desk', () => {
     expect(
       (await call('POST', '/admin/subaccounts/not-a-uuid/clear-stop', { token: token.otto, body: { reason } })).status,
     ).toBe(400)
+  })
+
+  it('proposals of one action on one subject at once: one proposal, the others answered with it', async () => {
+    const sql = ctx.database.sql
+    const [user] = await sql<{ id: string }[]>`
+      insert into users (wallet_address, hd_index) values (${address()}, ${Math.floor(Math.random() * 1e6)}) returning id`
+    const [sub] = await sql<{ id: string }[]>`
+      insert into subaccounts (user_id, asset, exchange_id, stopped_at, stop_reason)
+      values (${user?.id as string}, 'ETH', ${Math.floor(Math.random() * 1e9)}, now(), 'journal and exchange differ')
+      returning id`
+    const path = `/admin/subaccounts/${sub?.id as string}/clear-stop`
+    // every request reads "none open" before any writes: the owner holds the proposals table against
+    // writes until all of them wait on a lock, then lets them go
+    const owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
+    let release: () => void = () => {}
+    const gate = new Promise<void>((r) => {
+      release = r
+    })
+    const locking = owner.begin(async (tx) => {
+      await tx`lock table operator_proposals in share mode`
+      await gate
+    })
+    const who = ['otto', 'alice', 'bob', 'otto', 'alice', 'bob']
+    const answers = Promise.all(who.map((n) => call('POST', path, { token: token[n], body: { reason } })))
+    await waitFor(async () => {
+      const [w] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'
+          and (query ilike '%insert into operator_proposals%' or query ilike '%pg_advisory_xact_lock%')`
+      return (w?.n ?? 0) >= who.length
+    }, 'every proposal waiting')
+    release()
+    await locking
+    await owner.end()
+    const proposed = await answers
+    expect(proposed.map((r) => r.status)).toEqual(who.map(() => 202))
+    expect(new Set(proposed.map((r) => r.body.proposal.id)).size).toBe(1)
+    expect(proposed.filter((r) => r.body.existing === false)).toHaveLength(1)
+    const [n] = await sql<{ n: number }[]>`
+      select count(*)::int as n from operator_proposals where subject = ${sub?.id as string}`
+    expect(n?.n).toBe(1)
   })
 
   it('solvency: the latest run, deficits and the balance check; the platform stop raised alone, cleared with four eyes', async () => {

@@ -144,7 +144,7 @@ export async function listProposals(
 /**
  * Proposes `action` on `subject`, after checking the subject waits for it (409 when not). An open
  * proposal of the same action on the same subject is returned instead of a second one
- * (`existing: true`). The proposer must be an enabled operator of role operator or approver.
+ * (`existing: true`), also to a second proposer at the same moment (a lock on the action and subject). The proposer must be an enabled operator of role operator or approver.
  *
  * @example
  *   const { proposal } = await propose(deps, { action: 'platform_stop_clear', subject: 'platform', reason, proposedBy: 'alice' })
@@ -160,17 +160,27 @@ export async function propose(
     throw new ProposalError('INVALID_REASON', 400, 'a reason of 1 to 500 characters')
   const params = p.params ?? {}
   await ACTION_RUNNERS[p.action].check(deps, { subject: p.subject, params, reason })
-  const [open] = (await listProposals(deps.sql, { open: true, subject: p.subject, limit: 50 })).filter(
-    (x) => x.action === p.action,
-  )
-  if (open) return { proposal: open, existing: true }
   try {
-    const [row] = await deps.sql<{ id: string }[]>`
-      insert into operator_proposals (action, subject, params, reason, proposed_by, approvals_required, expires_at)
-      values (${p.action}, ${p.subject}, ${deps.sql.json(params as never)}, ${reason}, ${p.proposedBy},
-        ${deps.approvalsRequired}, now() + make_interval(secs => ${PROPOSAL_TTL_MS / 1000}))
-      returning id::text`
-    return { proposal: (await getProposal(deps.sql, (row as { id: string }).id)) as Proposal, existing: false }
+    return await deps.sql.begin(async (tx) => {
+      // one proposer at a time per action and subject: of two at once, the second finds the first's
+      // proposal. The lock is the rule: "open" (not expired, no outcome) depends on the time and on
+      // another table, so no unique index can say it.
+      await tx`select pg_advisory_xact_lock(hashtextextended(${`${p.action}:${p.subject}`}, 7243100040))`
+      const [open] = await tx.unsafe<ProposalRow[]>(
+        `${SELECT}
+         where p.action = $1 and p.subject = $2 and p.expires_at > now()
+           and not exists (select 1 from operator_proposal_outcomes o where o.proposal_id = p.id)
+         order by p.created_at desc, p.id desc limit 1`,
+        [p.action, p.subject],
+      )
+      if (open) return { proposal: toProposal(open), existing: true }
+      const [row] = await tx<{ id: string }[]>`
+        insert into operator_proposals (action, subject, params, reason, proposed_by, approvals_required, expires_at)
+        values (${p.action}, ${p.subject}, ${tx.json(params as never)}, ${reason}, ${p.proposedBy},
+          ${deps.approvalsRequired}, now() + make_interval(secs => ${PROPOSAL_TTL_MS / 1000}))
+        returning id::text`
+      return { proposal: (await getProposal(tx, (row as { id: string }).id)) as Proposal, existing: false }
+    })
   } catch (e) {
     throw mapped(e)
   }
