@@ -144,7 +144,8 @@ export async function listProposals(
 /**
  * Proposes `action` on `subject`, after checking the subject waits for it (409 when not). An open
  * proposal of the same action on the same subject is returned instead of a second one
- * (`existing: true`), also to a second proposer at the same moment (a lock on the action and subject). The proposer must be an enabled operator of role operator or approver.
+ * (`existing: true`), also to a second proposer at the same moment (a lock on the action and
+ * subject). The proposer must be an enabled operator of role operator or approver.
  *
  * @example
  *   const { proposal } = await propose(deps, { action: 'platform_stop_clear', subject: 'platform', reason, proposedBy: 'alice' })
