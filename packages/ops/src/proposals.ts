@@ -9,14 +9,21 @@
  * outcome; the outcome's primary key and an advisory lock on the proposal make it happen once, so
  * approving again, or two approvers at once, change nothing more. The chain is read before that
  * transaction (a held transaction is failed or marked sent only on what the chain shows now). When
- * the state refuses the action then (the subject no longer waits, the chain shows it mined), the
- * proposal closes as `refused` with the reason. Every step is a row of its own, never rewritten; the
+ * the state refuses the action then (the subject no longer waits, the chain shows it mined:
+ * isStateRefusal in proposal-actions.ts), the proposal closes as `refused` with the reason; any other
+ * failure leaves it open for a later approval. Every step is a row of its own, never rewritten; the
  * database itself refuses an approval by the proposer, by a non-approver, after expiry or after the
  * outcome (migration 0028).
  */
 import { AppError, NotFoundError } from '@wh/core'
 import type { Queryable, Sql } from '@wh/db'
-import { ACTION_RUNNERS, type ActionDeps, PROPOSAL_ACTIONS, type ProposalAction } from './proposal-actions'
+import {
+  ACTION_RUNNERS,
+  type ActionDeps,
+  isStateRefusal,
+  PROPOSAL_ACTIONS,
+  type ProposalAction,
+} from './proposal-actions'
 
 export { PROPOSAL_ACTIONS, type ProposalAction } from './proposal-actions'
 
@@ -215,8 +222,9 @@ async function approvable(sql: Queryable, id: string, approver: string): Promise
 
 /**
  * `approver` approves proposal `id`; the approval that reaches `approvalsRequired` executes it (see
- * the file comment). A refusal by the state at execution closes the proposal as `refused` and is
- * thrown (409 with the action's code); a failure to reach the chain or the database records nothing.
+ * the file comment). A refusal by the state at execution (isStateRefusal) closes the proposal as
+ * `refused` and is thrown (409 with the action's code); any other failure (the chain or the database
+ * out of reach, no client for the chain, expired meanwhile) records nothing and leaves it open.
  */
 export async function approve(deps: ProposalDeps, id: string, approver: string): Promise<ApprovalResult> {
   const found = await approvable(deps.sql, id, approver)
@@ -255,8 +263,8 @@ export async function approve(deps: ProposalDeps, id: string, approver: string):
     return { proposal: (await getProposal(deps.sql, id)) as Proposal, executed, alreadyDone: !executed }
   } catch (e) {
     const err = mapped(e)
-    if (err instanceof AppError && err.statusCode < 500 && !String(err.code).match(/^(FOUR_EYES|ROLE_REQUIRED)$/))
-      await closeAsRefused(deps.sql, id, approver, err)
+    // only the world's refusal closes it; a failure of the setup or a passing one leaves it open for a later approval
+    if (isStateRefusal(err)) await closeAsRefused(deps.sql, id, approver, err)
     throw err
   }
 }
