@@ -14,9 +14,8 @@
  *   time): without it anyone reaching the listener could name themselves. The name must be an
  *   enabled operator.
  */
-import { timingSafeEqual } from 'node:crypto'
 import type { ApiConfig } from '@wh/config'
-import { AppError, UnauthorizedError } from '@wh/core'
+import { AppError, safeEqual, UnauthorizedError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   checkOperatorPassword,
@@ -46,12 +45,6 @@ export class RoleRequiredError extends AppError {
   constructor(needed: OperatorRole) {
     super({ code: 'ROLE_REQUIRED', statusCode: 403, message: `this needs the ${needed} role`, details: { needed } })
   }
-}
-
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
 }
 
 /** A cookie's value from the Cookie header (no dependency: one name, no attributes to read). */
