@@ -76,6 +76,8 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
   'req.headers["x-signature"]',
   'req.headers["x-signal-signature"]',
+  // the authenticating proxy's shared secret (ADMIN_AUTH=proxy, plugins/operator-auth.ts)
+  'req.headers["x-proxy-secret"]',
   // WS /ws/account's token may come in this header (protocols ['wh.bearer', token])
   'req.headers["sec-websocket-protocol"]',
 ]
