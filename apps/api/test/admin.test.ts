@@ -317,28 +317,38 @@ describe('the operator desk', () => {
       returning id`
     const path = `/admin/subaccounts/${sub?.id as string}/clear-stop`
     // every request reads "none open" before any writes: the owner holds the proposals table against
-    // writes until all of them wait on a lock, then lets them go
+    // writes (held before the first request is sent) until all of them wait on a lock, then lets them go
     const owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
     let release: () => void = () => {}
     const gate = new Promise<void>((r) => {
       release = r
     })
+    let locked: () => void = () => {}
+    const isLocked = new Promise<void>((r) => {
+      locked = r
+    })
     const locking = owner.begin(async (tx) => {
       await tx`lock table operator_proposals in share mode`
+      locked()
       await gate
     })
     const who = ['otto', 'alice', 'bob', 'otto', 'alice', 'bob']
-    const answers = Promise.all(who.map((n) => call('POST', path, { token: token[n], body: { reason } })))
-    await waitFor(async () => {
-      const [w] = await sql<{ n: number }[]>`
-        select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'
-          and (query ilike '%insert into operator_proposals%' or query ilike '%pg_advisory_xact_lock%')`
-      return (w?.n ?? 0) >= who.length
-    }, 'every proposal waiting')
-    release()
-    await locking
-    await owner.end()
+    let answers: Promise<Awaited<ReturnType<typeof call>>[]>
+    try {
+      await Promise.race([isLocked, locking])
+      answers = Promise.all(who.map((n) => call('POST', path, { token: token[n], body: { reason } })))
+      await waitFor(async () => {
+        const [w] = await sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'
+            and (query ilike '%insert into operator_proposals%' or query ilike '%pg_advisory_xact_lock%')`
+        return (w?.n ?? 0) >= who.length
+      }, 'every proposal waiting')
+    } finally {
+      release()
+      await locking
+      await owner.end()
+    }
     const proposed = await answers
     expect(proposed.map((r) => r.status)).toEqual(who.map(() => 202))
     expect(new Set(proposed.map((r) => r.body.proposal.id)).size).toBe(1)
@@ -346,6 +356,13 @@ describe('the operator desk', () => {
     const [n] = await sql<{ n: number }[]>`
       select count(*)::int as n from operator_proposals where subject = ${sub?.id as string}`
     expect(n?.n).toBe(1)
+    // rejected, so the overview's count of open proposals in later tests is theirs
+    const id = proposed[0]?.body.proposal.id as string
+    const rejected = await call('POST', `/admin/proposals/${id}/withdraw`, {
+      token: token.alice,
+      body: { reason: 'a test' },
+    })
+    expect(rejected.body.status).toBe('withdrawn')
   })
 
   it('solvency: the latest run, deficits and the balance check; the platform stop raised alone, cleared with four eyes', async () => {
