@@ -18,8 +18,8 @@ import type { Sql } from '@wh/db'
 import { recordOperatorAction } from '@wh/ops'
 import type { Queue } from 'bullmq'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { sendError } from './errors'
-import { type LoginThrottle, SignInThrottledError } from './login-throttle'
+import { sendError, setRetryAfter } from './errors'
+import type { LoginThrottle } from './login-throttle'
 import { OperatorAuth } from './operator-auth'
 
 export const BULL_BOARD_PATH = '/admin/queues'
@@ -121,11 +121,9 @@ function signInRoutes(app: FastifyInstance, auth: OperatorAuth): void {
         if (isForm) return reply.redirect(`${BULL_BOARD_PATH}/`, 303)
         return { operator: { name: s.operator.name, role: s.operator.role }, expiresAt: s.expiresAt.toISOString() }
       } catch (e) {
-        if (!(e instanceof AppError) || !isForm) {
-          if (e instanceof SignInThrottledError) reply.header('retry-after', String(e.details?.retryAfterS ?? 60))
-          throw e
-        }
-        if (e instanceof SignInThrottledError) reply.header('retry-after', String(e.details?.retryAfterS ?? 60))
+        // JSON: the API's error shape (sendError, with a throttled sign-in's Retry-After)
+        if (!(e instanceof AppError) || !isForm) throw e
+        setRetryAfter(reply, e.statusCode, e)
         return reply.code(e.statusCode).type('text/html; charset=utf-8').send(loginPage(e.message))
       }
     },
