@@ -335,6 +335,7 @@ async function registerStreamsAndMarket(app: FastifyInstance, deps: ServerDeps, 
       readOnly: config.bullBoard.readOnly,
       sql,
       auth: config.operators.auth,
+      ...(deps.clock && { clock: deps.clock }),
     })
     app.log.debug(`bull board mounted at ${BULL_BOARD_PATH}`)
   }

@@ -6,6 +6,7 @@
  * admin-held.test.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import { ManualClock } from '@wh/core'
 import { setOperatorDisabled } from '@wh/ops'
 import { moveEpisodes, storeRun } from '@wh/solvency'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
@@ -176,6 +177,44 @@ describe('the operator desk', () => {
     // the window holds for the right password as well
     const right = await call('POST', '/admin/session', { body: { operator: 'tess', password: passwords.tess } })
     expect([right.status, right.body.code]).toEqual([429, 'SIGN_IN_THROTTLED'])
+  })
+
+  it('sessions that ended are forgotten as operators sign in, at most once a minute, not at every sign-in', async () => {
+    const clock = new ManualClock(Date.now())
+    const desk = await buildAdminServer({
+      database: ctx.database,
+      clients: new Map(),
+      operators: { auth: { kind: 'password' }, approvalsRequired: 1 },
+      clock,
+      logger: false,
+    })
+    const sql = ctx.database.sql
+    const [vera] = await sql<{ id: string }[]>`select id::text from operators where name = 'vera'`
+    /** A session that ended two days ago: its token's hash. */
+    const ended = async () => {
+      const hash = randomBytes(32)
+      await sql`insert into operator_sessions (token_hash, operator_id, expires_at)
+        values (${hash}, ${vera?.id as string}, now() - interval '2 days')`
+      return hash
+    }
+    const kept = async (hash: Buffer) =>
+      (await sql`select 1 from operator_sessions where token_hash = ${hash}`).length === 1
+    try {
+      const at = await desk.listen({ host: '127.0.0.1', port: 0 })
+      const first = await ended()
+      await deskSignIn(at, 'vera', passwords.vera as string)
+      expect(await kept(first)).toBe(false)
+      // the next sign-ins within the minute delete nothing
+      const second = await ended()
+      await deskSignIn(at, 'vera', passwords.vera as string)
+      await deskSignIn(at, 'vera', passwords.vera as string)
+      expect(await kept(second)).toBe(true)
+      clock.advance(60_000)
+      await deskSignIn(at, 'vera', passwords.vera as string)
+      expect(await kept(second)).toBe(false)
+    } finally {
+      await desk.close()
+    }
   })
 
   it('roles: a viewer reads and decides nothing; an operator proposes and cannot approve; the body never names who decides', async () => {

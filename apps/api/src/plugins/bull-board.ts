@@ -13,7 +13,7 @@ import { createBullBoard } from '@bull-board/api'
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter'
 import { FastifyAdapter } from '@bull-board/fastify'
 import type { ApiConfig } from '@wh/config'
-import { AppError, UnauthorizedError } from '@wh/core'
+import { AppError, type Clock, UnauthorizedError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { recordOperatorAction } from '@wh/ops'
 import type { Queue } from 'bullmq'
@@ -53,6 +53,7 @@ export interface BullBoardOptions {
   /** ADMIN_AUTH */
   auth: ApiConfig['operators']['auth']
   throttle?: LoginThrottle
+  clock?: Clock
 }
 
 export async function bullBoardRoutes(app: FastifyInstance, opts: BullBoardOptions) {
@@ -61,6 +62,7 @@ export async function bullBoardRoutes(app: FastifyInstance, opts: BullBoardOptio
     auth: opts.auth,
     cookie: { name: QUEUES_COOKIE, path: BULL_BOARD_PATH },
     ...(opts.throttle && { throttle: opts.throttle }),
+    ...(opts.clock && { clock: opts.clock }),
   })
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
     done(null, parseForm(String(body))),

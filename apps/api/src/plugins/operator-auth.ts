@@ -15,12 +15,14 @@
  *   enabled operator.
  */
 import type { ApiConfig } from '@wh/config'
-import { AppError, safeEqual, UnauthorizedError } from '@wh/core'
+import { AppError, type Clock, safeEqual, systemClock, UnauthorizedError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   checkOperatorPassword,
   closeSession,
   enabledOperator,
+  FORGET_SESSIONS_EVERY_MS,
+  forgetEndedSessions,
   hasRole,
   type Operator,
   type OperatorRole,
@@ -70,16 +72,21 @@ export interface OperatorAuthOptions {
   /** the session cookie's name and path (the desk's and Bull Board's are apart) */
   readonly cookie: { readonly name: string; readonly path: string }
   readonly throttle?: LoginThrottle
+  /** when ended sessions were last forgotten (once a minute at most) */
+  readonly clock?: Clock
 }
 
 /** Sign-in, sign-out and the operator of a request, for one listener. */
 export class OperatorAuth {
   readonly #o: OperatorAuthOptions
   readonly #throttle: LoginThrottle
+  readonly #clock: Clock
+  #forgotAtMs = Number.NEGATIVE_INFINITY
 
   constructor(o: OperatorAuthOptions) {
     this.#o = o
     this.#throttle = o.throttle ?? new LoginThrottle()
+    this.#clock = o.clock ?? systemClock
   }
 
   get mode(): 'password' | 'proxy' {
@@ -134,7 +141,18 @@ export class OperatorAuth {
     if (!operator) throw new AppError({ code: 'SIGN_IN_REJECTED', statusCode: 401, message: 'wrong name or password' })
     const session = await openSession(this.#o.sql, operator.id)
     reply.header('set-cookie', this.#cookie(request, session.token, session.expiresAt))
+    await this.#forgetEndedSessions(request)
     return { operator, ...session }
+  }
+
+  /** Ended sessions forgotten at most once per FORGET_SESSIONS_EVERY_MS on this listener; a failure is only logged. */
+  async #forgetEndedSessions(request: FastifyRequest): Promise<void> {
+    const nowMs = this.#clock.now().getTime()
+    if (nowMs - this.#forgotAtMs < FORGET_SESSIONS_EVERY_MS) return
+    this.#forgotAtMs = nowMs
+    await forgetEndedSessions(this.#o.sql).catch((err: unknown) =>
+      request.log.warn({ err }, 'ended operator sessions not forgotten'),
+    )
   }
 
   /** Ends the request's session and clears the cookie. */
