@@ -6,6 +6,7 @@
  * once: the reference is the key.
  */
 import { balanceOf, EXCHANGE_CHAIN, PLATFORM_EQUITY, platformHot } from '@wh/ledger'
+import { systemClock } from '@wh/core'
 import { listOperatorActions, recordCapital } from '@wh/ops'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
@@ -27,17 +28,18 @@ describe("the platform's capital, journaled", () => {
       { epsilon: '0.01', nowMs: stack.sim.control.nowMs() },
       silent,
     )
-  const reference = `tx:901:0x${'ab'.repeat(32)}`
+  const txHash = `0x${'ab'.repeat(32)}`
+  const reference = `tx:901:${txHash}`
 
   it('unjournaled, the opening deposit is a divergence; journaled as capital, the funding subaccount reconciles', async () => {
     expect((await divergences()).map((d) => [d.currency, d.delta])).toEqual([['USDC', 1_000_000n]])
-    const r = await recordCapital(stack.sql, {
+    const r = await recordCapital(stack.sql, systemClock, {
       direction: 'contributed',
       holding: 'hot',
       chain: EXCHANGE_CHAIN,
       currency: 'USDC',
       amount: 1_000_000n,
-      reference,
+      reference: { chainId: 901, txHash },
       reason: 'the funding subaccount opened by its first deposit',
       actor: 'alice',
     })
@@ -46,13 +48,13 @@ describe("the platform's capital, journaled", () => {
     expect(await balanceOf(stack.sql, platformHot(EXCHANGE_CHAIN), 'USDC')).toBe(1_000_000n)
     expect(await balanceOf(stack.sql, PLATFORM_EQUITY, 'USDC')).toBe(-1_000_000n)
     // the same movement again: nothing more
-    const again = await recordCapital(stack.sql, {
+    const again = await recordCapital(stack.sql, systemClock, {
       direction: 'contributed',
       holding: 'hot',
       chain: EXCHANGE_CHAIN,
       currency: 'USDC',
       amount: 1_000_000n,
-      reference,
+      reference: { chainId: 901, txHash },
       reason: 'again',
       actor: 'alice',
     })
