@@ -5,8 +5,9 @@
  * signed in) or by the local run's setup (packages/wallet/scripts/local-stack.ts), it reconciles,
  * once: the reference is the key.
  */
-import { balanceOf, EXCHANGE_CHAIN, PLATFORM_EQUITY, platformHot } from '@wh/ledger'
+
 import { systemClock } from '@wh/core'
+import { balanceOf, EXCHANGE_CHAIN, PLATFORM_EQUITY, platformHot } from '@wh/ledger'
 import { listOperatorActions, recordCapital } from '@wh/ops'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
