@@ -76,6 +76,8 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
   'req.headers["x-signature"]',
   'req.headers["x-signal-signature"]',
+  // the authenticating proxy's shared secret (ADMIN_AUTH=proxy, plugins/operator-auth.ts)
+  'req.headers["x-proxy-secret"]',
   // WS /ws/account's token may come in this header (protocols ['wh.bearer', token])
   'req.headers["sec-websocket-protocol"]',
 ]
@@ -333,6 +335,7 @@ async function registerStreamsAndMarket(app: FastifyInstance, deps: ServerDeps, 
       readOnly: config.bullBoard.readOnly,
       sql,
       auth: config.operators.auth,
+      ...(deps.clock && { clock: deps.clock }),
     })
     app.log.debug(`bull board mounted at ${BULL_BOARD_PATH}`)
   }

@@ -36,16 +36,20 @@ describe('held transactions: four eyes, and the chain read again before money is
   let chain: RunningChain
   let admin: FastifyInstance
   let call: ReturnType<typeof deskCaller>
+  let client: ChainClients
   const token: Record<string, string> = {}
+  // the desk's clients: a test adds one the way a deployment would add a chain it lacked
+  const clients = new Map<ChainName, ChainClients>()
   const publicClient = () => createPublicClient({ transport: http(chain.rpcUrl) })
 
   beforeAll(async () => {
     ctx = await integrationContext()
     chain = await startChain({ chainId: 8453 })
-    const client = { info: { confirmations: 1 } as ChainInfo, publicClient: publicClient() } as unknown as ChainClients
+    client = { info: { confirmations: 1 } as ChainInfo, publicClient: publicClient() } as unknown as ChainClients
+    clients.set('base', client)
     admin = await buildAdminServer({
       database: ctx.database,
-      clients: new Map<ChainName, ChainClients>([['base', client]]),
+      clients,
       operators: { auth: { kind: 'password' }, approvalsRequired: 2 },
       logger: false,
     })
@@ -69,7 +73,7 @@ describe('held transactions: four eyes, and the chain read again before money is
   const mine = () => createTestClient({ mode: 'anvil', transport: http(chain.rpcUrl) }).mine({ blocks: 2 })
 
   /** A withdrawal held with its outbound transaction (`from`, `nonce`, signed versions `hashes`), as the outbox leaves them. */
-  async function held(from: Address, nonce: number, hashes: Hex[]) {
+  async function held(from: Address, nonce: number, hashes: Hex[], chainName = 'base') {
     const sql = ctx.database.sql
     const withdrawalId = randomUUID()
     const [user] = await sql<{ id: string }[]>`
@@ -79,7 +83,7 @@ describe('held transactions: four eyes, and the chain read again before money is
     const [out] = await sql<{ id: string }[]>`
       insert into outbound_txs (chain, purpose, ref_id, from_address, to_address, token, amount, nonce, raw_tx, tx_hash,
         state, contradictions, hold_reason)
-      values ('base', 'withdrawal', ${withdrawalId}, ${from}, ${address()}, 'ETH', 1000, ${nonce}, '0x00',
+      values (${chainName}, 'withdrawal', ${withdrawalId}, ${from}, ${address()}, 'ETH', 1000, ${nonce}, '0x00',
         ${hashes.at(-1) as string}, 'held', 3, 'nonce used, no receipt')
       returning id`
     for (const [version, hash] of hashes.entries())
@@ -129,29 +133,40 @@ describe('held transactions: four eyes, and the chain read again before money is
     const proposed = await call('POST', `/admin/held/${id}/fail`, { token: token.otto, body: { reason } })
     const pid = proposed.body.proposal.id as string
     // both approvers read the proposal before either approval is written: the owner holds the approvals
-    // table against writes until both requests wait on a lock, then lets them go
+    // table against writes (held before either request is sent) until both requests wait on a lock, then
+    // lets them go
     const owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
     let release: () => void = () => {}
     const gate = new Promise<void>((r) => {
       release = r
     })
+    let locked: () => void = () => {}
+    const isLocked = new Promise<void>((r) => {
+      locked = r
+    })
     const locking = owner.begin(async (tx) => {
       await tx`lock table operator_approvals in share mode`
+      locked()
       await gate
     })
-    const answers = Promise.all(
-      [token.alice, token.bob].map((t) => call('POST', `/admin/proposals/${pid}/approve`, { token: t })),
-    )
-    await waitFor(async () => {
-      const [w] = await ctx.database.sql<{ n: number }[]>`
-        select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%operator_approvals%'
-           or datname = current_database() and wait_event_type = 'Lock' and query ilike '%pg_advisory_xact_lock%'`
-      return (w?.n ?? 0) >= 2
-    }, 'both approvals waiting')
-    release()
-    await locking
-    await owner.end()
+    let answers: Promise<Awaited<ReturnType<typeof call>>[]>
+    try {
+      await Promise.race([isLocked, locking])
+      answers = Promise.all(
+        [token.alice, token.bob].map((t) => call('POST', `/admin/proposals/${pid}/approve`, { token: t })),
+      )
+      await waitFor(async () => {
+        const [w] = await ctx.database.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query ilike '%operator_approvals%'
+             or datname = current_database() and wait_event_type = 'Lock' and query ilike '%pg_advisory_xact_lock%'`
+        return (w?.n ?? 0) >= 2
+      }, 'both approvals waiting')
+    } finally {
+      release()
+      await locking
+      await owner.end()
+    }
     // one of them executed the decision (here refused by the chain's state: the nonce may still be mined)
     expect((await answers).map((a) => a.body.code ?? 'approved').sort()).toEqual([
       'OUTBOUND_MAY_STILL_MINE',
@@ -192,6 +207,28 @@ describe('held transactions: four eyes, and the chain read again before money is
       'PROPOSAL_DECIDED',
     )
     expect((await call('GET', `/admin/actions?subject=${id}`, { token: token.otto })).body.items).toHaveLength(1)
+  })
+
+  it('a failure of the setup (no client for the chain) leaves the proposal open; approved again once there is one, it executes', async () => {
+    const s = await sender(3)
+    const { id, withdrawalId } = await held(s.account.address, s.nonce, [randomHash()], 'arbitrum')
+    await s.wallet.sendTransaction({ to: address(), value: 1n, nonce: s.nonce, chain: null })
+    await mine()
+    const { id: pid, last } = await proposeAndApprove(`/admin/held/${id}/fail`, { reason })
+    expect([last.status, last.body.code]).toEqual([409, 'CHAIN_NOT_CONFIGURED'])
+    // not refused: the world did not refuse it, the desk could not read the chain; bob's approval is not kept
+    const open = await call('GET', `/admin/proposals/${pid}`, { token: token.otto })
+    expect(open.body).toMatchObject({ status: 'open', outcome: null })
+    expect(open.body.approvals.map((a: { approver: string }) => a.approver)).toEqual(['alice'])
+    expect(await state(id, withdrawalId)).toEqual({ outbound: 'held', gasUsed: null, withdrawalHeld: true })
+    clients.set('arbitrum' as ChainName, client)
+    try {
+      const again = await call('POST', `/admin/proposals/${pid}/approve`, { token: token.bob })
+      expect(again.body).toMatchObject({ executed: true, proposal: { status: 'executed' } })
+      expect(await state(id, withdrawalId)).toEqual({ outbound: 'failed', gasUsed: null, withdrawalHeld: false })
+    } finally {
+      clients.delete('arbitrum' as ChainName)
+    }
   })
 
   it('a version the chain shows mined cannot be failed; marked sent on its receipt, it settles with the gas it paid', async () => {

@@ -6,6 +6,7 @@
  * admin-held.test.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
+import { ManualClock } from '@wh/core'
 import { setOperatorDisabled } from '@wh/ops'
 import { moveEpisodes, storeRun } from '@wh/solvency'
 import { integrationContext, type RunningChain, startChain } from '@wh/testkit'
@@ -16,6 +17,7 @@ import { createPublicClient, getAddress, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAdminServer } from '../src/admin/server'
 import { deskCaller, deskSignIn, makeOperators } from './desk-support'
+import { waitFor } from './market-support'
 import { type Api, startApi } from './support'
 
 const reason = 'second provider shows the nonce taken by 0xabc'
@@ -55,6 +57,7 @@ describe('the operator desk', () => {
       { name: 'alice', role: 'approver' },
       { name: 'bob', role: 'approver' },
       { name: 'tina', role: 'viewer' },
+      { name: 'tess', role: 'viewer' },
     ])
     for (const name of ['vera', 'otto', 'alice', 'bob'])
       token[name] = await deskSignIn(base, name, passwords[name] as string)
@@ -157,6 +160,61 @@ describe('the operator desk', () => {
     const t = await deskSignIn(base, 'vera', passwords.vera as string)
     expect((await call('DELETE', '/admin/session', { token: t })).status).toBe(204)
     expect((await call('GET', '/admin/overview', { token: t })).status).toBe(401)
+  })
+
+  it('a burst of wrong passwords at once for one name: five are checked, the rest throttled, the right one then too', async () => {
+    // every sign-in of the burst starts before any hash ends: each is counted as it starts, not once its hash failed
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call('POST', '/admin/session', { body: { operator: 'tess', password: `wrong-guess-number-${i}` } }),
+      ),
+    )
+    const codes = burst.map((r) => `${r.status} ${r.body.code}`)
+    expect(codes.filter((c) => c === '401 SIGN_IN_REJECTED')).toHaveLength(5)
+    expect(codes.filter((c) => c === '429 SIGN_IN_THROTTLED')).toHaveLength(15)
+    for (const r of burst.filter((b) => b.status === 429))
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(60)
+    // the window holds for the right password as well
+    const right = await call('POST', '/admin/session', { body: { operator: 'tess', password: passwords.tess } })
+    expect([right.status, right.body.code]).toEqual([429, 'SIGN_IN_THROTTLED'])
+  })
+
+  it('sessions that ended are forgotten as operators sign in, at most once a minute, not at every sign-in', async () => {
+    const clock = new ManualClock(Date.now())
+    const desk = await buildAdminServer({
+      database: ctx.database,
+      clients: new Map(),
+      operators: { auth: { kind: 'password' }, approvalsRequired: 1 },
+      clock,
+      logger: false,
+    })
+    const sql = ctx.database.sql
+    const [vera] = await sql<{ id: string }[]>`select id::text from operators where name = 'vera'`
+    /** A session that ended two days ago: its token's hash. */
+    const ended = async () => {
+      const hash = randomBytes(32)
+      await sql`insert into operator_sessions (token_hash, operator_id, expires_at)
+        values (${hash}, ${vera?.id as string}, now() - interval '2 days')`
+      return hash
+    }
+    const kept = async (hash: Buffer) =>
+      (await sql`select 1 from operator_sessions where token_hash = ${hash}`).length === 1
+    try {
+      const at = await desk.listen({ host: '127.0.0.1', port: 0 })
+      const first = await ended()
+      await deskSignIn(at, 'vera', passwords.vera as string)
+      expect(await kept(first)).toBe(false)
+      // the next sign-ins within the minute delete nothing
+      const second = await ended()
+      await deskSignIn(at, 'vera', passwords.vera as string)
+      await deskSignIn(at, 'vera', passwords.vera as string)
+      expect(await kept(second)).toBe(true)
+      clock.advance(60_000)
+      await deskSignIn(at, 'vera', passwords.vera as string)
+      expect(await kept(second)).toBe(false)
+    } finally {
+      await desk.close()
+    }
   })
 
   it('roles: a viewer reads and decides nothing; an operator proposes and cannot approve; the body never names who decides', async () => {
@@ -286,6 +344,64 @@ describe('the operator desk', () => {
     expect(
       (await call('POST', '/admin/subaccounts/not-a-uuid/clear-stop', { token: token.otto, body: { reason } })).status,
     ).toBe(400)
+  })
+
+  it('proposals of one action on one subject at once: one proposal, the others answered with it', async () => {
+    const sql = ctx.database.sql
+    const [user] = await sql<{ id: string }[]>`
+      insert into users (wallet_address, hd_index) values (${address()}, ${Math.floor(Math.random() * 1e6)}) returning id`
+    const [sub] = await sql<{ id: string }[]>`
+      insert into subaccounts (user_id, asset, exchange_id, stopped_at, stop_reason)
+      values (${user?.id as string}, 'ETH', ${Math.floor(Math.random() * 1e9)}, now(), 'journal and exchange differ')
+      returning id`
+    const path = `/admin/subaccounts/${sub?.id as string}/clear-stop`
+    // every request reads "none open" before any writes: the owner holds the proposals table against
+    // writes (held before the first request is sent) until all of them wait on a lock, then lets them go
+    const owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
+    let release: () => void = () => {}
+    const gate = new Promise<void>((r) => {
+      release = r
+    })
+    let locked: () => void = () => {}
+    const isLocked = new Promise<void>((r) => {
+      locked = r
+    })
+    const locking = owner.begin(async (tx) => {
+      await tx`lock table operator_proposals in share mode`
+      locked()
+      await gate
+    })
+    const who = ['otto', 'alice', 'bob', 'otto', 'alice', 'bob']
+    let answers: Promise<Awaited<ReturnType<typeof call>>[]>
+    try {
+      await Promise.race([isLocked, locking])
+      answers = Promise.all(who.map((n) => call('POST', path, { token: token[n], body: { reason } })))
+      await waitFor(async () => {
+        const [w] = await sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'
+            and (query ilike '%insert into operator_proposals%' or query ilike '%pg_advisory_xact_lock%')`
+        return (w?.n ?? 0) >= who.length
+      }, 'every proposal waiting')
+    } finally {
+      release()
+      await locking
+      await owner.end()
+    }
+    const proposed = await answers
+    expect(proposed.map((r) => r.status)).toEqual(who.map(() => 202))
+    expect(new Set(proposed.map((r) => r.body.proposal.id)).size).toBe(1)
+    expect(proposed.filter((r) => r.body.existing === false)).toHaveLength(1)
+    const [n] = await sql<{ n: number }[]>`
+      select count(*)::int as n from operator_proposals where subject = ${sub?.id as string}`
+    expect(n?.n).toBe(1)
+    // rejected, so the overview's count of open proposals in later tests is theirs
+    const id = proposed[0]?.body.proposal.id as string
+    const rejected = await call('POST', `/admin/proposals/${id}/withdraw`, {
+      token: token.alice,
+      body: { reason: 'a test' },
+    })
+    expect(rejected.body.status).toBe('withdrawn')
   })
 
   it('solvency: the latest run, deficits and the balance check; the platform stop raised alone, cleared with four eyes', async () => {

@@ -21,7 +21,7 @@ import { Redis } from 'ioredis'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAdminServer } from '../src/admin/server'
-import { BODY_LIMIT_BYTES, buildServer, loggerOptions } from '../src/server'
+import { BODY_LIMIT_BYTES, buildServer, loggerOptions, REDACTED_PATHS } from '../src/server'
 import { makeOperators } from './desk-support'
 import { getNonce, newAccount, siweMessage, verify } from './support'
 
@@ -315,5 +315,48 @@ describe('no secret reaches a log line', () => {
     // each line is one JSON object (pino): nothing printed around the logger
     for (const line of lines) expect(() => JSON.parse(line), line.slice(0, 200)).not.toThrow()
     expect(leaks(lines, { ...secrets, ...issued })).toEqual([])
+  })
+
+  it("the redaction paths alone keep each secret header out, even where a serializer logs a request's headers", async () => {
+    // pino's standard request serializer logs every header; ours does not, and the line hook redacts
+    // by name: this layer must hold without either
+    const own: string[] = []
+    const secret = randomBytes(24).toString('hex')
+    const desk = await buildAdminServer({
+      database: ctx.database,
+      clients: new Map(),
+      operators: { auth: { kind: 'proxy', userHeader: 'x-forwarded-user', secret }, approvalsRequired: 1 },
+      logger: {
+        level: 'trace',
+        redact: [...REDACTED_PATHS],
+        serializers: {
+          req: (req: { method: string; url: string; headers: unknown }) => ({
+            method: req.method,
+            url: req.url,
+            headers: req.headers,
+          }),
+        },
+        stream: { write: (l: string) => void own.push(...l.split('\n').filter(Boolean)) },
+      },
+    })
+    const sent: Record<string, string> = {
+      'x-proxy-secret': secret,
+      authorization: `Bearer ${randomBytes(24).toString('base64url')}`,
+      cookie: `wh_desk=${randomBytes(24).toString('base64url')}`,
+    }
+    try {
+      const me = await desk.inject({
+        method: 'GET',
+        url: '/admin/me',
+        headers: { 'x-forwarded-user': 'nobody', ...sent },
+      })
+      expect(me.statusCode).toBe(401)
+    } finally {
+      await desk.close()
+    }
+    const all = own.join('\n')
+    expect(all).toContain('x-forwarded-user') // the headers were logged
+    expect(all).toContain('x-proxy-secret')
+    expect(leaks(own, sent)).toEqual([])
   })
 })

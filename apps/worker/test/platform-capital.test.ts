@@ -5,6 +5,8 @@
  * signed in) or by the local run's setup (packages/wallet/scripts/local-stack.ts), it reconciles,
  * once: the reference is the key.
  */
+
+import { systemClock } from '@wh/core'
 import { balanceOf, EXCHANGE_CHAIN, PLATFORM_EQUITY, platformHot } from '@wh/ledger'
 import { listOperatorActions, recordCapital } from '@wh/ops'
 import { findFundingDivergences } from '@wh/subaccounts'
@@ -29,17 +31,18 @@ describe("the platform's capital, journaled", () => {
       { epsilon: '0.01', nowMs: stack.sim.control.nowMs() },
       silent,
     )
-  const reference = `tx:901:0x${'ab'.repeat(32)}`
+  const txHash = `0x${'ab'.repeat(32)}`
+  const reference = `tx:901:${txHash}`
 
   it('unjournaled, the opening deposit is a divergence; journaled as capital, the funding subaccount reconciles', async () => {
     expect((await divergences()).map((d) => [d.currency, d.delta])).toEqual([['USDC', 1_000_000n]])
-    const r = await recordCapital(stack.sql, {
+    const r = await recordCapital(stack.sql, systemClock, {
       direction: 'contributed',
       holding: 'hot',
       chain: EXCHANGE_CHAIN,
       currency: 'USDC',
       amount: 1_000_000n,
-      reference,
+      reference: { chainId: 901, txHash },
       reason: 'the funding subaccount opened by its first deposit',
       actor: 'alice',
     })
@@ -48,13 +51,13 @@ describe("the platform's capital, journaled", () => {
     expect(await balanceOf(stack.sql, platformHot(EXCHANGE_CHAIN), 'USDC')).toBe(1_000_000n)
     expect(await balanceOf(stack.sql, PLATFORM_EQUITY, 'USDC')).toBe(-1_000_000n)
     // the same movement again: nothing more
-    const again = await recordCapital(stack.sql, {
+    const again = await recordCapital(stack.sql, systemClock, {
       direction: 'contributed',
       holding: 'hot',
       chain: EXCHANGE_CHAIN,
       currency: 'USDC',
       amount: 1_000_000n,
-      reference,
+      reference: { chainId: 901, txHash },
       reason: 'again',
       actor: 'alice',
     })

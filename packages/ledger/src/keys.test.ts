@@ -2,9 +2,12 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   accrualKey,
+  capitalKey,
+  capitalReference,
   chainEventKey,
   minuteBucket,
   ownTxKey,
+  parseCapitalReference,
   reconcileAdjustmentKey,
   reconcileStopKey,
   releaseKey,
@@ -83,5 +86,18 @@ describe('idempotency keys (spec 6.1)', () => {
     expect(() => tradeKey('')).toThrow()
     expect(() => releaseKey('a b')).toThrow()
     expect(() => chainEventKey({ chain: 'base', txHash: '0x12', logIndex: 0 })).toThrow()
+  })
+
+  it('a capital movement has one reference, whatever the case it was typed in; any other spelling is no key', () => {
+    const upper = `0x${'AB'.repeat(32)}`
+    for (const typed of [`tx:1:${tx}`, `tx:1:${upper}`, `TX:1:${upper}`, ` tx:1:${tx} `])
+      expect(capitalReference(parseCapitalReference(typed) as never), typed).toBe(`tx:1:${tx}`)
+    for (const typed of ['treasury:Wire-2026-01-05:1', 'TREASURY:wire-2026-01-05:1'])
+      expect(capitalReference(parseCapitalReference(typed) as never), typed).toBe('treasury:wire-2026-01-05:1')
+    for (const typed of [tx, `tx:ethereum:${tx}`, `tx:0:${tx}`, 'tx:1:0xabc', 'wire-1', 'treasury:', 'treasury:a b'])
+      expect(parseCapitalReference(typed), typed).toBeUndefined()
+    expect(capitalKey('contributed', `tx:1:${tx}`)).toBe(`capital_contributed:tx:1:${tx}`)
+    for (const reference of [`tx:1:${upper}`, 'treasury:Wire-1', `ethereum:${tx}`, 'test:abc'])
+      expect(() => capitalKey('contributed', reference), reference).toThrow(/capital reference/)
   })
 })

@@ -139,7 +139,61 @@ export function stopClearedKey(p: { subaccountId: string; minuteBucket: number }
   return `stop_cleared:${nonEmpty(p.subaccountId, 'subaccountId')}:${seconds(p.minuteBucket, 'minuteBucket', 60)}`
 }
 
-/** The platform's capital moved: `capital_contributed:{reference}` or `capital_withdrawn:{reference}` (not in 6.1). */
+/**
+ * What names a capital movement once (docs/ledger.md "Platform capital"): the transaction that moved
+ * it (the id of its chain and its hash), or the company treasury's own reference for it.
+ */
+export type CapitalReference = { readonly chainId: number; readonly txHash: string } | { readonly treasury: string }
+
+const TREASURY_REF = /^[a-z0-9][a-z0-9._:-]{0,100}$/
+
+/**
+ * A capital movement's reference in its one spelling, the event's key: `tx:{chain id}:{hash}` (the
+ * hash in lower case) or `treasury:{reference}` (in lower case). One movement written two ways (the
+ * hash as an explorer shows it, the treasury's reference in capitals) is one key, so it is booked once.
+ *
+ * @example
+ *   capitalReference({ chainId: 1, txHash: '0xAB…' }) // 'tx:1:0xab…'
+ */
+export function capitalReference(r: CapitalReference): string {
+  if ('treasury' in r) {
+    const ref = r.treasury.trim().toLowerCase()
+    if (!TREASURY_REF.test(ref)) throw new InvalidKeyPartError('invalid treasury reference', { treasury: r.treasury })
+    return `treasury:${ref}`
+  }
+  if (!Number.isSafeInteger(r.chainId) || r.chainId <= 0)
+    throw new InvalidKeyPartError('invalid chain id in a capital reference', { chainId: r.chainId })
+  if (!TX_HASH.test(r.txHash))
+    throw new InvalidKeyPartError('invalid tx hash in an idempotency key', { txHash: r.txHash })
+  return `tx:${r.chainId}:${r.txHash.toLowerCase()}`
+}
+
+/**
+ * A reference as an operator types it (`tx:{chain id}:{hash}` or `treasury:{reference}`, any case),
+ * or undefined when it is neither.
+ */
+export function parseCapitalReference(text: string): CapitalReference | undefined {
+  const t = text.trim()
+  const tx = /^tx:([1-9][0-9]{0,15}):(0x[0-9a-fA-F]{64})$/i.exec(t)
+  if (tx) return { chainId: Number(tx[1]), txHash: tx[2] as string }
+  const treasury = /^treasury:(.+)$/i.exec(t)
+  if (treasury && TREASURY_REF.test((treasury[1] as string).toLowerCase())) return { treasury: treasury[1] as string }
+  return undefined
+}
+
+/**
+ * The platform's capital moved: `capital_contributed:{reference}` or `capital_withdrawn:{reference}`
+ * (not in 6.1), the reference in its one spelling (capitalReference); any other is refused, so no
+ * movement gets a second key.
+ */
 export function capitalKey(direction: 'contributed' | 'withdrawn', reference: string): string {
-  return `capital_${direction}:${nonEmpty(reference, 'reference')}`
+  const parsed = parseCapitalReference(reference)
+  if (!parsed || capitalReference(parsed) !== reference)
+    throw new InvalidKeyPartError(
+      'a capital reference is tx:{chain id}:{hash} or treasury:{reference}, in lower case',
+      {
+        reference,
+      },
+    )
+  return `capital_${direction}:${reference}`
 }

@@ -146,7 +146,10 @@ export function eventArbitrary(users: readonly string[]): fc.Arbitrary<EventInpu
           chain: fc.constantFrom('ethereum', 'base', 'derive'),
           currency,
           amount,
-          reference: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,40}$/),
+          reference: fc.oneof(
+            fc.stringMatching(/^tx:[1-9][0-9]{0,5}:0x[0-9a-f]{64}$/),
+            fc.stringMatching(/^treasury:[a-z0-9][a-z0-9._:-]{0,40}$/),
+          ),
           reason: id,
         }),
       ),

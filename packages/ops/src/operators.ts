@@ -234,9 +234,20 @@ export async function openSession(
     insert into operator_sessions (token_hash, operator_id, expires_at)
     values (${tokenHash(token)}, ${operatorId}, now() + make_interval(secs => ${ttlMs / 1000}))
     returning expires_at`
-  // sessions that ended are forgotten as new ones open (a few rows at most)
-  await sql`delete from operator_sessions where expires_at < now() - interval '1 day'`
   return { token, expiresAt: (row as { expires_at: Date }).expires_at }
+}
+
+/** How often a listener forgets ended sessions at most (forgetEndedSessions, as operators sign in). */
+export const FORGET_SESSIONS_EVERY_MS = 60_000
+
+/**
+ * Deletes the sessions that ended over a day ago (a few rows: sessions last SESSION_TTL_MS); how
+ * many. The desk calls it as operators sign in, at most once per FORGET_SESSIONS_EVERY_MS, not on
+ * every sign-in.
+ */
+export async function forgetEndedSessions(sql: Queryable): Promise<number> {
+  const rows = await sql`delete from operator_sessions where expires_at < now() - interval '1 day'`
+  return rows.count
 }
 
 /** The enabled operator a live session belongs to, or undefined. One index probe. */

@@ -8,7 +8,17 @@
  */
 import { AppError, type Clock, NotFoundError } from '@wh/core'
 import type { Queryable, Sql } from '@wh/db'
-import { type ChainClients, type ChainName, listCursors, OutboundNotHeldError } from '@wh/wallet'
+import {
+  type ChainClients,
+  type ChainName,
+  listCursors,
+  OutboundMayStillMineError,
+  OutboundMinedError,
+  OutboundNonceTakerUnknownError,
+  OutboundNotFoundError,
+  OutboundNotHeldError,
+  OutboundReceiptNotFinalError,
+} from '@wh/wallet'
 import type { Hex } from 'viem'
 import { resumeChainIn, resumePoint } from './chain-halt'
 import { heldEvidence, resolveHeldIn } from './held'
@@ -57,6 +67,30 @@ class NotWaitingError extends AppError {
   constructor(code: string, message: string) {
     super({ code, statusCode: 409, message })
   }
+}
+
+/**
+ * The world refusing the action, which closes the proposal as `refused` (docs/operations.md
+ * "Approvals"): the subject is not in the state the action needs (a stop or halt cleared meanwhile,
+ * the transaction no longer held or gone), or the chain's evidence refuses the verdict now (mined,
+ * may still be mined, the nonce's taker not shown, the receipt not final or not ours). A list of
+ * classes, not of codes: every other failure (no client for the chain, the chain or the database
+ * out of reach, the proposal expired meanwhile, a clear in the minute of the last one) leaves the
+ * proposal open, and a later approval tries again.
+ */
+const STATE_REFUSALS: ReadonlyArray<abstract new (...args: never[]) => AppError> = [
+  NotWaitingError,
+  OutboundNotFoundError,
+  OutboundNotHeldError,
+  OutboundMinedError,
+  OutboundMayStillMineError,
+  OutboundNonceTakerUnknownError,
+  OutboundReceiptNotFinalError,
+]
+
+/** Whether `e` is the world refusing the action (STATE_REFUSALS), not a failure of the setup or a passing one. */
+export function isStateRefusal(e: unknown): e is AppError {
+  return STATE_REFUSALS.some((refusal) => e instanceof refusal)
 }
 
 async function assertHeld(sql: Queryable, id: string): Promise<void> {

@@ -9,14 +9,21 @@
  * outcome; the outcome's primary key and an advisory lock on the proposal make it happen once, so
  * approving again, or two approvers at once, change nothing more. The chain is read before that
  * transaction (a held transaction is failed or marked sent only on what the chain shows now). When
- * the state refuses the action then (the subject no longer waits, the chain shows it mined), the
- * proposal closes as `refused` with the reason. Every step is a row of its own, never rewritten; the
+ * the state refuses the action then (the subject no longer waits, the chain shows it mined:
+ * isStateRefusal in proposal-actions.ts), the proposal closes as `refused` with the reason; any other
+ * failure leaves it open for a later approval. Every step is a row of its own, never rewritten; the
  * database itself refuses an approval by the proposer, by a non-approver, after expiry or after the
  * outcome (migration 0028).
  */
 import { AppError, NotFoundError } from '@wh/core'
 import type { Queryable, Sql } from '@wh/db'
-import { ACTION_RUNNERS, type ActionDeps, PROPOSAL_ACTIONS, type ProposalAction } from './proposal-actions'
+import {
+  ACTION_RUNNERS,
+  type ActionDeps,
+  isStateRefusal,
+  PROPOSAL_ACTIONS,
+  type ProposalAction,
+} from './proposal-actions'
 
 export { PROPOSAL_ACTIONS, type ProposalAction } from './proposal-actions'
 
@@ -144,7 +151,8 @@ export async function listProposals(
 /**
  * Proposes `action` on `subject`, after checking the subject waits for it (409 when not). An open
  * proposal of the same action on the same subject is returned instead of a second one
- * (`existing: true`). The proposer must be an enabled operator of role operator or approver.
+ * (`existing: true`), also to a second proposer at the same moment (a lock on the action and
+ * subject). The proposer must be an enabled operator of role operator or approver.
  *
  * @example
  *   const { proposal } = await propose(deps, { action: 'platform_stop_clear', subject: 'platform', reason, proposedBy: 'alice' })
@@ -160,17 +168,27 @@ export async function propose(
     throw new ProposalError('INVALID_REASON', 400, 'a reason of 1 to 500 characters')
   const params = p.params ?? {}
   await ACTION_RUNNERS[p.action].check(deps, { subject: p.subject, params, reason })
-  const [open] = (await listProposals(deps.sql, { open: true, subject: p.subject, limit: 50 })).filter(
-    (x) => x.action === p.action,
-  )
-  if (open) return { proposal: open, existing: true }
   try {
-    const [row] = await deps.sql<{ id: string }[]>`
-      insert into operator_proposals (action, subject, params, reason, proposed_by, approvals_required, expires_at)
-      values (${p.action}, ${p.subject}, ${deps.sql.json(params as never)}, ${reason}, ${p.proposedBy},
-        ${deps.approvalsRequired}, now() + make_interval(secs => ${PROPOSAL_TTL_MS / 1000}))
-      returning id::text`
-    return { proposal: (await getProposal(deps.sql, (row as { id: string }).id)) as Proposal, existing: false }
+    return await deps.sql.begin(async (tx) => {
+      // one proposer at a time per action and subject: of two at once, the second finds the first's
+      // proposal. The lock is the rule: "open" (not expired, no outcome) depends on the time and on
+      // another table, so no unique index can say it.
+      await tx`select pg_advisory_xact_lock(hashtextextended(${`${p.action}:${p.subject}`}, 7243100040))`
+      const [open] = await tx.unsafe<ProposalRow[]>(
+        `${SELECT}
+         where p.action = $1 and p.subject = $2 and p.expires_at > now()
+           and not exists (select 1 from operator_proposal_outcomes o where o.proposal_id = p.id)
+         order by p.created_at desc, p.id desc limit 1`,
+        [p.action, p.subject],
+      )
+      if (open) return { proposal: toProposal(open), existing: true }
+      const [row] = await tx<{ id: string }[]>`
+        insert into operator_proposals (action, subject, params, reason, proposed_by, approvals_required, expires_at)
+        values (${p.action}, ${p.subject}, ${tx.json(params as never)}, ${reason}, ${p.proposedBy},
+          ${deps.approvalsRequired}, now() + make_interval(secs => ${PROPOSAL_TTL_MS / 1000}))
+        returning id::text`
+      return { proposal: (await getProposal(tx, (row as { id: string }).id)) as Proposal, existing: false }
+    })
   } catch (e) {
     throw mapped(e)
   }
@@ -204,8 +222,9 @@ async function approvable(sql: Queryable, id: string, approver: string): Promise
 
 /**
  * `approver` approves proposal `id`; the approval that reaches `approvalsRequired` executes it (see
- * the file comment). A refusal by the state at execution closes the proposal as `refused` and is
- * thrown (409 with the action's code); a failure to reach the chain or the database records nothing.
+ * the file comment). A refusal by the state at execution (isStateRefusal) closes the proposal as
+ * `refused` and is thrown (409 with the action's code); any other failure (the chain or the database
+ * out of reach, no client for the chain, expired meanwhile) records nothing and leaves it open.
  */
 export async function approve(deps: ProposalDeps, id: string, approver: string): Promise<ApprovalResult> {
   const found = await approvable(deps.sql, id, approver)
@@ -244,8 +263,8 @@ export async function approve(deps: ProposalDeps, id: string, approver: string):
     return { proposal: (await getProposal(deps.sql, id)) as Proposal, executed, alreadyDone: !executed }
   } catch (e) {
     const err = mapped(e)
-    if (err instanceof AppError && err.statusCode < 500 && !String(err.code).match(/^(FOUR_EYES|ROLE_REQUIRED)$/))
-      await closeAsRefused(deps.sql, id, approver, err)
+    // only the world's refusal closes it; a failure of the setup or a passing one leaves it open for a later approval
+    if (isStateRefusal(err)) await closeAsRefused(deps.sql, id, approver, err)
     throw err
   }
 }

@@ -31,7 +31,7 @@ import { LOCAL_ATTESTER_ADDRESS } from '@wh/attester'
 import { CHAIN_NAMES, type ChainName, loadConfig, loadDotEnvLocal, processEnv } from '@wh/config'
 import { createDatabase } from '@wh/db'
 import { SESSION_KEY_DUTIES, scopeWire } from '@wh/exchange'
-import { append, EXCHANGE_CHAIN } from '@wh/ledger'
+import { append, capitalReference, EXCHANGE_CHAIN } from '@wh/ledger'
 import { TEST_PRIVATE_KEYS } from '@wh/testkit'
 import type { Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -129,7 +129,7 @@ try {
       chain: EXCHANGE_CHAIN,
       currency: 'USDC',
       amount: BigInt(v3.openingDeposit.amount),
-      reference: `tx:${config.exchange.chainId}:${v3.openingDeposit.txHash.toLowerCase()}`,
+      reference: capitalReference({ chainId: config.exchange.chainId, txHash: v3.openingDeposit.txHash }),
       reason: `the funding subaccount ${v3.fundingSubaccountId} opened by the local run's first deposit`,
     },
     occurredAt: new Date(),

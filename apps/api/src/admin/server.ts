@@ -56,6 +56,7 @@ export async function buildAdminServer(deps: AdminServerDeps): Promise<FastifyIn
     auth: deps.operators.auth,
     cookie: { name: DESK_COOKIE, path: '/' },
     ...(deps.throttle && { throttle: deps.throttle }),
+    ...(deps.clock && { clock: deps.clock }),
   })
   // every route declares its role: one without is a mistake, refused when the desk is built
   app.addHook('onRoute', (route) => {

@@ -5,7 +5,6 @@
 import { Me, SessionView, SignInBody } from '@wh/api-schemas/admin'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
-import { SignInThrottledError } from '../plugins/login-throttle'
 import type { OperatorAuth } from '../plugins/operator-auth'
 import { deskRoute } from './roles'
 
@@ -27,13 +26,9 @@ export async function deskSessionRoutes(app: FastifyInstance, opts: { auth: Oper
       response: { 200: SessionView, 401: { $ref: 'ErrorBody#' }, 429: { $ref: 'ErrorBody#' } },
     }),
     async (request, reply) => {
-      try {
-        const s = await opts.auth.signIn(request, reply, request.body.operator, request.body.password)
-        return { operator: { name: s.operator.name, role: s.operator.role }, token: s.token, expiresAt: s.expiresAt }
-      } catch (e) {
-        if (e instanceof SignInThrottledError) reply.header('retry-after', String(e.details?.retryAfterS ?? 60))
-        throw e
-      }
+      // a throttled sign-in's Retry-After is set with its 429 (plugins/errors.ts, setRetryAfter)
+      const s = await opts.auth.signIn(request, reply, request.body.operator, request.body.password)
+      return { operator: { name: s.operator.name, role: s.operator.role }, token: s.token, expiresAt: s.expiresAt }
     },
   )
 

@@ -13,13 +13,13 @@ import { createBullBoard } from '@bull-board/api'
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter'
 import { FastifyAdapter } from '@bull-board/fastify'
 import type { ApiConfig } from '@wh/config'
-import { AppError, UnauthorizedError } from '@wh/core'
+import { AppError, type Clock, UnauthorizedError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { recordOperatorAction } from '@wh/ops'
 import type { Queue } from 'bullmq'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { sendError } from './errors'
-import { type LoginThrottle, SignInThrottledError } from './login-throttle'
+import { sendError, setRetryAfter } from './errors'
+import type { LoginThrottle } from './login-throttle'
 import { OperatorAuth } from './operator-auth'
 
 export const BULL_BOARD_PATH = '/admin/queues'
@@ -53,6 +53,7 @@ export interface BullBoardOptions {
   /** ADMIN_AUTH */
   auth: ApiConfig['operators']['auth']
   throttle?: LoginThrottle
+  clock?: Clock
 }
 
 export async function bullBoardRoutes(app: FastifyInstance, opts: BullBoardOptions) {
@@ -61,6 +62,7 @@ export async function bullBoardRoutes(app: FastifyInstance, opts: BullBoardOptio
     auth: opts.auth,
     cookie: { name: QUEUES_COOKIE, path: BULL_BOARD_PATH },
     ...(opts.throttle && { throttle: opts.throttle }),
+    ...(opts.clock && { clock: opts.clock }),
   })
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
     done(null, parseForm(String(body))),
@@ -121,11 +123,9 @@ function signInRoutes(app: FastifyInstance, auth: OperatorAuth): void {
         if (isForm) return reply.redirect(`${BULL_BOARD_PATH}/`, 303)
         return { operator: { name: s.operator.name, role: s.operator.role }, expiresAt: s.expiresAt.toISOString() }
       } catch (e) {
-        if (!(e instanceof AppError) || !isForm) {
-          if (e instanceof SignInThrottledError) reply.header('retry-after', String(e.details?.retryAfterS ?? 60))
-          throw e
-        }
-        if (e instanceof SignInThrottledError) reply.header('retry-after', String(e.details?.retryAfterS ?? 60))
+        // JSON: the API's error shape (sendError, with a throttled sign-in's Retry-After)
+        if (!(e instanceof AppError) || !isForm) throw e
+        setRetryAfter(reply, e.statusCode, e)
         return reply.code(e.statusCode).type('text/html; charset=utf-8').send(loginPage(e.message))
       }
     },

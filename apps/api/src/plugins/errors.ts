@@ -76,14 +76,25 @@ export const RETRY_AFTER_SECONDS = 5
 /** A 429 of a per-minute limit of ours (withdrawal requests) says: the next minute. */
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60
 
+/**
+ * The one place an answer says when to come back (Retry-After, in seconds): what the error says
+ * (`details.retryAfterS`, as a throttled sign-in's), else RETRY_AFTER_SECONDS on a 503, else on a
+ * 429 RATE_LIMIT_RETRY_AFTER_SECONDS unless a rate-limit plugin set its own first.
+ */
+export function setRetryAfter(reply: FastifyReply, statusCode: number, err?: unknown): void {
+  const said = err instanceof AppError ? err.details?.retryAfterS : undefined
+  if (typeof said === 'number' && Number.isFinite(said) && said > 0)
+    reply.header('retry-after', String(Math.ceil(said)))
+  else if (statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+  else if (statusCode === 429 && !reply.hasHeader('retry-after'))
+    reply.header('retry-after', String(RATE_LIMIT_RETRY_AFTER_SECONDS))
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const body = toErrorBody(err)
   if (body.statusCode >= 500 && body.statusCode !== 503) request.log.error({ err }, 'request failed')
   else if (body.statusCode === 503) request.log.warn({ code: body.code }, 'request refused: unavailable')
-  if (body.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
-  // a limit of our own (a rate-limit plugin sets its own header first)
-  if (body.statusCode === 429 && !reply.hasHeader('retry-after'))
-    reply.header('retry-after', String(RATE_LIMIT_RETRY_AFTER_SECONDS))
+  setRetryAfter(reply, body.statusCode, err)
   return reply.code(body.statusCode).send(body)
 }
 

@@ -8,8 +8,7 @@
  * production; not mounted in production without one.
  * The output holds counts, durations and timestamps only: no configuration value.
  */
-import { timingSafeEqual } from 'node:crypto'
-import { AppError, UnauthorizedError } from '@wh/core'
+import { AppError, safeEqual, UnauthorizedError } from '@wh/core'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
@@ -29,12 +28,6 @@ export interface MetricsOptions extends CollectSources {
   token: string | undefined
   /** serve /metrics without a token (development and tests); ignored when a token is set */
   allowOpen: boolean
-}
-
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
 }
 
 /**

@@ -14,14 +14,15 @@
  *   time): without it anyone reaching the listener could name themselves. The name must be an
  *   enabled operator.
  */
-import { timingSafeEqual } from 'node:crypto'
 import type { ApiConfig } from '@wh/config'
-import { AppError, UnauthorizedError } from '@wh/core'
+import { AppError, type Clock, safeEqual, systemClock, UnauthorizedError } from '@wh/core'
 import type { Sql } from '@wh/db'
 import {
   checkOperatorPassword,
   closeSession,
   enabledOperator,
+  FORGET_SESSIONS_EVERY_MS,
+  forgetEndedSessions,
   hasRole,
   type Operator,
   type OperatorRole,
@@ -48,12 +49,6 @@ export class RoleRequiredError extends AppError {
   }
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
-}
-
 /** A cookie's value from the Cookie header (no dependency: one name, no attributes to read). */
 export function cookieOf(request: FastifyRequest, name: string): string | undefined {
   const header = request.headers.cookie
@@ -77,16 +72,21 @@ export interface OperatorAuthOptions {
   /** the session cookie's name and path (the desk's and Bull Board's are apart) */
   readonly cookie: { readonly name: string; readonly path: string }
   readonly throttle?: LoginThrottle
+  /** when ended sessions were last forgotten (once a minute at most) */
+  readonly clock?: Clock
 }
 
 /** Sign-in, sign-out and the operator of a request, for one listener. */
 export class OperatorAuth {
   readonly #o: OperatorAuthOptions
   readonly #throttle: LoginThrottle
+  readonly #clock: Clock
+  #forgotAtMs = Number.NEGATIVE_INFINITY
 
   constructor(o: OperatorAuthOptions) {
     this.#o = o
     this.#throttle = o.throttle ?? new LoginThrottle()
+    this.#clock = o.clock ?? systemClock
   }
 
   get mode(): 'password' | 'proxy' {
@@ -141,7 +141,18 @@ export class OperatorAuth {
     if (!operator) throw new AppError({ code: 'SIGN_IN_REJECTED', statusCode: 401, message: 'wrong name or password' })
     const session = await openSession(this.#o.sql, operator.id)
     reply.header('set-cookie', this.#cookie(request, session.token, session.expiresAt))
+    await this.#forgetEndedSessions(request)
     return { operator, ...session }
+  }
+
+  /** Ended sessions forgotten at most once per FORGET_SESSIONS_EVERY_MS on this listener; a failure is only logged. */
+  async #forgetEndedSessions(request: FastifyRequest): Promise<void> {
+    const nowMs = this.#clock.now().getTime()
+    if (nowMs - this.#forgotAtMs < FORGET_SESSIONS_EVERY_MS) return
+    this.#forgotAtMs = nowMs
+    await forgetEndedSessions(this.#o.sql).catch((err: unknown) =>
+      request.log.warn({ err }, 'ended operator sessions not forgotten'),
+    )
   }
 
   /** Ends the request's session and clears the cookie. */

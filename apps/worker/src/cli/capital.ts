@@ -9,27 +9,22 @@
  *   pnpm --filter @wh/worker exec tsx src/cli/capital.ts --withdraw … (the same options)
  *
  * `--amount` is a decimal in the currency's units (USDC 6 decimals, ETH 18, BTC 8); `--reference`
- * names the movement once (its transaction, `tx:{chain id}:{hash}`, or the treasury's reference): a
- * second run with it changes nothing. `derive` is the funding subaccount's chain. The operator, of
+ * names the movement once (its transaction, `tx:{chain id}:{hash}`, or `treasury:{its reference}`),
+ * written by the ledger in one spelling whatever the case typed (capital-args.ts): a second run with
+ * it changes nothing. `derive` is the funding subaccount's chain. The operator, of
  * role approver (the journal's platform balances are what reconciliation compares), signs in with
  * their password on standard input. Prints one JSON line; exit code 0 on success, 1 when refused,
  * 2 on bad usage.
  */
 import { loadConfigOrExit, loadDotEnvLocal, processEnv } from '@wh/config'
-import { AppError, decimalsOf, toBaseUnits } from '@wh/core'
+import { AppError, systemClock } from '@wh/core'
 import { createDatabase } from '@wh/db'
 import { recordCapital } from '@wh/ops'
 import { parseCli, usageError } from './args'
+import { CAPITAL_USAGE, capitalMovementOf } from './capital-args'
 import { signInOperator } from './operator'
 
-const USAGE =
-  'usage: capital.ts (--contribute | --withdraw) --holding hot|gas --chain <chain> --currency <USDC|ETH|BTC> --amount <decimal> --reference <ref> --reason "<why>" --operator <name>'
-
-function usage(message: string): never {
-  return usageError(USAGE, message)
-}
-
-const { values } = parseCli(USAGE, {
+const { values } = parseCli(CAPITAL_USAGE, {
   options: {
     contribute: { type: 'boolean', default: false },
     withdraw: { type: 'boolean', default: false },
@@ -42,23 +37,8 @@ const { values } = parseCli(USAGE, {
     operator: { type: 'string' },
   },
 })
-if (values.contribute === values.withdraw) usage('say --contribute or --withdraw')
-if (values.holding !== 'hot' && values.holding !== 'gas') usage('--holding is hot or gas')
-if (!values.chain || !/^[a-z][a-z0-9-]{0,31}$/.test(values.chain))
-  usage('--chain names a chain (derive: the funding subaccount)')
-const decimals = decimalsOf(values.currency ?? '')
-if (decimals === undefined) usage('--currency is USDC, ETH or BTC')
-let amount: bigint
-try {
-  amount = toBaseUnits(values.amount ?? '', decimals)
-} catch {
-  usage('--amount is a decimal in the currency, with no more decimals than it has')
-}
-if (amount <= 0n) usage('--amount is positive')
-if (!values.reference || !/^[A-Za-z0-9][A-Za-z0-9:._-]{0,127}$/.test(values.reference))
-  usage('--reference names the movement: letters, digits and : . _ -, at most 128')
-const reason = values.reason?.trim()
-if (!reason) usage('--reason is required: it is journaled and recorded')
+const movement = capitalMovementOf(values)
+if ('usage' in movement) usageError(CAPITAL_USAGE, movement.usage)
 
 loadDotEnvLocal()
 const config = loadConfigOrExit(processEnv)
@@ -66,16 +46,7 @@ const database = createDatabase(config.databaseUrl, { max: 2, appName: 'wheelhou
 let code = 0
 try {
   const operator = await signInOperator(database.sql, values.operator, 'approver')
-  const r = await recordCapital(database.sql, {
-    direction: values.contribute ? 'contributed' : 'withdrawn',
-    holding: values.holding,
-    chain: values.chain,
-    currency: values.currency as string,
-    amount,
-    reference: values.reference,
-    reason,
-    actor: operator.name,
-  })
+  const r = await recordCapital(database.sql, systemClock, { ...movement, actor: operator.name })
   console.log(JSON.stringify(r))
 } catch (e) {
   if (!(e instanceof AppError)) throw e

@@ -242,7 +242,8 @@ export const StopCleared = Type.Object(
  * The platform's own money moved by its operator (docs/ledger.md "Platform capital"): `amount` of
  * `currency` into (or out of) the platform's `holding` on `chain` (`hot`: the hot wallet, or the
  * funding subaccount when chain is `derive`; `gas`: the gas wallet). `reference` names the movement
- * once (the transaction that moved it, `ethereum:0x…`, or a treasury's reference): the key.
+ * once, in its one spelling (keys.ts capitalReference: `tx:{chain id}:{hash}` of the transaction that
+ * moved it, or `treasury:{reference}`): the key.
  */
 export const CapitalMovement = Type.Object(
   {
@@ -250,7 +251,7 @@ export const CapitalMovement = Type.Object(
     chain: Chain,
     currency: Currency,
     amount: Amount,
-    reference: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9:._-]{0,127}$' }),
+    reference: Type.String({ pattern: '^(tx:[1-9][0-9]{0,15}:0x[0-9a-f]{64}|treasury:[a-z0-9][a-z0-9._:-]{0,100})$' }),
     reason: Reason,
   },
   strict,

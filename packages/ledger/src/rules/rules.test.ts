@@ -59,7 +59,7 @@ describe('posting rules (spec 6)', () => {
       chain: EXCHANGE_CHAIN,
       currency: 'USDC',
       amount: 1_000_000n,
-      reference: `ethereum:0x${'ab'.repeat(32)}`,
+      reference: `tx:1:0x${'ab'.repeat(32)}`,
       reason: 'the funding subaccount opened by its first deposit',
     }
     expect(netPostings('capital_contributed', POSTING_RULES.capital_contributed(opening))).toEqual([
