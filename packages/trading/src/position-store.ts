@@ -8,7 +8,7 @@
  * settlements with their journal events); the others are one statement of their own.
  */
 import type { Queryable } from '@wh/db'
-import type { PositionSide, PositionState } from './positions'
+import type { PositionSide, PositionState } from './position-types'
 
 /** Marks `order_id` of a closing leg between committing to send its buy-back and the exchange's answer. */
 export const BUYBACK_PENDING = 'buyback-pending'

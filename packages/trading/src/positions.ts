@@ -19,15 +19,8 @@ import { InsufficientFreeBalanceError, type Queryable, userSub } from '@wh/ledge
 import { cancelReservedFunding, ensureSubaccount, reserveFundingTransfer } from '@wh/subaccounts'
 import { type BuyBackQuote, buyBackQuote, costUsdcUp, quotedPriceOf, type TickerPrices } from './placing'
 import { cancelUnplaced, insertPosition, requestCancel, startClosing } from './position-store'
+import { LIVE_POSITION_STATES, type PositionSide, type PositionState } from './position-types'
 import { announceStop, type StoppedWheel, settleStop } from './wheel-stop'
-
-export const POSITION_SIDES = ['put', 'call'] as const
-export type PositionSide = (typeof POSITION_SIDES)[number]
-
-/** States in which a position encumbers its collateral (docs/trading.md). */
-export const LIVE_POSITION_STATES = ['requested', 'funding', 'placing', 'open', 'closing'] as const
-export const POSITION_STATES = [...LIVE_POSITION_STATES, 'settled', 'closed', 'cancelled', 'failed'] as const
-export type PositionState = (typeof POSITION_STATES)[number]
 
 /** An Idempotency-Key already used for another request (another asset, side or amount). */
 export class IdempotencyKeyReusedError extends BusinessRuleError {

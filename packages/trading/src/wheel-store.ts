@@ -7,8 +7,8 @@
  * caller's transaction.
  */
 import type { Queryable } from '@wh/db'
-import type { StopMode } from './wheel'
 import { type StoredWheelSettings, WHEEL_SETTING_COLUMNS } from './wheel-settings'
+import type { StopMode } from './wheel-types'
 
 // ── the user's (the API) ─────────────────────────────────────────────────────────────────────
 

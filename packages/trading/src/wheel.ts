@@ -33,9 +33,7 @@ import {
 } from './wheel-settings'
 import { announceStop, settleStop } from './wheel-stop'
 import { dropUnstarted, insertWheel, resumeStopped, saveWheelSettings, setFirstLeg } from './wheel-store'
-
-export type WheelState = 'running' | 'stopping' | 'stopped'
-export type StopMode = 'after_cycle' | 'now'
+import type { StopMode, WheelState } from './wheel-types'
 
 export class WheelAlreadyRunningError extends AppError {
   constructor(asset: string) {
