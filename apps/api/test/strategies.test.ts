@@ -11,14 +11,13 @@ import { fromE18 } from '@wh/exchange'
 import {
   type Candle,
   marketNames,
-  markIvE18,
   pctString,
   publishStrategyEvent,
   ratio,
   strategyNames,
   upsertCandles,
 } from '@wh/market'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { markIvE18, requestPosition, tradingProfile } from '@wh/trading'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'

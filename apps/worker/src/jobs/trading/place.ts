@@ -12,7 +12,6 @@
 import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type Instrument, type Order, toE18 } from '@wh/exchange'
-import { markIvE18 } from '@wh/market'
 import { withCycleLock } from '@wh/subaccounts'
 import {
   annualisedYieldBps,
@@ -30,6 +29,7 @@ import {
   fundingFailed,
   fundingLanded,
   legSettingsOf,
+  markIvE18,
   noStrikeReason,
   type OptionQuote,
   recordRestingOrder,
