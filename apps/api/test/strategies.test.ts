@@ -14,6 +14,7 @@ import {
   pctString,
   publishStrategyEvent,
   ratio,
+  strategyEvents,
   strategyNames,
   upsertCandles,
 } from '@wh/market'
@@ -23,7 +24,6 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../../worker/src/jobs/exchange/fund'
-import { strategyEvents } from '../../worker/src/jobs/trading/events'
 import { type PlaceDeps, runPlacing } from '../../worker/src/jobs/trading/place'
 import {
   creditDeposit,

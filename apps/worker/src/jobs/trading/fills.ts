@@ -16,11 +16,13 @@ import {
   type FillSums,
   platformFee,
   premiumUsdc,
+  publishFills,
+  publishSettlement,
   type RecordedFill,
   recordFillRows,
+  type StrategyEvents,
   settlePosition,
 } from '@wh/trading'
-import { publishFills, publishSettlement, type StrategyEvents } from './events'
 
 export interface TradingSubaccount {
   /** subaccounts.id */

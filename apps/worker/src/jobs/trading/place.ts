@@ -12,6 +12,7 @@
 import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { type Instrument, type Order, toE18 } from '@wh/exchange'
+import { strategyEventsOn } from '@wh/market'
 import { withCycleLock } from '@wh/subaccounts'
 import {
   annualisedYieldBps,
@@ -32,6 +33,7 @@ import {
   markIvE18,
   noStrikeReason,
   type OptionQuote,
+  publishCapacity,
   recordRestingOrder,
   resolveWheelSettings,
   type StoredWheelSettings,
@@ -39,6 +41,7 @@ import {
   setPositionReason,
   sizeFor,
   startPlacing,
+  strategyOf,
   strikeChoice,
   strikeFacts,
   type TradingProfile,
@@ -48,7 +51,6 @@ import {
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { BUYBACK_PENDING, close, closeIfBoughtBack } from './buyback'
-import { eventsOf, publishCapacity, strategyOf } from './events'
 import { type FillDeps, ingestFills, ingestSettlements } from './fills'
 import { cancelQuietly, fmt, MarketCache, maxBig, maxFee, optionQuotes, ourOrders, stepFailed } from './place-market'
 
@@ -113,7 +115,7 @@ export interface PlaceSummary {
 
 /** One run: every live position one step further. */
 export async function runPlacing(deps: PlaceDeps): Promise<PlaceSummary> {
-  const withEvents = { ...deps, strategyEvents: eventsOf(deps) }
+  const withEvents = { ...deps, strategyEvents: deps.strategyEvents ?? strategyEventsOn(deps.redis) }
   const r = await withCycleLock(deps.redis, () => placeAll(withEvents))
   return r.ran ? { locked: false, steps: r.value } : { locked: true, steps: {} }
 }

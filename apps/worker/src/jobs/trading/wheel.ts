@@ -10,6 +10,7 @@ import { WHEEL_RETRY_MS } from '@wh/config'
 import { type Clock, decimalsOf, errorMessage, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { DeriveClient } from '@wh/exchange'
+import { strategyEventsOn } from '@wh/market'
 import { withCycleLock } from '@wh/subaccounts'
 import {
   amountOf,
@@ -22,6 +23,7 @@ import {
   noteWaiting,
   pastWheelDeadline,
   requestPosition,
+  type StrategyEvents,
   startNextLeg,
   stopAfterExpiry,
   type TradingProfile,
@@ -29,7 +31,6 @@ import {
   unencumbered,
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
-import { eventsOf, type StrategyEvents } from './events'
 
 export const WHEEL_TICK = 'trading-wheel'
 
@@ -200,7 +201,7 @@ async function openNextLeg(deps: WheelDeps, w: WheelRow, now: Date, why: Why): P
       leg.side === 'put' ? 'holding_cash' : 'holding_underlying',
       { leg: { side: leg.side, amount, currency } },
     )
-    await eventsOf(deps).publish(w.asset, {
+    await (deps.strategyEvents ?? strategyEventsOn(deps.redis)).publish(w.asset, {
       ts: now.toISOString(),
       event: 'wheel_leg',
       strategy: 'wheel',
