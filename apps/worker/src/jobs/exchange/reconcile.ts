@@ -56,9 +56,9 @@ import {
   toExchangeSubaccount,
   withCycleLock,
 } from '@wh/subaccounts'
+import { ingestFills, ingestSettlements, uncollectedPlatformFees } from '@wh/trading'
 import type { AlertFields } from '@wh/wallet'
 import type { TickDefinition } from '../../ticks'
-import { ingestFills, ingestSettlements, uncollectedPlatformFees } from '../trading/fills'
 import { type AccountingDeps, type AccountingLog, fundingSubaccountOf, ingestAccruals } from './accruals'
 import { type FundingReconcileResult, reconcileFundingSubaccount } from './reconcile-funding'
 

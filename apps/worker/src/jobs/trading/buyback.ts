@@ -17,12 +17,12 @@ import {
   BUYBACK_PENDING,
   closeBoughtBack,
   finishClosing,
+  ingestFills,
   markBuyBackPending,
   recordBuyBackOrder,
   reopenClosing,
   roundDownToTick,
 } from '@wh/trading'
-import { ingestFills } from './fills'
 import type { Live, PlaceDeps } from './place'
 import { fmt } from './place-market'
 

@@ -26,9 +26,12 @@ import {
   endPlacing,
   expiryChoice,
   expiryFacts,
+  type FillDeps,
   failRequested,
   fundingFailed,
   fundingLanded,
+  ingestFills,
+  ingestSettlements,
   legSettingsOf,
   markIvE18,
   noStrikeReason,
@@ -51,7 +54,6 @@ import {
 } from '@wh/trading'
 import type { TickDefinition } from '../../ticks'
 import { BUYBACK_PENDING, close, closeIfBoughtBack } from './buyback'
-import { type FillDeps, ingestFills, ingestSettlements } from './fills'
 import { cancelQuietly, fmt, MarketCache, maxBig, maxFee, optionQuotes, ourOrders, stepFailed } from './place-market'
 
 export { BUYBACK_PENDING }
