@@ -18,13 +18,12 @@ import {
   strategyNames,
   upsertCandles,
 } from '@wh/market'
-import { markIvE18, requestPosition, tradingProfile } from '@wh/trading'
+import { markIvE18, type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../../worker/src/jobs/exchange/fund'
-import { type PlaceDeps, runPlacing } from '../../worker/src/jobs/trading/place'
 import {
   creditDeposit,
   type ExchangeStack,

@@ -25,15 +25,17 @@
  *   pnpm --filter @wh/worker exec tsx bench/conversions.ts 250          more (CONVERT_BATCH rounds per run)
  *   pnpm --filter @wh/worker exec tsx bench/conversions.ts 100 10000    the tests' pool depth, in ETH
  */
+
 import { randomBytes, randomUUID } from 'node:crypto'
 import { availableParallelism, loadavg } from 'node:os'
 import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/derive-simulator'
 import { appendBatch, type EventInput } from '@wh/ledger'
+import { strategyEventsOn } from '@wh/market'
 import { localPoolAdapter, mintTestToken, poolAbi } from '@wh/swap'
 import { localStackEnv, startChain, startPostgres, startRedis } from '@wh/testkit'
-import { startWheel, tradingProfile } from '@wh/trading'
+import { runPlacing, startWheel, tradingProfile } from '@wh/trading'
 import { buildChainClients, testUsdcAbi } from '@wh/wallet'
 import { Redis } from 'ioredis'
 import { createPublicClient, createWalletClient, http } from 'viem'
@@ -41,7 +43,6 @@ import { buildSwapStack, CHAIN, POOL_USDC, POOL_WETH } from '../../../packages/s
 import { buildWorkerDeps } from '../src/deps'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { CONVERT_BATCH, CONVERT_CONCURRENCY, type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
-import { runPlacing } from '../src/jobs/trading/place'
 import { platformFunds } from '../test/fixtures/platform-funds'
 
 const N = Number(process.argv[2] ?? 100)
@@ -165,7 +166,15 @@ try {
 
   // ── setup: N users, each with a wheel whose put is sold ──
   const profile = tradingProfile('balanced')
-  const place = { sql, exchange: deps.exchange, redis, clock, platformFeeRate: config.platformFeeRate, profile }
+  const place = {
+    sql,
+    exchange: deps.exchange,
+    redis,
+    clock,
+    platformFeeRate: config.platformFeeRate,
+    profile,
+    strategyEvents: strategyEventsOn(redis),
+  }
   const users = Array.from({ length: N }, () => randomUUID())
   const deposits: EventInput[] = users.map((userId) => ({
     type: 'deposit_detected',

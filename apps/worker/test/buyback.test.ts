@@ -6,16 +6,25 @@
  * the leg to open with the reason; a worker dying right after sending buys once; a leg bought back in
  * part settles at expiry for what is still short; the journal agrees with the exchange throughout.
  */
+
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { fromE18, toE18 } from '@wh/exchange'
 import { balanceOf, userExpense, userSub } from '@wh/ledger'
-import { closePosition, type PriceReader, requestPosition, tradingProfile } from '@wh/trading'
+import { strategyEventsOn } from '@wh/market'
+import {
+  BUYBACK_PENDING,
+  closePosition,
+  type PlaceDeps,
+  type PriceReader,
+  requestPosition,
+  runPlacing,
+  tradingProfile,
+} from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
-import { BUYBACK_PENDING, type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
@@ -57,7 +66,15 @@ describe('buying a leg back against the simulator', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
+    place = {
+      sql: stack.sql,
+      exchange: deps.exchange,
+      redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      profile,
+      strategyEvents: strategyEventsOn(redis),
+    }
   })
   afterAll(async () => stack?.close())
 

@@ -4,14 +4,15 @@
  * holds back, and reconciliation's failure is logged with the exchange's message, never "[object Object]".
  * Against the simulator over HTTP, the worker's own pino logger writing into the test.
  */
+
 import { randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { RPC } from '@wh/exchange'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { strategyEventsOn } from '@wh/market'
+import { type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { runReconcile } from '../src/jobs/exchange/reconcile'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { workerLogger } from '../src/logger'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
@@ -48,6 +49,7 @@ describe('errors that stop work are shown, on the row and in the log', () => {
       clock: deps.clock,
       platformFeeRate: '0.1',
       profile: tradingProfile('balanced'),
+      strategyEvents: strategyEventsOn(stack.redis),
       log,
     }
     const userId = randomUUID()

@@ -6,10 +6,12 @@
  * releases the fills for a later run; a worker dying after storing the withdrawal sends it once.
  * The platform's funds are its funding subaccount's (Derive v3).
  */
+
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import type { RunningSimulator } from '@wh/derive-simulator'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { strategyEventsOn } from '@wh/market'
+import { type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import type { Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -18,7 +20,6 @@ import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { ticks } from '../src/jobs/index'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
 import {
   creditDeposit,
@@ -46,7 +47,15 @@ describe('platform fee collection against the simulator', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
+    place = {
+      sql: stack.sql,
+      exchange: deps.exchange,
+      redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      profile,
+      strategyEvents: strategyEventsOn(redis),
+    }
   })
   afterAll(async () => stack?.close())
 

@@ -6,6 +6,7 @@
  * and a user is funded, the next key registered by the owner's signature (an operator's) takes over,
  * and nothing stops. The old key is then retired.
  */
+
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readFileSync } from 'node:fs'
@@ -13,15 +14,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SESSION_KEY_DUTIES } from '@wh/exchange'
+import { strategyEventsOn } from '@wh/market'
 import { TEST_OWNER_PRIVATE_KEY, testEnv } from '@wh/testkit'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import { getAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { prepareGrant, prepareRetire, signAsOwner } from '../src/jobs/exchange/key-lifecycle'
 import { checkSessionKeys, runSessionKeys } from '../src/jobs/exchange/session-keys'
-import { runPlacing } from '../src/jobs/trading/place'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
@@ -191,7 +192,14 @@ describe('renewal: a key expires during a run, and nothing stops', () => {
     expect((await tick()).alerted).toEqual([]) // once a day
 
     // a position selling through the maker window, signed by the old key
-    const place = { sql, exchange: deps.exchange, redis: stack.redis, clock: deps.clock, platformFeeRate: '0.1' }
+    const place = {
+      sql,
+      exchange: deps.exchange,
+      redis: stack.redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      strategyEvents: strategyEventsOn(stack.redis),
+    }
     const placing = { ...place, profile: tradingProfile('balanced') }
     const userId = randomUUID()
     await creditDeposit(sql, userId, USDC(10_000), { at: new Date(clock()) })

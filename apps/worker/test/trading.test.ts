@@ -4,18 +4,19 @@
  * end of window crossed → fills recorded as option_sold → expiry recorded as option_settled; the
  * journal agrees with the exchange; cancelling and a paused signal leave no order resting.
  */
+
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
-import { cancelPosition, requestPosition, tradingProfile } from '@wh/trading'
+import { strategyEventsOn } from '@wh/market'
+import { cancelPosition, type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { runReleases } from '../src/jobs/exchange/release'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
@@ -39,7 +40,15 @@ describe('positions: placing, fills and settlement against the simulator', () =>
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
+    place = {
+      sql: stack.sql,
+      exchange: deps.exchange,
+      redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      profile,
+      strategyEvents: strategyEventsOn(redis),
+    }
   })
   afterAll(async () => stack?.close())
 

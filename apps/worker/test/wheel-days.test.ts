@@ -14,11 +14,13 @@
  *
  * At the end of every day the journal reconciles with the simulator for both users.
  */
+
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userSub } from '@wh/ledger'
+import { strategyEventsOn } from '@wh/market'
 import { type RunningChain, startChain } from '@wh/testkit'
-import { type DecisionFacts, startWheel, tradingProfile } from '@wh/trading'
+import { type DecisionFacts, type PlaceDeps, runPlacing, startWheel, tradingProfile } from '@wh/trading'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildSwapStack, type SwapStack } from '../../../packages/swap/test/stack'
@@ -26,7 +28,6 @@ import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import {
@@ -75,7 +76,13 @@ describe('the wheel over several days, with conversions', () => {
       swap: { adapter: swapDeps.adapter, wallet: swap.swapWallet, chain: 'base' },
     }
     await setIndex('3000')
-    const common = { sql: stack.sql, exchange: deps.exchange, redis: stack.redis, clock: deps.clock }
+    const common = {
+      sql: stack.sql,
+      exchange: deps.exchange,
+      redis: stack.redis,
+      clock: deps.clock,
+      strategyEvents: strategyEventsOn(stack.redis),
+    }
     place = { ...common, platformFeeRate: '0.1', profile }
     wheel = { ...common, profile, enabled: true }
     convert = {

@@ -3,7 +3,9 @@ import { toE18 } from '@wh/exchange'
 import {
   chooseStrike,
   type OptionQuote,
+  type PlaceDeps,
   resumeWheel,
+  runPlacing,
   startWheel,
   stopWheel,
   tradingProfile,
@@ -12,7 +14,6 @@ import {
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import {

@@ -1,12 +1,19 @@
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { toE18 } from '@wh/exchange'
 import { balanceOf, userSub } from '@wh/ledger'
-import { cancelPosition, type PriceReader, startWheel, stopWheel, tradingProfile } from '@wh/trading'
+import {
+  cancelPosition,
+  type PlaceDeps,
+  type PriceReader,
+  runPlacing,
+  startWheel,
+  stopWheel,
+  tradingProfile,
+} from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import {

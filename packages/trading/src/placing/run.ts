@@ -9,116 +9,59 @@
  * immediate-or-cancel buy of what is still short, at its stored limit, after the subaccount's
  * fills were ingested; see `close` for why a crash never buys twice.
  */
-import { type Clock, decimalsOf, errorMessage, mapLimit } from '@wh/core'
-import type { Sql } from '@wh/db'
-import { type Instrument, type Order, toE18 } from '@wh/exchange'
-import { strategyEventsOn } from '@wh/market'
+import { decimalsOf, errorMessage, mapLimit, maxBigint } from '@wh/core'
+import { fromE18, type Instrument, type Order, toE18 } from '@wh/exchange'
 import { withCycleLock } from '@wh/subaccounts'
+import { decider } from '../decider'
+import {
+  type DecisionFacts,
+  type DecisionReason,
+  expiryFacts,
+  noStrikeReason,
+  strikeFacts,
+  yieldFacts,
+} from '../decision-facts'
+import { ingestFills } from '../fills/ingest'
+import { ingestSettlements } from '../fills/settlements'
 import {
   annualisedYieldBps,
   askPrice,
-  chooseStrikeByOtm,
   crossFloor,
-  type DecisionFacts,
-  type DecisionReason,
-  decider,
+  expiryChoice,
+  markIvE18,
+  type OptionQuote,
+  sizeFor,
+  strikeChoice,
+} from '../placing'
+import {
   deferReprice,
   endPlacing,
-  expiryChoice,
-  expiryFacts,
-  type FillDeps,
   failRequested,
   fundingFailed,
   fundingLanded,
-  ingestFills,
-  ingestSettlements,
-  legSettingsOf,
-  markIvE18,
-  noStrikeReason,
-  type OptionQuote,
-  publishCapacity,
   recordRestingOrder,
-  resolveWheelSettings,
-  type StoredWheelSettings,
-  selectionProfile,
-  setPositionReason,
-  sizeFor,
   startPlacing,
-  strategyOf,
-  strikeChoice,
-  strikeFacts,
-  type TradingProfile,
-  tradingProfile,
+} from '../position-store'
+import { publishCapacity, strategyOf } from '../strategy-events/publish'
+import {
+  chooseStrikeByOtm,
+  legSettingsOf,
+  resolveWheelSettings,
+  selectionProfile,
   type WheelSettings,
-  yieldFacts,
-} from '@wh/trading'
-import type { TickDefinition } from '../../ticks'
-import { BUYBACK_PENDING, close, closeIfBoughtBack } from './buyback'
-import { cancelQuietly, fmt, MarketCache, maxBig, maxFee, optionQuotes, ourOrders, stepFailed } from './place-market'
+} from '../wheel-settings'
+import { close, closeIfBoughtBack } from './buyback'
+import { cancelQuietly, MarketCache, maxFee, optionQuotes, ourOrders, stepFailed, wait } from './market'
+import type { Live, PlaceDeps, PlaceSummary } from './types'
 
-export { BUYBACK_PENDING }
-
-export const PLACE_TICK = 'trading-place'
-export const PLACE_EVERY_MS = 10_000
 /** live positions worked per run (TIGER_STYLE: a bound on everything) */
 export const PLACE_BATCH = 500
 /** subaccounts worked on at once */
 export const PLACE_CONCURRENCY = 16
 
-export interface PlaceDeps extends FillDeps {
-  readonly redis: import('ioredis').Redis
-  readonly clock: Clock
-  readonly profile: TradingProfile
-  readonly hooks?: PlaceHooks
-  /** where a step's failure is told (the tick's log); its reason is on the row either way */
-  readonly log?: { warn(obj: object, msg?: string): void }
-}
-
-/** Test seam, as in fund.ts: a crash test stops the step at this point by throwing. */
-export interface PlaceHooks {
-  /** a closing leg's buy-back order was accepted by the exchange; nothing of its answer stored or ingested */
-  afterBuyBackSent?: (positionId: string) => Promise<void>
-}
-
-/** a wheel's leg carries the wheel's settings columns (docs/trading.md "Wheel settings") */
-export interface Live extends StoredWheelSettings {
-  id: string
-  user_id: string
-  asset: string
-  side: 'put' | 'call'
-  state: 'requested' | 'funding' | 'placing' | 'open' | 'closing'
-  subaccount_id: string
-  exchange_id: string | null
-  stopped_at: Date | null
-  collateral_amount: string
-  collateral_currency: string
-  funding_state: string | null
-  funding_reason: string | null
-  instrument: string | null
-  size_e18: string | null
-  filled_e18: string
-  bought_e18: string
-  window_ends_at: Date | null
-  next_reprice_at: Date | null
-  cancel_requested_at: Date | null
-  created_at: Date
-  paused: boolean
-  /** the wheel's cost basis (e18 USD per unit), when a wheel opened this leg */
-  cost_basis: string | null
-  /** a wheel opened this leg (its strategy is the wheel's, docs/market-data.md) */
-  wheel: boolean
-  wheel_id: string | null
-}
-
-export interface PlaceSummary {
-  locked: boolean
-  steps: Record<string, number>
-}
-
 /** One run: every live position one step further. */
 export async function runPlacing(deps: PlaceDeps): Promise<PlaceSummary> {
-  const withEvents = { ...deps, strategyEvents: deps.strategyEvents ?? strategyEventsOn(deps.redis) }
-  const r = await withCycleLock(deps.redis, () => placeAll(withEvents))
+  const r = await withCycleLock(deps.redis, () => placeAll(deps))
   return r.ran ? { locked: false, steps: r.value } : { locked: true, steps: {} }
 }
 
@@ -177,7 +120,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
       }
     }
   })
-  if (deps.strategyEvents) await publishCapacity(sql, deps.strategyEvents, deps.profile, now)
+  await publishCapacity(sql, deps.strategyEvents, deps.profile, now)
   return steps
 }
 
@@ -203,11 +146,6 @@ async function step(deps: PlaceDeps, market: MarketCache, p: Live, now: Date): P
     default:
       return closeIfBoughtBack(sql, p)
   }
-}
-
-async function wait(sql: Sql, id: string, reason: string): Promise<string> {
-  await setPositionReason(sql, id, reason)
-  return 'waiting'
 }
 
 interface Picked {
@@ -290,12 +228,12 @@ async function choose(deps: PlaceDeps, market: MarketCache, p: Live, now: Date):
     pick.strikeE18,
     toE18(inst.amount_step),
   )
-  const min = maxBig(toE18(inst.minimum_amount), toE18(profile.sizes[p.asset as 'ETH' | 'BTC']?.min ?? '0'))
+  const min = maxBigint(toE18(inst.minimum_amount), toE18(profile.sizes[p.asset as 'ETH' | 'BTC']?.min ?? '0'))
   if (size < min) {
     await failRequested(
       sql,
       p.id,
-      `the collateral secures ${fmt(size)} contracts at strike ${fmt(pick.strikeE18)}, below the minimum ${fmt(min)}`,
+      `the collateral secures ${fromE18(size)} contracts at strike ${fromE18(pick.strikeE18)}, below the minimum ${fromE18(min)}`,
     )
     return 'failed'
   }
@@ -335,32 +273,30 @@ async function publishChosen(
   index: bigint,
   now: Date,
 ): Promise<void> {
-  if (deps.strategyEvents) {
-    const t = await market.ticker(pick.instrument)
-    const q = {
-      instrument: pick.instrument,
-      ts: now.toISOString(),
-      mark: fmt(pick.markE18),
-      index: fmt(index),
-      iv: t.option_pricing?.iv ?? null,
-      delta: t.option_pricing?.delta ?? null,
-    }
-    await deps.strategyEvents.cacheQuote(q)
-    const { ts, instrument, mark, iv, delta } = q
-    await deps.strategyEvents.publish(p.asset, {
-      ts,
-      event: 'cycle_opened',
-      strategy: strategyOf(p.wheel, p.side),
-      side: p.side,
-      instrument,
-      strike: fmt(pick.strikeE18),
-      expiry: new Date(pick.expirySec * 1000).toISOString(),
-      mark,
-      index: q.index,
-      iv,
-      delta,
-    })
+  const t = await market.ticker(pick.instrument)
+  const q = {
+    instrument: pick.instrument,
+    ts: now.toISOString(),
+    mark: fromE18(pick.markE18),
+    index: fromE18(index),
+    iv: t.option_pricing?.iv ?? null,
+    delta: t.option_pricing?.delta ?? null,
   }
+  await deps.strategyEvents.cacheQuote(q)
+  const { ts, instrument, mark, iv, delta } = q
+  await deps.strategyEvents.publish(p.asset, {
+    ts,
+    event: 'cycle_opened',
+    strategy: strategyOf(p.wheel, p.side),
+    side: p.side,
+    instrument,
+    strike: fromE18(pick.strikeE18),
+    expiry: new Date(pick.expirySec * 1000).toISOString(),
+    mark,
+    index: q.index,
+    iv,
+    delta,
+  })
 }
 
 /** placing: keep one order resting at the window's price; end the window (docs/trading.md 3–4). */
@@ -391,8 +327,8 @@ async function crossRest(deps: PlaceDeps, market: MarketCache, p: Live, remainin
     subaccount_id: subId,
     instrument_name: instrument,
     direction: 'sell',
-    amount: fmt(remaining),
-    limit_price: fmt(bid),
+    amount: fromE18(remaining),
+    limit_price: fromE18(bid),
     max_fee: maxFee(t, bid),
     time_in_force: 'ioc',
     label: p.id,
@@ -418,7 +354,7 @@ async function endWindow(deps: PlaceDeps, p: Live, now: Date, remaining: bigint,
   await endPlacing(sql, p.id, { sold: done > 0n, reason: why, now })
   if (done === 0n && why === 'the maker window ended')
     await decider(deps, { wheelId: p.wheel_id, userId: p.user_id, positionId: p.id }, now)('skipped', 'window_ended')
-  await deps.strategyEvents?.publish(p.asset, {
+  await deps.strategyEvents.publish(p.asset, {
     ts: now.toISOString(),
     event: 'window_end',
     strategy: strategyOf(p.wheel, p.side),
@@ -459,20 +395,20 @@ async function reprice(
       subaccount_id: subId,
       instrument_name: instrument,
       direction: 'sell',
-      amount: fmt(remaining),
-      limit_price: fmt(price),
+      amount: fromE18(remaining),
+      limit_price: fromE18(price),
       max_fee: maxFee(t, price),
       time_in_force: 'post_only',
       label: p.id,
     })
     await recordRestingOrder(sql, p.id, order.order_id, nextReprice)
-    await deps.strategyEvents?.publish(p.asset, {
+    await deps.strategyEvents.publish(p.asset, {
       ts: now.toISOString(),
       event: 'order',
       strategy: strategyOf(p.wheel, p.side),
       instrument,
       step: resting.length > 0 ? 'repriced' : 'placed',
-      price: fmt(price),
+      price: fromE18(price),
     })
     return 'placed'
   } catch (e) {
@@ -480,22 +416,4 @@ async function reprice(
       return wait(sql, p.id, `the exchange refused the order: ${errorMessage(e)}`)
     throw e
   }
-}
-
-export const placeTick: TickDefinition = {
-  name: PLACE_TICK,
-  queue: 'trading',
-  everyMs: PLACE_EVERY_MS,
-  process: async (_job, ctx) => {
-    const d = ctx.deps
-    return runPlacing({
-      sql: d.sql,
-      exchange: d.exchange,
-      redis: d.redis,
-      clock: d.clock,
-      platformFeeRate: d.config.platformFeeRate,
-      profile: tradingProfile(d.config.tradingProfile),
-      log: ctx.log,
-    })
-  },
 }
