@@ -20,7 +20,15 @@ import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userSub } from '@wh/ledger'
 import { strategyEventsOn } from '@wh/market'
 import { type RunningChain, startChain } from '@wh/testkit'
-import { type DecisionFacts, type PlaceDeps, runPlacing, startWheel, tradingProfile } from '@wh/trading'
+import {
+  type DecisionFacts,
+  type PlaceDeps,
+  runPlacing,
+  runWheels,
+  startWheel,
+  tradingProfile,
+  type WheelDeps,
+} from '@wh/trading'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildSwapStack, type SwapStack } from '../../../packages/swap/test/stack'
@@ -28,7 +36,6 @@ import { runFunding } from '../src/jobs/exchange/fund'
 import { reconcileSubaccount } from '../src/jobs/exchange/reconcile'
 import { findFundingDivergences } from '../src/jobs/exchange/reconcile-funding'
 import { type ConvertDeps, runConversions } from '../src/jobs/trading/convert'
-import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import {
   creditDeposit,

@@ -6,15 +6,16 @@ import {
   type PlaceDeps,
   resumeWheel,
   runPlacing,
+  runWheels,
   startWheel,
   stopWheel,
   tradingProfile,
   updateWheelSettings,
+  type WheelDeps,
 } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runFunding } from '../src/jobs/exchange/fund'
-import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import {
   type ExchangeStack,

@@ -15,7 +15,7 @@ import { liabilitiesPublishTick } from './liabilities/publish'
 import { solvencyTick } from './solvency/solvency'
 import { convertTick } from './trading/convert'
 import { placeTick } from './trading/place-tick'
-import { wheelTick } from './trading/wheel'
+import { wheelTick } from './trading/wheel-tick'
 import { treasuryTick } from './treasury/treasury'
 import { withdrawalSendTick } from './withdrawals/send-tick'
 
