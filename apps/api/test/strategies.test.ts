@@ -15,17 +15,16 @@ import {
   pctString,
   publishStrategyEvent,
   ratio,
+  strategyEvents,
   strategyNames,
   upsertCandles,
 } from '@wh/market'
 import { runFunding } from '@wh/subaccounts'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { strategyEvents } from '../../worker/src/jobs/trading/events'
-import { type PlaceDeps, runPlacing } from '../../worker/src/jobs/trading/place'
 import {
   creditDeposit,
   type ExchangeStack,
@@ -134,7 +133,7 @@ describe('GET /:asset/strategies and chart overlays', () => {
     const req = await requestPosition(stack.sql, { userId, asset: 'ETH', side: 'put', amount: USDC(5_000) })
     await until(req.id, 'placing')
     // the IV at sale: what the placing step records where it chooses the instrument (the one line
-    // place.ts takes: iv_e18 = markIvE18(the chosen ticker)), written here while that line is pending
+    // placing/choose.ts takes: iv_e18 = markIvE18(the chosen ticker)), written here while that line is pending
     const chosen = await position(req.id)
     const ivE18 = markIvE18(await stack.deps.exchange.getTicker(chosen?.instrument as string))
     expect(ivE18).not.toBeNull()

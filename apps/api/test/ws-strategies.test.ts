@@ -1,14 +1,13 @@
 /**
  * WS /ws/strategies over real sockets: two API instances (two buildServer) behind one Redis, the
- * worker's publisher (apps/worker jobs/trading/events.ts) and the signals route publishing strategy
+ * trading steps' publisher (@wh/market's strategyEvents) and the signals route publishing strategy
  * events through real pub/sub. Snapshot on connect and on subscribe, events in sequence order on
  * both instances, subscribe/unsubscribe, malformed messages, heartbeats, pause/resume.
  */
-import { strategyNames } from '@wh/market'
+import { type StrategyPublisher, strategyEvents, strategyNames } from '@wh/market'
 import { signalSignature } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type StrategyEvents, strategyEvents } from '../../worker/src/jobs/trading/events'
 import { connect, type MarketStack, type Msg, startMarketStack, type TestClient, waitFor } from './market-support'
 
 const HEARTBEAT_MS = 150
@@ -23,7 +22,7 @@ describe('WS /ws/strategies', () => {
   let stack: MarketStack
   let a: FastifyInstance
   let b: FastifyInstance
-  let events: StrategyEvents
+  let events: StrategyPublisher
   const clients: TestClient[] = []
   const open = async (app: FastifyInstance, query = '') => {
     const c = await connect(url(app, query))

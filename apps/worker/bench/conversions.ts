@@ -31,6 +31,7 @@ import { loadConfig } from '@wh/config'
 import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/derive-simulator'
 import { appendBatch, type EventInput } from '@wh/ledger'
+import { strategyEventsOn } from '@wh/market'
 import { runFunding } from '@wh/subaccounts'
 import { localPoolAdapter, mintTestToken, poolAbi } from '@wh/swap'
 import { localStackEnv, startChain, startPostgres, startRedis } from '@wh/testkit'
@@ -39,6 +40,7 @@ import {
   CONVERT_CONCURRENCY,
   type ConvertDeps,
   runConversions,
+  runPlacing,
   startWheel,
   tradingProfile,
 } from '@wh/trading'
@@ -47,7 +49,6 @@ import { Redis } from 'ioredis'
 import { createPublicClient, createWalletClient, http } from 'viem'
 import { buildSwapStack, CHAIN, POOL_USDC, POOL_WETH } from '../../../packages/swap/test/stack'
 import { buildWorkerDeps } from '../src/deps'
-import { runPlacing } from '../src/jobs/trading/place'
 import { platformFunds } from '../test/fixtures/platform-funds'
 
 const N = Number(process.argv[2] ?? 100)
@@ -171,7 +172,15 @@ try {
 
   // ── setup: N users, each with a wheel whose put is sold ──
   const profile = tradingProfile('balanced')
-  const place = { sql, exchange: deps.exchange, redis, clock, platformFeeRate: config.platformFeeRate, profile }
+  const place = {
+    sql,
+    exchange: deps.exchange,
+    redis,
+    clock,
+    platformFeeRate: config.platformFeeRate,
+    profile,
+    strategyEvents: strategyEventsOn(redis),
+  }
   const users = Array.from({ length: N }, () => randomUUID())
   const deposits: EventInput[] = users.map((userId) => ({
     type: 'deposit_detected',

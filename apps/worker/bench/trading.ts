@@ -17,13 +17,13 @@ import { createDatabase, runMigrations } from '@wh/db'
 import { startDeriveSimulator } from '@wh/derive-simulator'
 import { toE18 } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
+import { strategyEventsOn } from '@wh/market'
 import { runFeeCollection, runFunding } from '@wh/subaccounts'
 import { localStackEnv, startPostgres, startRedis } from '@wh/testkit'
-import { closePosition, type PriceReader, requestPosition, tradingProfile } from '@wh/trading'
+import { closePosition, PLACE_BATCH, type PriceReader, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import { Redis } from 'ioredis'
 import { buildWorkerDeps } from '../src/deps'
 import { feeClaims } from '../src/jobs/exchange/ticks'
-import { PLACE_BATCH, runPlacing } from '../src/jobs/trading/place'
 import { platformFunds } from '../test/fixtures/platform-funds'
 
 const N = Number(process.argv[2] ?? 200)
@@ -52,7 +52,15 @@ try {
     { clock, exchangeLogger: { info: () => void exchangeCalls++, warn: () => void exchangeCalls++ } },
   )
   const profile = tradingProfile('balanced')
-  const place = { sql, exchange: deps.exchange, redis, clock, platformFeeRate: config.platformFeeRate, profile }
+  const place = {
+    sql,
+    exchange: deps.exchange,
+    redis,
+    clock,
+    platformFeeRate: config.platformFeeRate,
+    profile,
+    strategyEvents: strategyEventsOn(redis),
+  }
 
   const users = Array.from({ length: N }, () => randomUUID())
   const deposits: EventInput[] = users.map((userId) => ({

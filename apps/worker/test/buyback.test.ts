@@ -10,12 +10,20 @@ import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { fromE18, toE18 } from '@wh/exchange'
 import { balanceOf, userExpense, userSub } from '@wh/ledger'
+import { strategyEventsOn } from '@wh/market'
 import { reconcileSubaccount, runFunding } from '@wh/subaccounts'
-import { closePosition, type PriceReader, requestPosition, tradingProfile } from '@wh/trading'
+import {
+  BUYBACK_PENDING,
+  closePosition,
+  type PlaceDeps,
+  type PriceReader,
+  requestPosition,
+  runPlacing,
+  tradingProfile,
+} from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
-import { BUYBACK_PENDING, type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
@@ -57,7 +65,15 @@ describe('buying a leg back against the simulator', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
+    place = {
+      sql: stack.sql,
+      exchange: deps.exchange,
+      redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      profile,
+      strategyEvents: strategyEventsOn(redis),
+    }
   })
   afterAll(async () => stack?.close())
 

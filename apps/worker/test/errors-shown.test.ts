@@ -7,11 +7,11 @@
 import { randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { RPC } from '@wh/exchange'
+import { strategyEventsOn } from '@wh/market'
 import { runFunding, runReconcile } from '@wh/subaccounts'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import { workerLogger } from '../src/logger'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
@@ -48,6 +48,7 @@ describe('errors that stop work are shown, on the row and in the log', () => {
       clock: deps.clock,
       platformFeeRate: '0.1',
       profile: tradingProfile('balanced'),
+      strategyEvents: strategyEventsOn(stack.redis),
       log,
     }
     const userId = randomUUID()

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import type { RunningSimulator } from '@wh/derive-simulator'
+import { strategyEventsOn } from '@wh/market'
 import {
   FEE_MIN_COLLECT,
   FEE_RETRY_AFTER_MS,
@@ -17,13 +18,12 @@ import {
   runFeeCollection,
   runFunding,
 } from '@wh/subaccounts'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import type { Job } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { feeClaims, feeTick, reconcileSources } from '../src/jobs/exchange/ticks'
 import { ticks } from '../src/jobs/index'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
 import {
   creditDeposit,
@@ -51,7 +51,15 @@ describe('platform fee collection against the simulator', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
+    place = {
+      sql: stack.sql,
+      exchange: deps.exchange,
+      redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      profile,
+      strategyEvents: strategyEventsOn(redis),
+    }
   })
   afterAll(async () => stack?.close())
 

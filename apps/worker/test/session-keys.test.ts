@@ -13,13 +13,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SESSION_KEY_DUTIES } from '@wh/exchange'
+import { strategyEventsOn } from '@wh/market'
 import { checkSessionKeys, prepareGrant, prepareRetire, runFunding, runSessionKeys, signAsOwner } from '@wh/subaccounts'
 import { TEST_OWNER_PRIVATE_KEY, testEnv } from '@wh/testkit'
-import { requestPosition, tradingProfile } from '@wh/trading'
+import { requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import { getAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runPlacing } from '../src/jobs/trading/place'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
@@ -189,7 +189,14 @@ describe('renewal: a key expires during a run, and nothing stops', () => {
     expect((await tick()).alerted).toEqual([]) // once a day
 
     // a position selling through the maker window, signed by the old key
-    const place = { sql, exchange: deps.exchange, redis: stack.redis, clock: deps.clock, platformFeeRate: '0.1' }
+    const place = {
+      sql,
+      exchange: deps.exchange,
+      redis: stack.redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      strategyEvents: strategyEventsOn(stack.redis),
+    }
     const placing = { ...place, profile: tradingProfile('balanced') }
     const userId = randomUUID()
     await creditDeposit(sql, userId, USDC(10_000), { at: new Date(clock()) })

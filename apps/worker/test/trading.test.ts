@@ -8,13 +8,20 @@ import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
-import { reconcileSubaccount, runFunding, runReleases } from '@wh/subaccounts'
-import { cancelPosition, requestPosition, tradingProfile } from '@wh/trading'
+import { strategyEventsOn } from '@wh/market'
+import { reconcileSubaccount, runFunding, runReleases, withCycleLock } from '@wh/subaccounts'
+import {
+  advancePosition,
+  cancelPosition,
+  type PlaceDeps,
+  requestPosition,
+  runPlacing,
+  tradingProfile,
+} from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
 import type { WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
 
@@ -38,7 +45,15 @@ describe('positions: placing, fills and settlement against the simulator', () =>
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = { sql: stack.sql, exchange: deps.exchange, redis, clock: deps.clock, platformFeeRate: '0.1', profile }
+    place = {
+      sql: stack.sql,
+      exchange: deps.exchange,
+      redis,
+      clock: deps.clock,
+      platformFeeRate: '0.1',
+      profile,
+      strategyEvents: strategyEventsOn(redis),
+    }
   })
   afterAll(async () => stack?.close())
 
@@ -251,6 +266,46 @@ describe('positions: placing, fills and settlement against the simulator', () =>
     const sold = await eventsOf(userId, 'option_sold')
     expect(sold.map((e) => e.idempotency_key).sort()).toEqual(trades.map((t) => t.trade_id).sort())
     expect(trades.every((t) => t.direction === 'sell' && t.tx_status === 'settled')).toBe(true)
+  })
+
+  it('advancePosition steps only the position it names, one step per call, and not while the cycle lock is held', async () => {
+    const a = await requestPosition(sql(), {
+      userId: await userWith(USDC(10_000)),
+      asset: 'ETH',
+      side: 'put',
+      amount: USDC(5_000),
+    })
+    const b = await requestPosition(sql(), {
+      userId: await userWith(USDC(10_000)),
+      asset: 'ETH',
+      side: 'put',
+      amount: USDC(5_000),
+    })
+    const funding = async (id: string) =>
+      (
+        await sql()<{ state: string }[]>`
+          select f.state from positions p join subaccount_transfers f on f.id = p.funding_transfer_id where p.id = ${id}`
+      )[0]?.state
+    for (let i = 0; i < 8 && ((await funding(a.id)) !== 'funded' || (await funding(b.id)) !== 'funded'); i++)
+      await runFunding({ ...deps, redis, log: silent })
+    expect([await funding(a.id), await funding(b.id)]).toEqual(['funded', 'funded'])
+
+    // another holder of the exchange cycle lock: nothing moves
+    const held = await withCycleLock(redis, () => advancePosition(place, a.id))
+    expect(held).toEqual({ ran: true, value: { locked: true, steps: {} } })
+    expect((await position(a.id))?.state).toBe('funding')
+
+    expect(await advancePosition(place, a.id)).toEqual({ locked: false, steps: { funded: 1 } })
+    expect((await position(a.id))?.state).toBe('requested')
+    expect(await advancePosition(place, a.id)).toEqual({ locked: false, steps: { chosen: 1 } })
+    const placing = await position(a.id)
+    expect(placing?.state).toBe('placing')
+    expect(await advancePosition(place, a.id)).toEqual({ locked: false, steps: { placed: 1 } })
+    expect(await ours(placing?.exchange_id as string, a.id)).toHaveLength(1)
+    // the other position waited for its own step
+    expect((await position(b.id))?.state).toBe('funding')
+    // a position that is not live steps nothing
+    expect(await advancePosition(place, randomUUID())).toEqual({ locked: false, steps: {} })
   })
 
   it('collateral too small for the minimum size fails the position with the reason', async () => {

@@ -17,22 +17,25 @@
 import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userSub } from '@wh/ledger'
+import { strategyEventsOn } from '@wh/market'
 import { EXCHANGE_CYCLE_LOCK, findFundingDivergences, reconcileSubaccount, runFunding } from '@wh/subaccounts'
 import { type RunningChain, startChain } from '@wh/testkit'
 import {
   type ConvertDeps,
   type DecisionFacts,
+  type PlaceDeps,
   runConversion,
   runConversions,
+  runPlacing,
+  runWheels,
   startWheel,
   tradingProfile,
+  type WheelDeps,
 } from '@wh/trading'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildSwapStack, type SwapStack } from '../../../packages/swap/test/stack'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
-import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import {
   creditDeposit,
@@ -80,7 +83,13 @@ describe('the wheel over several days, with conversions', () => {
       swap: { adapter: swapDeps.adapter, wallet: swap.swapWallet, chain: 'base' },
     }
     await setIndex('3000')
-    const common = { sql: stack.sql, exchange: deps.exchange, redis: stack.redis, clock: deps.clock }
+    const common = {
+      sql: stack.sql,
+      exchange: deps.exchange,
+      redis: stack.redis,
+      clock: deps.clock,
+      strategyEvents: strategyEventsOn(stack.redis),
+    }
     place = { ...common, platformFeeRate: '0.1', profile }
     wheel = { ...common, profile, enabled: true }
     convert = {

@@ -8,16 +8,18 @@ import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { runFunding } from '@wh/subaccounts'
 import {
+  type PlaceDeps,
+  runPlacing,
+  runWheels,
   type StrikeFacts,
   startWheel,
   tradingProfile,
   WHEEL_DECISIONS_CHANNEL,
   type WheelDecisionMessage,
+  type WheelDeps,
 } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
-import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import { creditDeposit, type ExchangeStack, silent, startExchangeStack, tradingDepsOf } from './fixtures/exchange-stack'
 

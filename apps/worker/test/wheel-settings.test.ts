@@ -4,16 +4,18 @@ import { runFunding } from '@wh/subaccounts'
 import {
   chooseStrike,
   type OptionQuote,
+  type PlaceDeps,
   resumeWheel,
+  runPlacing,
+  runWheels,
   startWheel,
   stopWheel,
   tradingProfile,
   updateWheelSettings,
+  type WheelDeps,
 } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
-import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import {
   type ExchangeStack,

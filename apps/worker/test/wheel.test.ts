@@ -1,13 +1,24 @@
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { toE18 } from '@wh/exchange'
 import { balanceOf, userSub } from '@wh/ledger'
-import { reconcileSubaccount, runFunding } from '@wh/subaccounts'
-import { cancelPosition, type PriceReader, startWheel, stopWheel, tradingProfile } from '@wh/trading'
+import { reconcileSubaccount, runFunding, withCycleLock } from '@wh/subaccounts'
+import {
+  advancePosition,
+  advanceWheel,
+  cancelPosition,
+  type PlaceDeps,
+  type PriceReader,
+  pastWheelDeadline,
+  runPlacing,
+  runWheels,
+  startWheel,
+  stopWheel,
+  tradingProfile,
+  type WheelDeps,
+} from '@wh/trading'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
-import { type PlaceDeps, runPlacing } from '../src/jobs/trading/place'
-import { runWheels, type WheelDeps } from '../src/jobs/trading/wheel'
 import type { WorkerDeps } from '../src/ticks'
 import {
   type ExchangeStack,
@@ -191,5 +202,44 @@ describe('the wheel runner against the simulator', () => {
     const { leg } = await startWheel(sql(), { userId, asset: 'ETH', amount: USDC(500) })
     await cancelPosition(sql(), userId, leg.id)
     expect(await runWheels({ ...wheel, enabled: false })).toEqual({ locked: false, disabled: true, steps: {} })
+  })
+
+  it('advanceWheel turns only the wheel it names, and not while the cycle lock is held or the runner is off', async () => {
+    const [a, b] = [await userWith(USDC(2_000)), await userWith(USDC(2_000))]
+    const wa = await startWheel(sql(), { userId: a, asset: 'ETH', amount: USDC(1_000) })
+    const wb = await startWheel(sql(), { userId: b, asset: 'ETH', amount: USDC(1_000) })
+    const funded = async (id: string) =>
+      (
+        await sql()<{ state: string }[]>`
+          select f.state from positions p join subaccount_transfers f on f.id = p.funding_transfer_id where p.id = ${id}`
+      )[0]?.state === 'funded'
+    for (let i = 0; i < 8 && !((await funded(wa.leg.id)) && (await funded(wb.leg.id))); i++)
+      await runFunding({ ...deps, redis, log: silent })
+    for (const w of [wa, wb]) await advancePosition(place, w.leg.id)
+    // both first legs end without a sale before they are placed: the collateral is back, unclaimed
+    await sql()`update positions set state = 'cancelled', reason = 'nothing sold' where id in ${sql()([wa.leg.id, wb.leg.id])}`
+    const now = new Date(sim.control.nowMs())
+    if (pastWheelDeadline(now))
+      sim.control.advanceTo(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1, 9, 30))
+
+    expect(await withCycleLock(redis, () => advanceWheel(wheel, wa.wheelId))).toEqual({
+      ran: true,
+      value: { locked: true, disabled: false, steps: {} },
+    })
+    expect(await advanceWheel({ ...wheel, enabled: false }, wa.wheelId)).toEqual({
+      locked: false,
+      disabled: true,
+      steps: {},
+    })
+    expect((await wheelRow(wa.wheelId))?.cycles).toBe(1)
+    expect(await advanceWheel(wheel, wa.wheelId)).toEqual({ locked: false, disabled: false, steps: { put_opened: 1 } })
+    expect(await wheelRow(wa.wheelId)).toMatchObject({ state: 'running', cycles: 2, reason: null })
+    // the other wheel waited for its own turn
+    expect(await wheelRow(wb.wheelId)).toMatchObject({ cycles: 1, current_position_id: wb.leg.id })
+    for (const [userId, w] of [
+      [a, wa],
+      [b, wb],
+    ] as const)
+      await stopWheel(sql(), userId, w.wheelId, 'now', new Date(sim.control.nowMs()))
   })
 })

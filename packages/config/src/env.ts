@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
+import { E18_DECIMALS, toBaseUnits, USDC_DECIMALS } from '@wh/core'
 import type { TSchema } from 'typebox'
 import Value from 'typebox/value'
 import { getAddress } from 'viem'
@@ -437,16 +438,14 @@ function describeSchemaFailure(schema: TSchema): string {
   return 'is invalid'
 }
 
-/** A checked decimal ETH amount ('0.05') in wei, exactly. */
+/** A checked decimal ETH amount ('0.05') in wei, exactly (@wh/core's toBaseUnits, as every amount). */
 function ethWei(v: string): bigint {
-  const [int = '0', frac = ''] = v.split('.')
-  return BigInt(int) * 10n ** 18n + BigInt(frac.padEnd(18, '0') || '0')
+  return toBaseUnits(v, E18_DECIMALS)
 }
 
 /** A checked decimal USDC amount ('1000', '12.5') in base units (6 decimals), exactly. */
 function usdcBaseUnits(v: string): bigint {
-  const [int = '0', frac = ''] = v.split('.')
-  return BigInt(int) * 1_000_000n + BigInt(frac.padEnd(6, '0') || '0')
+  return toBaseUnits(v, USDC_DECIMALS)
 }
 
 /**

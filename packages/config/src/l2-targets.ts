@@ -11,7 +11,7 @@
  *
  * An L2 not named takes the defaults: target BRIDGE_RETAIN_USDC, minTransfer 10, maxFee 5, maxPerRun 50,000.
  */
-
+import { toBaseUnits, USDC_DECIMALS } from '@wh/core'
 import { L2_CHAIN_NAMES } from './chain-names'
 import type { Check } from './env-checks'
 
@@ -29,8 +29,7 @@ const AMOUNT = /^[0-9]+(\.[0-9]{1,6})?$/
 
 /** A checked decimal USDC amount in base units (6 decimals), exactly. */
 export function usdcUnits(v: string): bigint {
-  const [int = '0', frac = ''] = v.split('.')
-  return BigInt(int) * 1_000_000n + BigInt(frac.padEnd(6, '0') || '0')
+  return toBaseUnits(v, USDC_DECIMALS)
 }
 
 function parseEntry(entry: string): [L2ChainName, L2Target] | string {

@@ -1,6 +1,5 @@
-import type { Ticker } from '@wh/exchange'
 import { describe, expect, it } from 'vitest'
-import { markIvE18, selectAtmOptions } from './instruments'
+import { selectAtmOptions } from './instruments'
 
 const E18 = 10n ** 18n
 const DAY = 86_400
@@ -38,32 +37,5 @@ describe('ATM option selection', () => {
     const soon = now + 30 * 60_000
     const l = [opt(soon / 1000, 3000, 'C'), ...[2900, 3100].map((k) => opt(exp(1), k, 'C'))]
     expect(selectAtmOptions(l, 3000n * E18, now, { expiries: 1 })).toEqual([`ETH-${exp(1)}-2900-C`])
-  })
-})
-
-describe('the mark IV a leg records (positions.iv_e18)', () => {
-  const pricing = (iv: string): Pick<Ticker, 'option_pricing'> => ({
-    option_pricing: {
-      iv,
-      bid_iv: iv,
-      ask_iv: iv,
-      delta: '0.5',
-      gamma: '0',
-      theta: '0',
-      vega: '0',
-      rho: '0',
-      mark_price: '1',
-      forward_price: '1',
-      discount_factor: '1',
-    },
-  })
-  it('is the ticker’s mark IV in e18, digits past the 18th decimal dropped', () => {
-    expect(markIvE18(pricing('0.6'))).toBe(6n * 10n ** 17n)
-    expect(markIvE18(pricing('1.2345'))).toBe(12_345n * 10n ** 14n)
-    expect(markIvE18(pricing('0.1234567890123456789'))).toBe(123_456_789_012_345_678n)
-  })
-  it('is null without option pricing or for an IV that is not a positive decimal, never an error', () => {
-    expect(markIvE18({ option_pricing: null })).toBeNull()
-    for (const iv of ['0', '-0.5', 'NaN', '', '1e-1']) expect(markIvE18(pricing(iv)), iv).toBeNull()
   })
 })

@@ -3,7 +3,6 @@
  * and the at-the-money call and put of the nearest expiries. Pure: the feed passes the exchange's
  * instrument list and the index; strikes compare as bigint e18.
  */
-import { toBaseUnits } from '@wh/core'
 import type { Instrument, Ticker } from '@wh/exchange'
 import { toE18 } from '@wh/exchange'
 import type { PriceInstrument } from './messages'
@@ -71,24 +70,5 @@ export function priceInstrumentOf(t: Ticker): PriceInstrument {
     mark: t.mark_price,
     iv: t.option_pricing?.iv ?? null,
     delta: t.option_pricing?.delta ?? null,
-  }
-}
-
-/**
- * The option's mark implied volatility in e18 (a fraction: 0.6 = 60 % is 6e17), as a leg records it
- * in `positions.iv_e18` when its instrument is chosen (GET /:asset/strategies and the chart show it
- * as `ivAtSale`). Null when the ticker has no option pricing or its IV is not a positive decimal: a
- * missing display figure must never stop a sale. Digits past the 18th decimal are dropped. IV is a
- * display figure, never used in an amount.
- * @example markIvE18({ option_pricing: { iv: '0.6', … } }) === 600_000_000_000_000_000n
- */
-export function markIvE18(ticker: Pick<Ticker, 'option_pricing'>): bigint | null {
-  const iv = ticker.option_pricing?.iv
-  if (typeof iv !== 'string') return null
-  try {
-    const e18 = toBaseUnits(iv, 18, 'down')
-    return e18 > 0n ? e18 : null
-  } catch {
-    return null // not a decimal (e.g. "NaN"): no figure rather than a failed placing step
   }
 }

@@ -5,6 +5,7 @@
  * over every user): never a user id, never one user's amount. Shapes are TypeBox schemas, in the
  * OpenAPI document and docs/market-data.md.
  */
+import type { ChosenQuote } from '@wh/trading'
 import type { Redis } from 'ioredis'
 import Type, { type Static } from 'typebox'
 import { MARKET_NAMES, type MarketNames } from './channels'
@@ -180,15 +181,8 @@ export async function readStrategySeqs(redis: Redis, names: StrategyNames, asset
   return raws.map((r) => Number(r ?? '0'))
 }
 
-/** What an instrument was chosen at (cached by the cycle_opened publisher). */
-export interface ChosenQuote {
-  instrument: string
-  ts: string
-  mark: string
-  index: string
-  iv: string | null
-  delta: string | null
-}
+/** What an instrument was chosen at (cached by the cycle_opened publisher; @wh/trading's placing step says it). */
+export type { ChosenQuote }
 
 export async function cacheChosenQuote(redis: Redis, names: StrategyNames, q: ChosenQuote): Promise<void> {
   await redis.set(names.quote(q.instrument), JSON.stringify(q), 'PX', STRATEGY_QUOTE_TTL_MS)

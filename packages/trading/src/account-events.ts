@@ -12,7 +12,7 @@
  */
 import type { Queryable, Sql } from '@wh/db'
 import { parseAccount, userBalances } from '@wh/ledger'
-import { LIVE_POSITION_STATES } from './positions'
+import { LIVE_POSITION_STATES } from './position-types'
 
 /** Every kind of event the triggers write (docs/account-stream.md "Events"). */
 export const ACCOUNT_EVENT_KINDS = [

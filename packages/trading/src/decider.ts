@@ -1,7 +1,8 @@
 /**
- * The trading ticks' side of the wheel's decision log (docs/trading.md "Why: the decision log"):
- * one call per decision where it is taken (wheel.ts, place.ts, conversions/), for legs of a wheel
- * only. @wh/trading's recordDecision writes the row (once per change) and publishes it on Redis.
+ * The trading steps' side of the wheel's decision log (docs/trading.md "Why: the decision log"):
+ * one call per decision where it is taken (wheel/next-leg.ts, placing/, conversions/), for legs
+ * of a wheel only. @wh/trading's recordDecision writes the row (once per change) and publishes it
+ * on Redis.
  */
 import { decimalsOf, fromBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'

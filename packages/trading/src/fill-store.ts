@@ -83,3 +83,16 @@ export async function releaseFeeClaim(sql: Queryable, transferId: string): Promi
   await sql`update position_fills set fee_transfer_id = null
     where fee_transfer_id = ${transferId} and fee_collected_at is null`
 }
+
+/**
+ * The platform's fees recorded on the subaccount's fills but still held in the user's subaccount
+ * at the exchange (not yet collected to the platform's), per currency: reconciliation adds them to
+ * the journal side, since the journal already moved them to PLATFORM_FEE_REVENUE.
+ */
+export async function uncollectedPlatformFees(sql: Queryable, subaccountRowId: string): Promise<Map<string, bigint>> {
+  const [r] = await sql<{ v: string }[]>`
+    select coalesce(sum(platform_fee), 0)::text as v from position_fills
+    where subaccount_id = ${subaccountRowId} and fee_collected_at is null`
+  const v = BigInt(r?.v ?? '0')
+  return v === 0n ? new Map() : new Map([['USDC', v]])
+}

@@ -1,3 +1,4 @@
+import type { Ticker } from '@wh/exchange'
 import { describe, expect, it } from 'vitest'
 import {
   annualisedYieldBps,
@@ -6,6 +7,7 @@ import {
   chooseStrike,
   crossFloor,
   E18,
+  markIvE18,
   type OptionQuote,
   platformFee,
   premiumUsdc,
@@ -87,5 +89,32 @@ describe('placing decisions', () => {
     expect(() => platformFee(1n, '-0.1')).toThrow()
     expect(premiumUsdc(e18(0.37), e18(12.5))).toBe(4_625_000n)
     expect(E18).toBe(10n ** 18n)
+  })
+})
+
+describe('the mark IV a leg records (positions.iv_e18)', () => {
+  const pricing = (iv: string): Pick<Ticker, 'option_pricing'> => ({
+    option_pricing: {
+      iv,
+      bid_iv: iv,
+      ask_iv: iv,
+      delta: '0.5',
+      gamma: '0',
+      theta: '0',
+      vega: '0',
+      rho: '0',
+      mark_price: '1',
+      forward_price: '1',
+      discount_factor: '1',
+    },
+  })
+  it('is the ticker’s mark IV in e18, digits past the 18th decimal dropped', () => {
+    expect(markIvE18(pricing('0.6'))).toBe(6n * 10n ** 17n)
+    expect(markIvE18(pricing('1.2345'))).toBe(12_345n * 10n ** 14n)
+    expect(markIvE18(pricing('0.1234567890123456789'))).toBe(123_456_789_012_345_678n)
+  })
+  it('is null without option pricing or for an IV that is not a positive decimal, never an error', () => {
+    expect(markIvE18({ option_pricing: null })).toBeNull()
+    for (const iv of ['0', '-0.5', 'NaN', '', '1e-1']) expect(markIvE18(pricing(iv)), iv).toBeNull()
   })
 })

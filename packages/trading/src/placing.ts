@@ -3,6 +3,7 @@
  * how many contracts, at what price, and what the platform keeps of a premium. Prices, strikes and
  * amounts are e18 bigints (the exchange's units); deltas and rates are integer basis points.
  */
+import { toBaseUnits } from '@wh/core'
 import { type Instrument, type Ticker, toE18 } from '@wh/exchange'
 import type { TradingProfile } from './profiles'
 
@@ -38,6 +39,25 @@ export function optionQuoteOf(
     type,
     deltaBps: Math.round(Number(t.option_pricing.delta) * 10_000),
     markE18: toE18(t.mark_price),
+  }
+}
+
+/**
+ * The option's mark implied volatility in e18 (a fraction: 0.6 = 60 % is 6e17), as a leg records it
+ * in `positions.iv_e18` when its instrument is chosen (GET /:asset/strategies and the chart show it
+ * as `ivAtSale`). Null when the ticker has no option pricing or its IV is not a positive decimal: a
+ * missing display figure must never stop a sale. Digits past the 18th decimal are dropped. IV is a
+ * display figure, never used in an amount.
+ * @example markIvE18({ option_pricing: { iv: '0.6', … } }) === 600_000_000_000_000_000n
+ */
+export function markIvE18(ticker: Pick<Ticker, 'option_pricing'>): bigint | null {
+  const iv = ticker.option_pricing?.iv
+  if (typeof iv !== 'string') return null
+  try {
+    const e18 = toBaseUnits(iv, 18, 'down')
+    return e18 > 0n ? e18 : null
+  } catch {
+    return null // not a decimal (e.g. "NaN"): no figure rather than a failed placing step
   }
 }
 

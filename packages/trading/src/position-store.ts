@@ -2,13 +2,13 @@
  * The positions' rows (docs/trading.md "Position states", "Placing", "Buying a leg back",
  * "Settlement"): the one writer of `positions` (test/table-owners.test.ts). Each function is one
  * transition of a leg, named after it, and one conditional statement: the API's request, cancel
- * and close (positions.ts), the placing tick's steps and buy-backs, and the fills and settlements
- * (apps/worker jobs/trading) call them. Those that take a `tx` are a step of the caller's
+ * (position-cancel.ts, positions.ts), the placing step and its buy-backs (placing/), and the fills
+ * and settlements (fills/) call them. Those that take a `tx` are a step of the caller's
  * transaction (the request under the subaccount's lock, the cancel under the row's, the fills and
  * settlements with their journal events); the others are one statement of their own.
  */
 import type { Queryable } from '@wh/db'
-import type { PositionSide, PositionState } from './positions'
+import type { PositionSide, PositionState } from './position-types'
 
 /** Marks `order_id` of a closing leg between committing to send its buy-back and the exchange's answer. */
 export const BUYBACK_PENDING = 'buyback-pending'

@@ -1,8 +1,9 @@
 /**
  * Positions (docs/trading.md "Position states", "Collateral and encumbrance", "Buying a leg back"):
- * requesting one, cancelling one and closing (buying back) a sold one, shared by the API
- * (POST/DELETE /positions), the wheel's stop and the wheel runner. The rows are written by
- * position-store.ts, the one writer of `positions`.
+ * requesting one and closing (buying back) a sold one, shared by the API (POST/DELETE /positions),
+ * the wheel's stop and the wheel runner; cancelling one is position-cancel.ts, the DELETE's choice
+ * between them position-end.ts. The rows are written by position-store.ts, the one writer of
+ * `positions`.
  */
 import {
   AppError,
@@ -16,18 +17,10 @@ import {
 } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { InsufficientFreeBalanceError, type Queryable, userSub } from '@wh/ledger'
-import { cancelReservedFunding, ensureSubaccount, reserveFundingTransfer } from '@wh/subaccounts'
+import { ensureSubaccount, reserveFundingTransfer } from '@wh/subaccounts'
 import { type BuyBackQuote, buyBackQuote, costUsdcUp, quotedPriceOf, type TickerPrices } from './placing'
-import { cancelUnplaced, insertPosition, requestCancel, startClosing } from './position-store'
-import { announceStop, type StoppedWheel, settleStop } from './wheel-stop'
-
-export const POSITION_SIDES = ['put', 'call'] as const
-export type PositionSide = (typeof POSITION_SIDES)[number]
-
-/** States in which a position encumbers its collateral (docs/trading.md). */
-export const LIVE_POSITION_STATES = ['requested', 'funding', 'placing', 'open', 'closing'] as const
-export const POSITION_STATES = [...LIVE_POSITION_STATES, 'settled', 'closed', 'cancelled', 'failed'] as const
-export type PositionState = (typeof POSITION_STATES)[number]
+import { insertPosition, startClosing } from './position-store'
+import { LIVE_POSITION_STATES, type PositionSide, type PositionState } from './position-types'
 
 /** An Idempotency-Key already used for another request (another asset, side or amount). */
 export class IdempotencyKeyReusedError extends BusinessRuleError {
@@ -281,84 +274,6 @@ async function byIdempotencyKey(sql: Queryable, userId: string, key: string): Pr
         replayed: true,
       }
     : undefined
-}
-
-export type CancelOutcome =
-  /** nothing was at the exchange: the position is cancelled now (a reserved funding is released) */
-  | 'cancelled'
-  /** orders rest at the exchange: the placing tick cancels them, then the position ends */
-  | 'cancel_requested'
-
-export interface CancelResult {
-  outcome: CancelOutcome
-  state: PositionState
-  /** the leg was a wheel's live leg: the wheel stops with it (docs/trading.md "Cancelling a wheel's leg") */
-  wheel?: { id: string; state: 'stopped' | 'stopping' }
-}
-
-/**
- * DELETE /positions/:id. Answers what happens; a second call while the first is pending repeats
- * the same outcome. A finished position throws PositionFinishedError (409); another user's or an
- * unknown one NotFoundError (404). Cancelling a wheel's live leg stops the wheel in the same
- * transaction (wheel-stop.ts): stopped at once when nothing of it reached the exchange, else
- * stopping until the runner sees no order rest; never running without a leg.
- */
-export async function cancelPosition(
-  sql: Sql,
-  userId: string,
-  positionId: string,
-  now: Date = new Date(),
-): Promise<CancelResult> {
-  const { result, stopped } = await sql.begin(async (tx) => {
-    const r = await cancelLeg(tx, userId, positionId)
-    const w = r.wheelId ? await wheelOfLeg(tx, r.wheelId, positionId) : undefined
-    if (!w) return { result: { outcome: r.outcome, state: r.state } as CancelResult, stopped: undefined }
-    const state = await settleStop(tx, w.wheelId, 'now', now, 'leg_cancelled')
-    return { result: { outcome: r.outcome, state: r.state, wheel: { id: w.wheelId, state } }, stopped: { w, state } }
-  })
-  if (stopped) await announceStop(sql, { ...stopped.w, positionId }, stopped.state, 'now', now, 'leg_cancelled')
-  return result
-}
-
-/** The wheel whose live leg `positionId` is, while it is not stopped (locked for the stop). */
-async function wheelOfLeg(tx: Queryable, wheelId: string, positionId: string): Promise<StoppedWheel | undefined> {
-  const [w] = await tx<{ user_id: string; exchange_id: string | null }[]>`
-    select w.user_id, s.exchange_id::text from wheels w join subaccounts s on s.id = w.subaccount_id
-    where w.id = ${wheelId} and w.current_position_id = ${positionId} and w.state <> 'stopped'
-    for update of w`
-  return w ? { wheelId, userId: w.user_id, exchangeId: w.exchange_id } : undefined
-}
-
-/**
- * The leg's own part of a cancel, in the caller's transaction: a leg not at the exchange is
- * cancelled (its reserved funding released), one placing is asked to cancel its orders. The
- * wheel's stop (`stopWheel` with `now`) calls it and settles the wheel itself.
- */
-export async function cancelLeg(
-  tx: Queryable,
-  userId: string,
-  positionId: string,
-): Promise<{ outcome: CancelOutcome; state: PositionState; wheelId: string | null }> {
-  const [p] = await tx<{ state: PositionState; funding_transfer_id: string | null; wheel_id: string | null }[]>`
-    select state, funding_transfer_id, wheel_id from positions where id = ${positionId} and user_id = ${userId} for update`
-  if (!p) throw new NotFoundError('position')
-  switch (p.state) {
-    case 'requested':
-    case 'funding': {
-      // a funding not yet sent is released; one already sent lands in the subaccount, unclaimed
-      if (p.funding_transfer_id) await cancelReservedFunding(tx, p.funding_transfer_id)
-      await cancelUnplaced(tx, positionId)
-      return { outcome: 'cancelled', state: 'cancelled', wheelId: p.wheel_id }
-    }
-    case 'placing':
-      await requestCancel(tx, positionId)
-      return { outcome: 'cancel_requested', state: p.state, wheelId: p.wheel_id }
-    case 'open':
-    case 'closing':
-      throw new PositionSoldError(positionId, p.state)
-    default:
-      throw new PositionFinishedError(positionId, p.state)
-  }
 }
 
 /** Reads an instrument's ticker for a buy-back quote (the API: the exchange's public get_ticker). */

@@ -148,7 +148,7 @@ export async function quotePosition(
 /**
  * The leg a quote prices: the placing tick's choice under `rule` (a wheel's tenor window and target
  * delta), or by distance from the index when the wheel's strike is set so (`chooseStrikeByOtm`,
- * the profile's tolerance), as apps/worker jobs/trading/place.ts picks it.
+ * the profile's tolerance), as the placing step picks it (placing/choose.ts).
  */
 function chooseQuoted(
   chain: readonly ChainOption[],

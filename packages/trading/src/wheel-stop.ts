@@ -11,8 +11,8 @@
 import type { Queryable, Sql } from '@wh/db'
 import { append, minuteBucket } from '@wh/ledger'
 import { recordDecision } from './decisions'
-import type { StopMode } from './wheel'
 import { markStopping, stopIdle } from './wheel-store'
+import type { StopMode } from './wheel-types'
 
 /** Why a wheel stops: its user stopped it, or cancelled its live leg. */
 export type StopCause = 'stopped_by_user' | 'leg_cancelled'

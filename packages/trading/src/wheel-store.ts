@@ -2,13 +2,13 @@
  * The wheels' rows (docs/trading.md "The wheel", "Wheel settings", "Conversions"): the one writer
  * of `wheels` (test/table-owners.test.ts). Each function is one transition of a wheel, named after
  * it, and one statement: the API's start, stop, resume and settings (wheel.ts), the runner's steps
- * (apps/worker jobs/trading/wheel.ts) and the holding a conversion round leaves (its settling
+ * (wheel/next-leg.ts) and the holding a conversion round leaves (its settling
  * transaction, conversions/run.ts). Those that take a `tx` are a step of the
  * caller's transaction.
  */
 import type { Queryable } from '@wh/db'
-import type { StopMode } from './wheel'
 import { type StoredWheelSettings, WHEEL_SETTING_COLUMNS } from './wheel-settings'
+import type { StopMode } from './wheel-types'
 
 // ── the user's (the API) ─────────────────────────────────────────────────────────────────────
 

@@ -2,8 +2,7 @@
  * The wheel (docs/trading.md "The wheel"): a user's standing order to keep selling options on one
  * underlying, one leg after another: a put while the subaccount holds cash, a call (never below the
  * cost basis) while it holds the underlying. Starting, stopping, resuming and changing its settings
- * happen here (the API calls them); the runner (apps/worker jobs/trading/wheel.ts) opens each next
- * leg. The rows are written by wheel-store.ts, the one writer of `wheels`.
+ * happen here (the API calls them); the runner (wheel/next-leg.ts) opens each next leg. The rows are written by wheel-store.ts, the one writer of `wheels`.
  */
 import { WHEEL_DEADLINE_UTC } from '@wh/config'
 import { AppError, NotFoundError, type Underlying } from '@wh/core'
@@ -11,9 +10,9 @@ import type { Sql } from '@wh/db'
 import { ensureSubaccount } from '@wh/subaccounts'
 import { recordDecision } from './decisions'
 import type { BuyBackQuote } from './placing'
+import { cancelLeg } from './position-cancel'
 import {
   CloseUnavailableError,
-  cancelLeg,
   closePosition,
   type PriceReader,
   type RequestedPosition,
@@ -33,9 +32,7 @@ import {
 } from './wheel-settings'
 import { announceStop, settleStop } from './wheel-stop'
 import { dropUnstarted, insertWheel, resumeStopped, saveWheelSettings, setFirstLeg } from './wheel-store'
-
-export type WheelState = 'running' | 'stopping' | 'stopped'
-export type StopMode = 'after_cycle' | 'now'
+import type { StopMode, WheelState } from './wheel-types'
 
 export class WheelAlreadyRunningError extends AppError {
   constructor(asset: string) {
@@ -117,7 +114,7 @@ export async function stopWheel(
   now: Date,
   /** reads the leg's ticker: with it, a stop "now" buys an open leg back at a quoted cost */
   prices?: PriceReader,
-): Promise<{ state: WheelState; stopMode: StopMode; closeQuote?: BuyBackQuote }> {
+): Promise<{ state: 'stopped' | 'stopping'; stopMode: StopMode; closeQuote?: BuyBackQuote }> {
   const [w] = await sql<{ state: WheelState; current_position_id: string | null; exchange_id: string | null }[]>`
     select w.state, w.current_position_id, s.exchange_id::text from wheels w join subaccounts s on s.id = w.subaccount_id
     where w.id = ${wheelId} and w.user_id = ${userId}`

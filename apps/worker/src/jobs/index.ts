@@ -4,8 +4,8 @@ import { accrualsTick, feeTick, fundTick, reconcileTick, releaseTick, sessionKey
 import { liabilitiesPublishTick } from './liabilities/ticks'
 import { solvencyTick } from './solvency/ticks'
 import { convertTick } from './trading/convert'
-import { placeTick } from './trading/place'
-import { wheelTick } from './trading/wheel'
+import { placeTick } from './trading/place-tick'
+import { wheelTick } from './trading/wheel-tick'
 import { bridgeTicks, cctpRefillTicks, hotWalletEthTick, treasuryTick } from './treasury/ticks'
 import { withdrawalSendTick } from './withdrawals/ticks'
 

@@ -14,24 +14,22 @@ import {
   ListResponse,
   PositionParams,
 } from '@wh/api-schemas/positions'
-import { AppError, type Clock, decimalsOf, fromBaseUnits, NotFoundError, systemClock, toBaseUnits } from '@wh/core'
+import { AppError, type Clock, decimalsOf, fromBaseUnits, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import { assertPlatformRunning } from '@wh/ops'
 import {
   type BuyBackQuote,
   type ChainReader,
-  cancelPosition,
   checkFeeShare,
-  closePosition,
   collateralCurrencyOf,
-  PositionSoldError,
+  endPosition,
+  type PositionEnd,
   type PriceReader,
   type QuoteSettings,
   QuoteUnavailableError,
   requestPosition,
   SettingsNotForLegError,
   startWheel,
-  stopWheel,
   type TradingProfile,
 } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
@@ -68,6 +66,31 @@ function quoteBody(q: BuyBackQuote) {
     cost: fromBaseUnits(q.cost, USDC),
     limitPerUnit: fromBaseUnits(q.limitE18, E18),
     quotedAt: q.quotedAt.toISOString(),
+  }
+}
+
+/** DELETE /positions/:id's answer for what endPosition did: 200 when it is over, 202 when a tick finishes it. */
+function endResponse(id: string, end: PositionEnd): { status: 200 | 202; body: Type.Static<typeof CancelResponse> } {
+  switch (end.kind) {
+    case 'cancelled':
+    case 'cancel_requested':
+      return { status: end.kind === 'cancelled' ? 200 : 202, body: { id, action: 'cancel', ...end.cancel } }
+    case 'closing': {
+      const { outcome, state, quote } = end.close
+      return { status: 202, body: { id, action: 'close', outcome, state, quote: quoteBody(quote) } }
+    }
+    case 'stopped':
+    case 'stopping': {
+      const { state, closeQuote } = end.stop
+      const body = {
+        id,
+        action: 'stop' as const,
+        outcome: state,
+        state,
+        ...(closeQuote && { quote: quoteBody(closeQuote) }),
+      }
+      return { status: end.kind === 'stopped' ? 200 : 202, body }
+    }
   }
 }
 
@@ -216,29 +239,11 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       schema: deleteSchema,
     },
     async (request, reply) => {
-      const { userId } = currentUser(request)
       const { id } = request.params
-      try {
-        const r = await cancelPosition(sql, userId, id, clock.now())
-        return reply.code(r.outcome === 'cancelled' ? 200 : 202).send({ id, action: 'cancel', ...r })
-      } catch (e) {
-        if (e instanceof PositionSoldError) {
-          const c = await closePosition(sql, userId, id, prices, clock.now())
-          return reply
-            .code(202)
-            .send({ id, action: 'close', outcome: c.outcome, state: c.state, quote: quoteBody(c.quote) })
-        }
-        if (!(e instanceof NotFoundError)) throw e
-        // not a position of the caller's: perhaps one of their wheels
-        const w = await stopWheel(sql, userId, id, request.query.mode ?? 'after_cycle', clock.now(), prices)
-        return reply.code(w.state === 'stopped' ? 200 : 202).send({
-          id,
-          action: 'stop',
-          outcome: w.state,
-          state: w.state,
-          ...(w.closeQuote && { quote: quoteBody(w.closeQuote) }),
-        })
-      }
+      const mode = request.query.mode ?? 'after_cycle'
+      const end = await endPosition(sql, currentUser(request).userId, id, { prices, mode, clock })
+      const { status, body } = endResponse(id, end)
+      return reply.code(status).send(body)
     },
   )
 }

@@ -18,10 +18,17 @@ import {
   runReleases,
   runSessionKeys,
 } from '@wh/subaccounts'
-import { claimFeeFills, markFeesCollected, releaseFailedFeeClaims, releaseFeeClaim } from '@wh/trading'
+import {
+  claimFeeFills,
+  ingestFills,
+  ingestSettlements,
+  markFeesCollected,
+  releaseFailedFeeClaims,
+  releaseFeeClaim,
+  uncollectedPlatformFees,
+} from '@wh/trading'
 import { openWithdrawalTotals } from '@wh/treasury'
 import type { TickDefinition } from '../../ticks'
-import { ingestFills, ingestSettlements, uncollectedPlatformFees } from '../trading/fills'
 
 /**
  * What reconciliation reads from the packages above @wh/subaccounts: the positions' fills and settlements,

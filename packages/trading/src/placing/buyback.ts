@@ -1,7 +1,7 @@
 /**
  * Buying a leg back (docs/trading.md "Buying a leg back"): a closing leg's one immediate-or-cancel
  * buy at the limit the user accepted, and the open leg whose late fills bought it all. Called by
- * the placing step (place.ts) for the legs in `closing` and `open`.
+ * the placing step (run.ts) for the legs in `closing` and `open`.
  */
 import { errorMessage } from '@wh/core'
 import type { Sql } from '@wh/db'
@@ -9,25 +9,21 @@ import {
   ceilToE12,
   ExchangeError,
   ExchangeInsufficientMarginError,
+  fromE18,
   type Instrument,
   orderMaxFeeFloorE18,
   toE18,
 } from '@wh/exchange'
+import { ingestFills } from '../fills/ingest'
+import { roundDownToTick } from '../placing'
 import {
-  BUYBACK_PENDING,
   closeBoughtBack,
   finishClosing,
   markBuyBackPending,
   recordBuyBackOrder,
   reopenClosing,
-  roundDownToTick,
-} from '@wh/trading'
-import { ingestFills } from './fills'
-import type { Live, PlaceDeps } from './place'
-import { fmt } from './place-market'
-
-/** Marks `order_id` of a closing leg between committing to send its buy-back and the exchange's answer (@wh/trading). */
-export { BUYBACK_PENDING }
+} from '../position-store'
+import type { Live, PlaceDeps } from './types'
 
 interface ClosingRow {
   instrument: string
@@ -73,7 +69,7 @@ export async function close(deps: PlaceDeps, p: Live, now: Date): Promise<string
     return reopen(
       sql,
       p.id,
-      `the buy-back order bought ${fmt(BigInt(c.bought_e18))} of ${fmt(BigInt(c.filled_e18))}: the rest stays sold`,
+      `the buy-back order bought ${fromE18(BigInt(c.bought_e18))} of ${fromE18(BigInt(c.filled_e18))}: the rest stays sold`,
     )
   if (p.stopped_at) return reopen(sql, p.id, 'the subaccount is stopped by reconciliation: the leg stays sold')
   if (!(await markBuyBackPending(sql, p.id))) return 'moved'
@@ -90,7 +86,7 @@ export async function close(deps: PlaceDeps, p: Live, now: Date): Promise<string
   return reopen(
     sql,
     p.id,
-    `no ask at or below the limit ${fmt(BigInt(c.close_limit_e18 ?? '0'))} for ${fmt(left)} contracts: they stay sold`,
+    `no ask at or below the limit ${fromE18(BigInt(c.close_limit_e18 ?? '0'))} for ${fromE18(left)} contracts: they stay sold`,
   )
 }
 
@@ -120,9 +116,9 @@ async function sendBuyBack(
       subaccount_id: Number(p.exchange_id),
       instrument_name: c.instrument,
       direction: 'buy',
-      amount: fmt(amountE18),
-      limit_price: fmt(limit),
-      max_fee: fmt(buyBackMaxFee(inst, toE18(t.index_price), limit)),
+      amount: fromE18(amountE18),
+      limit_price: fromE18(limit),
+      max_fee: fromE18(buyBackMaxFee(inst, toE18(t.index_price), limit)),
       time_in_force: 'ioc',
       reduce_only: true,
       label: p.id,

@@ -4,10 +4,20 @@
  * exchange's decimal strings.
  */
 
-import { errorMessage } from '@wh/core'
-import type { Sql } from '@wh/db'
-import { ceilToE12, type DeriveClient, type Instrument, type Order, orderMaxFeeFloorE18, toE18 } from '@wh/exchange'
-import { E18, type OptionQuote, optionQuoteOf, setPositionReason } from '@wh/trading'
+import { errorMessage, maxBigint } from '@wh/core'
+import type { Queryable } from '@wh/db'
+import {
+  ceilToE12,
+  type DeriveClient,
+  fromE18,
+  type Instrument,
+  type Order,
+  orderMaxFeeFloorE18,
+  toE18,
+} from '@wh/exchange'
+import { E18, type OptionQuote, optionQuoteOf } from '../placing'
+import { setPositionReason } from '../position-store'
+import type { StepLog } from './types'
 
 const BPS = 10_000n
 
@@ -16,7 +26,7 @@ const BPS = 10_000n
  * see) and in the log, never swallowed.
  */
 export async function stepFailed(
-  deps: { sql: Sql; log?: { warn(obj: object, msg?: string): void } | undefined },
+  deps: { sql: Queryable; log?: StepLog | undefined },
   positions: readonly { id: string }[],
   what: string,
   e: unknown,
@@ -48,19 +58,13 @@ export async function cancelQuietly(exchange: DeriveClient, subId: number, o: Or
 export function maxFee(t: Pick<Instrument, 'taker_fee_rate' | 'base_fee'> & { index_price: string }, limitE18: bigint) {
   const ours = E18 + (toE18(t.index_price) * 10n) / BPS
   const rates = { takerRateE18: toE18(t.taker_fee_rate), baseFeeE18: toE18(t.base_fee) }
-  return fmt(maxBig(ours, ceilToE12(orderMaxFeeFloorE18(rates, toE18(t.index_price), limitE18))))
+  return fromE18(maxBigint(ours, ceilToE12(orderMaxFeeFloorE18(rates, toE18(t.index_price), limitE18))))
 }
 
-export function maxBig(a: bigint, b: bigint): bigint {
-  return a > b ? a : b
-}
-
-export function fmt(e18: bigint): string {
-  const neg = e18 < 0n
-  const abs = neg ? -e18 : e18
-  const int = abs / E18
-  const frac = (abs % E18).toString().padStart(18, '0').replace(/0+$/, '')
-  return `${neg ? '-' : ''}${int}${frac ? `.${frac}` : ''}`
+/** A position's reason: what it waits for (the step is not a failure). */
+export async function wait(sql: Queryable, id: string, reason: string): Promise<string> {
+  await setPositionReason(sql, id, reason)
+  return 'waiting'
 }
 
 /** The run's view of the market: instruments and tickers read once per run. */

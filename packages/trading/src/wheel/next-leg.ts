@@ -1,47 +1,38 @@
 /**
- * The wheel runner (queue `trading`, every RETRY_MS, under the cycle lock; docs/trading.md "The
- * wheel"): when WHEEL_ENABLED, each running wheel whose leg has ended gets its next leg from what
- * its subaccount holds unclaimed. A refused step (a paused side, a stopped subaccount, nothing to
- * sell) is retried every RETRY_MS (60 s) until 20:00 UTC; after that the wheel is skipped for the
- * day with the reason stored. A stopping wheel becomes stopped once no leg is live and the
- * exchange shows no order of its legs.
+ * The wheel runner (docs/trading.md "The wheel"), run by the worker's wheel tick (queue `trading`,
+ * every WHEEL_RETRY_MS, under the exchange cycle lock): when WHEEL_ENABLED, each running wheel whose
+ * leg has ended gets its next leg from what its subaccount holds unclaimed. A refused step (a paused
+ * side, a stopped subaccount, nothing to sell) is retried every WHEEL_RETRY_MS (60 s) until 20:00
+ * UTC; after that the wheel is skipped for the day with the reason stored. A stopping wheel becomes
+ * stopped once no leg is live and the exchange shows no order of its legs. `advanceWheel` is the
+ * same turn for one wheel by id (a job of one row). The API's start, stop and resume are wheel.ts.
  */
 import { WHEEL_RETRY_MS } from '@wh/config'
 import { type Clock, decimalsOf, errorMessage, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
 import type { DeriveClient } from '@wh/exchange'
 import { withCycleLock } from '@wh/subaccounts'
-import {
-  amountOf,
-  chooseLeg,
-  type Decide,
-  type DecisionReason,
-  decider,
-  markStopped,
-  noteSkipped,
-  noteWaiting,
-  pastWheelDeadline,
-  requestPosition,
-  startNextLeg,
-  stopAfterExpiry,
-  type TradingProfile,
-  tradingProfile,
-  unencumbered,
-} from '@wh/trading'
-import type { TickDefinition } from '../../ticks'
-import { eventsOf, type StrategyEvents } from './events'
+import type { Redis } from 'ioredis'
+import { amountOf, type Decide, decider } from '../decider'
+import type { DecisionReason } from '../decision-facts'
+import { requestPosition, unencumbered } from '../positions'
+import type { TradingProfile } from '../profiles'
+import type { StrategyEvents } from '../strategy-events/port'
+import { chooseLeg, pastWheelDeadline } from '../wheel'
+import { markStopped, noteSkipped, noteWaiting, startNextLeg, stopAfterExpiry } from '../wheel-store'
 
-export const WHEEL_TICK = 'trading-wheel'
-
+/** What the wheel runner reads through (WorkerDeps satisfies it structurally; the worker adds the rest). */
 export interface WheelDeps {
   readonly sql: Sql
-  readonly redis: import('ioredis').Redis
+  /** the exchange cycle lock, and the decision log's publishes */
+  readonly redis: Redis
   readonly exchange: DeriveClient
   readonly clock: Clock
   readonly profile: TradingProfile
+  /** WHEEL_ENABLED: off, the runner does nothing */
   readonly enabled: boolean
-  /** WS /ws/strategies publisher (default: one on `redis` with the deployment's names) */
-  readonly strategyEvents?: StrategyEvents
+  /** WS /ws/strategies: a next leg is told (@wh/market's `strategyEventsOn(redis)`) */
+  readonly strategyEvents: StrategyEvents
 }
 
 interface WheelRow {
@@ -68,6 +59,8 @@ export interface WheelSummary {
 }
 
 const LIVE = new Set(['requested', 'funding', 'placing', 'open', 'closing'])
+/** wheels turned per run (a bound on everything) */
+export const WHEEL_BATCH = 500
 
 export async function runWheels(deps: WheelDeps): Promise<WheelSummary> {
   if (!deps.enabled) return { locked: false, disabled: true, steps: {} }
@@ -75,18 +68,39 @@ export async function runWheels(deps: WheelDeps): Promise<WheelSummary> {
   return r.ran ? { locked: false, disabled: false, steps: r.value } : { locked: true, disabled: false, steps: {} }
 }
 
+/**
+ * One wheel's turn, by id, under the exchange cycle lock: its next leg, its wait, its skip or its
+ * stop, exactly as a run does for each of its rows. A wheel not running or stopping turns nothing;
+ * nothing at all when WHEEL_ENABLED is off.
+ */
+export async function advanceWheel(deps: WheelDeps, wheelId: string): Promise<WheelSummary> {
+  if (!deps.enabled) return { locked: false, disabled: true, steps: {} }
+  const r = await withCycleLock(deps.redis, async () => {
+    const now = deps.clock.now()
+    return turnRows(deps, await wheelRows(deps.sql, wheelId), now)
+  })
+  return r.ran ? { locked: false, disabled: false, steps: r.value } : { locked: true, disabled: false, steps: {} }
+}
+
 async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {
-  const { sql } = deps
   const now = deps.clock.now()
-  const rows = await sql<WheelRow[]>`
+  return turnRows(deps, await wheelRows(deps.sql), now)
+}
+
+/** The wheels running or stopping, oldest update first (at most WHEEL_BATCH), or only `wheelId`'s row. */
+async function wheelRows(sql: Sql, wheelId?: string): Promise<WheelRow[]> {
+  return sql<WheelRow[]>`
     select w.id, w.user_id, w.asset, w.subaccount_id, s.exchange_id::text, w.state, w.current_position_id,
       p.state as leg_state, p.outcome as leg_outcome, c.state as conversion_state, w.last_attempt_at, w.at_expiry
     from wheels w join subaccounts s on s.id = w.subaccount_id
     left join positions p on p.id = w.current_position_id
     left join conversions c on c.position_id = w.current_position_id
-    where w.state in ('running', 'stopping')
+    where w.state in ('running', 'stopping') ${wheelId === undefined ? sql`` : sql`and w.id = ${wheelId}`}
     order by w.updated_at
-    limit 500`
+    limit ${WHEEL_BATCH}`
+}
+
+async function turnRows(deps: WheelDeps, rows: readonly WheelRow[], now: Date): Promise<Record<string, number>> {
   const steps: Record<string, number> = {}
   for (const w of rows) {
     const step = await turn(deps, w, now)
@@ -200,7 +214,7 @@ async function openNextLeg(deps: WheelDeps, w: WheelRow, now: Date, why: Why): P
       leg.side === 'put' ? 'holding_cash' : 'holding_underlying',
       { leg: { side: leg.side, amount, currency } },
     )
-    await eventsOf(deps).publish(w.asset, {
+    await deps.strategyEvents.publish(w.asset, {
       ts: now.toISOString(),
       event: 'wheel_leg',
       strategy: 'wheel',
@@ -208,7 +222,7 @@ async function openNextLeg(deps: WheelDeps, w: WheelRow, now: Date, why: Why): P
     })
     return leg.side === 'put' ? 'put_opened' : 'call_opened'
   } catch (e) {
-    // a business refusal (paused, stopped, a release open): retried after RETRY_MS, reason shown
+    // a business refusal (paused, stopped, a release open): retried after WHEEL_RETRY_MS, reason shown
     return skip(sql, w.id, errorMessage(e).slice(0, 500), now, why, 'refused')
   }
 }
@@ -221,21 +235,4 @@ async function unclaimedOf(sql: Sql, w: WheelRow): Promise<{ underlying: bigint;
     underlying: positive(await unencumbered(sql, sub, w.user_id, w.asset)),
     cash: positive(await unencumbered(sql, sub, w.user_id, 'USDC')),
   }
-}
-
-export const wheelTick: TickDefinition = {
-  name: WHEEL_TICK,
-  queue: 'trading',
-  everyMs: WHEEL_RETRY_MS,
-  process: async (_job, ctx) => {
-    const d = ctx.deps
-    return runWheels({
-      sql: d.sql,
-      redis: d.redis,
-      exchange: d.exchange,
-      clock: d.clock,
-      profile: tradingProfile(d.config.tradingProfile),
-      enabled: d.config.wheelEnabled,
-    })
-  },
 }

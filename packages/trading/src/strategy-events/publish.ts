@@ -1,81 +1,23 @@
 /**
- * The trading ticks' side of WS /ws/strategies (docs/market-data.md "Strategy events"): small
- * publishes at the state changes of place.ts, fills.ts and wheel.ts. Every figure is the strategy's
- * (aggregated over every user's legs of a cycle), never a user id or one user's amount. A publish
- * never fails a tick: Redis trouble loses the event (the next one carries a newer sequence number,
- * and GET /:asset/strategies reads Postgres), and is counted in `dropped`.
+ * The trading steps' side of WS /ws/strategies (docs/market-data.md "Strategy events"): small
+ * publishes at the state changes of the placing step (placing/), the fills (fills/) and the wheel
+ * runner (wheel/next-leg.ts), through the `StrategyEvents` port (./port.ts; @wh/market implements
+ * it). Every figure is the strategy's (aggregated over every user's legs of a cycle), never a user
+ * id or one user's amount. A publish never fails a step: a failed read loses the event, never the tick.
  */
+import { fromBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
-import {
-  type ChosenQuote,
-  cacheChosenQuote,
-  MARKET_NAMES,
-  type MarketNames,
-  publishStrategyEvent,
-  type StrategyEventBody,
-  type StrategyKind,
-  type StrategyNames,
-  strategyNames,
-} from '@wh/market'
-import type { TradingProfile } from '@wh/trading'
-import type { Redis } from 'ioredis'
+import { trimDecimal } from '@wh/exchange'
+import type { TradingProfile } from '../profiles'
+import type { EventStrategy, StrategyEvents, TradingStrategyEvent } from './port'
 
-export interface StrategyEvents {
-  publish(asset: string, body: StrategyEventBody): Promise<void>
-  cacheQuote(q: ChosenQuote): Promise<void>
-  /** events lost to Redis errors since start */
-  readonly dropped: number
-}
-
-/** A publisher on `redis` (its pub/sub channels are not key-prefixed: `names` namespaces them). */
-export function strategyEvents(redis: Redis, names: MarketNames = MARKET_NAMES): StrategyEvents {
-  const sn: StrategyNames = strategyNames(names)
-  let dropped = 0
-  return {
-    get dropped() {
-      return dropped
-    },
-    async publish(asset, body) {
-      try {
-        await publishStrategyEvent(redis, sn, asset, body)
-      } catch {
-        dropped++
-      }
-    },
-    async cacheQuote(q) {
-      try {
-        await cacheChosenQuote(redis, sn, q)
-      } catch {
-        dropped++
-      }
-    },
-  }
-}
-
-const byRedis = new WeakMap<Redis, StrategyEvents>()
-
-/** The deps' publisher, or one on their Redis with the deployment's names (one per connection). */
-export function eventsOf(deps: { redis: Redis; strategyEvents?: StrategyEvents }): StrategyEvents {
-  if (deps.strategyEvents) return deps.strategyEvents
-  let e = byRedis.get(deps.redis)
-  if (!e) {
-    e = strategyEvents(deps.redis)
-    byRedis.set(deps.redis, e)
-  }
-  return e
-}
-
-export const strategyOf = (wheel: boolean, side: 'put' | 'call'): StrategyKind => (wheel ? 'wheel' : side)
-const e18ToDecimal = (v: bigint, decimals = 18) => {
-  const neg = v < 0n
-  const abs = neg ? -v : v
-  const s = abs.toString().padStart(decimals + 1, '0')
-  const frac = s.slice(-decimals).replace(/0+$/, '')
-  return `${neg ? '-' : ''}${s.slice(0, -decimals)}${frac ? `.${frac}` : ''}`
-}
+/** The strategy a leg belongs to: its wheel's, or the single side it sells. */
+export const strategyOf = (wheel: boolean, side: 'put' | 'call'): EventStrategy => (wheel ? 'wheel' : side)
+/** Base units (`decimals` places, e18 by default) as the shortest exact decimal string. */
+const e18ToDecimal = (v: bigint, decimals = 18) => trimDecimal(fromBaseUnits(v, decimals))
 
 interface CycleTotals {
-  strategy: StrategyKind
+  strategy: EventStrategy
   asset: string
   instrument: string
   expiry_sec: number
@@ -185,7 +127,7 @@ export async function publishCapacity(
     const rows = await sql<
       {
         asset: string
-        strategy: StrategyKind
+        strategy: EventStrategy
         live: number
         open_e18: string
         placing_e18: string
@@ -203,7 +145,7 @@ export async function publishCapacity(
     for (const r of rows) {
       const sizes = profile.sizes[r.asset as 'ETH' | 'BTC']
       const decimals = r.asset === 'BTC' ? 8 : 18
-      const body: StrategyEventBody = {
+      const body: TradingStrategyEvent = {
         ts: at.toISOString(),
         event: 'capacity',
         strategy: r.strategy,
@@ -224,5 +166,3 @@ export async function publishCapacity(
     // a failed read loses the event, never the tick
   }
 }
-
-export { e18ToDecimal as decimalOfUnits }

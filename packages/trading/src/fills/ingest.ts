@@ -1,63 +1,25 @@
 /**
- * Fills and settlements (docs/trading.md "Placing" step 5, "Buying a leg back", "Settlement"): the
- * exchange's trade and settlement histories of a subaccount become `option_sold` (key = trade id;
- * a sale, or with `side: 'buy'` a buy-back) and `option_settled` (key `{sub}:{instrument}:{expirySec}`),
- * with the positions' figures moved in the same transaction. Every order we send carries its
- * position id as label, which is how a trade finds its position. Re-reading a history records
- * nothing twice (spec 6 rule 3).
+ * Fills (docs/trading.md "Placing" step 5, "Buying a leg back"): the exchange's trade history of a
+ * subaccount becomes `option_sold` (key = trade id; a sale, or with `side: 'buy'` a buy-back), with
+ * the positions' figures moved in the same transaction. Every order we send carries its position id
+ * as label, which is how a trade finds its position. Re-reading a history records nothing twice
+ * (spec 6 rule 3). Settlements are ./settlements.ts. The placing step ingests a subaccount's fills
+ * before it steps that subaccount's positions; reconciliation does too before it compares.
  */
-import type { Sql } from '@wh/db'
-import type { DeriveClient, Trade } from '@wh/exchange'
+import { E18_DECIMALS, toBaseUnits, USDC_DECIMALS } from '@wh/core'
+import type { Trade } from '@wh/exchange'
 import { appendBatch, type EventInput } from '@wh/ledger'
-import {
-  addFills,
-  costUsdcUp,
-  type FillRecord,
-  type FillSums,
-  platformFee,
-  premiumUsdc,
-  type RecordedFill,
-  recordFillRows,
-  settlePosition,
-} from '@wh/trading'
-import { publishFills, publishSettlement, type StrategyEvents } from './events'
-
-export interface TradingSubaccount {
-  /** subaccounts.id */
-  readonly id: string
-  readonly userId: string
-  /** the exchange's subaccount id */
-  readonly exchangeId: number
-}
-
-export interface FillDeps {
-  readonly sql: Sql
-  readonly exchange: DeriveClient
-  /** PLATFORM_FEE_RATE */
-  readonly platformFeeRate: string
-  /** WS /ws/strategies: fills and settlements announced (aggregated) when set */
-  readonly strategyEvents?: StrategyEvents
-}
+import { type FillRecord, type RecordedFill, recordFillRows } from '../fill-store'
+import { costUsdcUp, platformFee, premiumUsdc } from '../placing'
+import { addFills, type FillSums } from '../position-store'
+import { publishFills } from '../strategy-events/publish'
+import type { FillDeps, TradingSubaccount } from './types'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 /** trades are re-read this far back from the newest recorded one: a late-published fill is not missed */
 export const FILL_OVERLAP_MS = 60 * 60_000
 const PAGE_SIZE = 500
 const MAX_PAGES = 20
-
-/** e18 decimal string → USDC base units, rounding toward zero (premium) or away from it (fees). */
-function usdc(decimal: string, round: 'down' | 'up'): bigint {
-  const neg = decimal.startsWith('-')
-  const [int = '0', frac = ''] = (neg ? decimal.slice(1) : decimal).split('.')
-  const kept = BigInt(int) * 1_000_000n + BigInt((frac.slice(0, 6) || '0').padEnd(6, '0'))
-  const rest = frac.slice(6).replace(/0+$/, '')
-  const abs = round === 'up' && rest.length > 0 ? kept + 1n : kept
-  return neg ? -abs : abs
-}
-const e18 = (decimal: string) => {
-  const [int = '0', frac = ''] = decimal.split('.')
-  return BigInt(int) * 10n ** 18n + BigInt((frac.slice(0, 18) || '0').padEnd(18, '0'))
-}
 
 /**
  * Reads the subaccount's new trades and records those of our positions: sells (premium received,
@@ -131,13 +93,21 @@ async function fillsOf(deps: FillDeps, sub: TradingSubaccount, ours: readonly Tr
     .filter((t) => byId.get(t.label)?.instrument === t.instrument_name)
     .map((t) => {
       const buy = t.direction === 'buy'
-      const amount = e18(t.trade_amount)
-      const price = e18(t.trade_price)
+      const amount = toBaseUnits(t.trade_amount, E18_DECIMALS, 'down')
+      const price = toBaseUnits(t.trade_price, E18_DECIMALS, 'down')
       // a sale's premium rounds down, a buy's cost up: either way the journal's subaccount stays at
       // or below the exchange's balance, off by under a unit per fill
       const premium = buy ? costUsdcUp(amount, price) : premiumUsdc(amount, price)
       const platform = buy ? 0n : platformFee(premium, deps.platformFeeRate)
-      return { trade: t, buy, amount, price, premium, exchangeFee: usdc(t.trade_fee, 'up'), platformFee: platform }
+      return {
+        trade: t,
+        buy,
+        amount,
+        price,
+        premium,
+        exchangeFee: toBaseUnits(t.trade_fee, USDC_DECIMALS, 'up'),
+        platformFee: platform,
+      }
     })
 }
 
@@ -197,92 +167,4 @@ function positionSums(inserted: readonly RecordedFill[]) {
     sums.set(r.position_id, s)
   }
   return sums
-}
-
-/**
- * Records the settlements of the subaccount's expired instruments that still have sold positions:
- * in the money (a negative settlement P&L for the seller) the cost, out of the money nothing
- * (spec 6 rule 2); the positions become `settled`, the cost shared by their filled size.
- */
-export async function ingestSettlements(deps: FillDeps, sub: TradingSubaccount, nowMs: number): Promise<number> {
-  const { sql } = deps
-  // expiry_sec as float8: an epoch second fits a double exactly, and postgres.js gives int8 as a string
-  // a leg bought back in part is still short its open amount (filled − bought), and the exchange
-  // settles exactly that; one bought back in full has nothing to settle (the placing tick closes it)
-  const due = await sql<{ id: string; instrument: string; expiry_sec: number; open_e18: string }[]>`
-    select id, instrument, expiry_sec::float8 as expiry_sec, (filled_e18 - bought_e18)::text as open_e18
-    from positions
-    where subaccount_id = ${sub.id} and state in ('open', 'closing') and expiry_sec <= ${Math.floor(nowMs / 1000)}
-      and filled_e18 > bought_e18`
-  if (due.length === 0) return 0
-  const { settlements } = await deps.exchange.getOptionSettlementHistory(sub.exchangeId)
-  let recorded = 0
-  for (const instrument of new Set(due.map((d) => d.instrument))) {
-    const s = settlements.find((x) => x.instrument_name === instrument)
-    if (!s) continue // not settled at the exchange yet
-    const legs = due.filter((d) => d.instrument === instrument)
-    const expirySec = legs[0]?.expiry_sec ?? s.expiry
-    const pnl = usdc(s.option_settlement_pnl, 'down')
-    const cost = pnl < 0n ? usdc(s.option_settlement_pnl.slice(1), 'up') : 0n
-    const event: EventInput =
-      cost > 0n
-        ? {
-            type: 'option_settled',
-            payload: {
-              userId: sub.userId,
-              subaccountId: String(sub.exchangeId),
-              instrument,
-              expirySec,
-              outcome: 'itm',
-              currency: 'USDC',
-              amount: cost,
-            },
-            occurredAt: new Date(expirySec * 1000),
-          }
-        : {
-            type: 'option_settled',
-            payload: {
-              userId: sub.userId,
-              subaccountId: String(sub.exchangeId),
-              instrument,
-              expirySec,
-              outcome: 'otm',
-            },
-            occurredAt: new Date(expirySec * 1000),
-          }
-    const total = legs.reduce((a, l) => a + BigInt(l.open_e18), 0n)
-    await sql.begin(async (tx) => {
-      await appendBatch(tx, [event])
-      let left = cost
-      for (const [i, leg] of legs.entries()) {
-        // the cost split by the size still short; the last leg takes the rounding rest
-        const share =
-          i === legs.length - 1 || total === 0n ? left : (cost * BigInt(leg.open_e18)) / (total === 0n ? 1n : total)
-        left -= share
-        await settlePosition(tx, leg.id, cost > 0n ? 'itm' : 'otm', share)
-      }
-    })
-    if (deps.strategyEvents)
-      await publishSettlement(
-        sql,
-        deps.strategyEvents,
-        legs.map((l) => l.id),
-        new Date(expirySec * 1000),
-      )
-    recorded++
-  }
-  return recorded
-}
-
-/**
- * The platform's fees recorded on the subaccount's fills but still held in the user's subaccount
- * at the exchange (not yet collected to the platform's), per currency: reconciliation adds them to
- * the journal side, since the journal already moved them to PLATFORM_FEE_REVENUE.
- */
-export async function uncollectedPlatformFees(sql: Sql, subaccountRowId: string): Promise<Map<string, bigint>> {
-  const [r] = await sql<{ v: string }[]>`
-    select coalesce(sum(platform_fee), 0)::text as v from position_fills
-    where subaccount_id = ${subaccountRowId} and fee_collected_at is null`
-  const v = BigInt(r?.v ?? '0')
-  return v === 0n ? new Map() : new Map([['USDC', v]])
 }
