@@ -139,6 +139,8 @@ export const SENTENCES: Readonly<Record<string, Sentence>> = {
   INVALID_STOP_REASON: 'That stop reason is not valid.',
   OUTBOUND_NOT_FOUND: 'That transaction was not found.',
   OUTBOUND_NOT_HELD: 'That transaction is not held for review.',
+  SWEEP_FAILED: INTERNAL,
+  SWEEP_NOT_FAILED: 'Only a failed sweep can be retried.',
   OUTBOUND_MINED: 'The chain shows that transaction mined, so it cannot be failed; nothing was released.',
   OUTBOUND_MAY_STILL_MINE:
     'That transaction may still be mined (its nonce is not used at confirmed depth yet), so nothing was released. Try again later.',
