@@ -178,7 +178,6 @@ describe('time', () => {
 
 describe('labels', () => {
   it('names events in words', () => {
-    const u = '0190a1b2-0000-7000-8000-000000000001'
     expect(eventLabel('deposit_detected')).toBe('deposit detected')
   })
 })
