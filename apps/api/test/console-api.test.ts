@@ -170,9 +170,11 @@ describe('the API a console is built on', () => {
     let cursor: string | null = null
     const pages: number[] = []
     do {
-      const body = (await get(`/deposits?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, auth)).json()
+      const body: { items: Array<{ id: string }>; nextCursor: string | null } = (
+        await get(`/deposits?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, auth)
+      ).json()
       pages.push(body.items.length)
-      seen.push(...body.items.map((x: { id: string }) => x.id))
+      seen.push(...body.items.map((x) => x.id))
       cursor = body.nextCursor
     } while (cursor !== null && pages.length < 10)
     expect(pages).toEqual([2, 2, 1])

@@ -11,7 +11,6 @@ import { fromE18 } from '@wh/exchange'
 import {
   type Candle,
   marketNames,
-  markIvE18,
   pctString,
   publishStrategyEvent,
   ratio,
@@ -20,7 +19,7 @@ import {
   upsertCandles,
 } from '@wh/market'
 import { runFunding } from '@wh/subaccounts'
-import { type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
+import { markIvE18, type PlaceDeps, requestPosition, runPlacing, tradingProfile } from '@wh/trading'
 import { buildChainRegistry, DepositKeyring } from '@wh/wallet'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
