@@ -5,6 +5,7 @@
  * person reads. The rows are written by decisions.ts only.
  */
 
+import { fromE18 } from '@wh/exchange'
 import type { ExpiryChoice, StrikeChoice, StrikeExclusion } from './placing'
 import type { TradingProfile } from './profiles'
 
@@ -124,14 +125,9 @@ export interface DecisionFacts {
 /** A bound on what one decision stores: the nearest candidates are kept, the rest dropped. */
 export const MAX_CANDIDATES = 40
 
-const E18 = 10n ** 18n
-
-/** An e18 amount as a decimal string, trailing zeros trimmed ("2700", "0.25"). */
+/** An e18 amount as a decimal string, trailing zeros trimmed ("2700", "0.25"): @wh/exchange's fromE18. */
 export function e18Decimal(v: bigint): string {
-  const neg = v < 0n
-  const abs = neg ? -v : v
-  const frac = (abs % E18).toString().padStart(18, '0').replace(/0+$/, '')
-  return `${neg ? '-' : ''}${abs / E18}${frac ? `.${frac}` : ''}`
+  return fromE18(v)
 }
 
 const bpsNumber = (v: bigint) => Number(v > 1_000_000_000n ? 1_000_000_000n : v)
