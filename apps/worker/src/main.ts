@@ -81,7 +81,6 @@ const runtime = await startRuntime({
 })
 // one upstream price subscription per deployment: every replica contends, one holds (docs/market-data.md)
 const priceFeed = startWorkerPriceFeed(deps, log)
-log.info({ queues: consume, concurrency, ticks: ticks.map((t) => t.name), clock: config.workerClock }, 'worker started')
 
 let closing = false
 async function shutdown(signal: string) {
@@ -98,3 +97,5 @@ async function shutdown(signal: string) {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
+// said once the signals are handled: from here a SIGTERM finishes the jobs in flight
+log.info({ queues: consume, concurrency, ticks: ticks.map((t) => t.name), clock: config.workerClock }, 'worker started')
