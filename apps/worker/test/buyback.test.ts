@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { fromE18, toE18 } from '@wh/exchange'
 import { balanceOf, userExpense, userSub } from '@wh/ledger'
-import { strategyEventsOn } from '@wh/market'
 import { reconcileSubaccount, runFunding } from '@wh/subaccounts'
 import {
   BUYBACK_PENDING,
@@ -25,7 +24,7 @@ import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
 import type { WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, silent, startExchangeStack, tradingDepsOf } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const E18 = 10n ** 18n
@@ -65,15 +64,7 @@ describe('buying a leg back against the simulator', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = {
-      sql: stack.sql,
-      exchange: deps.exchange,
-      redis,
-      clock: deps.clock,
-      platformFeeRate: '0.1',
-      profile,
-      strategyEvents: strategyEventsOn(redis),
-    }
+    place = tradingDepsOf(stack, profile).place
   })
   afterAll(async () => stack?.close())
 

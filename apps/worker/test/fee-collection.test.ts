@@ -9,7 +9,6 @@
 import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import type { RunningSimulator } from '@wh/derive-simulator'
-import { strategyEventsOn } from '@wh/market'
 import {
   FEE_MIN_COLLECT,
   FEE_RETRY_AFTER_MS,
@@ -31,6 +30,7 @@ import {
   journalPlatformDeposits,
   silent,
   startExchangeStack,
+  tradingDepsOf,
 } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
@@ -51,15 +51,7 @@ describe('platform fee collection against the simulator', () => {
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = {
-      sql: stack.sql,
-      exchange: deps.exchange,
-      redis,
-      clock: deps.clock,
-      platformFeeRate: '0.1',
-      profile,
-      strategyEvents: strategyEventsOn(redis),
-    }
+    place = tradingDepsOf(stack, profile).place
   })
   afterAll(async () => stack?.close())
 

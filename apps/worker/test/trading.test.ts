@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto'
 import { toBaseUnits } from '@wh/core'
 import type { RunningSimulator } from '@wh/derive-simulator'
 import { balanceOf, userExpense, userIncome, userSub } from '@wh/ledger'
-import { strategyEventsOn } from '@wh/market'
 import { reconcileSubaccount, runFunding, runReleases, withCycleLock } from '@wh/subaccounts'
 import {
   advancePosition,
@@ -23,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildWorkerDeps } from '../src/deps'
 import { reconcileSources } from '../src/jobs/exchange/ticks'
 import type { WorkerDeps } from '../src/ticks'
-import { creditDeposit, type ExchangeStack, silent, startExchangeStack } from './fixtures/exchange-stack'
+import { creditDeposit, type ExchangeStack, silent, startExchangeStack, tradingDepsOf } from './fixtures/exchange-stack'
 
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 const MIN = 60_000
@@ -45,15 +44,7 @@ describe('positions: placing, fills and settlement against the simulator', () =>
     })
     ;({ sim, deps, redis } = stack)
     sim.control.setPrice('ETH', '3000')
-    place = {
-      sql: stack.sql,
-      exchange: deps.exchange,
-      redis,
-      clock: deps.clock,
-      platformFeeRate: '0.1',
-      profile,
-      strategyEvents: strategyEventsOn(redis),
-    }
+    place = tradingDepsOf(stack, profile).place
   })
   afterAll(async () => stack?.close())
 

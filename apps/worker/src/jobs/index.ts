@@ -3,9 +3,7 @@ import { depositAuditTicks, depositScanTicks, depositSweepProcessor, depositSwee
 import { accrualsTick, feeTick, fundTick, reconcileTick, releaseTick, sessionKeysTick } from './exchange/ticks'
 import { liabilitiesPublishTick } from './liabilities/ticks'
 import { solvencyTick } from './solvency/ticks'
-import { convertTick } from './trading/convert'
-import { placeTick } from './trading/place-tick'
-import { wheelTick } from './trading/wheel-tick'
+import { convertTick, placeTick, wheelTick } from './trading/ticks'
 import { bridgeTicks, cctpRefillTicks, hotWalletEthTick, treasuryTick } from './treasury/ticks'
 import { withdrawalSendTick } from './withdrawals/ticks'
 
