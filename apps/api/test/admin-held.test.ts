@@ -25,7 +25,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAdminServer } from '../src/admin/server'
 import { deskCaller, deskSignIn, makeOperators } from './desk-support'
-import { waitFor } from './market-support'
+import { raceAtTable } from './table-gate'
 
 const reason = 'the explorer shows the nonce taken'
 const address = () => getAddress(`0x${randomBytes(20).toString('hex')}`)
@@ -132,41 +132,16 @@ describe('held transactions: four eyes, and the chain read again before money is
     const { id } = await held(address(), 0, [randomHash()])
     const proposed = await call('POST', `/admin/held/${id}/fail`, { token: token.otto, body: { reason } })
     const pid = proposed.body.proposal.id as string
-    // both approvers read the proposal before either approval is written: the owner holds the approvals
-    // table against writes (held before either request is sent) until both requests wait on a lock, then
-    // lets them go
-    const owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
-    let release: () => void = () => {}
-    const gate = new Promise<void>((r) => {
-      release = r
+    // both approvers read the proposal before either approval is written (raceAtTable: held, then let go)
+    const answers = raceAtTable({
+      ownerUrl: ctx.ownerUrl,
+      sql: ctx.database.sql,
+      table: 'operator_approvals',
+      waitingOn: ['%operator_approvals%', '%pg_advisory_xact_lock%'],
+      count: 2,
+      send: () =>
+        Promise.all([token.alice, token.bob].map((t) => call('POST', `/admin/proposals/${pid}/approve`, { token: t }))),
     })
-    let locked: () => void = () => {}
-    const isLocked = new Promise<void>((r) => {
-      locked = r
-    })
-    const locking = owner.begin(async (tx) => {
-      await tx`lock table operator_approvals in share mode`
-      locked()
-      await gate
-    })
-    let answers: Promise<Awaited<ReturnType<typeof call>>[]>
-    try {
-      await Promise.race([isLocked, locking])
-      answers = Promise.all(
-        [token.alice, token.bob].map((t) => call('POST', `/admin/proposals/${pid}/approve`, { token: t })),
-      )
-      await waitFor(async () => {
-        const [w] = await ctx.database.sql<{ n: number }[]>`
-          select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock' and query ilike '%operator_approvals%'
-             or datname = current_database() and wait_event_type = 'Lock' and query ilike '%pg_advisory_xact_lock%'`
-        return (w?.n ?? 0) >= 2
-      }, 'both approvals waiting')
-    } finally {
-      release()
-      await locking
-      await owner.end()
-    }
     // one of them executed the decision (here refused by the chain's state: the nonce may still be mined)
     expect((await answers).map((a) => a.body.code ?? 'approved').sort()).toEqual([
       'OUTBOUND_MAY_STILL_MINE',

@@ -17,8 +17,8 @@ import { createPublicClient, getAddress, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildAdminServer } from '../src/admin/server'
 import { deskCaller, deskSignIn, makeOperators } from './desk-support'
-import { waitFor } from './market-support'
 import { type Api, startApi } from './support'
+import { raceAtTable } from './table-gate'
 
 const reason = 'second provider shows the nonce taken by 0xabc'
 const address = () => getAddress(`0x${randomBytes(20).toString('hex')}`)
@@ -355,39 +355,16 @@ describe('the operator desk', () => {
       values (${user?.id as string}, 'ETH', ${Math.floor(Math.random() * 1e9)}, now(), 'journal and exchange differ')
       returning id`
     const path = `/admin/subaccounts/${sub?.id as string}/clear-stop`
-    // every request reads "none open" before any writes: the owner holds the proposals table against
-    // writes (held before the first request is sent) until all of them wait on a lock, then lets them go
-    const owner = postgres(ctx.ownerUrl, { max: 1, onnotice: () => {} })
-    let release: () => void = () => {}
-    const gate = new Promise<void>((r) => {
-      release = r
-    })
-    let locked: () => void = () => {}
-    const isLocked = new Promise<void>((r) => {
-      locked = r
-    })
-    const locking = owner.begin(async (tx) => {
-      await tx`lock table operator_proposals in share mode`
-      locked()
-      await gate
-    })
     const who = ['otto', 'alice', 'bob', 'otto', 'alice', 'bob']
-    let answers: Promise<Awaited<ReturnType<typeof call>>[]>
-    try {
-      await Promise.race([isLocked, locking])
-      answers = Promise.all(who.map((n) => call('POST', path, { token: token[n], body: { reason } })))
-      await waitFor(async () => {
-        const [w] = await sql<{ n: number }[]>`
-          select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock'
-            and (query ilike '%insert into operator_proposals%' or query ilike '%pg_advisory_xact_lock%')`
-        return (w?.n ?? 0) >= who.length
-      }, 'every proposal waiting')
-    } finally {
-      release()
-      await locking
-      await owner.end()
-    }
+    // every request reads "none open" before any writes (raceAtTable: held, then let go)
+    const answers = raceAtTable({
+      ownerUrl: ctx.ownerUrl,
+      sql,
+      table: 'operator_proposals',
+      waitingOn: ['%insert into operator_proposals%', '%pg_advisory_xact_lock%'],
+      count: who.length,
+      send: () => Promise.all(who.map((n) => call('POST', path, { token: token[n], body: { reason } }))),
+    })
     const proposed = await answers
     expect(proposed.map((r) => r.status)).toEqual(who.map(() => 202))
     expect(new Set(proposed.map((r) => r.body.proposal.id)).size).toBe(1)
