@@ -34,8 +34,9 @@ import {
   stopWheel,
   type TradingProfile,
 } from '@wh/trading'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type Type from 'typebox'
+import type { Jobs } from '../../lib/jobs'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import type { PublicExchange } from '../quotes/chain'
 import { settingsInEffect } from '../quotes/index'
@@ -53,6 +54,8 @@ export interface PositionRoutesOptions {
   prices?: PriceReader
   /** the fee-share check of a new position (docs/trading.md "Economics"); none: not checked */
   feeShare?: { chain: ChainReader; settings: QuoteSettings }
+  /** the jobs a 202 adds after its commit (docs/architecture.md "Accepted work: one job per 202"); none: the ticks alone */
+  jobs?: Jobs
 }
 
 class AmountNotStringError extends AppError {
@@ -197,7 +200,11 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
     },
     async (request, reply) => {
       const key = request.headers['idempotency-key']
-      const created = await createPosition(opts, clock, currentUser(request).userId, request.body, key)
+      const { userId } = currentUser(request)
+      const created = await createPosition(opts, clock, userId, request.body, key)
+      // committed: the worker funds and places it now (a replayed request adds nothing)
+      if (created.state === 'requested' || created.state === 'funding')
+        await opts.jobs?.afterCommit(request, 'position.advance', created.id, userId)
       return reply.code(202).send(created)
     },
   )
@@ -216,29 +223,54 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       schema: deleteSchema,
     },
     async (request, reply) => {
-      const { userId } = currentUser(request)
-      const { id } = request.params
-      try {
-        const r = await cancelPosition(sql, userId, id, clock.now())
-        return reply.code(r.outcome === 'cancelled' ? 200 : 202).send({ id, action: 'cancel', ...r })
-      } catch (e) {
-        if (e instanceof PositionSoldError) {
-          const c = await closePosition(sql, userId, id, prices, clock.now())
-          return reply
-            .code(202)
-            .send({ id, action: 'close', outcome: c.outcome, state: c.state, quote: quoteBody(c.quote) })
-        }
-        if (!(e instanceof NotFoundError)) throw e
-        // not a position of the caller's: perhaps one of their wheels
-        const w = await stopWheel(sql, userId, id, request.query.mode ?? 'after_cycle', clock.now(), prices)
-        return reply.code(w.state === 'stopped' ? 200 : 202).send({
-          id,
-          action: 'stop',
-          outcome: w.state,
-          state: w.state,
-          ...(w.closeQuote && { quote: quoteBody(w.closeQuote) }),
-        })
-      }
+      const r = await deletePosition(opts, clock, prices, request, request.query.mode ?? 'after_cycle')
+      return reply.code(r.code).send(r.body)
     },
   )
+}
+
+/**
+ * DELETE /positions/:id: a cancel, else the buy-back of a sold leg, else the stop of a wheel; each
+ * answer that leaves work for later (202) adds its job after the commit: the leg's cancel or close,
+ * a stopping wheel's stop (whose job ends its leg first).
+ */
+async function deletePosition(
+  opts: PositionRoutesOptions,
+  clock: Clock,
+  prices: PriceReader,
+  request: FastifyRequest<{ Params: Type.Static<typeof PositionParams> }>,
+  mode: 'now' | 'after_cycle',
+) {
+  const { sql, jobs } = opts
+  const { userId } = currentUser(request)
+  const { id } = request.params
+  const enqueue = (name: Parameters<Jobs['afterCommit']>[1], rowId: string) =>
+    jobs?.afterCommit(request, name, rowId, userId)
+  try {
+    const r = await cancelPosition(sql, userId, id, clock.now())
+    if (r.outcome === 'cancel_requested') await enqueue('position.cancel', id)
+    if (r.wheel?.state === 'stopping') await enqueue('wheel.stop', r.wheel.id)
+    return { code: r.outcome === 'cancelled' ? 200 : 202, body: { id, action: 'cancel' as const, ...r } }
+  } catch (e) {
+    if (e instanceof PositionSoldError) {
+      const c = await closePosition(sql, userId, id, prices, clock.now())
+      await enqueue('position.close', id)
+      return {
+        code: 202,
+        body: { id, action: 'close' as const, outcome: c.outcome, state: c.state, quote: quoteBody(c.quote) },
+      }
+    }
+    if (!(e instanceof NotFoundError)) throw e
+    // not a position of the caller's: perhaps one of their wheels
+    const w = await stopWheel(sql, userId, id, mode, clock.now(), prices)
+    if (w.state === 'stopping') await enqueue('wheel.stop', id)
+    const body = {
+      id,
+      action: 'stop' as const,
+      outcome: w.state,
+      state: w.state,
+      ...(w.closeQuote && { quote: quoteBody(w.closeQuote) }),
+    }
+    return { code: w.state === 'stopped' ? 200 : 202, body }
+  }
 }

@@ -11,11 +11,14 @@ import type { Sql } from '@wh/db'
 import { type ReleaseView, requestRelease } from '@wh/subaccounts'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
+import type { Jobs } from '../../lib/jobs'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import { listSubaccounts } from './read'
 
 export interface SubaccountRoutesOptions {
   sql: Sql
+  /** the `release.run` job each accepted release adds after its commit (none: the tick alone) */
+  jobs?: Jobs
 }
 
 /** Base units as a decimal string of the currency (an unknown currency stays in base units). */
@@ -100,6 +103,9 @@ export default async function subaccountRoutes(app: FastifyInstance, opts: Subac
         asset: request.params.asset,
         ...(key !== undefined && { idempotencyKey: key }),
       })
+      // committed: the worker plans it now (a replay of a closed release has nothing to do)
+      if (release.state === 'requested' || release.state === 'waiting')
+        await opts.jobs?.afterCommit(request, 'release.run', release.id, userId)
       return reply.code(202).send(releaseOut(release))
     },
   )

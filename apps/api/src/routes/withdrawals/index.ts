@@ -38,6 +38,7 @@ import {
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type Type from 'typebox'
+import type { Jobs } from '../../lib/jobs'
 import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
 
@@ -58,6 +59,8 @@ export interface WithdrawalRoutesOptions {
   /** Redis names of the feed (tests namespace them) */
   names?: MarketNames
   fees?: FeeEstimator
+  /** the `withdrawal.send` job each accepted request adds after its commit (none: the tick alone sends) */
+  jobs?: Jobs
   destinations?: DestinationGuard
   clock?: Clock
 }
@@ -233,14 +236,17 @@ export default async function withdrawalRoutesPlugin(app: FastifyInstance, opts:
     },
     async (request, reply) => {
       const { chain, asset, amount, destination } = request.body
+      const { userId } = currentUser(request)
       const row = await requestWithdrawal(deps, {
-        userId: currentUser(request).userId,
+        userId,
         chain,
         asset,
         amount,
         destination,
         idempotencyKey: request.headers['idempotency-key'],
       })
+      // committed: the worker sends it now (a replay of a row already sent has nothing to do)
+      if (row.state === 'requested') await opts.jobs?.afterCommit(request, 'withdrawal.send', row.id, userId)
       return reply.code(202).send(createdBody(row))
     },
   )
