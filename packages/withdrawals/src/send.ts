@@ -139,7 +139,9 @@ interface StuckRow {
   held_at: Date | null
 }
 
-type Outcome = 'sent' | 'failed' | 'pending' | 'skipped' | 'held' | 'errors'
+/** What one row's send came to (`skipped`: another run holds its row). */
+export type WithdrawalSendOutcome = 'sent' | 'failed' | 'pending' | 'skipped' | 'held' | 'errors'
+type Outcome = WithdrawalSendOutcome
 /** An alert to send after the commit: text, fields, and a key that sends it once per period. */
 type Alert = [string, AlertFields, string?]
 
@@ -181,7 +183,8 @@ async function coolingRefuses(deps: WithdrawalSendDeps, w: ClaimedWithdrawal, ch
   return deps.outbox.hasCode(chain, w.destination as `0x${string}`)
 }
 
-async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outcome: Outcome; retry?: Retry }> {
+/** One row, locked for the send, in its own transaction (a tick's round and the `withdrawal.send` job alike). */
+export async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outcome: Outcome; retry?: Retry }> {
   // alerts go out after the commit: no chat round trip while the row and balances are locked
   const alerts: Alert[] = []
   const result = await deps.sql.begin(async (tx): Promise<{ outcome: Outcome; retry?: Retry }> => {
@@ -282,7 +285,7 @@ async function settle(
  * or any deposit address): the API refuses these at request time; this catches a row from before
  * a wallet was registered. Returns the ids it failed.
  */
-async function refuseOwnDestinations(deps: WithdrawalSendDeps, rows: readonly DueRow[]): Promise<Set<string>> {
+export async function refuseOwnDestinations(deps: WithdrawalSendDeps, rows: readonly DueRow[]): Promise<Set<string>> {
   const fresh = rows.filter((r) => r.tx_hash === null && r.destination !== null)
   if (fresh.length === 0) return new Set()
   const destinations = fresh.map((r) => r.destination as string)
@@ -335,7 +338,7 @@ async function alertStuck(deps: WithdrawalSendDeps): Promise<number> {
   return alerts
 }
 
-interface DueRow {
+export interface DueRow {
   id: string
   chain: string | null
   destination: string | null

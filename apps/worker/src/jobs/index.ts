@@ -1,3 +1,4 @@
+import { rowJobProcessors } from '../items/index'
 import type { TickDefinition } from '../ticks'
 import { bridgeTicks } from './bridge/bridge'
 import { cctpRefillTicks, hotWalletEthTick } from './cctp/ticks'
@@ -64,4 +65,6 @@ export const ticks: readonly TickDefinition[] = [
   // assets against liabilities per currency, every leg stored; a confirmed deficit alerts and may
   // stop the platform (every SOLVENCY_EVERY_SECONDS, queue solvency)
   solvencyTick,
+  // the jobs the API adds for each 202 after its commit (no schedule: the ticks above sweep their rows)
+  ...rowJobProcessors,
 ]

@@ -143,6 +143,30 @@ export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {
   return summary
 }
 
+/**
+ * One funding row as far as it can go now (the `position.advance` job, docs/architecture.md
+ * "Accepted work"); the caller holds the cycle lock. Rows stored signed by an earlier run go out
+ * first, in nonce order, as in fundOpenTransfers: a newer signature sent before them would make the
+ * exchange refuse theirs. 'absent' when the row is not open or not due (nothing done).
+ */
+export async function fundTransfer(deps: TransferDeps, transferId: string): Promise<Outcome | 'absent'> {
+  const rows = await deps.sql.unsafe<TransferRow[]>(
+    `select ${TRANSFER_COLUMNS} from subaccount_transfers
+     where kind = 'fund' and state in ('reserved', 'submitted', 'accepted') and next_attempt_at <= now()
+       and (state = 'submitted' or id = $1) limit ${FUND_BATCH}`,
+    [transferId],
+  )
+  let outcome: Outcome | 'absent' = 'absent'
+  for (const row of rows.filter((r) => r.state === 'submitted').sort(byNonce)) {
+    const done = await fundRow(deps, row, {})
+    if (row.id === transferId) outcome = done
+  }
+  const row = rows.find((r) => r.id === transferId && r.state !== 'submitted')
+  if (row) outcome = await fundRow(deps, row, {})
+  if (outcome === 'funded') await advanceTopUps(deps)
+  return outcome
+}
+
 /** Stored rows in the order they were signed: by the nonce of their params, then by when they were stored. */
 function byNonce(a: TransferRow, b: TransferRow): number {
   const nonce = (r: TransferRow) => BigInt(String(r.params?.nonce ?? 0))

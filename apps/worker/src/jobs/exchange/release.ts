@@ -85,13 +85,21 @@ export async function runReleases(
   return r.ran ? r.value : { released: 0, waiting: 0, withdrawing: 0, failed: 0, locked: true }
 }
 
-/** Works through the open releases, oldest first; the caller holds the cycle lock. */
-export async function processOpenReleases(deps: TransferDeps, hooks: ReleaseHooks = {}): Promise<ReleaseSummary> {
+/** The release `releaseId` as far as it can go now (the `release.run` job); the caller holds the cycle lock. */
+export const releaseOne = (deps: TransferDeps, releaseId: string) => processOpenReleases(deps, {}, releaseId)
+
+/** Works through the open releases (or only `only`), oldest first; the caller holds the cycle lock. */
+export async function processOpenReleases(
+  deps: TransferDeps,
+  hooks: ReleaseHooks = {},
+  only?: string,
+): Promise<ReleaseSummary> {
   const rows = await deps.sql<ReleaseRow[]>`
     select r.id, r.user_id, r.subaccount_id, r.state, r.reason, s.exchange_id::text as exchange_id,
       s.stopped_at, s.stop_reason, r.attempts
     from subaccount_releases r join subaccounts s on s.id = r.subaccount_id
     where r.state in ('requested', 'waiting', 'withdrawing') and r.next_attempt_at <= now()
+      ${only ? deps.sql`and r.id = ${only}` : deps.sql``}
     order by r.next_attempt_at, r.created_at, r.id limit ${RELEASE_BATCH}`
   const summary: ReleaseSummary = { released: 0, waiting: 0, withdrawing: 0, failed: 0, locked: false }
   await mapLimit(rows, RELEASE_CONCURRENCY, async (rel) => {

@@ -118,7 +118,10 @@ export async function runPlacing(deps: PlaceDeps): Promise<PlaceSummary> {
   return r.ran ? { locked: false, steps: r.value } : { locked: true, steps: {} }
 }
 
-async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
+/** One position one step further (the `position.advance` job); the caller holds the cycle lock. */
+export const placePosition = (deps: PlaceDeps, id: string) => placeAll({ ...deps, strategyEvents: eventsOf(deps) }, id)
+
+async function placeAll(deps: PlaceDeps, only?: string): Promise<Record<string, number>> {
   const { sql } = deps
   const now = deps.clock.now()
   const live = await sql<Live[]>`
@@ -133,7 +136,7 @@ async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {
     left join subaccount_transfers f on f.id = p.funding_transfer_id
     left join signal_state g on g.asset = p.asset and g.side = p.side
     left join wheels w on w.id = p.wheel_id
-    where p.state in ('requested', 'funding', 'placing', 'open', 'closing')
+    where p.state in ('requested', 'funding', 'placing', 'open', 'closing') ${only ? sql`and p.id = ${only}` : sql``}
     order by p.updated_at
     limit ${PLACE_BATCH}`
   const steps: Record<string, number> = {}

@@ -75,7 +75,11 @@ export async function runWheels(deps: WheelDeps): Promise<WheelSummary> {
   return r.ran ? { locked: false, disabled: false, steps: r.value } : { locked: true, disabled: false, steps: {} }
 }
 
-async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {
+/** The wheel `wheelId` turned once (the `wheel.next-leg` and `wheel.stop` jobs); the caller holds the cycle lock. */
+export const turnWheel = (deps: WheelDeps, wheelId: string) =>
+  deps.enabled ? turnAll(deps, wheelId) : Promise.resolve({ disabled: 1 } as Record<string, number>)
+
+async function turnAll(deps: WheelDeps, only?: string): Promise<Record<string, number>> {
   const { sql } = deps
   const now = deps.clock.now()
   const rows = await sql<WheelRow[]>`
@@ -84,7 +88,7 @@ async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {
     from wheels w join subaccounts s on s.id = w.subaccount_id
     left join positions p on p.id = w.current_position_id
     left join conversions c on c.position_id = w.current_position_id
-    where w.state in ('running', 'stopping')
+    where w.state in ('running', 'stopping') ${only ? sql`and w.id = ${only}` : sql``}
     order by w.updated_at
     limit 500`
   const steps: Record<string, number> = {}
