@@ -1,7 +1,7 @@
 /**
- * Positions (spec 4.2; docs/trading.md): a request to sell an option leg (202; the placing tick
- * works it), the caller's positions, and cancelling one or buying a sold one back ("Buying a leg
- * back": quoted here from the exchange's ticker, bought by the placing tick).
+ * Positions (spec 4.2; docs/trading.md): a request to sell an option leg (202; its job funds and
+ * places it at once, the placing tick sweeps), the caller's positions, and cancelling one or buying
+ * a sold one back ("Buying a leg back": quoted here from the exchange's ticker, bought by its job).
  */
 
 import {
@@ -76,7 +76,7 @@ function quoteBody(q: BuyBackQuote) {
 
 const createSchema = {
   tags: ['positions'],
-  summary: 'Sell an option leg: a cash-secured put or a covered call (202; a background tick places it)',
+  summary: 'Sell an option leg: a cash-secured put or a covered call (202; the worker funds and places it at once)',
   description:
     'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
     'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +

@@ -1,7 +1,7 @@
 /**
  * Subaccounts (spec 4.2): the caller's subaccounts with their journal
- * balances, and POST /subaccounts/:asset/release, which records a release request (202); the
- * release tick in the worker withdraws what the subaccount can free and says why it waits.
+ * balances, and POST /subaccounts/:asset/release, which records a release request (202); its job
+ * (and the release tick, which sweeps) withdraws what the subaccount can free and says why it waits.
  * docs/exchange.md "Subaccounts: funding and release" has the states.
  */
 
@@ -79,7 +79,7 @@ export default async function subaccountRoutes(app: FastifyInstance, opts: Subac
     {
       schema: {
         tags: ['subaccounts'],
-        summary: 'Release a subaccount: a background tick withdraws what it holds back to the free balance',
+        summary: 'Release a subaccount: the worker withdraws what it holds back to the free balance',
         description:
           'Answers 202 with the release. It waits (state `waiting`, with a reason) while positions or orders are ' +
           'open. An Idempotency-Key header (at most 128 printable characters) makes a retry answer the same ' +

@@ -1,6 +1,6 @@
 /**
  * Withdrawals (spec 4.2, 3.2, 8.2): the routes a user may withdraw by, a request that reserves
- * part of the free balance (202; the withdrawals tick sends it), and the caller's history. Each
+ * part of the free balance (202; its job sends it at once, the withdrawals tick sweeps), and the caller's history. Each
  * handler parses, calls @wh/withdrawals (packages/withdrawals: the request's rules in request.ts,
  * the reads in rows.ts) and maps the row to its answer. docs/chains.md "Withdrawals" describes
  * states, reserve and fees.
@@ -137,7 +137,7 @@ const routesSchema = {
 }
 const createSchema = {
   tags: ['withdrawals'],
-  summary: 'Request a withdrawal: reserves the amount from the free balance; a background tick sends it',
+  summary: 'Request a withdrawal: reserves the amount from the free balance; the worker sends it at once',
   description:
     'An Idempotency-Key header (at most 128 printable characters) makes a retried request answer the ' +
     'same withdrawal with the same 202. Amounts are decimal strings in the asset (at most its decimals).',
