@@ -54,91 +54,74 @@ const rowLinks = (opts: DeskJobsOptions, names: readonly RowJobName[], rowId: st
   Promise.all(names.map((n) => linkOf(opts, n, rowJobRef(n, rowId))))
 
 export async function deskJobRoutes(app: FastifyInstance, opts: DeskJobsOptions) {
-  const { sql } = opts
-  const reply404 = (what: string) => new NotFoundError(what)
-
-  app.get<{ Params: Type.Static<typeof IdParams> }>(
-    '/admin/withdrawals/:id',
-    deskRoute('viewer', {
-      ...tag,
-      summary: 'A withdrawal and its job',
-      params: IdParams,
-      response: { 200: DeskWithdrawal },
-    }),
-    async (request) => {
-      const [w] = await sql<WithdrawalRow[]>`
-        select id, user_id, state, chain, currency, amount::text, tx_hash, last_error_code, held_at, created_at
-        from withdrawals where id = ${request.params.id}`
-      if (!w) throw reply404('withdrawal')
-      return {
-        id: w.id,
-        userId: w.user_id,
-        state: w.state,
-        chain: w.chain,
-        currency: w.currency,
-        amount: w.amount,
-        txHash: w.tx_hash,
-        lastErrorCode: w.last_error_code,
-        heldAt: iso(w.held_at),
-        createdAt: w.created_at.toISOString(),
-        jobs: await rowLinks(opts, ['withdrawal.send'], w.id),
-      }
-    },
+  const route = <S extends object>(summary: string, response: S) =>
+    deskRoute('viewer', { ...tag, summary, params: IdParams, response: { 200: response } })
+  type ById = { Params: Type.Static<typeof IdParams> }
+  app.get<ById>('/admin/withdrawals/:id', route('A withdrawal and its job', DeskWithdrawal), (r) =>
+    withdrawalView(opts, r.params.id),
   )
-
-  app.get<{ Params: Type.Static<typeof IdParams> }>(
-    '/admin/positions/:id',
-    deskRoute('viewer', {
-      ...tag,
-      summary: 'A position and its jobs',
-      params: IdParams,
-      response: { 200: DeskPosition },
-    }),
-    async (request) => {
-      const [p] = await sql<PositionRow[]>`
-        select id, user_id, state, asset, side, wheel_id, reason, created_at from positions where id = ${request.params.id}`
-      if (!p) throw reply404('position')
-      return {
-        id: p.id,
-        userId: p.user_id,
-        state: p.state,
-        asset: p.asset,
-        side: p.side,
-        wheelId: p.wheel_id,
-        reason: p.reason,
-        createdAt: p.created_at.toISOString(),
-        jobs: await rowLinks(opts, ['position.advance', 'position.cancel', 'position.close'], p.id),
-      }
-    },
+  app.get<ById>('/admin/positions/:id', route('A position and its jobs', DeskPosition), (r) =>
+    positionView(opts, r.params.id),
   )
-
-  app.get<{ Params: Type.Static<typeof IdParams> }>(
-    '/admin/deposits/:id',
-    deskRoute('viewer', {
-      ...tag,
-      summary: 'A deposit and its sweep job',
-      params: IdParams,
-      response: { 200: DeskDeposit },
-    }),
-    async (request) => {
-      const [d] = await sql<DepositRow[]>`
-        select id, user_id, state, chain, token, amount::text, last_error_code, held_at, created_at
-        from deposits where id = ${request.params.id}`
-      if (!d) throw reply404('deposit')
-      return {
-        id: d.id,
-        userId: d.user_id,
-        state: d.state,
-        chain: d.chain,
-        token: d.token,
-        amount: d.amount,
-        lastErrorCode: d.last_error_code,
-        heldAt: iso(d.held_at),
-        createdAt: d.created_at.toISOString(),
-        jobs: [await linkOf(opts, DEPOSIT_SWEEP_JOB_NAME, depositSweepJobRef(d.id))],
-      }
-    },
+  app.get<ById>('/admin/deposits/:id', route('A deposit and its sweep job', DeskDeposit), (r) =>
+    depositView(opts, r.params.id),
   )
+}
+
+async function withdrawalView(opts: DeskJobsOptions, id: string) {
+  const [w] = await opts.sql<WithdrawalRow[]>`
+    select id, user_id, state, chain, currency, amount::text, tx_hash, last_error_code, held_at, created_at
+    from withdrawals where id = ${id}`
+  if (!w) throw new NotFoundError('withdrawal')
+  return {
+    id: w.id,
+    userId: w.user_id,
+    state: w.state,
+    chain: w.chain,
+    currency: w.currency,
+    amount: w.amount,
+    txHash: w.tx_hash,
+    lastErrorCode: w.last_error_code,
+    heldAt: iso(w.held_at),
+    createdAt: w.created_at.toISOString(),
+    jobs: await rowLinks(opts, ['withdrawal.send'], w.id),
+  }
+}
+
+async function positionView(opts: DeskJobsOptions, id: string) {
+  const [p] = await opts.sql<PositionRow[]>`
+    select id, user_id, state, asset, side, wheel_id, reason, created_at from positions where id = ${id}`
+  if (!p) throw new NotFoundError('position')
+  return {
+    id: p.id,
+    userId: p.user_id,
+    state: p.state,
+    asset: p.asset,
+    side: p.side,
+    wheelId: p.wheel_id,
+    reason: p.reason,
+    createdAt: p.created_at.toISOString(),
+    jobs: await rowLinks(opts, ['position.advance', 'position.cancel', 'position.close'], p.id),
+  }
+}
+
+async function depositView(opts: DeskJobsOptions, id: string) {
+  const [d] = await opts.sql<DepositRow[]>`
+    select id, user_id, state, chain, token, amount::text, last_error_code, held_at, created_at
+    from deposits where id = ${id}`
+  if (!d) throw new NotFoundError('deposit')
+  return {
+    id: d.id,
+    userId: d.user_id,
+    state: d.state,
+    chain: d.chain,
+    token: d.token,
+    amount: d.amount,
+    lastErrorCode: d.last_error_code,
+    heldAt: iso(d.held_at),
+    createdAt: d.created_at.toISOString(),
+    jobs: [await linkOf(opts, DEPOSIT_SWEEP_JOB_NAME, depositSweepJobRef(d.id))],
+  }
 }
 
 interface WithdrawalRow {
