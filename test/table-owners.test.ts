@@ -99,6 +99,9 @@ const TABLE_OWNERS: Readonly<Record<string, TableOwner>> = {
   // an event or bump a counter itself, nor call the function the triggers share
   account_events: { owner: ['drizzle/0021_account_events.sql'], writers: ['account_event_emit'] },
   account_event_seqs: { owner: ['drizzle/0021_account_events.sql'], writers: ['account_event_emit'] },
+  // counted by the deferred triggers of 0046 only (docs/architecture.md "Business failures"), as the
+  // failures commit: no code path counts one itself
+  business_failures: { owner: ['drizzle/0046_business_failures.sql'], writers: ['business_failure_count'] },
 }
 
 const ROOT = join(import.meta.dirname, '..')

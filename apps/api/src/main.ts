@@ -49,11 +49,12 @@ if (config.apiProcesses > 1 && cluster.isPrimary) {
  * The operator desk: its own listener, loopback by default, only when ADMIN_PORT is set; operators
  * sign in with their own names (docs/operations.md "Operators and roles").
  */
-async function buildDesk(database: Database, clients: ReadonlyMap<ChainName, ChainClients>) {
+async function buildDesk(database: Database, clients: ReadonlyMap<ChainName, ChainClients>, queues: Queue[]) {
   if (!config.adminListener) return undefined
   return buildAdminServer({
     database,
     clients,
+    queues,
     operators: config.operators,
     logLevel: config.logLevel,
     trustProxy: typeof config.trustProxy === 'object' ? [...config.trustProxy] : config.trustProxy,
@@ -106,7 +107,7 @@ async function serve(): Promise<void> {
     queues,
   })
 
-  const admin = await buildDesk(database, clients)
+  const admin = await buildDesk(database, clients, queues)
 
   // refused when NODE_ENV=production (loadApiConfig); elsewhere named, so a development setup that
   // hands the API the worker's environment is seen

@@ -13,6 +13,7 @@ import type { ChainInfo, ChainName, DepositKeyring } from '@wh/wallet'
 import type { Queue } from 'bullmq'
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
+import { createJobs, type Jobs, type JobsOptions } from './lib/jobs'
 import { asyncapiPlugin } from './plugins/asyncapi'
 import { jwtPlugin } from './plugins/auth'
 import { BULL_BOARD_PATH, bullBoardRoutes } from './plugins/bull-board'
@@ -53,6 +54,11 @@ export interface ServerDeps {
   queues?: Queue[]
   /** the BullMQ key prefix of `queues` (default BULL_PREFIX); the worker's metric hashes live under it too */
   bullPrefix?: string
+  /**
+   * the jobs every 202 adds on `queues` after its commit (lib/jobs.ts); `disabled` leaves the work to
+   * the ticks alone (the benchmark's comparison)
+   */
+  enqueue?: JobsOptions
   clock?: Clock
   logger?: FastifyServerOptions['logger']
   /** market data: Redis names (tests namespace them), WebSocket heartbeat and slow-client limit */
@@ -145,9 +151,11 @@ export function loggerOptions(level: string) {
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock
   const app = createApp(deps)
-  await registerPlatform(app, deps)
-  await registerAccountRoutes(app, deps, clock)
-  await registerTradingRoutes(app, deps, clock)
+  // the queues Bull Board shows are the ones the routes add their jobs to
+  const jobs = createJobs(deps.queues, deps.enqueue)
+  await registerPlatform(app, deps, jobs)
+  await registerAccountRoutes(app, deps, clock, jobs)
+  await registerTradingRoutes(app, deps, clock, jobs)
   await registerStreamsAndMarket(app, deps, clock)
   return app
 }
@@ -183,7 +191,7 @@ function createApp(deps: ServerDeps): FastifyInstance {
 }
 
 /** What every route stands on: errors, documents, metrics, CORS, JWT, the sign-in rate limit. */
-async function registerPlatform(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+async function registerPlatform(app: FastifyInstance, deps: ServerDeps, jobs: Jobs): Promise<void> {
   const { config } = deps
   registerErrorHandling(app)
   acceptEmptyJsonBodies(app)
@@ -197,6 +205,7 @@ async function registerPlatform(app: FastifyInstance, deps: ServerDeps): Promise
     prefix: deps.bullPrefix ?? BULL_PREFIX,
     token: config.metricsToken,
     allowOpen: config.nodeEnv !== 'production',
+    counters: jobs.metrics,
   })
   // the console's origin may call everything (it cancels with DELETE, changes a wheel with PATCH,
   // reads the statement's next page in x-next-cursor and a 503's retry-after); the public, cached
@@ -222,7 +231,7 @@ async function registerPlatform(app: FastifyInstance, deps: ServerDeps): Promise
 }
 
 /** Health, sign-in, deposit addresses, withdrawals, the portfolio and the proof of liabilities. */
-async function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps, clock: Clock): Promise<void> {
+async function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps, clock: Clock, jobs: Jobs): Promise<void> {
   const { config } = deps
   const sql = deps.database.sql
   await app.register(healthRoutes, {
@@ -248,6 +257,7 @@ async function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps, clo
     chains: deps.chains,
     limits: config.withdrawal,
     clock,
+    jobs,
   })
   await app.register(portfolioRoutes, { sql, clock })
   await app.register(liabilitiesRoutes, { sql })
@@ -255,7 +265,7 @@ async function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps, clo
 }
 
 /** Positions, wheels, quotes, subaccounts, signals and the trading configuration (docs/trading.md). */
-async function registerTradingRoutes(app: FastifyInstance, deps: ServerDeps, clock: Clock): Promise<void> {
+async function registerTradingRoutes(app: FastifyInstance, deps: ServerDeps, clock: Clock, jobs: Jobs): Promise<void> {
   const { config } = deps
   const sql = deps.database.sql
   // quotes, the fee-share check of POST /positions and the minimum sizes read one option chain (docs/trading.md "Economics")
@@ -274,11 +284,12 @@ async function registerTradingRoutes(app: FastifyInstance, deps: ServerDeps, clo
     profile,
     exchange,
     feeShare: { chain, settings: quoteSettings },
+    jobs,
   })
-  await app.register(wheelRoutes, { sql, profile })
+  await app.register(wheelRoutes, { sql, profile, jobs })
   await app.register(quoteRoutes, { chain, settings: quoteSettings, clock })
   await app.register(wheelCyclesRoutes, { sql, clock })
-  await app.register(subaccountRoutes, { sql })
+  await app.register(subaccountRoutes, { sql, jobs })
   await app.register(wheelDecisionRoutes, { sql })
   await app.register(signalRoutes, {
     sql,

@@ -24,6 +24,8 @@ export interface Api {
   names: MarketNames
   /** the API's Redis connection */
   redis: Redis
+  /** the queues the API enqueues to (and Bull Board shows), under this API's own key prefix */
+  queues: Queue[]
   /**
    * Publishes `asset`'s index as the price feed does (fenced by the feed's lease), stamped with the
    * API's clock unless `tsMs` says otherwise: what the withdrawal bounds convert with.
@@ -42,7 +44,9 @@ export async function startApi(
   const redis = new Redis(ctx.config.cacheUrl, { maxRetriesPerRequest: 1 })
   // each test file its own rate-limit namespace: flush what this redis db holds for us
   const keyring = DepositKeyring.fromMnemonic(ctx.config.keys.masterMnemonic)
-  const queues = Object.values(QUEUES).map((n) => new Queue(n, { connection: redis, prefix: `${BULL_PREFIX}-test` }))
+  // each API its own prefix: the jobs its 202s add are this test's to read (docs/architecture.md "Accepted work")
+  const bullPrefix = `${BULL_PREFIX}-test-${randomUUID().slice(0, 8)}`
+  const queues = Object.values(QUEUES).map((n) => new Queue(n, { connection: redis, prefix: bullPrefix }))
   const names = marketNames(`t-${randomUUID()}:`)
   const app = await buildServer({
     config: ctx.config,
@@ -51,6 +55,7 @@ export async function startApi(
     keyring: keyring.publicOnly(),
     chains: buildChainRegistry(ctx.config),
     queues,
+    bullPrefix,
     clock,
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
     marketData: {
@@ -70,6 +75,7 @@ export async function startApi(
     keyring,
     names,
     redis,
+    queues,
     seedPrice: (asset, index, tsMs = clock.now().getTime()) => seedFeedPrice(redis, names, asset, index, tsMs),
     async close() {
       await app.close()

@@ -84,13 +84,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     (key) =>
       new Worker(
         QUEUES[key],
-        async (job: Job) => {
+        async (job: Job, token?: string) => {
           const tick = byName.get(`${key}/${job.name}`)
           if (!tick) throw new Error(`no processor for ${job.name} on ${key}`)
           const startedMs = performance.now()
           let result: unknown
           try {
-            result = await tick.process(job, ctx)
+            result = await tick.process(job, ctx, token)
           } catch (err) {
             // BullMQ keeps a failure's message and stack in Redis, shown by Bull Board: without URLs
             throw redactedError(err)

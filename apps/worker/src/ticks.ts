@@ -89,5 +89,6 @@ export interface TickDefinition {
   readonly everyMs?: number
   /** the period from the deployment's config, when a setting governs it (wins over everyMs) */
   readonly everyMsOf?: (config: Config) => number
-  readonly process: (job: Job, ctx: TickContext) => Promise<unknown>
+  /** `token`: the job's lock token, for a processor that moves its job back to delayed (apps/worker/src/items/) */
+  readonly process: (job: Job, ctx: TickContext, token?: string) => Promise<unknown>
 }

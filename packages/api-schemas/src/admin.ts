@@ -303,3 +303,78 @@ export const PlatformStopResult = Type.Object({
   stopped: Type.Boolean({ description: 'whether a stop is open after the decision' }),
   alreadyDone: Type.Boolean(),
 })
+
+/**
+ * A job of the worker for a row (docs/architecture.md "Accepted work: one job per 202"): where it
+ * is in Bull Board, and its state there (`unknown`: no such job, never added or already removed).
+ */
+export const JobLink = Type.Object(
+  {
+    name: Type.String({ description: 'the job name, e.g. withdrawal.send, position.advance, deposit-sweep' }),
+    queue: Type.String({ description: 'the BullMQ queue (Redis name)' }),
+    jobId: Type.String(),
+    path: Type.String({ description: "the job's page in Bull Board, on the API's listener (BULL_BOARD_ENABLED)" }),
+    state: Type.Union([
+      LiteralUnion([
+        'waiting',
+        'active',
+        'delayed',
+        'completed',
+        'failed',
+        'prioritized',
+        'waiting-children',
+        'unknown',
+      ]),
+      Type.Null(),
+    ]),
+  },
+  { title: 'JobLink' },
+)
+
+export const DeskWithdrawal = Type.Object(
+  {
+    id: Uuid,
+    userId: Uuid,
+    state: Type.String(),
+    chain: Type.Union([Type.String(), Type.Null()]),
+    currency: Type.String(),
+    amount: Type.String({ description: 'base units' }),
+    txHash: Type.Union([Type.String(), Type.Null()]),
+    lastErrorCode: Type.Union([Type.String(), Type.Null()]),
+    heldAt: Type.Union([Iso, Type.Null()]),
+    createdAt: Iso,
+    jobs: Type.Array(JobLink),
+  },
+  { title: 'DeskWithdrawal' },
+)
+
+export const DeskPosition = Type.Object(
+  {
+    id: Uuid,
+    userId: Uuid,
+    state: Type.String(),
+    asset: Type.String(),
+    side: Type.String(),
+    wheelId: Type.Union([Uuid, Type.Null()]),
+    reason: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Iso,
+    jobs: Type.Array(JobLink),
+  },
+  { title: 'DeskPosition' },
+)
+
+export const DeskDeposit = Type.Object(
+  {
+    id: Uuid,
+    userId: Uuid,
+    state: Type.String(),
+    chain: Type.String(),
+    token: Type.String(),
+    amount: Type.String({ description: 'base units' }),
+    lastErrorCode: Type.Union([Type.String(), Type.Null()]),
+    heldAt: Type.Union([Iso, Type.Null()]),
+    createdAt: Iso,
+    jobs: Type.Array(JobLink),
+  },
+  { title: 'DeskDeposit' },
+)

@@ -148,7 +148,8 @@ async function coolingRefuses(deps: WithdrawalSendDeps, w: ClaimedWithdrawal, ch
   return deps.outbox.hasCode(chain, w.destination as `0x${string}`)
 }
 
-async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outcome: Outcome; retry?: Retry }> {
+/** One row, locked for the send, in its own transaction (a tick's round and the `withdrawal.send` job alike). */
+export async function processOne(deps: WithdrawalSendDeps, id: string): Promise<{ outcome: Outcome; retry?: Retry }> {
   // alerts go out after the commit: no chat round trip while the row and balances are locked
   const alerts: Alert[] = []
   const result = await deps.sql.begin(async (tx): Promise<{ outcome: Outcome; retry?: Retry }> => {

@@ -10,12 +10,14 @@ import type { ApiConfig } from '@wh/config'
 import { type Clock, redactLogLine, systemClock } from '@wh/core'
 import type { Database } from '@wh/db'
 import type { ChainClients, ChainName } from '@wh/wallet'
+import type { Queue } from 'bullmq'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { registerErrorHandling, sendError } from '../plugins/errors'
 import type { LoginThrottle } from '../plugins/login-throttle'
 import { OperatorAuth } from '../plugins/operator-auth'
 import { BODY_LIMIT_BYTES, LOG_SERIALIZERS, REDACTED_PATHS } from '../server'
 import { deskDecisionRoutes } from './decisions'
+import { deskJobRoutes } from './jobs'
 import { deskProposalRoutes } from './proposals'
 import './roles'
 import adminRoutes from './routes'
@@ -33,6 +35,8 @@ export interface AdminServerDeps {
   /** TRUST_PROXY: whose X-Forwarded-For names the client the sign-in throttle counts */
   trustProxy?: FastifyServerOptions['trustProxy']
   throttle?: LoginThrottle
+  /** the queues Bull Board shows: a withdrawal's, position's or deposit's job state is read there */
+  queues?: readonly Queue[]
 }
 
 export async function buildAdminServer(deps: AdminServerDeps): Promise<FastifyInstance> {
@@ -109,5 +113,6 @@ export async function buildAdminServer(deps: AdminServerDeps): Promise<FastifyIn
   await app.register(adminRoutes, routeOpts)
   await app.register(deskDecisionRoutes, routeOpts)
   await app.register(deskProposalRoutes, routeOpts)
+  await app.register(deskJobRoutes, { sql: deps.database.sql, ...(deps.queues && { queues: deps.queues }) })
   return app
 }

@@ -11,7 +11,7 @@ import { openPlatformStops } from '@wh/ops'
 import { latestRun } from '@wh/solvency'
 import type { Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
-import { Gauge, type Registry } from 'prom-client'
+import { Counter, Gauge, type Registry } from 'prom-client'
 
 /** one collection serves the scrapes of this period */
 export const COLLECT_CACHE_MS = 5_000
@@ -109,6 +109,15 @@ export async function openRowFailures(sql: Sql): Promise<Array<{ queue: string; 
     select 'conversions', last_error_code, count(*)::int from conversions
     where state in ('planned', 'withdrawing', 'swapping', 'depositing') and last_error_code is not null group by 2
     limit ${MAX_HASH_FIELDS}`
+}
+
+/**
+ * Rows that ended failed or were held for an operator, per area and reason, since the start
+ * (counted by migration 0046's triggers as each failure commits; docs/architecture.md "Business failures").
+ */
+export async function businessFailures(sql: Sql): Promise<Array<{ area: string; reason: string; n: number }>> {
+  return sql<Array<{ area: string; reason: string; n: number }>>`
+    select area, reason, count::float8 as n from business_failures order by area, reason limit ${MAX_HASH_FIELDS}`
 }
 
 function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -210,6 +219,13 @@ function postgresGauges(r: Registers) {
       'wh_platform_stopped',
       '1 while a platform stop is open (new positions and large withdrawals refused)',
     ),
+    // a count kept in Postgres, shown as the counter it is (reset and set to the stored count at each collection)
+    businessFailures: new Counter({
+      name: 'wh_business_failures_total',
+      help: 'Rows that ended failed or were held for an operator, by area (withdrawals, deposits, fund, release, releases, positions, conversions, …) and reason code',
+      labelNames: ['area', 'reason'],
+      registers: r,
+    }),
   }
 }
 
@@ -252,7 +268,7 @@ type RedisGauges = ReturnType<typeof redisGauges>
 type PostgresGauges = ReturnType<typeof postgresGauges>
 type SolvencyGauges = ReturnType<typeof solvencyGauges>
 const resetAll = (gs: object) => {
-  for (const g of Object.values(gs) as Gauge[]) g.reset()
+  for (const g of Object.values(gs) as Array<Gauge | Counter>) g.reset()
 }
 
 async function fromRedis(g: RedisGauges, src: CollectSources): Promise<void> {
@@ -274,7 +290,7 @@ async function fromRedis(g: RedisGauges, src: CollectSources): Promise<void> {
 }
 
 async function fromPostgres(g: PostgresGauges, s: SolvencyGauges, src: CollectSources, nowMs: number): Promise<void> {
-  const [recent, rows, failing, [stopped], cursors, solvency, stops] = await Promise.all([
+  const [recent, rows, failing, [stopped], cursors, solvency, stops, failures] = await Promise.all([
     ledgerEventsSince(src.sql, nowMs - LEDGER_WINDOW_MS),
     openRowStates(src.sql),
     openRowFailures(src.sql),
@@ -282,6 +298,7 @@ async function fromPostgres(g: PostgresGauges, s: SolvencyGauges, src: CollectSo
     src.sql<{ chain: string; halted: boolean }[]>`select chain, halted_at is not null as halted from chain_cursors`,
     latestRun(src.sql, { completeOnly: true }),
     openPlatformStops(src.sql),
+    businessFailures(src.sql),
   ])
   resetAll(g)
   g.ledgerRecent.set(recent)
@@ -293,6 +310,7 @@ async function fromPostgres(g: PostgresGauges, s: SolvencyGauges, src: CollectSo
   g.stoppedSubaccounts.set(stopped?.n ?? 0)
   for (const c of cursors) g.chainHalted.set({ chain: c.chain }, c.halted ? 1 : 0)
   g.platformStopped.set(stops.length > 0 ? 1 : 0)
+  for (const f of failures) g.businessFailures.inc({ area: f.area, reason: f.reason }, f.n)
   fillSolvency(s, solvency, nowMs)
 }
 

@@ -11,7 +11,7 @@
 import { AppError, safeEqual, UnauthorizedError } from '@wh/core'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Histogram, type Metric, Registry } from 'prom-client'
 import { inCluster, metricsOfAll, shareMetrics } from '../cluster'
 import { type CollectSources, scrapeTimeMetrics } from './metrics-collect'
 
@@ -28,6 +28,8 @@ export interface MetricsOptions extends CollectSources {
   token: string | undefined
   /** serve /metrics without a token (development and tests); ignored when a token is set */
   allowOpen: boolean
+  /** counters other parts of this process keep (the jobs the routes enqueue, lib/jobs.ts) */
+  counters?: readonly Metric[]
 }
 
 /**
@@ -115,6 +117,7 @@ export const metricsPlugin = fp(
     const registry = new Registry()
     collectDefaultMetrics({ register: registry })
     const registers = [registry]
+    for (const counter of opts.counters ?? []) registry.registerMetric(counter)
     shareMetrics([registry])
     // what is read from Redis and Postgres: the same for every process, read once per scrape
     const state = new Registry()

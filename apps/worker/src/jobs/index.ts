@@ -1,3 +1,4 @@
+import { rowJobProcessors } from '../items/index'
 import type { TickDefinition } from '../ticks'
 import { depositAuditTicks, depositScanTicks, depositSweepProcessor, depositSweepTick } from './deposits/ticks'
 import { accrualsTick, feeTick, fundTick, reconcileTick, releaseTick, sessionKeysTick } from './exchange/ticks'
@@ -52,4 +53,6 @@ export const ticks: readonly TickDefinition[] = [
   // assets against liabilities per currency, every leg stored; a confirmed deficit alerts and may
   // stop the platform (every SOLVENCY_EVERY_SECONDS, queue solvency)
   solvencyTick,
+  // the jobs the API adds for each 202 after its commit (no schedule: the ticks above sweep their rows)
+  ...rowJobProcessors,
 ]

@@ -146,23 +146,33 @@ export async function fundOpenTransfers(deps: TransferDeps, hooks: FundHooks = {
 }
 
 /**
- * One funding row by its id, taken as far as it can go now: the entry of a job per row (`fundOpenTransfers`
- * does the same for every due row). Null when the row is not an open funding due now (settled, failed, or
- * backing off). The caller holds the exchange cycle lock (`withCycleLock`, as `runFunding` takes it). A job per
- * row keeps the run's order: the rows stored signed (`submitted`) go out before any row is signed afresh (v3
- * takes the funding subaccount's nonces only increasing), and a creation's top-up goes with `advanceTopUps`.
+ * One funding row by its id, taken as far as it can go now: the work of the `position.advance` job
+ * (docs/architecture.md "Accepted work"); `fundOpenTransfers` does the same for every due row. The
+ * caller holds the exchange cycle lock. Rows stored signed by an earlier run go out first, in nonce
+ * order, as in `fundOpenTransfers`: a newer signature sent before them would make the exchange refuse
+ * theirs. A creation's stored top-up goes out after it. Null when the row is not an open funding due
+ * now (settled, failed, or backing off): nothing is done for it.
  */
 export async function fundTransferById(
   deps: TransferDeps,
   transferId: string,
   hooks: FundHooks = {},
 ): Promise<FundOutcome | null> {
-  const [row] = await deps.sql.unsafe<TransferRow[]>(
+  const rows = await deps.sql.unsafe<TransferRow[]>(
     `select ${TRANSFER_COLUMNS} from subaccount_transfers
-     where id = $1 and kind = 'fund' and state in ('reserved', 'submitted', 'accepted') and next_attempt_at <= now()`,
+     where kind = 'fund' and state in ('reserved', 'submitted', 'accepted') and next_attempt_at <= now()
+       and (state = 'submitted' or id = $1) limit ${FUND_BATCH}`,
     [transferId],
   )
-  return row ? fundRow(deps, row, hooks) : null
+  let outcome: FundOutcome | null = null
+  for (const row of rows.filter((r) => r.state === 'submitted').sort(byNonce)) {
+    const done = await fundRow(deps, row, hooks)
+    if (row.id === transferId) outcome = done
+  }
+  const row = rows.find((r) => r.id === transferId && r.state !== 'submitted')
+  if (row) outcome = await fundRow(deps, row, hooks)
+  if (outcome === 'funded') await advanceTopUps(deps)
+  return outcome
 }
 
 /** Stored rows in the order they were signed: by the nonce of their params, then by when they were stored. */

@@ -44,11 +44,17 @@ export async function runPlacing(deps: PlaceDeps): Promise<PlaceSummary> {
  * to publish, not this.
  */
 export async function advancePosition(deps: PlaceDeps, positionId: string): Promise<PlaceSummary> {
-  const r = await withCycleLock(deps.redis, async () => {
-    const now = deps.clock.now()
-    return placeRows(deps, await liveRows(deps.sql, positionId), now)
-  })
+  const r = await withCycleLock(deps.redis, () => stepPosition(deps, positionId))
   return r.ran ? { locked: false, steps: r.value } : { locked: true, steps: {} }
+}
+
+/**
+ * `advancePosition`'s step without taking the lock: for a caller that already holds the exchange
+ * cycle lock and takes several steps under it (the `position.*` jobs, docs/architecture.md
+ * "Accepted work"). The lock is not re-entrant, so they cannot call `advancePosition`.
+ */
+export async function stepPosition(deps: PlaceDeps, positionId: string): Promise<Record<string, number>> {
+  return placeRows(deps, await liveRows(deps.sql, positionId), deps.clock.now())
 }
 
 async function placeAll(deps: PlaceDeps): Promise<Record<string, number>> {

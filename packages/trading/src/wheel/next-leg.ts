@@ -75,11 +75,18 @@ export async function runWheels(deps: WheelDeps): Promise<WheelSummary> {
  */
 export async function advanceWheel(deps: WheelDeps, wheelId: string): Promise<WheelSummary> {
   if (!deps.enabled) return { locked: false, disabled: true, steps: {} }
-  const r = await withCycleLock(deps.redis, async () => {
-    const now = deps.clock.now()
-    return turnRows(deps, await wheelRows(deps.sql, wheelId), now)
-  })
+  const r = await withCycleLock(deps.redis, () => turnWheel(deps, wheelId))
   return r.ran ? { locked: false, disabled: false, steps: r.value } : { locked: true, disabled: false, steps: {} }
+}
+
+/**
+ * `advanceWheel`'s turn without taking the lock, for a caller that holds the exchange cycle lock
+ * (the `wheel.next-leg` and `wheel.stop` jobs, docs/architecture.md "Accepted work"); `{ disabled: 1 }`
+ * when WHEEL_ENABLED is off.
+ */
+export async function turnWheel(deps: WheelDeps, wheelId: string): Promise<Record<string, number>> {
+  if (!deps.enabled) return { disabled: 1 }
+  return turnRows(deps, await wheelRows(deps.sql, wheelId), deps.clock.now())
 }
 
 async function turnAll(deps: WheelDeps): Promise<Record<string, number>> {

@@ -1,7 +1,7 @@
 /**
- * Positions (spec 4.2; docs/trading.md): a request to sell an option leg (202; the placing tick
- * works it), the caller's positions, and cancelling one or buying a sold one back ("Buying a leg
- * back": quoted here from the exchange's ticker, bought by the placing tick).
+ * Positions (spec 4.2; docs/trading.md): a request to sell an option leg (202; its job funds and
+ * places it at once, the placing tick sweeps), the caller's positions, and cancelling one or buying
+ * a sold one back ("Buying a leg back": quoted here from the exchange's ticker, bought by its job).
  */
 
 import {
@@ -16,6 +16,7 @@ import {
 } from '@wh/api-schemas/positions'
 import { AppError, type Clock, decimalsOf, fromBaseUnits, systemClock, toBaseUnits } from '@wh/core'
 import type { Sql } from '@wh/db'
+import type { RowJobName } from '@wh/jobs'
 import { assertPlatformRunning } from '@wh/ops'
 import {
   type BuyBackQuote,
@@ -34,6 +35,7 @@ import {
 } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
+import type { Jobs } from '../../lib/jobs'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import type { PublicExchange } from '../quotes/chain'
 import { settingsInEffect } from '../quotes/index'
@@ -51,6 +53,8 @@ export interface PositionRoutesOptions {
   prices?: PriceReader
   /** the fee-share check of a new position (docs/trading.md "Economics"); none: not checked */
   feeShare?: { chain: ChainReader; settings: QuoteSettings }
+  /** the jobs a 202 adds after its commit (docs/architecture.md "Accepted work: one job per 202"); none: the ticks alone */
+  jobs?: Jobs
 }
 
 class AmountNotStringError extends AppError {
@@ -94,9 +98,30 @@ function endResponse(id: string, end: PositionEnd): { status: 200 | 202; body: T
   }
 }
 
+/**
+ * The jobs an end leaves work for (a 202): a placing leg's cancel, a sold leg's buy-back, a stopping
+ * wheel's stop (whose job ends its leg first), also when cancelling a wheel's leg stops the wheel.
+ */
+function jobsAfterEnd(id: string, end: PositionEnd): [RowJobName, string][] {
+  switch (end.kind) {
+    case 'cancelled':
+    case 'cancel_requested': {
+      const jobs: [RowJobName, string][] = end.kind === 'cancel_requested' ? [['position.cancel', id]] : []
+      if (end.cancel.wheel?.state === 'stopping') jobs.push(['wheel.stop', end.cancel.wheel.id])
+      return jobs
+    }
+    case 'closing':
+      return [['position.close', id]]
+    case 'stopping':
+      return [['wheel.stop', id]]
+    case 'stopped':
+      return []
+  }
+}
+
 const createSchema = {
   tags: ['positions'],
-  summary: 'Sell an option leg: a cash-secured put or a covered call (202; a background tick places it)',
+  summary: 'Sell an option leg: a cash-secured put or a covered call (202; the worker funds and places it at once)',
   description:
     'Commits `amount` of collateral: what the subaccount already holds unclaimed first, the rest from the ' +
     'free balance (422 INSUFFICIENT_COLLATERAL when both together fall short). 422 SELLING_PAUSED while a ' +
@@ -220,7 +245,11 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
     },
     async (request, reply) => {
       const key = request.headers['idempotency-key']
-      const created = await createPosition(opts, clock, currentUser(request).userId, request.body, key)
+      const { userId } = currentUser(request)
+      const created = await createPosition(opts, clock, userId, request.body, key)
+      // committed: the worker funds and places it now (a replayed request adds nothing)
+      if (created.state === 'requested' || created.state === 'funding')
+        await opts.jobs?.afterCommit(request, 'position.advance', created.id, userId)
       return reply.code(202).send(created)
     },
   )
@@ -239,9 +268,12 @@ export default async function positionRoutes(app: FastifyInstance, opts: Positio
       schema: deleteSchema,
     },
     async (request, reply) => {
+      const { userId } = currentUser(request)
       const { id } = request.params
       const mode = request.query.mode ?? 'after_cycle'
-      const end = await endPosition(sql, currentUser(request).userId, id, { prices, mode, clock })
+      const end = await endPosition(sql, userId, id, { prices, mode, clock })
+      // committed: what is left for later starts now (a replayed DELETE finds the same job)
+      for (const [name, rowId] of jobsAfterEnd(id, end)) await opts.jobs?.afterCommit(request, name, rowId, userId)
       const { status, body } = endResponse(id, end)
       return reply.code(status).send(body)
     },

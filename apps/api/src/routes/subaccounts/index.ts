@@ -1,7 +1,7 @@
 /**
  * Subaccounts (spec 4.2): the caller's subaccounts with their journal
- * balances, and POST /subaccounts/:asset/release, which records a release request (202); the
- * release tick in the worker withdraws what the subaccount can free and says why it waits.
+ * balances, and POST /subaccounts/:asset/release, which records a release request (202); its job
+ * (and the release tick, which sweeps) withdraws what the subaccount can free and says why it waits.
  * docs/exchange.md "Subaccounts: funding and release" has the states.
  */
 
@@ -11,11 +11,14 @@ import type { Sql } from '@wh/db'
 import { type ReleaseView, requestRelease } from '@wh/subaccounts'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
+import type { Jobs } from '../../lib/jobs'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import { listSubaccounts } from './read'
 
 export interface SubaccountRoutesOptions {
   sql: Sql
+  /** the `release.run` job each accepted release adds after its commit (none: the tick alone) */
+  jobs?: Jobs
 }
 
 /** Base units as a decimal string of the currency (an unknown currency stays in base units). */
@@ -76,7 +79,7 @@ export default async function subaccountRoutes(app: FastifyInstance, opts: Subac
     {
       schema: {
         tags: ['subaccounts'],
-        summary: 'Release a subaccount: a background tick withdraws what it holds back to the free balance',
+        summary: 'Release a subaccount: the worker withdraws what it holds back to the free balance',
         description:
           'Answers 202 with the release. It waits (state `waiting`, with a reason) while positions or orders are ' +
           'open. An Idempotency-Key header (at most 128 printable characters) makes a retry answer the same ' +
@@ -100,6 +103,9 @@ export default async function subaccountRoutes(app: FastifyInstance, opts: Subac
         asset: request.params.asset,
         ...(key !== undefined && { idempotencyKey: key }),
       })
+      // committed: the worker plans it now (a replay of a closed release has nothing to do)
+      if (release.state === 'requested' || release.state === 'waiting')
+        await opts.jobs?.afterCommit(request, 'release.run', release.id, userId)
       return reply.code(202).send(releaseOut(release))
     },
   )

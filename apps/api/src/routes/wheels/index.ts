@@ -11,6 +11,7 @@ import { assertPlatformRunning } from '@wh/ops'
 import { resumeWheel, type TradingProfile, updateWheelSettings } from '@wh/trading'
 import type { FastifyInstance } from 'fastify'
 import type Type from 'typebox'
+import type { Jobs } from '../../lib/jobs'
 import { currentUser, requireAuth } from '../../plugins/auth'
 import { wheelItem, wheelOf } from './view'
 
@@ -18,6 +19,8 @@ export interface WheelRoutesOptions {
   sql: Sql
   /** the active TRADING_PROFILE: its values are the defaults, its bounds the limits */
   profile: TradingProfile
+  /** the `wheel.next-leg` job a resume adds after its commit (none: the runner's tick alone) */
+  jobs?: Jobs
 }
 
 export default async function wheelRoutes(app: FastifyInstance, opts: WheelRoutesOptions) {
@@ -85,6 +88,8 @@ export default async function wheelRoutes(app: FastifyInstance, opts: WheelRoute
       // no wheel starts again while an operator reviews a solvency deficit (docs/solvency.md "The platform stop")
       await assertPlatformRunning(sql, 'resuming a wheel')
       await resumeWheel(sql, userId, request.params.id)
+      // committed: the runner opens its next leg now, not at its next period (WHEEL_RETRY_MS)
+      await opts.jobs?.afterCommit(request, 'wheel.next-leg', request.params.id, userId)
       return answer(userId, request.params.id)
     },
   )

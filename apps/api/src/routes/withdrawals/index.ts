@@ -1,6 +1,6 @@
 /**
  * Withdrawals (spec 4.2, 3.2, 8.2): the routes a user may withdraw by, a request that reserves
- * part of the free balance (202; the withdrawals tick sends it), and the caller's history. Each
+ * part of the free balance (202; its job sends it at once, the withdrawals tick sweeps), and the caller's history. Each
  * handler parses, calls @wh/withdrawals (packages/withdrawals: the request's rules in request.ts,
  * the reads in rows.ts) and maps the row to its answer. docs/chains.md "Withdrawals" describes
  * states, reserve and fees.
@@ -38,6 +38,7 @@ import {
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type Type from 'typebox'
+import type { Jobs } from '../../lib/jobs'
 import { decodeCursor, encodeCursor, pageLimit } from '../../lib/page'
 import { currentUser, requireAuth } from '../../plugins/auth'
 
@@ -58,6 +59,8 @@ export interface WithdrawalRoutesOptions {
   /** Redis names of the feed (tests namespace them) */
   names?: MarketNames
   fees?: FeeEstimator
+  /** the `withdrawal.send` job each accepted request adds after its commit (none: the tick alone sends) */
+  jobs?: Jobs
   destinations?: DestinationGuard
   clock?: Clock
 }
@@ -134,7 +137,7 @@ const routesSchema = {
 }
 const createSchema = {
   tags: ['withdrawals'],
-  summary: 'Request a withdrawal: reserves the amount from the free balance; a background tick sends it',
+  summary: 'Request a withdrawal: reserves the amount from the free balance; the worker sends it at once',
   description:
     'An Idempotency-Key header (at most 128 printable characters) makes a retried request answer the ' +
     'same withdrawal with the same 202. Amounts are decimal strings in the asset (at most its decimals).',
@@ -233,14 +236,17 @@ export default async function withdrawalRoutesPlugin(app: FastifyInstance, opts:
     },
     async (request, reply) => {
       const { chain, asset, amount, destination } = request.body
+      const { userId } = currentUser(request)
       const row = await requestWithdrawal(deps, {
-        userId: currentUser(request).userId,
+        userId,
         chain,
         asset,
         amount,
         destination,
         idempotencyKey: request.headers['idempotency-key'],
       })
+      // committed: the worker sends it now (a replay of a row already sent has nothing to do)
+      if (row.state === 'requested') await opts.jobs?.afterCommit(request, 'withdrawal.send', row.id, userId)
       return reply.code(202).send(createdBody(row))
     },
   )
