@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto'
 import { LOCAL_ATTESTER_ADDRESS, type RunningAttester, startCctpAttester } from '@wh/attester'
 import { FollowedClock, toBaseUnits } from '@wh/core'
 import { type RunningSimulator, startDeriveSimulator } from '@wh/derive-simulator'
-import { QUEUE_KEYS } from '@wh/jobs'
+import { QUEUE_KEYS, QUEUES } from '@wh/jobs'
 import { balanceOf, userTransit } from '@wh/ledger'
 import {
   integrationContext,
@@ -28,6 +28,7 @@ import {
 } from '@wh/testkit'
 import { bridgeAdapterFor } from '@wh/treasury'
 import { CCTP_DOMAINS, CHAIN_NAMES, type ChainName, DepositKeyring, deployTestUsdcs, setUpLocalCctp } from '@wh/wallet'
+import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { type Address, createPublicClient, createWalletClient, getAddress, type Hex, http } from 'viem'
 import { english, generateMnemonic, privateKeyToAccount } from 'viem/accounts'
@@ -60,6 +61,7 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
   let deps: WorkerDeps
   let runtime: Runtime
   const redisConnections: Redis[] = []
+  let queues: Queue[] = []
   const bullPrefix = `wh-demo-${randomUUID()}`
 
   beforeAll(async () => {
@@ -121,15 +123,20 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
       deps,
     })
 
-    // the API, as its main.ts builds it (the local run gives it the worker's exchange settings)
+    // the API, as its main.ts builds it (the local run gives it the worker's exchange settings), with
+    // the queues its 202s add their jobs to (docs/architecture.md "Accepted work: one job per 202")
     const apiRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 })
     redisConnections.push(apiRedis)
+    queues = Object.values(QUEUES).map(
+      (name) => new Queue(name, { connection: apiRedis.duplicate({ maxRetriesPerRequest: null }), prefix: bullPrefix }),
+    )
     app = await buildServer({
       config,
       database: ctx.database,
       redis: apiRedis,
       keyring: DepositKeyring.fromMnemonic(config.keys.masterMnemonic).publicOnly(),
       chains: deps.registry,
+      queues,
       logger: false,
     })
     await app.listen({ host: '127.0.0.1', port: 0 })
@@ -167,6 +174,7 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
 
   afterAll(async () => {
     await app?.close()
+    await Promise.allSettled(queues.map((q) => q.close()))
     await runtime?.close()
     for (const r of redisConnections) r.disconnect()
     await ctx?.database.close()
@@ -256,6 +264,14 @@ describe('the accelerated demo: deposit → wheel → withdrawal', () => {
 
     // the withdrawal left the hot wallet for the user's own address
     expect(report.withdrawal).toMatchObject({ state: 'sent', destination: report.user })
+    // the 202s added their jobs, which ran: the wheel's first leg and the withdrawal, each under its row's id
+    const queueOf = (name: string) => queues.find((q) => q.name === name) as Queue
+    const legJob = await queueOf(QUEUES.trading).getJob(report.firstLeg.id)
+    expect(legJob?.name).toBe('position.advance')
+    await expect.poll(() => legJob?.getState(), { timeout: 30_000 }).toBe('completed')
+    const sendJob = await queueOf(QUEUES.withdrawals).getJob(report.withdrawal.id)
+    expect(sendJob?.name).toBe('withdrawal.send')
+    await expect.poll(() => sendJob?.getState(), { timeout: 30_000 }).toBe('completed')
     expect(report.receivedOnChainUsdc).toBe(withdrawUsdc)
     expect(report.usdc.freeBalance).toBe('450.000000')
     const [user] = await ctx.database.sql<{ id: string }[]>`
