@@ -18,7 +18,10 @@
  *    funding subaccount opened by a first deposit.
  * 5. that opening deposit journaled as the platform's own capital (`capital_contributed` into
  *    platformHot(EXCHANGE_CHAIN), docs/ledger.md "Platform capital"), so reconciliation finds in the funding
- *    subaccount what the journal explains and a fresh local run raises no divergence.
+ *    subaccount what the journal explains and a fresh local run raises no divergence;
+ * 6. on a fresh Ethereum node, LOCAL_HOT_CAPITAL_USDC sent from dev account 0 to the Ethereum hot wallet and
+ *    journaled the same way (platformHot('ethereum')): the L2 hot wallets' refills leave from L1 (docs/chains.md
+ *    "The L2 route"), so without it a fresh local run's refills and treasury wait on an empty L1 forever.
  *
  * The platform's wallets (the hot, gas and swap keys of the local environment) are dev accounts of the
  * nodes' mnemonic: every node funds them with ETH from its first block.
@@ -38,10 +41,16 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { CCTP_DOMAINS } from '../src/cctp/constants'
 import { setUpLocalCctp } from '../src/contracts/local-cctp'
 import { deployTestUsdcs, localClients } from '../src/contracts/local-chains'
+import { testUsdcAbi } from '../src/contracts/test-usdc.gen'
 import { setUpLocalV3 } from './local-v3'
 
 /** Test USDC minted to dev account 0 on each chain on a fresh deployment (6 decimals: one million). */
 const LOCAL_MINT_USDC = 1_000_000n * 1_000_000n
+/**
+ * The platform's opening capital in its Ethereum hot wallet (1,000 USDC): its own BRIDGE_RETAIN_USDC and the
+ * three L2 hot wallets' refills to theirs (100 each in the local run) with room for CCTP's fees.
+ */
+const LOCAL_HOT_CAPITAL_USDC = 1_000n * 1_000_000n
 
 loadDotEnvLocal()
 const config = loadConfig(processEnv(), { setup: true })
@@ -103,14 +112,15 @@ async function registerKeys(keys: { address: string; scopes: readonly string[]; 
 const wire = (duty: keyof typeof SESSION_KEY_DUTIES) => SESSION_KEY_DUTIES[duty].map(scopeWire)
 await registerKeys([{ address: sessionKey, scopes: wire('trading') }])
 
+// the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
+const hotWallet = privateKeyToAccount(config.keys.masterPrivateKey).address
 const v3 = await setUpLocalV3({
   ...clientsOf('ethereum'),
   rpcUrl: config.rpcUrls.ethereum,
   simulatorUrl: config.exchange.httpUrl,
   usdc: usdc.ethereum,
   owner: config.exchange.walletAddress,
-  // the hot wallet is MASTER_PRIVATE_KEY's account (docs/chains.md "Hot wallet")
-  hotWallet: privateKeyToAccount(config.keys.masterPrivateKey).address,
+  hotWallet,
 })
 
 // the payout key reaches the funding subaccount only: registered once the opening deposit made it
@@ -119,9 +129,37 @@ if (config.keys.payoutSessionKey) {
   await registerKeys([{ address: payout, scopes: wire('payout'), subaccount_ids: [v3.fundingSubaccountId] }])
 }
 
-// the opening deposit is the platform's capital: journaled once (its key is the deposit's transaction)
+// the Ethereum hot wallet's opening capital, sent on a fresh node only (a kept node still holds it or spent it)
+let hotCapitalTx: `0x${string}` | undefined
+if (deployed.includes('ethereum')) {
+  const { walletClient, publicClient } = clientsOf('ethereum')
+  hotCapitalTx = await walletClient.writeContract({
+    address: usdc.ethereum,
+    abi: testUsdcAbi,
+    functionName: 'transfer',
+    args: [hotWallet, LOCAL_HOT_CAPITAL_USDC],
+    chain: null,
+  } as never)
+  const r = await publicClient.waitForTransactionReceipt({ hash: hotCapitalTx, pollingInterval: 50 })
+  if (r.status !== 'success') throw new Error(`the hot wallet's opening capital reverted (${hotCapitalTx})`)
+}
+
+// the opening deposit and the hot wallet's capital are the platform's: journaled once (keyed by their transactions)
 const database = createDatabase(config.databaseUrl, { max: 1, appName: 'wheelhouse-local-stack' })
 try {
+  if (hotCapitalTx)
+    await append(database.sql, {
+      type: 'capital_contributed',
+      payload: {
+        holding: 'hot',
+        chain: 'ethereum',
+        currency: 'USDC',
+        amount: LOCAL_HOT_CAPITAL_USDC,
+        reference: capitalReference({ chainId: chainIds.ethereum, txHash: hotCapitalTx }),
+        reason: "the Ethereum hot wallet's opening capital in the local run",
+      },
+      occurredAt: new Date(),
+    })
   await append(database.sql, {
     type: 'capital_contributed',
     payload: {
