@@ -119,11 +119,16 @@ try {
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 })
   stop.unshift(() => redis.disconnect())
   const silent = { info() {}, warn() {} }
-  const deps = buildWorkerDeps(
+  const built = buildWorkerDeps(
     config,
     { sql: database.sql, redis, log: silent },
     { chains: { ethereum: { chainId: L1, usdc, confirmations: 0 } } },
   )
+  // this world is L1 only: the L2s' RPC URLs are unreachable placeholders (testkit's localStackEnv), whose
+  // retries would be timed in every run's L2 demand instead of the treasury's own work
+  const l1 = built.clients.get('ethereum')
+  if (!l1) throw new Error('no Ethereum client')
+  const deps = { ...built, clients: new Map([['ethereum', l1]]) as typeof built.clients }
   const hot = getAddress(deps.hotWallet('ethereum').address)
   whitelistRecipient(sim.engine, owner, hot)
   await write(usdc, testUsdcAbi, 'mint', [hot, USDC(1_200)])

@@ -84,16 +84,19 @@ export function sweepAmountOf(t: L2Target, p: { free: bigint }): bigint {
  * deposit, and the treasury withdraws it from the exchange when the L1 hot wallet lacks it.
  */
 export async function l2Demand(deps: Pick<HotWalletDeps, 'sql' | 'clients' | 'hotWallet' | 'config'>): Promise<bigint> {
-  let total = 0n
-  for (const chain of L2_CHAIN_NAMES) {
-    if (!deps.clients.has(chain) || (await openTransfer(deps.sql, L1, chain))) continue
-    try {
-      total += refillNeedOf(targetOf(deps, chain), await walletPosition(deps, chain))
-    } catch {
-      // a chain that does not answer asks for nothing this run (its refill tick waits for it too)
-    }
-  }
-  return total
+  // the L2s side by side: one that does not answer costs the run its RPC's timeout once, not once per chain
+  const needs = await Promise.all(
+    L2_CHAIN_NAMES.map(async (chain) => {
+      if (!deps.clients.has(chain) || (await openTransfer(deps.sql, L1, chain))) return 0n
+      try {
+        return refillNeedOf(targetOf(deps, chain), await walletPosition(deps, chain))
+      } catch {
+        // a chain that does not answer asks for nothing this run (its refill tick waits for it too)
+        return 0n
+      }
+    }),
+  )
+  return needs.reduce((a, b) => a + b, 0n)
 }
 
 export type ModeChoice =
