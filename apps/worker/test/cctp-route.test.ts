@@ -176,6 +176,30 @@ describe('the L2 route: every L2 reaches the exchange over CCTP, and comes back'
     }
   })
 
+  async function setAllowanceToZero(chain: ChainName) {
+    const c = s.deps.clients.get(chain)
+    const hash = await c?.walletClient.writeContract({
+      account: s.deps.hotWallet(chain),
+      address: s.usdc[chain],
+      abi: [
+        {
+          type: 'function',
+          name: 'approve',
+          stateMutability: 'nonpayable',
+          inputs: [
+            { name: 's', type: 'address' },
+            { name: 'v', type: 'uint256' },
+          ],
+          outputs: [{ type: 'bool' }],
+        },
+      ],
+      functionName: 'approve',
+      args: [s.cctpDeps().cctp.get(chain)?.tokenMessenger as Address, 0n],
+      chain: null,
+    })
+    await c?.publicClient.waitForTransactionReceipt({ hash: hash as Hex, pollingInterval: 20 })
+  }
+
   describe('a crash at each leg resumes the same transactions: one burn, one mint, one bridged', () => {
     const crashes: Array<[string, { signedAt?: number; hook?: keyof CctpAdvanceOptions }]> = [
       ['after the approve is signed, before its broadcast', { signedAt: 1 }],
@@ -226,28 +250,46 @@ describe('the L2 route: every L2 reaches the exchange over CCTP, and comes back'
     function crash(): never {
       throw new Error('killed at the hook')
     }
-    async function setAllowanceToZero(chain: ChainName) {
-      const c = s.deps.clients.get(chain)
-      const hash = await c?.walletClient.writeContract({
-        account: s.deps.hotWallet(chain),
-        address: s.usdc[chain],
-        abi: [
-          {
-            type: 'function',
-            name: 'approve',
-            stateMutability: 'nonpayable',
-            inputs: [
-              { name: 's', type: 'address' },
-              { name: 'v', type: 'uint256' },
-            ],
-            outputs: [{ type: 'bool' }],
-          },
-        ],
-        functionName: 'approve',
-        args: [s.cctpDeps().cctp.get(chain)?.tokenMessenger as Address, 0n],
-        chain: null,
+  })
+
+  it('refills to the three L2s at once from one L1 hot wallet: they share its allowance, so one burns at a time, and all three arrive', async () => {
+    await s.mint(L1, s.hot(L1), USDC(500))
+    await setAllowanceToZero(L1)
+    // a withdrawal on each L2 that its hot wallet lacks 40 USDC for: three refills wanted at once
+    for (const chain of L2_CHAIN_NAMES) {
+      const userId = randomUUID()
+      const lacking = (await s.usdcOf(chain, s.hot(chain))) + USDC(40)
+      await append(sql(), {
+        type: 'deposit_detected',
+        payload: {
+          userId,
+          chain,
+          txHash: `0x${randomBytes(32).toString('hex')}`,
+          logIndex: 0,
+          currency: 'USDC',
+          amount: lacking,
+        },
+        occurredAt: new Date(),
       })
-      await c?.publicClient.waitForTransactionReceipt({ hash: hash as Hex, pollingInterval: 20 })
+      await sql().begin(async (tx) => {
+        const w = await reserveWithdrawal(tx, { userId, currency: 'USDC', amount: lacking })
+        await tx`update withdrawals set chain = ${chain}, destination = ${getAddress(`0x${randomBytes(20).toString('hex')}`)}
+          where id = ${w.withdrawalId}`
+      })
     }
+    const before = (await eventsOfType('bridged')).length
+    // the three refill runs side by side, round after round, as their ticks run them (each under its own lock)
+    const results = new Map<string, CctpRunResult>()
+    for (let round = 0; round < 30 && [...results.values()].filter((r) => r.state === 'done').length < 3; round++) {
+      const due = L2_CHAIN_NAMES.filter((c) => results.get(c)?.state !== 'done')
+      const runs = await Promise.all(due.map((c) => runCctpRefill(s.cctpDeps(), c)))
+      for (const [i, c] of due.entries()) results.set(c, runs[i] as CctpRunResult)
+    }
+    expect(Object.fromEntries(results)).toEqual(
+      Object.fromEntries(L2_CHAIN_NAMES.map((c) => [c, expect.objectContaining({ state: 'done' })])),
+    )
+    const bridged = (await eventsOfType('bridged')).slice(before)
+    expect(bridged.map((e) => e.payload.toChain).sort()).toEqual([...L2_CHAIN_NAMES].sort())
+    for (const e of bridged) expect(BigInt(e.payload.amount ?? 0) - BigInt(e.payload.feeAmount ?? 0)).toBe(USDC(40))
   })
 })

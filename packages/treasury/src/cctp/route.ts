@@ -64,8 +64,14 @@ async function start(
     minFinality: mode.minFinality,
     now: deps.clock.now(),
   })
-  // another process opened one on the route meanwhile: its run finishes it
-  if (!row) return { state: 'idle', reason: 'a transfer on this route was opened meanwhile' }
+  if (!row) {
+    // another process opened one on the route meanwhile: its run finishes it
+    if (await openTransfer(deps.sql, route.source, route.dest))
+      return { state: 'idle', reason: 'a transfer on this route was opened meanwhile' }
+    // another transfer from this source is burning: they spend one allowance of its hot wallet, so one
+    // at a time (migration 0047); this one starts on a run after that burn is final
+    return { state: 'waiting', reason: `another transfer from ${route.source} is burning`, amount }
+  }
   return advanceCctp(deps, row, o)
 }
 
