@@ -115,10 +115,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         },
       ),
   )
-  opts.consume.forEach((key, i) => {
-    const w = workers[i]
-    if (w) logErrorsOf(w, `worker ${key}`, opts.log)
-  })
+  for (const [i, w] of workers.entries()) logErrorsOf(w, `worker ${opts.consume[i]}`, opts.log)
   await Promise.all(workers.map((w) => w.waitUntilReady()))
   return {
     queues,
