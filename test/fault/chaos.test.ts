@@ -4,6 +4,15 @@
  * every fact is checked against the real chain (anvil), the Derive simulator and the journal
  * (fixtures/invariants.ts): each on-chain transfer happened once, each event exists once, balances
  * reconcile. `FAULT_SEED=<n>` replays a run's plan (its kill points, amounts and orders).
+ *
+ * Withdrawals are driven by their row jobs, as the API drives them (docs/architecture.md "Accepted
+ * work: one job per 202"): each is added twice once its row is committed, a real BullMQ worker in
+ * the killed process runs the real `withdrawal.send` processor, and the job a life was running
+ * when it died is taken back by the next life's stall check; some jobs are added again after they
+ * ended, one of them after its removal (it runs again and must find its row sent). Every job is
+ * then checked by its id: one job per withdrawal (the second add was a no-op), each ended, each that
+ * ran on its row's first send found the row there, and only the jobs that ended without sending
+ * (stalled once too often, left to the tick) left their rows to the final life's tick.
  */
 import { randomUUID } from 'node:crypto'
 import { freeBalance } from '@wh/ledger'
@@ -21,6 +30,7 @@ import {
   type ExpectedSwap,
   snapshotBaseline,
 } from './fixtures/invariants'
+import { type JobEnd, type RowJobs, rowJobsOf } from './fixtures/row-jobs'
 import { faultSeed, seededRng } from './fixtures/seed'
 import { ETH_DEPOSIT, type FaultWorld, freshAddress, startFaultWorld, USDC, type WorldUser } from './fixtures/world'
 
@@ -59,6 +69,11 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     swaps: [],
   }
   const swapSpecs: SwapSpec[] = []
+  let jobs: RowJobs
+  /** jobs added again after they ended, with when they had finished: they must not run again */
+  const addedAgain = new Map<string, number | undefined>()
+  /** jobs removed after they sent their withdrawal and added again: they run again and must send nothing */
+  const rerun = new Set<string>()
   const landed: Record<ChaosKind, number> = { scan: 0, sweep: 0, withdrawal: 0, funding: 0, swap: 0 }
 
   beforeAll(async () => {
@@ -72,6 +87,7 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     await world.scan()
     baseline = await snapshotBaseline(world)
     runner = await chaosRunner(world)
+    jobs = rowJobsOf(world.params, world.w.config.cacheUrl, 'withdrawals')
     // the swap wallet's approvals of the pool, before the chaos, so every life swaps on the same
     // allowance (a crash after an approval's broadcast has its own test: swap-approval.test.ts)
     for (const spec of [swapSpec(users[0] as WorldUser, true), swapSpec(users[1] as WorldUser, false)]) {
@@ -81,12 +97,18 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
   }, 120_000)
   afterAll(async () => {
     await runner?.close()
+    await jobs?.close()
     await world?.close()
   })
 
   /** One life of the worker (fixtures/chaos-runner.ts); counts the kills that landed per kind. */
-  async function life(order: ChaosKind[], kill: ChaosPlan['kill'], killAfterMs?: number): Promise<'killed' | 'done'> {
-    const r = await runner.life({ order, kill, swaps: swapSpecs, maxPasses: 12 }, killAfterMs)
+  async function life(
+    order: ChaosKind[],
+    kill: ChaosPlan['kill'],
+    killAfterMs?: number,
+    final = false,
+  ): Promise<'killed' | 'done'> {
+    const r = await runner.life({ order, kill, swaps: swapSpecs, maxPasses: 12, ...(final && { final }) }, killAfterMs)
     if (r.ended === 'killed') {
       // a timed kill landed in the kind whose checkpoint the life passed last ('CP sweep 2 …')
       const at = kill?.kind ?? r.lines.findLast((l) => l.startsWith('CP '))?.split(' ')[1]
@@ -105,6 +127,31 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     const destination = freshAddress(rng)
     const id = await world.requestWithdrawal(user, amount, destination)
     expected.withdrawals.push({ id, userId: user.id, amount, destination })
+    // after the commit, as the API adds it; the second add (a replayed request) must add nothing
+    await jobs.addTwice('withdrawal.send', id, user.id)
+  }
+
+  /**
+   * Two ended jobs added again (kept by id: nothing may run), and one that sent its withdrawal
+   * removed and added again (a job past its keep window): it runs again and must find its row sent.
+   */
+  async function addEndedJobsAgain(): Promise<void> {
+    const ended: Array<[string, JobEnd, string]> = []
+    for (const w of expected.withdrawals) {
+      if (addedAgain.has(w.id) || rerun.has(w.id)) continue
+      const end = await jobs.end('withdrawal.send', w.id)
+      if (end.state === 'completed' || end.state === 'failed') ended.push([w.id, end, w.userId])
+    }
+    const [removed, ...kept] = rng.shuffle(ended)
+    for (const [id, end, userId] of kept.slice(0, 2)) {
+      await jobs.addAgain('withdrawal.send', id, userId)
+      addedAgain.set(id, end.finishedOn)
+    }
+    if (removed?.[1].outcome === 'sent') {
+      await (await jobs.queue.getJob(removed[1].id))?.remove()
+      await jobs.addAgain('withdrawal.send', removed[0], removed[2])
+      rerun.add(removed[0])
+    }
   }
   async function addFunding(): Promise<void> {
     const user = rng.pick(users)
@@ -189,12 +236,15 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
         await addDeposit()
         await life(rng.shuffle(CHAOS_KINDS), null, rng.int(20, 600))
       }
+      await addEndedJobsAgain()
     }
     // the provider recovers and the rows it pushed back have waited out their backoff
     await world.proxy?.reset()
     for (const table of ['withdrawals', 'deposits', 'subaccount_transfers'])
       await world.w.sql.unsafe(`update ${table} set next_attempt_at = now() where next_attempt_at > now()`)
-    const last = await life([...CHAOS_KINDS], null).catch(async (err: unknown) => {
+    // ...and so have the jobs coming back after them
+    await jobs.promoteDelayed()
+    const last = await life([...CHAOS_KINDS], null, undefined, true).catch(async (err: unknown) => {
       console.info(`[fault] chaos seed ${seed}: work left after the clean pass:\n${await diagnoseUnswept(world)}`)
       throw err
     })
@@ -208,6 +258,51 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     // (six seeds measured: 4 to 8 landed per kind)
     for (const kind of CHAOS_KINDS)
       expect(landed[kind], `kills that landed in ${kind}`).toBeGreaterThanOrEqual(ROUNDS - 1)
+    await checkWithdrawalJobs()
     expect(await checkInvariants(world, { ...expected, deposits: world.deposits }, baseline)).toEqual([])
-  }, 240_000)
+  }, 300_000)
+
+  /** What became of each withdrawal's job, by its id (the money itself is checkInvariants'). */
+  async function checkWithdrawalJobs(): Promise<void> {
+    const ids = expected.withdrawals.map((w) => w.id).sort()
+    const all = await jobs.all()
+    expect(all.map((j) => j.id).sort(), 'one job per withdrawal: every second add was a no-op').toEqual(ids)
+    const ends = await Promise.all(ids.map((id) => jobs.end('withdrawal.send', id)))
+    expect(
+      ends.filter((e) => e.state !== 'completed' && e.state !== 'failed'),
+      'every job ended',
+    ).toEqual([])
+    // a job's run finds its row requested and sends it, unless an earlier run may have sent it (a
+    // run cut off by a kill, whose job the stall check took back) or it was added again after it sent
+    const ranAgain = (e: JobEnd) => e.stalledCounter > 0 || rerun.has(e.id)
+    const fine = (e: JobEnd) =>
+      e.state === 'failed'
+        ? /stalled/.test(e.failedReason ?? '') // killed more often than the stall check allows: the tick's
+        : e.outcome === 'sent' ||
+          e.outcome === 'left_to_tick' ||
+          (ranAgain(e) && ['absent', 'skipped'].includes(e.outcome ?? ''))
+    expect(ends.filter((e) => !fine(e))).toEqual([])
+    expect(
+      ends.filter((e) => rerun.has(e.id)).map((e) => e.outcome),
+      'a job removed and added again after it sent',
+    ).toEqual([...rerun].map(() => 'absent'))
+    for (const [id, finishedOn] of addedAgain)
+      expect(
+        (await jobs.end('withdrawal.send', id)).finishedOn,
+        `${id}: added again after it ended, it ran again`,
+      ).toBe(finishedOn)
+    const recovered = ends.filter((e) => e.stalledCounter > 0)
+    // the reruns had sent theirs before they were removed
+    const byJob = ends.filter((e) => e.outcome === 'sent').length + rerun.size
+    console.info(
+      `[fault] chaos seed ${seed}: ${ends.length} withdrawal jobs: ${byJob} sent their withdrawal, ${recovered.length} taken back from a killed life (${recovered.filter((e) => e.outcome === 'sent').length} of them then sent it), ${ends.filter((e) => e.state === 'failed').length} failed by the stall check, ${rerun.size} rerun after removal, ${addedAgain.size} added again after they ended`,
+    )
+    // the harness itself: a kill aimed at a withdrawal parks its job mid-send, once per round
+    expect(
+      recovered.filter((e) => e.outcome === 'sent').length,
+      'jobs taken back from a killed life that then sent their withdrawal',
+    ).toBeGreaterThanOrEqual(1)
+    // (a job running when its life is killed twice fails by the stall check: about a third measured)
+    expect(byJob, 'withdrawals sent by their job, not left to the final tick').toBeGreaterThanOrEqual(ids.length / 2)
+  }
 })

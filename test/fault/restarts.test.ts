@@ -9,12 +9,18 @@
  * - BullMQ loses no job: every job enqueued before the restarts, while Postgres was down and while
  *   Redis was down (the add waits for the reconnection) is processed afterwards; the job schedulers
  *   fire again after the Redis restart without the worker being restarted.
+ * - Accepted work is served exactly once across both restarts: users POST /withdrawals all along
+ *   (each request replayed with its Idempotency-Key), the API adds each row's `withdrawal.send` job
+ *   after its commit, and the worker runs the real processor and the `withdrawals-send` tick (its
+ *   period shortened) against local chains. Every withdrawal answered 202 ends sent once, on chain,
+ *   by its job or, where Redis did not take the job, by the tick; the replays answer the same row;
+ *   the answers are 202 or 503, never a 500.
  *
  * The servers are the test's own (fixtures/servers.ts), never the suite's shared ones.
  */
 import { createHmac, randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import { processEnv } from '@wh/config'
+import { loadConfig, processEnv } from '@wh/config'
 import { createDatabase, type Database, runMigrations } from '@wh/db'
 import { BULL_PREFIX, QUEUES } from '@wh/jobs'
 import { freePort, testEnv, withDatabase } from '@wh/testkit'
@@ -22,9 +28,22 @@ import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildWorkerDeps } from '../../apps/worker/src/deps'
+import { withdrawalSendProcessor } from '../../apps/worker/src/items/withdrawal'
+import { withdrawalSendTick } from '../../apps/worker/src/jobs/withdrawals/ticks'
 import { type Runtime, startRuntime } from '../../apps/worker/src/runtime'
 import type { TickDefinition } from '../../apps/worker/src/ticks'
 import { type Child, spawnNode, until } from './fixtures/children'
+import {
+  fundedUsers,
+  jobEnds,
+  requestWithdrawal,
+  type SendRun,
+  sentOnce,
+  startWithdrawalChains,
+  type WithdrawalAnswer,
+  type WithdrawalChains,
+} from './fixtures/restart-withdrawals'
 import { type RestartableServer, restartablePostgres, restartableRedis } from './fixtures/servers'
 
 const API_MAIN = join(import.meta.dirname, '../../apps/api/src/main.ts')
@@ -38,6 +57,12 @@ const SLOWEST_ANSWER_MS = 3_000
 const RECOVERY_MS = 10_000
 const CLIENTS = 6
 const silent = { info() {}, warn() {} }
+/** users requesting withdrawals, in turn (each stays under the per-user request limits) */
+const WITHDRAWING_USERS = 8
+/** one withdrawal request (and its replay) this often */
+const WITHDRAWAL_EVERY_MS = 250
+/** the `withdrawals-send` tick's period here (15 s in production): the backstop of a job Redis did not take */
+const SEND_TICK_EVERY_MS = 1_000
 
 type Needs = 'postgres' | 'redis' | 'nothing'
 interface Route {
@@ -101,15 +126,21 @@ describe('fault: Postgres and Redis restarted under load', () => {
   const adds = new Map<number, Promise<string | undefined>>()
   const addCalledAt = new Map<number, number>()
   const tickRuns: Array<{ id: string; atMs: number }> = []
+  let chains: WithdrawalChains
+  let withdrawers: string[]
+  const withdrawalAnswers: WithdrawalAnswer[] = []
+  /** every run of the withdrawal processor and tick: the job's id, whether it ended, what it answered */
+  const sendRuns: SendRun[] = []
+  let depsRedis: Redis
 
   beforeAll(async () => {
-    ;[pg, redis] = await Promise.all([restartablePostgres(), restartableRedis()])
+    ;[pg, redis, chains] = await Promise.all([restartablePostgres(), restartableRedis(), startWithdrawalChains()])
     const admin = postgres(pg.url, { max: 1, onnotice: () => {} })
     await admin`create database wh`
     await admin.end()
     databaseUrl = withDatabase(pg.url, 'wh')
     await runMigrations(databaseUrl)
-    database = createDatabase(databaseUrl, { max: 4, appName: 'fault-worker' })
+    database = createDatabase(databaseUrl, { max: 8, appName: 'fault-worker' })
     // the worker's side of a job: a row per job, so Postgres being down fails it (and it retries)
     await database.sql`create table fault_jobs (n integer primary key, done_at timestamptz not null default now())`
 
@@ -124,10 +155,13 @@ describe('fault: Postgres and Redis restarted under load', () => {
         HOST: '127.0.0.1',
         // the load asks for nonces far above the per-IP sign-in limit
         AUTH_RATE_LIMIT_PER_MINUTE: '1000000',
+        // the chains the withdrawals are sent on (one node per chain, Ethereum's TestUSDC)
+        ...chains.env,
       }),
       WH_ENV_FILE: 'none',
     }
     token = jwt(env.JWT_SECRET as string, randomUUID())
+    withdrawers = await fundedUsers(database.sql, WITHDRAWING_USERS, 5_000, 1_000_000_000n)
     api = spawnNode(API_MAIN, {}, { env })
     await until(
       'the API answers',
@@ -155,11 +189,28 @@ describe('fault: Postgres and Redis restarted under load', () => {
     // the worker's and the producer's connections, as main.ts builds them; their errors while Redis
     // is down are expected (ioredis reconnects by itself)
     const connection = (): Redis => new Redis(redis.url, { maxRetriesPerRequest: null }).on('error', () => {})
+    // the worker's own deps, as main.ts builds them: the withdrawals are sent from its hot wallet
+    depsRedis = connection()
+    const deps = buildWorkerDeps(loadConfig(env), { sql: database.sql, redis: depsRedis, log: silent })
+    await chains.mint(deps.hotWallet('ethereum').address, 1_000_000_000n)
     runtime = await startRuntime({
       connection: connection(),
-      ticks: [jobTick, probeTick],
-      consume: ['conversions', 'accounting'],
+      ticks: [
+        jobTick,
+        probeTick,
+        recordedSend(withdrawalSendProcessor),
+        recordedSend({
+          name: withdrawalSendTick.name,
+          queue: 'withdrawals',
+          everyMs: SEND_TICK_EVERY_MS,
+          process: withdrawalSendTick.process,
+        }),
+      ],
+      consume: ['conversions', 'accounting', 'withdrawals'],
       log: silent,
+      deps,
+      // a job running when Redis went away is taken again once its lock expires (30 s in production)
+      stall: { lockDuration: 5_000, stalledInterval: 1_000 },
     })
     for (const w of runtime.workers) w.on('error', () => {})
     for (const q of runtime.queues.values()) q.on('error', () => {})
@@ -177,10 +228,30 @@ describe('fault: Postgres and Redis restarted under load', () => {
     await api?.stop('SIGTERM')
     await runtime?.close()
     await producerQueue?.close()
+    depsRedis?.disconnect()
     await database?.close()
     await pg?.destroy()
     await redis?.destroy()
+    await chains?.stop()
   })
+
+  /** `t`, recording each run in sendRuns */
+  function recordedSend(t: TickDefinition): TickDefinition {
+    return {
+      ...t,
+      process: async (job, ctx, jobToken) => {
+        const run: SendRun = { name: t.name, job: job.id ?? '?', ok: false }
+        try {
+          const result = await t.process(job, ctx, jobToken)
+          const outcome = (result as { outcome?: unknown } | undefined)?.outcome
+          Object.assign(run, { ok: true, ...(typeof outcome === 'string' && { outcome }) })
+          return result
+        } finally {
+          sendRuns.push(run)
+        }
+      },
+    }
+  }
 
   async function ask(route: Route): Promise<Answer> {
     const startMs = Date.now()
@@ -229,7 +300,17 @@ describe('fault: Postgres and Redis restarted under load', () => {
     const clients = Array.from({ length: CLIENTS }, async (_, c) => {
       for (let k = c; loading; k++) answers.push(await ask(ROUTES[k % ROUTES.length] as Route))
     })
-    await Promise.all([producer, ...clients])
+    // users withdrawing in turn, each request replayed with its Idempotency-Key
+    const withdrawing = (async () => {
+      for (let k = 0; loading; k++) {
+        const userId = withdrawers[k % withdrawers.length] as string
+        withdrawalAnswers.push(
+          await requestWithdrawal(baseUrl, jwt(env.JWT_SECRET as string, userId), REQUEST_TIMEOUT_MS),
+        )
+        await new Promise((r) => setTimeout(r, WITHDRAWAL_EVERY_MS))
+      }
+    })()
+    await Promise.all([producer, withdrawing, ...clients])
   }
 
   const serving = async (needs: Needs) => {
@@ -349,6 +430,50 @@ describe('fault: Postgres and Redis restarted under load', () => {
     expect(new Set(done.map((r) => r.n))).toEqual(new Set(ns))
     expect(new Set(tickRuns.map((t) => t.id)).size, 'a scheduled tick processed twice').toBe(tickRuns.length)
   }, 120_000)
+
+  it('every withdrawal accepted before, during and after the outages is sent exactly once, by its job or the tick', async () => {
+    expect(loading, 'the load ended with the Redis test').toBe(false)
+    const odd = withdrawalAnswers.filter((a) => a.failure !== undefined || (a.status !== 202 && a.status !== 503))
+    expect(odd.map((a) => `${a.status} ${a.failure ?? JSON.stringify(a.body)}`)).toEqual([])
+    for (const a of withdrawalAnswers.filter((x) => x.status === 503))
+      expect(Object.keys(a.body as object).sort()).toEqual(['code', 'error', 'message', 'statusCode'])
+    const accepted = withdrawalAnswers.filter((a) => a.status === 202)
+    // a replayed request answers the same row (and its job's add was a no-op)
+    expect(accepted.filter((a) => a.replay?.status !== 202 || a.replay.id !== a.id).map((a) => a.id)).toEqual([])
+    const within = (w: 'postgres' | 'redis', a: WithdrawalAnswer) =>
+      a.startMs > outages[w].downMs && a.startMs < outages[w].upMs
+    const afterPostgres = accepted.filter((a) => a.startMs > outages.postgres.servingMs)
+    const whileRedisDown = accepted.filter((a) => within('redis', a))
+    console.info(
+      `[fault] withdrawals: ${accepted.length} accepted (${afterPostgres.length} after Postgres came back, ${whileRedisDown.length} while Redis was down), ${withdrawalAnswers.filter((a) => within('postgres', a) && a.status === 503).length} answered 503 while Postgres was down`,
+    )
+    expect(accepted.length, 'withdrawals accepted').toBeGreaterThan(10)
+    expect(afterPostgres.length, 'withdrawals accepted after the Postgres restart').toBeGreaterThan(0)
+
+    const ids = accepted.map((a) => a.id as string)
+    await until(
+      'every accepted withdrawal is sent',
+      async () => {
+        const [r] = await database.sql<{ n: number }[]>`
+          select count(*)::int as n from withdrawals where id = any(${ids}::uuid[]) and state = 'requested'`
+        return r?.n === 0 ? true : undefined
+      },
+      60_000,
+      200,
+    )
+    expect(await sentOnce(database.sql, chains, accepted)).toEqual([])
+
+    // by its job, or by the tick where the job could not do it (its add timed out while Redis was
+    // down; the tick had sent it first); a job completed by one run only
+    // (an add that timed out is sent when Redis is back: its job then finds the row sent, after the send)
+    const queue = runtime.queues.get('withdrawals') as NonNullable<ReturnType<typeof runtime.queues.get>>
+    const live = async () =>
+      (await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).filter((j) => j.name === 'withdrawal.send')
+    await until('every withdrawal job ended', async () => ((await live()).length === 0 ? true : undefined), 30_000, 200)
+    const { ends, problems } = await jobEnds(database.sql, queue, ids, sendRuns)
+    expect(problems).toEqual([])
+    console.info(`[fault] withdrawals: their jobs ended ${JSON.stringify(Object.fromEntries(ends))}`)
+  }, 90_000)
 
   it('over the whole run: only 200 and 503 in the error shape, no 500, no request without an answer', () => {
     const failures = answers.filter((a) => a.failure !== undefined)

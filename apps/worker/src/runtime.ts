@@ -4,7 +4,7 @@
  */
 import { redactUrls } from '@wh/core'
 import { BULL_PREFIX, logErrorsOf, QUEUES, type QueueKey, recordTickSuccess } from '@wh/jobs'
-import { type Job, Queue, Worker } from 'bullmq'
+import { type Job, Queue, Worker, type WorkerOptions } from 'bullmq'
 import type { Redis } from 'ioredis'
 import type { TickContext, TickDefinition, WorkerDeps } from './ticks'
 
@@ -21,6 +21,12 @@ export interface RuntimeOptions {
   deps?: WorkerDeps
   /** SCHEDULER_REFRESH_MS unless given (tests) */
   schedulerRefreshMs?: number
+  /**
+   * tests only: how soon a job whose worker died is taken again (BullMQ's stall check). The
+   * defaults (a 30 s lock) stay in production; the fault suite shortens them so a SIGKILLed
+   * worker's job comes back within its run
+   */
+  stall?: Pick<WorkerOptions, 'lockDuration' | 'stalledInterval'>
 }
 
 export interface Runtime {
@@ -105,13 +111,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
           connection: logErrorsOf(opts.connection.duplicate(), `worker ${key}`, opts.log),
           prefix,
           concurrency: opts.concurrency?.[key] ?? DEFAULT_CONCURRENCY,
+          ...opts.stall,
         },
       ),
   )
-  opts.consume.forEach((key, i) => {
-    const w = workers[i]
-    if (w) logErrorsOf(w, `worker ${key}`, opts.log)
-  })
+  for (const [i, w] of workers.entries()) logErrorsOf(w, `worker ${opts.consume[i]}`, opts.log)
   await Promise.all(workers.map((w) => w.waitUntilReady()))
   return {
     queues,

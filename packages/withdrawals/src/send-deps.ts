@@ -43,6 +43,11 @@ export interface WithdrawalSendSource extends OutboxSource {
   /** the platform's own addresses: a withdrawal there is refused */
   readonly platformWallets: readonly Pick<PlatformWallet, 'address'>[]
   readonly chainGuard: Pick<ChainGuard, 'ready'>
+  /**
+   * tests only: the outbox's crash points, for a caller that cannot pass `hooks` (the worker's
+   * `withdrawal.send` processor, which the fault suite kills there; test/fault/chaos.test.ts)
+   */
+  readonly outboxHooks?: OutboxDeps['hooks']
 }
 
 /**
@@ -57,7 +62,7 @@ export function withdrawalSendDeps(
   log: WithdrawalSendDeps['log'],
   hooks?: OutboxDeps['hooks'],
 ): WithdrawalSendDeps {
-  const outbox = outboxOf(deps, hooks)
+  const outbox = outboxOf(deps, hooks ?? deps.outboxHooks)
   return {
     sql: deps.sql,
     outbox: {
