@@ -297,12 +297,13 @@ describe('fault: a worker SIGKILLed during scans, sweeps, withdrawals, fundings 
     console.info(
       `[fault] chaos seed ${seed}: ${ends.length} withdrawal jobs: ${byJob} sent their withdrawal, ${recovered.length} taken back from a killed life (${recovered.filter((e) => e.outcome === 'sent').length} of them then sent it), ${ends.filter((e) => e.state === 'failed').length} failed by the stall check, ${rerun.size} rerun after removal, ${addedAgain.size} added again after they ended`,
     )
-    // the harness itself: a kill aimed at a withdrawal parks its job mid-send, once per round
+    // a kill that landed in a withdrawal (at least one per round, checked above) parked its job mid-send:
+    // taken back by a later life (the final one at the latest, which is never killed), it resumed the
+    // very transaction its outbox row holds and sent it. How many rows their jobs sent, and how many
+    // they left to the final tick, depends on where the kills land and on the machine's load: not asserted
     expect(
       recovered.filter((e) => e.outcome === 'sent').length,
       'jobs taken back from a killed life that then sent their withdrawal',
     ).toBeGreaterThanOrEqual(1)
-    // (a job running when its life is killed twice fails by the stall check: about a third measured)
-    expect(byJob, 'withdrawals sent by their job, not left to the final tick').toBeGreaterThanOrEqual(ids.length / 2)
   }
 })

@@ -26,7 +26,7 @@ export interface RuntimeOptions {
    * defaults (a 30 s lock) stay in production; the fault suite shortens them so a SIGKILLed
    * worker's job comes back within its run
    */
-  stall?: Pick<WorkerOptions, 'lockDuration' | 'stalledInterval'>
+  stall?: Pick<WorkerOptions, 'lockDuration' | 'stalledInterval' | 'maxStalledCount'>
 }
 
 export interface Runtime {

@@ -23,6 +23,12 @@ export interface WithdrawalJobResult {
   readonly retryAt?: Date
 }
 
+/**
+ * The job's failure reason for a failed row without a code (every failure writes one today). Not an
+ * answer of the API: GET /withdrawals reads the row's own code.
+ */
+const FAILED_WITHOUT_CODE = 'FAILED'
+
 interface OneRow {
   next_attempt_at: Date
   due: boolean
@@ -42,7 +48,8 @@ export async function sendWithdrawalNow(deps: WithdrawalSendDeps, id: string): P
   if (!row) return { outcome: 'absent' }
   if (!row.due) return { outcome: 'not_due', retryAt: row.next_attempt_at }
   const { outcome, retry } = await sendWithdrawal(deps, id)
-  if (outcome === 'failed') return { outcome, code: (await rowOf(deps, id, true))?.last_error_code ?? 'FAILED' }
+  if (outcome === 'failed')
+    return { outcome, code: (await rowOf(deps, id, true))?.last_error_code ?? FAILED_WITHOUT_CODE }
   if (outcome !== 'errors') return { outcome }
   return { outcome, code: retry?.code ?? 'SEND_ERROR', retryAt: (await rowOf(deps, id))?.next_attempt_at }
 }
