@@ -133,9 +133,10 @@ describe('withdrawal.send: sent by its job, not by the tick', () => {
   async function settled(id: string): Promise<Job> {
     const deadline = performance.now() + 30_000
     for (;;) {
-      const job = await queue().getJob(id)
-      const state = await job?.getState()
-      if (job && (state === 'completed' || state === 'failed')) return job
+      // the state first, then the job: a job read before it finished keeps its old return value
+      const state = await queue().getJobState(id)
+      const job = state === 'completed' || state === 'failed' ? await queue().getJob(id) : undefined
+      if (job) return job
       if (performance.now() > deadline) throw new Error(`job ${id} is still ${state}`)
       await new Promise((r) => setTimeout(r, 25))
     }

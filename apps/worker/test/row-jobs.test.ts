@@ -77,9 +77,9 @@ describe('row jobs against the simulator', () => {
   const settled = (queue: QueueKey, id: string) =>
     until(async () => {
       if (ended.has(id)) return ended.get(id)
-      const job = await queues.get(queue)?.getJob(id)
-      const state = await job?.getState()
-      return state === 'completed' || state === 'failed' ? (job as Job) : undefined
+      // the state first, then the job: a job read before it finished keeps its old return value
+      const state = await queues.get(queue)?.getJobState(id)
+      return state === 'completed' || state === 'failed' ? ((await queues.get(queue)?.getJob(id)) as Job) : undefined
     }, `job ${id} finished`)
   const position = async (id: string) =>
     (
