@@ -29,7 +29,7 @@ interface RowJobSpec {
 
 /** Every job the API enqueues, by name: its queue, the row it is about, its id's suffix. */
 export const ROW_JOBS = {
-  /** POST /withdrawals: send that withdrawal now (packages/withdrawals `sendWithdrawal`) */
+  /** POST /withdrawals: send that withdrawal now (packages/withdrawals `sendWithdrawalNow`) */
   'withdrawal.send': { queue: 'withdrawals', row: 'withdrawalId' },
   /** POST /positions (a leg, a wheel's first leg, a wheel's next leg): fund it, then place it */
   'position.advance': { queue: 'trading', row: 'positionId' },
@@ -79,10 +79,7 @@ export function rowJobRef(name: RowJobName, rowId: string): { queue: QueueKey; q
   return { queue, queueName: QUEUES[queue], jobId: rowJobId(name, rowId) }
 }
 
-/**
- * The per-deposit sweep job the deposits tick fans out (apps/worker sweep-tick.ts builds its id the
- * same way: jobId(name, depositId)); the desk links a deposit to it.
- */
+/** The per-deposit sweep job the deposits tick fans out (@wh/deposits sweep/fan-out.ts); the desk links a deposit to it. */
 export const DEPOSIT_SWEEP_JOB_NAME = 'deposit-sweep'
 
 /** Where a deposit's sweep job lives while it waits or retries (it is removed once it ends). */

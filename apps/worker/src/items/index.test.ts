@@ -1,5 +1,4 @@
-import { DEPOSIT_SWEEP_JOB } from '@wh/deposits'
-import { DEPOSIT_SWEEP_JOB_NAME, ROW_JOB_NAMES, ROW_JOBS } from '@wh/jobs'
+import { ROW_JOB_NAMES, ROW_JOBS } from '@wh/jobs'
 import { describe, expect, it } from 'vitest'
 import { ticks } from '../jobs/index'
 import { comebackDelayMs, MAX_COMEBACKS } from './defer'
@@ -12,10 +11,6 @@ describe('the row jobs the API enqueues', () => {
       expect(processors[0]?.queue, name).toBe(ROW_JOBS[name].queue)
       expect(processors[0]?.everyMs, name).toBeUndefined()
     }
-  })
-
-  it("the desk's deposit sweep job is the one the sweep tick adds (same name, so the same id)", () => {
-    expect(DEPOSIT_SWEEP_JOB_NAME).toBe(DEPOSIT_SWEEP_JOB)
   })
 
   it('a job comes back sooner first, never later than the cap, a bounded number of times', () => {

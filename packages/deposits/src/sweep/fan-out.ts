@@ -8,12 +8,12 @@
  * outbox and the journal's keys make a doubled job harmless.
  */
 import type { Sql } from '@wh/db'
-import { jobId, QUEUES } from '@wh/jobs'
+import { DEPOSIT_SWEEP_JOB_NAME, depositSweepJobRef, QUEUES } from '@wh/jobs'
 import { type ChainClients, type ChainName, ETH_TO_EOA_GAS } from '@wh/wallet'
 import type { JobsOptions } from 'bullmq'
 import { setDustAside } from '../transitions'
 import { BELOW_GAS_RETRY_MS } from './job'
-import { DEPOSIT_SWEEP_JOB, SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
+import { SWEEP_FEE_HEADROOM, SWEEPABLE_STATES } from './sweep'
 
 export const DEPOSIT_SWEEP_EVERY_MS = 10_000
 /** Deposits fanned out per tick. */
@@ -99,10 +99,10 @@ export async function enqueueDueSweeps(
   if (!queue) throw new Error(`queue ${QUEUES.deposits} missing`)
   await queue.addBulk(
     ids.map((id) => ({
-      name: DEPOSIT_SWEEP_JOB,
+      name: DEPOSIT_SWEEP_JOB_NAME,
       data: { depositId: id },
       opts: {
-        jobId: jobId(DEPOSIT_SWEEP_JOB, id),
+        jobId: depositSweepJobRef(id).jobId,
         attempts: DEPOSIT_SWEEP_ATTEMPTS,
         backoff: { type: 'exponential', delay: DEPOSIT_SWEEP_BACKOFF_MS },
         removeOnComplete: true,

@@ -40,7 +40,6 @@ import {
   sweepGasEvent,
 } from '../transitions'
 
-export const DEPOSIT_SWEEP_JOB = 'deposit-sweep'
 /**
  * Fees move between the estimate that sizes a top-up (or a native sweep's value) and the moment
  * the sweep is signed with fresh fees: keep this multiple of the estimated maximum fee available.

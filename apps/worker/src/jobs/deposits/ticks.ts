@@ -6,7 +6,6 @@ import {
   DEPOSIT_AUDIT_EVERY_MS,
   DEPOSIT_SCAN_EVERY_MS,
   DEPOSIT_SWEEP_EVERY_MS,
-  DEPOSIT_SWEEP_JOB,
   depositAuditTickName,
   depositScanTickName,
   enqueueDueSweeps,
@@ -14,6 +13,7 @@ import {
   runDepositScanTick,
   runDepositSweepJob,
 } from '@wh/deposits'
+import { DEPOSIT_SWEEP_JOB_NAME } from '@wh/jobs'
 import { CHAIN_NAMES } from '@wh/wallet'
 import type { TickDefinition } from '../../ticks'
 
@@ -35,7 +35,7 @@ export const depositSweepTick: TickDefinition = {
 
 /** The processor of the jobs the sweep tick fans out: one per deposit, `{ depositId }`; no schedule of its own. */
 export const depositSweepProcessor: TickDefinition = {
-  name: DEPOSIT_SWEEP_JOB,
+  name: DEPOSIT_SWEEP_JOB_NAME,
   queue: 'deposits',
   process: (job, ctx) => runDepositSweepJob(ctx.deps, ctx.log, job.data),
 }
