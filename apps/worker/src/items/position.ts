@@ -25,6 +25,8 @@ const MOVES_ON = new Set(['funded', 'chosen'])
 const LIVE = new Set(['requested', 'funding', 'placing', 'open', 'closing'])
 /** a funding the exchange has (signed and sent, or accepted): it settles in moments */
 const IN_FLIGHT = new Set(['submitted', 'accepted'])
+/** a funding still to be sent or settled: the job's to move on */
+const OPEN_FUNDING = new Set(['reserved', ...IN_FLIGHT])
 
 interface PositionState {
   state: string
@@ -51,14 +53,14 @@ function failedIfSo(p: PositionState | undefined): void {
 async function advance(ctx: TickContext, id: string): Promise<{ steps: string[]; funding?: string } | 'absent'> {
   const before = await positionOf(ctx, id)
   if (!before || !LIVE.has(before.state)) return 'absent'
-  const open = ['reserved', 'submitted', 'accepted']
   const funding =
-    before.funding_transfer_id && open.includes(before.funding_state ?? '')
+    before.funding_transfer_id && OPEN_FUNDING.has(before.funding_state ?? '')
       ? ((await fundTransferById({ ...ctx.deps, log: ctx.log }, before.funding_transfer_id)) ?? 'absent')
       : undefined
+  const deps = placeDepsOf(ctx)
   const steps: string[] = []
   for (let i = 0; i < ADVANCE_MAX_STEPS; i++) {
-    const step = Object.keys(await stepPosition(placeDepsOf(ctx), id))[0] ?? 'none'
+    const step = Object.keys(await stepPosition(deps, id))[0] ?? 'none'
     steps.push(step)
     if (!MOVES_ON.has(step)) break
   }
